@@ -1,0 +1,363 @@
+//! The configuration: `.tmws/config.toml`, every key optional (DESIGN §9).
+//!
+//! `Config` is plain data with the defaults of the contract. This module is the only reader
+//! of the TOML text; the store hands it the text. An unknown key or a wrong type is an error
+//! naming the key and its line.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Diagnostic, Rule, validate_component};
+
+/// The path of the config file, relative to the root.
+pub const CONFIG_PATH: &str = ".tmws/config.toml";
+/// The hard cap of `pool.max_size` (DESIGN §5).
+pub const POOL_HARD_CAP: usize = 10;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    pub namespaces: BTreeMap<String, NamespaceConfig>,
+    pub retrieval: RetrievalConfig,
+    pub memory: MemoryConfig,
+    pub watch: WatchConfig,
+    pub index: IndexConfig,
+    pub pool: PoolConfig,
+    pub registry: RegistryConfig,
+    pub rules: RulesConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NamespaceConfig {
+    pub ttl_days: u64,
+    pub max_entries: usize,
+    pub max_content_chars: usize,
+    pub max_summary_chars: usize,
+    pub half_life_days: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetrievalConfig {
+    pub top_k: usize,
+    pub min_score: f64,
+    pub answer_cap_chars: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemoryConfig {
+    pub fsync: bool,
+    pub compact_garbage_ratio: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WatchConfig {
+    pub debounce_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IndexConfig {
+    pub include: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PoolConfig {
+    pub max_size: usize,
+    pub default_ttl_secs: u64,
+    pub grace_secs: u64,
+    pub call_timeout_secs: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RegistryConfig {
+    pub sources: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RulesConfig {
+    pub total_budget_lines: usize,
+}
+
+impl NamespaceConfig {
+    /// The defaults of a namespace: `long-term` has its own, every other name gets those of
+    /// `short-term`.
+    pub fn defaults_for(name: &str) -> NamespaceConfig {
+        if name == "long-term" {
+            NamespaceConfig {
+                ttl_days: 3650,
+                max_entries: 20_000,
+                max_content_chars: 500_000,
+                max_summary_chars: 1200,
+                half_life_days: 30.0,
+            }
+        } else {
+            NamespaceConfig {
+                ttl_days: 14,
+                max_entries: 2000,
+                max_content_chars: 200_000,
+                max_summary_chars: 1200,
+                half_life_days: 30.0,
+            }
+        }
+    }
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        RetrievalConfig { top_k: 5, min_score: 0.15, answer_cap_chars: 24_000 }
+    }
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig { fsync: true, compact_garbage_ratio: 0.5 }
+    }
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        WatchConfig { debounce_ms: 50 }
+    }
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig { max_size: 10, default_ttl_secs: 900, grace_secs: 60, call_timeout_secs: 120 }
+    }
+}
+
+impl Default for RegistryConfig {
+    fn default() -> Self {
+        RegistryConfig { sources: vec![".mcp.json".into(), ".cursor/mcp.json".into(), ".vscode/mcp.json".into()] }
+    }
+}
+
+impl Default for RulesConfig {
+    fn default() -> Self {
+        RulesConfig { total_budget_lines: 500 }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let namespaces =
+            ["short-term", "long-term"].into_iter().map(|n| (n.to_owned(), NamespaceConfig::defaults_for(n))).collect();
+        Config {
+            namespaces,
+            retrieval: RetrievalConfig::default(),
+            memory: MemoryConfig::default(),
+            watch: WatchConfig::default(),
+            index: IndexConfig::default(),
+            pool: PoolConfig::default(),
+            registry: RegistryConfig::default(),
+            rules: RulesConfig::default(),
+        }
+    }
+}
+
+/// The file as written: every key optional, unknown keys refused.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawConfig {
+    namespaces: BTreeMap<String, RawNamespace>,
+    retrieval: RetrievalConfig,
+    memory: MemoryConfig,
+    watch: WatchConfig,
+    index: IndexConfig,
+    pool: PoolConfig,
+    registry: RegistryConfig,
+    rules: RulesConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawNamespace {
+    ttl_days: Option<u64>,
+    max_entries: Option<usize>,
+    max_content_chars: Option<usize>,
+    max_summary_chars: Option<usize>,
+    half_life_days: Option<f64>,
+}
+
+impl Config {
+    /// Parses the text of `config.toml`. The error is a `config` diagnostic with the line
+    /// and column of the offending key or value.
+    #[allow(clippy::result_large_err, reason = "one diagnostic per file at most; boxing it buys nothing")]
+    pub fn parse(text: &str) -> Result<Config, Diagnostic> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let (line, column) = e.span().map_or((1, 1), |s| super::parse::line_col(text, s.start));
+            let message = e.message().trim().to_owned();
+            Diagnostic::error(Rule::Config, line, column, message)
+                .with_hint("every key is optional; see the commented defaults written by `tmws init`")
+        })?;
+        let mut config = Config {
+            retrieval: raw.retrieval,
+            memory: raw.memory,
+            watch: raw.watch,
+            index: raw.index,
+            pool: raw.pool,
+            registry: raw.registry,
+            rules: raw.rules,
+            ..Config::default()
+        };
+        for (name, ns) in raw.namespaces {
+            let at = |key: &str| key_position(text, &format!("namespaces.{name}"), key);
+            if validate_component(&name).is_err() {
+                let (line, column) = at("");
+                return Err(Diagnostic::error(
+                    Rule::Config,
+                    line,
+                    column,
+                    format!("namespace name `{name}` must use only letters, digits, `.`, `_` and `-`"),
+                ));
+            }
+            let base = NamespaceConfig::defaults_for(&name);
+            let merged = NamespaceConfig {
+                ttl_days: ns.ttl_days.unwrap_or(base.ttl_days),
+                max_entries: ns.max_entries.unwrap_or(base.max_entries),
+                max_content_chars: ns.max_content_chars.unwrap_or(base.max_content_chars),
+                max_summary_chars: ns.max_summary_chars.unwrap_or(base.max_summary_chars),
+                half_life_days: ns.half_life_days.unwrap_or(base.half_life_days),
+            };
+            for (key, bad) in [
+                ("ttl_days", merged.ttl_days == 0),
+                ("max_entries", merged.max_entries == 0),
+                ("max_content_chars", merged.max_content_chars == 0),
+                ("half_life_days", merged.half_life_days.is_nan() || merged.half_life_days <= 0.0),
+            ] {
+                if bad {
+                    let (line, column) = at(key);
+                    return Err(Diagnostic::error(
+                        Rule::Config,
+                        line,
+                        column,
+                        format!("`{key}` must be greater than 0"),
+                    ));
+                }
+            }
+            config.namespaces.insert(name, merged);
+        }
+        let checks = [
+            (
+                "pool",
+                "max_size",
+                config.pool.max_size == 0 || config.pool.max_size > POOL_HARD_CAP,
+                format!("must be between 1 and {POOL_HARD_CAP}"),
+            ),
+            ("pool", "call_timeout_secs", config.pool.call_timeout_secs == 0, "must be greater than 0".to_owned()),
+            (
+                "memory",
+                "compact_garbage_ratio",
+                !(config.memory.compact_garbage_ratio.is_finite()
+                    && config.memory.compact_garbage_ratio > 0.0
+                    && config.memory.compact_garbage_ratio <= 1.0),
+                "must be greater than 0 and at most 1".to_owned(),
+            ),
+            (
+                "retrieval",
+                "answer_cap_chars",
+                config.retrieval.answer_cap_chars > 100_000,
+                "must be at most 100000".to_owned(),
+            ),
+            (
+                "retrieval",
+                "min_score",
+                !(0.0..=1.0).contains(&config.retrieval.min_score),
+                "must be between 0 and 1".to_owned(),
+            ),
+        ];
+        for (section, key, bad, why) in checks {
+            if bad {
+                let (line, column) = key_position(text, section, key);
+                return Err(Diagnostic::error(Rule::Config, line, column, format!("`{section}.{key}` {why}")));
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// The line and column of `key` inside `[section]` (or of the section header when `key` is
+/// empty or not found), for errors found after deserialising.
+fn key_position(text: &str, section: &str, key: &str) -> (usize, usize) {
+    let mut in_section = false;
+    let mut header = (1, 1);
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let name = t.trim_start_matches('[').split(']').next().unwrap_or("").trim();
+            in_section = name == section || name.trim_matches('"') == section;
+            if in_section {
+                header = (i + 1, 1);
+            }
+            continue;
+        }
+        if in_section && !key.is_empty() {
+            let k = t.split('=').next().unwrap_or("").trim();
+            if k == key {
+                return (i + 1, line.len() - line.trim_start().len() + 1);
+            }
+        }
+    }
+    header
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> (usize, usize, String) {
+        let d = Config::parse(text).unwrap_err();
+        assert_eq!(d.rule, Rule::Config);
+        (d.line, d.column, d.message)
+    }
+
+    #[test]
+    fn empty_text_gives_every_default() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.namespaces["short-term"].ttl_days, 14);
+        assert_eq!(c.namespaces["long-term"].max_entries, 20_000);
+        assert_eq!(c.retrieval.answer_cap_chars, 24_000);
+        assert_eq!(c.pool.max_size, 10);
+        assert_eq!(c.rules.total_budget_lines, 500);
+        assert_eq!(c.registry.sources, vec![".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json"]);
+    }
+
+    #[test]
+    fn partial_sections_keep_the_other_defaults() {
+        let c = Config::parse(
+            "[namespaces.long-term]\nttl_days = 10\n[namespaces.scratch]\nmax_entries = 5\n[watch]\ndebounce_ms = 20\n",
+        )
+        .unwrap();
+        assert_eq!(c.namespaces["long-term"].ttl_days, 10);
+        assert_eq!(c.namespaces["long-term"].max_entries, 20_000);
+        assert_eq!(c.namespaces["scratch"].ttl_days, 14);
+        assert_eq!(c.namespaces["scratch"].max_entries, 5);
+        assert_eq!(c.watch.debounce_ms, 20);
+        assert!(c.memory.fsync);
+    }
+
+    #[test]
+    fn unknown_keys_wrong_types_and_bad_values_name_their_line() {
+        let (line, col, msg) = err("[pool]\nmax_size = 4\nmax_sise = 5\n");
+        assert_eq!((line, col), (3, 1));
+        assert!(msg.contains("unknown field `max_sise`"), "{msg}");
+        let (line, col, msg) = err("\n[watch]\ndebounce_ms = \"fast\"\n");
+        assert_eq!((line, col), (3, 15));
+        assert!(msg.contains("invalid type"), "{msg}");
+        let (line, _, msg) = err("[colour]\n");
+        assert_eq!(line, 1);
+        assert!(msg.contains("unknown field `colour`"), "{msg}");
+        assert_eq!(err("[pool]\n  max_size = 11\n"), (2, 3, "`pool.max_size` must be between 1 and 10".to_owned()));
+        assert_eq!(err("[namespaces.\"a b\"]\nttl_days = 1\n").0, 1);
+        assert_eq!(err("[namespaces.x]\nttl_days = 0\n"), (2, 1, "`ttl_days` must be greater than 0".to_owned()));
+        assert_eq!(err("[rules]\ntotal_budget_lines = -1\n").0, 2);
+        assert_eq!(err("this is = = not toml").0, 1);
+    }
+}

@@ -1,0 +1,274 @@
+//! Plain data shared by every layer: scopes, diagnostics and their rules.
+//!
+//! Nothing here knows about disk, YAML crates, tantivy or any surface. Types are small,
+//! cheap to clone and serialisable, so that surfaces can render them as they like.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// How bad a finding is. Warnings fail `tmws check` only with `--strict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// The short kebab-case id of each kind of finding (DESIGN §7.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Rule {
+    /// The front-matter is not valid YAML.
+    YamlSyntax,
+    /// A file that must have front-matter has none, or it does not start on line 1.
+    MissingFrontMatter,
+    /// An opening `---` fence without a closing one.
+    UnclosedFrontMatter,
+    /// The front-matter is not a mapping of keys to values.
+    NotAMapping,
+    /// A required field is absent.
+    MissingField,
+    /// A field has the wrong type.
+    InvalidType,
+    /// A date that is not `YYYY-MM-DD`.
+    InvalidDate,
+    /// A value outside its enum (status, category).
+    InvalidEnum,
+    /// Any other schema violation.
+    SchemaViolation,
+    /// A key appears twice in one mapping.
+    DuplicateKey,
+    /// A key that differs from a schema key only by case.
+    KeyCase,
+    /// `title` is read as the name because `name` is absent.
+    TitleAsName,
+    /// Bytes that are not UTF-8.
+    Encoding,
+    /// An entry file name that is not `YYMMDD-kebab-case.md`.
+    FileName,
+    /// A scope folder name outside `[A-Za-z0-9._-]`, or a scope deeper than three levels.
+    ScopeName,
+    /// A rule file over its budget, or all rule files over the total budget.
+    RuleBudget,
+    /// A rule file without a `<!-- budget: N lines -->` declaration.
+    MissingBudget,
+    /// A JSONL line that is not a valid record.
+    JsonlLine,
+    /// The registry file is not valid.
+    Registry,
+    /// `.tmws/config.toml` is not valid.
+    Config,
+    /// `.tmws/skills.yaml` is not valid.
+    Skills,
+    /// A schema override in `.tmws/schemas/` is not a usable JSON Schema.
+    Schema,
+    /// A file could not be read.
+    Io,
+}
+
+impl Rule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::YamlSyntax => "yaml-syntax",
+            Rule::MissingFrontMatter => "missing-front-matter",
+            Rule::UnclosedFrontMatter => "unclosed-front-matter",
+            Rule::NotAMapping => "not-a-mapping",
+            Rule::MissingField => "missing-field",
+            Rule::InvalidType => "invalid-type",
+            Rule::InvalidDate => "invalid-date",
+            Rule::InvalidEnum => "invalid-enum",
+            Rule::SchemaViolation => "schema",
+            Rule::DuplicateKey => "duplicate-key",
+            Rule::KeyCase => "key-case",
+            Rule::TitleAsName => "title-as-name",
+            Rule::Encoding => "encoding",
+            Rule::FileName => "file-name",
+            Rule::ScopeName => "scope-name",
+            Rule::RuleBudget => "rule-budget",
+            Rule::MissingBudget => "missing-budget",
+            Rule::JsonlLine => "jsonl-line",
+            Rule::Registry => "registry",
+            Rule::Config => "config",
+            Rule::Skills => "skills",
+            Rule::Schema => "schema-file",
+            Rule::Io => "io",
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Rule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// One finding about one place in one file.
+///
+/// Parsers fill `line`, `column` and `len` relative to the whole file they were given and
+/// leave `path` empty; the checker sets `path` (relative to the root) and `source`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub path: String,
+    /// 1-based line in the whole file.
+    pub line: usize,
+    /// 1-based column, counted in characters.
+    pub column: usize,
+    /// How many characters from `column` the finding covers (at least 1 when shown).
+    pub len: usize,
+    pub severity: Severity,
+    pub rule: Rule,
+    pub message: String,
+    pub hint: Option<String>,
+    /// The offending line's text, for human output.
+    pub source: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(rule: Rule, severity: Severity, line: usize, column: usize, message: impl Into<String>) -> Self {
+        Diagnostic {
+            path: String::new(),
+            line: line.max(1),
+            column: column.max(1),
+            len: 1,
+            severity,
+            rule,
+            message: message.into(),
+            hint: None,
+            source: None,
+        }
+    }
+
+    pub fn error(rule: Rule, line: usize, column: usize, message: impl Into<String>) -> Self {
+        Self::new(rule, Severity::Error, line, column, message)
+    }
+
+    pub fn warning(rule: Rule, line: usize, column: usize, message: impl Into<String>) -> Self {
+        Self::new(rule, Severity::Warning, line, column, message)
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn with_len(mut self, len: usize) -> Self {
+        self.len = len.max(1);
+        self
+    }
+
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+}
+
+/// A scope: `workspace[/domain[/repository]]` below `resources/workspaces/` (DESIGN §2.1).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Scope {
+    pub workspace: String,
+    pub domain: Option<String>,
+    pub repository: Option<String>,
+}
+
+/// Why a scope or a scope component was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeError {
+    #[error("empty scope name")]
+    Empty,
+    #[error("`{0}` is not a valid scope name: use only letters, digits, `.`, `_` and `-`")]
+    BadName(String),
+    #[error("`{0}` is not a valid scope name: `.` and `..` are not allowed")]
+    Dots(String),
+    #[error("`{0}` is too deep: a scope is workspace[/domain[/repository]]")]
+    TooDeep(String),
+}
+
+impl Scope {
+    /// Parses `W`, `W/D` or `W/D/R`, validating each component.
+    pub fn parse(text: &str) -> Result<Scope, ScopeError> {
+        let parts: Vec<&str> = text.split('/').collect();
+        if parts.len() > 3 {
+            return Err(ScopeError::TooDeep(text.to_owned()));
+        }
+        for part in &parts {
+            validate_component(part)?;
+        }
+        Ok(Scope {
+            workspace: parts[0].to_owned(),
+            domain: parts.get(1).map(|s| (*s).to_owned()),
+            repository: parts.get(2).map(|s| (*s).to_owned()),
+        })
+    }
+
+    /// The components from the workspace down.
+    pub fn components(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.workspace.as_str()).chain(self.domain.as_deref()).chain(self.repository.as_deref())
+    }
+
+    pub fn depth(&self) -> usize {
+        self.components().count()
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for c in self.components() {
+            if !first {
+                f.write_str("/")?;
+            }
+            f.write_str(c)?;
+            first = false;
+        }
+        Ok(())
+    }
+}
+
+/// Checks one scope component against `[A-Za-z0-9._-]+`, refusing `.` and `..`.
+pub fn validate_component(part: &str) -> Result<(), ScopeError> {
+    if part.is_empty() {
+        return Err(ScopeError::Empty);
+    }
+    if part == "." || part == ".." {
+        return Err(ScopeError::Dots(part.to_owned()));
+    }
+    if !part.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+        return Err(ScopeError::BadName(part.to_owned()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_parse_accepts_each_level_and_refuses_bad_names() {
+        let s = Scope::parse("devtools/common/tmws-cli").unwrap();
+        assert_eq!(s.to_string(), "devtools/common/tmws-cli");
+        assert_eq!(s.depth(), 3);
+        assert_eq!(Scope::parse("devtools").unwrap().domain, None);
+        assert_eq!(Scope::parse("a/../b"), Err(ScopeError::Dots("..".into())));
+        assert_eq!(Scope::parse("/etc"), Err(ScopeError::Empty));
+        assert_eq!(Scope::parse("a b"), Err(ScopeError::BadName("a b".into())));
+        assert_eq!(Scope::parse("a\\b"), Err(ScopeError::BadName("a\\b".into())));
+        assert_eq!(Scope::parse("a\0b"), Err(ScopeError::BadName("a\0b".into())));
+        assert_eq!(Scope::parse("a/b/c/d"), Err(ScopeError::TooDeep("a/b/c/d".into())));
+        assert_eq!(Scope::parse(""), Err(ScopeError::Empty));
+    }
+}

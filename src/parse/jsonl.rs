@@ -1,0 +1,106 @@
+//! Append-only JSONL logs, read line by line (DESIGN §2.3).
+//!
+//! One JSON object per line. A line that is not valid UTF-8, not valid JSON or not an
+//! object is reported with its line number and skipped; it never stops the reading of the
+//! lines after it. A final line without its `\n` that does not parse is a torn write.
+
+use serde_json::Value;
+
+use crate::model::{Diagnostic, Rule};
+
+/// One good line of a log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// 1-based line number.
+    pub line: usize,
+    /// Byte offset of the line's start.
+    pub offset: usize,
+    pub value: Value,
+}
+
+/// Parses a whole log. Blank lines are allowed and ignored.
+pub fn parse(bytes: &[u8]) -> (Vec<Line>, Vec<Diagnostic>) {
+    let mut lines = Vec::new();
+    let mut diags = Vec::new();
+    let mut offset = 0;
+    let mut line_no = 0;
+    for raw in bytes.split_inclusive(|b| *b == b'\n') {
+        line_no += 1;
+        let start = offset;
+        offset += raw.len();
+        let terminated = raw.last() == Some(&b'\n');
+        let content = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let content = content.strip_suffix(b"\r").unwrap_or(content);
+        if content.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let text = match std::str::from_utf8(content) {
+            Ok(t) => t,
+            Err(e) => {
+                let col = String::from_utf8_lossy(&content[..e.valid_up_to()]).chars().count() + 1;
+                diags.push(
+                    Diagnostic::error(
+                        Rule::Encoding,
+                        line_no,
+                        col,
+                        format!("byte 0x{:02X} is not valid UTF-8; line skipped", content[e.valid_up_to()]),
+                    )
+                    .with_hint("fix or delete the line"),
+                );
+                continue;
+            }
+        };
+        match serde_json::from_str::<Value>(text) {
+            Ok(value @ Value::Object(_)) => lines.push(Line { line: line_no, offset: start, value }),
+            Ok(_) => diags.push(
+                Diagnostic::error(Rule::JsonlLine, line_no, 1, "line is not a JSON object; line skipped")
+                    .with_hint("each line must be one JSON object, e.g. {\"op\":\"add\",…}"),
+            ),
+            Err(e) if !terminated => diags.push(
+                Diagnostic::error(
+                    Rule::JsonlLine,
+                    line_no,
+                    e.column().max(1),
+                    format!("torn final line (no newline at the end, and {e}); line skipped"),
+                )
+                .with_hint("an interrupted write: the next compaction (`tmws memory cleanup`) repairs it"),
+            ),
+            Err(e) => diags.push(
+                Diagnostic::error(
+                    Rule::JsonlLine,
+                    line_no,
+                    e.column().max(1),
+                    format!("invalid JSON: {e}; line skipped"),
+                )
+                .with_hint("fix or delete the line; each line must be one JSON object"),
+            ),
+        }
+    }
+    (lines, diags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn good_bad_and_torn_lines() {
+        let log = b"{\"op\":\"add\"}\n\nnot json\n[1]\n{\"a\":\xff}\n{\"op\":\"del";
+        let (lines, diags) = parse(log);
+        assert_eq!(lines.len(), 1);
+        assert_eq!((lines[0].line, lines[0].offset), (1, 0));
+        let got: Vec<_> = diags.iter().map(|d| (d.rule, d.line, d.column)).collect();
+        assert_eq!(
+            got,
+            vec![(Rule::JsonlLine, 3, 2), (Rule::JsonlLine, 4, 1), (Rule::Encoding, 5, 6), (Rule::JsonlLine, 6, 10)]
+        );
+        assert!(diags[3].message.starts_with("torn final line"), "{}", diags[3].message);
+    }
+
+    #[test]
+    fn a_final_line_without_newline_that_parses_is_kept() {
+        let (lines, diags) = parse(b"{\"a\":1}\r\n{\"b\":2}");
+        assert_eq!(lines.len(), 2);
+        assert!(diags.is_empty());
+    }
+}

@@ -1,0 +1,527 @@
+//! A YAML value tree that remembers where every node came from.
+//!
+//! Front-matter diagnostics must name the file line of a key, of a value, of the second
+//! occurrence of a duplicated key. Serde-based YAML crates lose that, so this module builds
+//! its own small tree from the event stream of `yaml-rust2` (a YAML 1.2 parser that reports
+//! a line and column for every event and for every error). Scalars are resolved with the
+//! YAML 1.2 core schema: a date such as `2026-11-22` stays a string.
+//!
+//! Parsing never fails: it returns the tree it could build and the diagnostics it found.
+
+use std::collections::HashMap;
+
+use serde_json::Value as Json;
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+use crate::model::{Diagnostic, Rule};
+
+/// Deeper collections than this are refused: real front-matter is a few levels deep, and
+/// refusing keeps every later walk over the tree shallow.
+pub const MAX_DEPTH: usize = 64;
+/// Aliases may expand to at most this many nodes (a guard against "billion laughs").
+const MAX_ALIAS_NODES: usize = 10_000;
+/// Texts whose possible nesting exceeds this are parsed on a thread with a large stack,
+/// because the parser recurses once per level.
+const DEEP_TEXT: usize = 200;
+
+/// A node and the place (in the whole file) where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    /// 1-based file line.
+    pub line: usize,
+    /// 1-based column in characters.
+    pub column: usize,
+    /// Length of the scalar's text in characters (1 for collections).
+    pub len: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(Vec<Entry>),
+}
+
+/// One key/value pair of a mapping, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub key: Node,
+    pub value: Node,
+}
+
+impl Node {
+    /// The key's text when this node is a scalar used as a key.
+    pub fn key_text(&self) -> String {
+        match &self.value {
+            Value::Null => String::new(),
+            Value::Bool(b) => b.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => f.to_string(),
+            Value::Str(s) => s.clone(),
+            Value::Seq(_) | Value::Map(_) => "<complex key>".to_owned(),
+        }
+    }
+
+    /// The entries of a mapping node.
+    pub fn entries(&self) -> &[Entry] {
+        match &self.value {
+            Value::Map(entries) => entries,
+            _ => &[],
+        }
+    }
+
+    /// The entry with key `key` in a mapping node (the last one, as YAML loaders do).
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries().iter().rev().find(|e| e.key.key_text() == key)
+    }
+
+    /// The node a JSON pointer (`/tags/2`) points at, and the key node of the last step
+    /// when that step went through a mapping.
+    pub fn pointer(&self, pointer: &str) -> Option<(&Node, Option<&Node>)> {
+        let mut node = self;
+        let mut key = None;
+        for raw in pointer.split('/').skip(1) {
+            let seg = raw.replace("~1", "/").replace("~0", "~");
+            match &node.value {
+                Value::Map(_) => {
+                    let entry = node.get(&seg)?;
+                    key = Some(&entry.key);
+                    node = &entry.value;
+                }
+                Value::Seq(items) => {
+                    node = items.get(seg.parse::<usize>().ok()?)?;
+                    key = None;
+                }
+                _ => return None,
+            }
+        }
+        Some((node, key))
+    }
+
+    /// Converts to JSON for schema validation. Mapping keys become strings; a duplicated
+    /// key keeps its last value.
+    pub fn to_json(&self) -> Json {
+        match &self.value {
+            Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Int(i) => Json::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+            Value::Str(s) => Json::String(s.clone()),
+            Value::Seq(items) => Json::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => {
+                let mut map = serde_json::Map::with_capacity(entries.len());
+                for e in entries {
+                    map.insert(e.key.key_text(), e.value.to_json());
+                }
+                Json::Object(map)
+            }
+        }
+    }
+}
+
+/// Parses YAML text whose first line is line `first_line` of the file.
+///
+/// Returns the first document's root node (None for an empty document or when the text
+/// does not parse) and the diagnostics: syntax errors, duplicate keys, nesting and alias
+/// limits.
+pub fn parse(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) {
+    if possible_depth(text) > DEEP_TEXT {
+        let owned = text.to_owned();
+        let worker = std::thread::Builder::new()
+            .stack_size(64 + owned.len() * 256)
+            .spawn(move || parse_here(&owned, first_line));
+        if let Ok(Ok(result)) = worker.map(|h| h.join()) {
+            return result;
+        }
+        let d = Diagnostic::error(Rule::YamlSyntax, first_line, 1, "YAML nesting is too deep to parse");
+        return (None, vec![d]);
+    }
+    parse_here(text, first_line)
+}
+
+fn parse_here(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) {
+    let mut builder = Builder {
+        line_offset: first_line.saturating_sub(1),
+        stack: Vec::new(),
+        root: None,
+        anchors: HashMap::new(),
+        diags: Vec::new(),
+        alias_nodes: 0,
+        skip_depth: 0,
+        done: false,
+    };
+    let mut parser = Parser::new_from_str(text);
+    if let Err(e) = parser.load(&mut builder, false) {
+        if e.info() == "invalid indentation"
+            && let Some(relaxed) = relax_flow_indentation(text)
+        {
+            let (node, diags) = parse_here(&relaxed, first_line);
+            if !diags.iter().any(|d| d.rule == Rule::YamlSyntax) {
+                return (node, diags);
+            }
+        }
+        let m = e.marker();
+        let line = m.line() + builder.line_offset;
+        let mut d = Diagnostic::error(Rule::YamlSyntax, line, m.col() + 1, format!("invalid YAML: {}", e.info()));
+        if let Some(hint) = syntax_hint(text, m.line(), e.info()) {
+            d = d.with_hint(hint);
+        }
+        builder.diags.push(d);
+        return (None, builder.diags);
+    }
+    (builder.root, builder.diags)
+}
+
+/// libyaml (and so PyYAML and most Markdown tools) accepts a flow collection whose
+/// continuation lines start in column 1 of a top-level mapping; yaml-rust2 does not. This
+/// indents such lines by one space so that they parse as those tools read them.
+fn relax_flow_indentation(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut depth: usize = 0;
+    let mut changed = false;
+    for line in text.split_inclusive('\n') {
+        if depth > 0 && !line.starts_with([' ', '\t', '\r', '\n']) {
+            out.push(' ');
+            changed = true;
+        }
+        out.push_str(line);
+        let (mut single, mut double, mut escaped) = (false, false, false);
+        let mut prev = ' ';
+        for c in line.chars() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if double => escaped = true,
+                '"' if !single => double = !double,
+                '\'' if !double => single = !single,
+                '#' if !single && !double && prev.is_whitespace() => break,
+                '[' | '{' if !single && !double => depth += 1,
+                ']' | '}' if !single && !double => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            prev = c;
+        }
+    }
+    changed.then_some(out)
+}
+
+/// An upper bound of how deeply `text` can nest, computed without parsing.
+fn possible_depth(text: &str) -> usize {
+    let mut brackets = 0;
+    let mut max_line = 0;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let dashes = line.matches("- ").count() + line.matches(": ").count();
+        max_line = max_line.max(indent + dashes);
+        brackets += line.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
+    }
+    brackets + max_line
+}
+
+/// A hint for the most common real-world mistakes.
+fn syntax_hint(text: &str, line: usize, info: &str) -> Option<String> {
+    let src = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
+    if info.contains("recursion limit") {
+        return None;
+    }
+    if info.contains("mapping values are not allowed") || src.matches(": ").count() > 1 {
+        return Some("a value that contains `: ` must be quoted, e.g. key: \"a: b\"".to_owned());
+    }
+    if src.contains('\t') {
+        return Some("YAML does not allow tabs for indentation; use spaces".to_owned());
+    }
+    let value = src.split_once(": ").map(|(_, v)| v.trim_start()).unwrap_or("");
+    if value.starts_with(['[', '{', '*', '&', '!', '|', '>', '@', '`', '%']) || info.contains("flow") {
+        return Some(
+            "a value that starts with a YAML indicator (`[`, `{`, `*`, `&`, `@`, `` ` ``…) must be quoted".to_owned(),
+        );
+    }
+    if info.contains("quoted scalar") {
+        return Some(
+            "close the quote, or escape quotes inside it (`''` in single quotes, `\\\"` in double quotes)".to_owned(),
+        );
+    }
+    None
+}
+
+enum Frame {
+    Seq { start: Node, anchor: usize, items: Vec<Node> },
+    Map { start: Node, anchor: usize, entries: Vec<Entry>, key: Option<Node> },
+}
+
+struct Builder {
+    line_offset: usize,
+    stack: Vec<Frame>,
+    root: Option<Node>,
+    anchors: HashMap<usize, Node>,
+    diags: Vec<Diagnostic>,
+    alias_nodes: usize,
+    /// Above zero while inside a collection deeper than MAX_DEPTH, whose events are dropped.
+    skip_depth: usize,
+    done: bool,
+}
+
+impl Builder {
+    fn at(&self, mark: Marker, value: Value, len: usize) -> Node {
+        Node { value, line: mark.line() + self.line_offset, column: mark.col() + 1, len: len.max(1) }
+    }
+
+    fn push(&mut self, node: Node) {
+        match self.stack.last_mut() {
+            None => {
+                if self.root.is_none() {
+                    self.root = Some(node);
+                }
+                self.done = true;
+            }
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map { entries, key, .. }) => match key.take() {
+                None => {
+                    let text = node.key_text();
+                    if let Some(first) = entries.iter().find(|e| e.key.key_text() == text) {
+                        let d = Diagnostic::error(
+                            Rule::DuplicateKey,
+                            node.line,
+                            node.column,
+                            format!("duplicate key `{text}` (first defined on line {})", first.key.line),
+                        )
+                        .with_len(node.len)
+                        .with_hint("remove one of them; YAML loaders disagree on which one wins");
+                        self.diags.push(d);
+                    }
+                    *key = Some(node);
+                }
+                Some(k) => {
+                    // A duplicated key replaces the earlier entry, as most loaders do.
+                    let text = k.key_text();
+                    entries.retain(|e| e.key.key_text() != text);
+                    entries.push(Entry { key: k, value: node });
+                }
+            },
+        }
+    }
+
+    fn count(node: &Node) -> usize {
+        match &node.value {
+            Value::Seq(items) => 1 + items.iter().map(Self::count).sum::<usize>(),
+            Value::Map(entries) => {
+                1 + entries.iter().map(|e| Self::count(&e.key) + Self::count(&e.value)).sum::<usize>()
+            }
+            _ => 1,
+        }
+    }
+}
+
+impl MarkedEventReceiver for Builder {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        if self.done {
+            return;
+        }
+        if self.skip_depth > 0 {
+            match ev {
+                Event::SequenceStart(..) | Event::MappingStart(..) => self.skip_depth += 1,
+                Event::SequenceEnd | Event::MappingEnd => {
+                    self.skip_depth -= 1;
+                    if self.skip_depth == 0 {
+                        let n = self.at(mark, Value::Null, 1);
+                        self.push(n);
+                    }
+                }
+                _ => {}
+            }
+            return;
+        }
+        match ev {
+            Event::Scalar(text, style, anchor, tag) => {
+                let len = text.chars().count();
+                let value = resolve(text, style, tag.as_ref().map(|t| t.suffix.as_str()));
+                let node = self.at(mark, value, len);
+                if anchor > 0 {
+                    self.anchors.insert(anchor, node.clone());
+                }
+                self.push(node);
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) if self.stack.len() >= MAX_DEPTH => {
+                let _ = anchor;
+                self.diags.push(Diagnostic::error(
+                    Rule::YamlSyntax,
+                    mark.line() + self.line_offset,
+                    mark.col() + 1,
+                    format!("YAML nested deeper than {MAX_DEPTH} levels"),
+                ));
+                self.skip_depth = 1;
+            }
+            Event::SequenceStart(anchor, _) => {
+                let start = self.at(mark, Value::Null, 1);
+                self.stack.push(Frame::Seq { start, anchor, items: Vec::new() });
+            }
+            Event::MappingStart(anchor, _) => {
+                let start = self.at(mark, Value::Null, 1);
+                self.stack.push(Frame::Map { start, anchor, entries: Vec::new(), key: None });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let Some(frame) = self.stack.pop() else { return };
+                let (mut node, anchor) = match frame {
+                    Frame::Seq { start, anchor, items } => (Node { value: Value::Seq(items), ..start }, anchor),
+                    Frame::Map { start, anchor, entries, .. } => (Node { value: Value::Map(entries), ..start }, anchor),
+                };
+                node.len = 1;
+                if anchor > 0 {
+                    self.anchors.insert(anchor, node.clone());
+                }
+                self.push(node);
+            }
+            Event::Alias(id) => {
+                let node = match self.anchors.get(&id) {
+                    Some(n) => {
+                        self.alias_nodes += Self::count(n);
+                        if self.alias_nodes > MAX_ALIAS_NODES {
+                            if self.alias_nodes - Self::count(n) <= MAX_ALIAS_NODES {
+                                self.diags.push(Diagnostic::error(
+                                    Rule::YamlSyntax,
+                                    mark.line() + self.line_offset,
+                                    mark.col() + 1,
+                                    format!("aliases expand to more than {MAX_ALIAS_NODES} nodes"),
+                                ));
+                            }
+                            self.at(mark, Value::Null, 1)
+                        } else {
+                            let mut n = n.clone();
+                            n.line = mark.line() + self.line_offset;
+                            n.column = mark.col() + 1;
+                            n
+                        }
+                    }
+                    None => self.at(mark, Value::Null, 1),
+                };
+                self.push(node);
+            }
+            Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentStart | Event::DocumentEnd => {}
+        }
+    }
+}
+
+/// YAML 1.2 core-schema resolution of a scalar.
+fn resolve(text: String, style: TScalarStyle, tag: Option<&str>) -> Value {
+    match tag {
+        Some("str") => return Value::Str(text),
+        Some("null") => return Value::Null,
+        _ => {}
+    }
+    if style != TScalarStyle::Plain {
+        return Value::Str(text);
+    }
+    match yaml_rust2::Yaml::from_str(&text) {
+        yaml_rust2::Yaml::Null => Value::Null,
+        yaml_rust2::Yaml::Boolean(b) => Value::Bool(b),
+        yaml_rust2::Yaml::Integer(i) => Value::Int(i),
+        yaml_rust2::Yaml::Real(r) => match r.parse::<f64>() {
+            Ok(f) => Value::Float(f),
+            Err(_) => Value::Str(text),
+        },
+        _ => match text.as_str() {
+            "Null" | "NULL" => Value::Null,
+            _ => Value::Str(text),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> Node {
+        let (node, diags) = parse(text, 2);
+        assert!(diags.is_empty(), "{diags:?}");
+        node.expect("a document")
+    }
+
+    #[test]
+    fn positions_are_file_lines_and_1_based_columns() {
+        let n = ok("name: Alpha\ntags:\n  - a\n  - 'b'\n");
+        let name = n.get("name").unwrap();
+        assert_eq!((name.key.line, name.key.column), (2, 1));
+        assert_eq!((name.value.line, name.value.column, name.value.len), (2, 7, 5));
+        let (b, _) = n.pointer("/tags/1").unwrap();
+        assert_eq!((b.line, b.column), (5, 5));
+        assert_eq!(b.value, Value::Str("b".into()));
+    }
+
+    #[test]
+    fn core_schema_scalars() {
+        let n = ok("a: 2026-11-22\nb: 3\nc: 1.5\nd: true\ne: ~\nf: yes\ng: '3'\nh: !!str 4\n");
+        let j = n.to_json();
+        assert_eq!(j, serde_json::json!({"a":"2026-11-22","b":3,"c":1.5,"d":true,"e":null,"f":"yes","g":"3","h":"4"}));
+    }
+
+    #[test]
+    fn syntax_error_lines_count_in_the_file() {
+        let (node, diags) = parse("name: a\ndescription: see: this\n", 2);
+        assert!(node.is_none());
+        assert_eq!(diags.len(), 1);
+        assert_eq!((diags[0].rule, diags[0].line, diags[0].column), (Rule::YamlSyntax, 3, 17));
+        assert!(diags[0].hint.as_deref().unwrap().contains("quoted"), "{:?}", diags[0].hint);
+    }
+
+    #[test]
+    fn duplicate_key_is_reported_at_its_second_occurrence_and_last_wins() {
+        let (node, diags) = parse("a: 1\nb: 2\na: 3\n", 2);
+        assert_eq!(diags.len(), 1);
+        assert_eq!((diags[0].rule, diags[0].line, diags[0].column), (Rule::DuplicateKey, 4, 1));
+        assert_eq!(diags[0].message, "duplicate key `a` (first defined on line 2)");
+        assert_eq!(node.unwrap().to_json(), serde_json::json!({"b":2,"a":3}));
+    }
+
+    #[test]
+    fn crlf_text_parses() {
+        let n = ok("name: a\r\ntags: [x, y]\r\n");
+        assert_eq!(n.to_json(), serde_json::json!({"name":"a","tags":["x","y"]}));
+    }
+
+    #[test]
+    fn deep_nesting_and_alias_bombs_are_refused_without_crashing() {
+        let flow = format!("a: {}{}", "[".repeat(5000), "]".repeat(5000));
+        let (_, diags) = parse(&flow, 2);
+        assert_eq!(diags[0].message, "invalid YAML: recursion limit exceeded");
+        let mut block = String::new();
+        for depth in 0..3000 {
+            block.push_str(&format!("{}k{depth}:\n", " ".repeat(depth)));
+        }
+        let (_, diags) = parse(&block, 2);
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].message, "YAML nested deeper than 64 levels");
+        assert_eq!(diags[0].line, 2 + 64);
+
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let names = ["b", "c", "d", "e", "f", "g", "h"];
+        let mut prev = "a";
+        for n in names {
+            bomb.push_str(&format!(
+                "{n}: &{n} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+            ));
+            prev = n;
+        }
+        let (_, diags) = parse(&bomb, 2);
+        assert!(diags.iter().any(|d| d.message.contains("aliases expand")), "{diags:?}");
+    }
+
+    #[test]
+    fn flow_continuation_in_column_one_parses_as_libyaml_reads_it() {
+        let n = ok("title: t\nkeys: [\"a [C++]\", \"b\",\n\"c\"]\nlang: [\"C++\"]\n");
+        assert_eq!(n.to_json(), serde_json::json!({"title":"t","keys":["a [C++]","b","c"],"lang":["C++"]}));
+        let (node, diags) = parse("a: [x,\nb: 1\n", 2);
+        assert!(node.is_none());
+        assert_eq!(diags[0].rule, Rule::YamlSyntax);
+    }
+
+    #[test]
+    fn empty_text_is_no_document() {
+        let (node, diags) = parse("", 2);
+        assert!(node.is_none() && diags.is_empty());
+    }
+}

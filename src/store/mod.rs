@@ -1,0 +1,203 @@
+//! The store: the only module that touches the disk.
+//!
+//! It finds the root, walks the canonical folders, reads files and writes them atomically.
+//! What the bytes mean is `parse`'s business; where a path belongs in the canonical layout
+//! is `layout`'s.
+
+pub mod layout;
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The folder of canonical tmws state below the root.
+pub const TMWS_DIR: &str = ".tmws";
+/// Derived state: safe to delete at any time.
+pub const CACHE_DIR: &str = ".tmws/cache";
+
+/// Walks up from `start` to the first folder holding `.tmws/` or `.git`.
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    let start = fs::canonicalize(start).ok()?;
+    let mut dir = if start.is_dir() { start.as_path() } else { start.parent()? };
+    loop {
+        if dir.join(TMWS_DIR).is_dir() || dir.join(".git").exists() {
+            return Some(dir.to_path_buf());
+        }
+        dir = dir.parent()?;
+    }
+}
+
+/// Whether `dir` is itself a tmws root (holds `.tmws/`).
+pub fn is_tmws_root(dir: &Path) -> bool {
+    dir.join(TMWS_DIR).is_dir()
+}
+
+/// Canonical absolute form of an existing path.
+pub fn canonicalize(path: &Path) -> Result<PathBuf> {
+    fs::canonicalize(path).map_err(|e| Error::io(path, e))
+}
+
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}
+
+pub fn is_dir(path: &Path) -> bool {
+    path.is_dir()
+}
+
+/// Reads a whole file.
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).map_err(|e| Error::io(path, e))
+}
+
+/// Reads a file as UTF-8 text, or None when it does not exist.
+pub fn read_text_opt(path: &Path) -> Result<Option<String>> {
+    match fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| Error::io(path, io::Error::new(io::ErrorKind::InvalidData, "not valid UTF-8"))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Names of the entries of a folder (files and folders), sorted; empty when it is missing.
+pub fn list_dir(dir: &Path) -> Result<Vec<String>> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut names = Vec::new();
+    for entry in rd {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        names.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    names.sort();
+    Ok(names)
+}
+
+pub fn create_dir_all(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// Writes a file atomically: a temporary file in the same folder, fsync, rename over the
+/// target. A reader sees the old or the new content, never a mix.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    create_dir_all(dir)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmws-{}.tmp", std::process::id()));
+    let result = (|| -> io::Result<()> {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        if let Ok(d) = fs::File::open(dir) {
+            // Persist the rename; not every platform can fsync a folder, which is fine.
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(|e| Error::io(path, e))
+}
+
+/// What a path is on disk, without following a final symlink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Missing,
+    File,
+    Dir,
+    Symlink(PathBuf),
+}
+
+pub fn entry(path: &Path) -> Result<Entry> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Ok(Entry::Symlink(fs::read_link(path).map_err(|e| Error::io(path, e))?)),
+        Ok(m) if m.is_dir() => Ok(Entry::Dir),
+        Ok(_) => Ok(Entry::File),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Entry::Missing),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Makes `link` point at `target` (a relative path is relative to the link's folder).
+/// Where symlinks are not available, copies the target instead.
+pub fn symlink(target: &Path, link: &Path) -> Result<()> {
+    if let Some(dir) = link.parent() {
+        create_dir_all(dir)?;
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(target, link).map_err(|e| Error::io(link, e))
+    }
+    #[cfg(not(unix))]
+    {
+        let source = link.parent().unwrap_or(Path::new(".")).join(target);
+        fs::copy(&source, link).map(|_| ()).map_err(|e| Error::io(link, e))
+    }
+}
+
+pub fn remove_file(path: &Path) -> Result<()> {
+    fs::remove_file(path).map_err(|e| Error::io(path, e))
+}
+
+/// Walks `start` in parallel and calls `visit` with every file's path, honouring
+/// `.gitignore` (inside or outside git) and `.tmwsignore`. Skips `.git/`, the derived
+/// `.tmws/cache/`, and nested tmws roots (folders with their own `.tmws/`) other than
+/// `start` itself. Errors of the walk itself (unreadable folders) go to `on_error`.
+pub fn walk_files<F, E>(start: &Path, visit: F, on_error: E)
+where
+    F: Fn(&Path) + Sync,
+    E: Fn(&Path, String) + Sync,
+{
+    if !start.is_dir() {
+        visit(start);
+        return;
+    }
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    let walker = ignore::WalkBuilder::new(start)
+        .hidden(false)
+        .require_git(false)
+        .git_global(false)
+        .add_custom_ignore_filename(".tmwsignore")
+        .threads(threads)
+        .filter_entry(|e| {
+            if e.depth() == 0 || !e.file_type().is_some_and(|t| t.is_dir()) {
+                return true;
+            }
+            let name = e.file_name();
+            if name == ".git" {
+                return false;
+            }
+            if name == "cache" && e.path().parent().and_then(Path::file_name).is_some_and(|p| p == TMWS_DIR) {
+                return false;
+            }
+            !is_tmws_root(e.path())
+        })
+        .build_parallel();
+    walker.run(|| {
+        Box::new(|result| {
+            match result {
+                Ok(entry) => {
+                    if entry.file_type().is_some_and(|t| t.is_file()) {
+                        visit(entry.path());
+                    }
+                }
+                Err(err) => {
+                    let path = match &err {
+                        ignore::Error::WithPath { path, .. } => path.clone(),
+                        _ => start.to_path_buf(),
+                    };
+                    on_error(&path, err.to_string());
+                }
+            }
+            ignore::WalkState::Continue
+        })
+    });
+}

@@ -1,0 +1,338 @@
+//! The command line: flags in, library calls, rendered answers out.
+//!
+//! This layer only translates. It parses flags with clap, turns them into the library's
+//! plain option structs, calls the library, and renders the result as text, JSON or
+//! GitHub annotations. Exit codes follow DESIGN §7.1: 0 success, 1 problems found, 2 usage
+//! or environment error.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::check::{self, CheckOptions, Report};
+use crate::error::Error;
+use crate::init::{self, Action, McpClient};
+use crate::model::{Diagnostic, Severity};
+use crate::rules;
+use crate::store;
+
+/// tmws: memory and context for AI coding agents, kept as plain files in your repository.
+#[derive(Debug, Parser)]
+#[command(name = "tmws", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    /// Project root (default: the nearest folder at or above the current one with .tmws/ or .git).
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
+
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Make this folder a tmws root: .tmws/config.toml, .gitignore and .gitattributes entries.
+    Init {
+        /// Also register `tmws mcp` in this MCP client's project config (repeatable).
+        #[arg(long = "mcp-client", value_enum, value_delimiter = ',', value_name = "CLIENT")]
+        mcp_client: Vec<ClientArg>,
+    },
+    /// Validate front-matter, file names, rule budgets, JSONL logs, registry and config.
+    ///
+    /// With no PATH, checks the whole root. Markdown outside resources/workspaces/ and
+    /// agent/rules/ gets the syntax checks only. Exits 1 when errors are found (or warnings,
+    /// with --strict).
+    Check {
+        /// Files or folders to check (default: the whole root).
+        paths: Vec<PathBuf>,
+        /// Output format (default: human; json with --json).
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+        /// Fail on warnings too.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Generate AGENTS.md and .agents/rules/ links from agent/rules/common/*.md.
+    BuildRules {
+        /// Change nothing; exit 1 if AGENTS.md or the links are stale.
+        #[arg(long)]
+        check: bool,
+        /// Replace an AGENTS.md that tmws did not generate.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ClientArg {
+    Claude,
+    Cursor,
+    Vscode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+    Github,
+}
+
+/// Runs the CLI with the process's arguments and returns its exit code.
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    init_logging();
+    let mut out = io::stdout().lock();
+    let result = dispatch(&cli, &mut out);
+    let _ = out.flush();
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
+        Err(Failure::Error(e)) => {
+            eprintln!("tmws: {e}");
+            if let Some(hint) = e.hint() {
+                eprintln!("  hint: {hint}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+enum Failure {
+    BrokenPipe,
+    Error(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Error(e)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            Failure::BrokenPipe
+        } else {
+            Failure::Error(Error::io(Path::new("<stdout>"), e))
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TMWS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+        .try_init();
+}
+
+fn cwd() -> Result<PathBuf, Error> {
+    std::env::current_dir().map_err(|e| Error::io(Path::new("."), e))
+}
+
+/// The root for commands that need one: --root, else found from the current folder.
+fn root(cli: &Cli) -> Result<PathBuf, Error> {
+    let cwd = cwd()?;
+    match &cli.root {
+        Some(r) => {
+            let r = cwd.join(r);
+            if !store::is_dir(&r) {
+                return Err(Error::NotFound(r));
+            }
+            store::canonicalize(&r)
+        }
+        None => store::find_root(&cwd).ok_or(Error::NoRoot(cwd)),
+    }
+}
+
+fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
+    match &cli.command {
+        Command::Init { mcp_client } => {
+            let cwd = cwd()?;
+            let root = match &cli.root {
+                Some(r) => cwd.join(r),
+                None => store::find_root(&cwd).unwrap_or(cwd),
+            };
+            let clients: Vec<McpClient> = mcp_client
+                .iter()
+                .map(|c| match c {
+                    ClientArg::Claude => McpClient::Claude,
+                    ClientArg::Cursor => McpClient::Cursor,
+                    ClientArg::Vscode => McpClient::Vscode,
+                })
+                .collect();
+            let report = init::init(&root, &clients)?;
+            if cli.json {
+                writeln!(out, "{}", to_json(&report))?;
+            } else {
+                writeln!(out, "tmws root: {}", report.root.display())?;
+                for c in &report.changes {
+                    let verb = match c.action {
+                        Action::Created => "created",
+                        Action::Updated => "updated",
+                        Action::Unchanged => "unchanged",
+                    };
+                    writeln!(out, "  {verb:<9}  {:<22}  {}", c.path, c.detail)?;
+                }
+                if !report.changed() {
+                    writeln!(out, "already initialised: nothing changed")?;
+                }
+            }
+            Ok(0)
+        }
+        Command::Check { paths, format, strict } => {
+            let opts = CheckOptions { root: cli.root.clone(), paths: paths.clone(), cwd: cwd()? };
+            let report = check::run(&opts)?;
+            let format = format.unwrap_or(if cli.json { Format::Json } else { Format::Human });
+            match format {
+                Format::Human => render_human(out, &report)?,
+                Format::Json => writeln!(out, "{}", to_json(&json_diagnostics(&report.diagnostics)))?,
+                Format::Github => render_github(out, &report)?,
+            }
+            Ok(u8::from(report.failed(*strict)))
+        }
+        Command::BuildRules { check, force } => {
+            let root = root(cli)?;
+            let report = rules::build_rules(&root, *check, *force)?;
+            if cli.json {
+                writeln!(out, "{}", to_json(&report))?;
+            } else if report.up_to_date() {
+                writeln!(
+                    out,
+                    "AGENTS.md and {} are up to date ({} rule files, {} lines)",
+                    rules::LINKS_DIR,
+                    report.sources.len(),
+                    report.lines
+                )?;
+            } else {
+                let lead = if *check { "stale:" } else { "done:" };
+                writeln!(out, "{lead}")?;
+                for s in &report.steps {
+                    let verb = if *check { format!("would {}", s.action) } else { s.action.to_owned() };
+                    writeln!(out, "  {verb:<13}  {:<28}  {}", s.path, s.detail)?;
+                }
+                if *check {
+                    writeln!(out, "run `tmws build-rules` to bring them up to date")?;
+                }
+            }
+            let stale = report.steps.iter().any(|s| s.action != "skip");
+            Ok(u8::from(*check && stale))
+        }
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// The JSON shape of diagnostics: exactly the fields of DESIGN §7.1.
+fn json_diagnostics(diags: &[Diagnostic]) -> Vec<serde_json::Value> {
+    diags
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "path": d.path,
+                "line": d.line,
+                "column": d.column,
+                "severity": d.severity.as_str(),
+                "rule": d.rule.as_str(),
+                "message": d.message,
+            })
+        })
+        .collect()
+}
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn stdout() -> Paint {
+        Paint { on: io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() }
+    }
+
+    fn wrap(&self, code: &str, text: &str) -> String {
+        if self.on { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    }
+}
+
+/// Compiler-style diagnostics: location, severity and rule, message, the line, a caret, a hint.
+fn render_human(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    let paint = Paint::stdout();
+    for d in &report.diagnostics {
+        let sev = match d.severity {
+            Severity::Error => paint.wrap("1;31", &format!("error[{}]", d.rule)),
+            Severity::Warning => paint.wrap("1;33", &format!("warning[{}]", d.rule)),
+        };
+        writeln!(out, "{}:{}:{}: {sev}: {}", d.path, d.line, d.column, paint.wrap("1", &d.message))?;
+        if let Some(src) = &d.source {
+            let num = d.line.to_string();
+            let pad = " ".repeat(num.len());
+            let shown: String = src.chars().take(200).collect::<String>().replace('\t', " ");
+            let width = shown.chars().count();
+            let col = (d.column - 1).min(width);
+            let len = d.len.min(width.saturating_sub(col)).max(1);
+            writeln!(out, "{pad} |")?;
+            writeln!(out, "{num} | {shown}")?;
+            writeln!(out, "{pad} | {}{}", " ".repeat(col), paint.wrap("1;31", &"^".repeat(len)))?;
+        }
+        if let Some(hint) = &d.hint {
+            let pad = " ".repeat(d.line.to_string().len());
+            writeln!(out, "{pad} = hint: {hint}")?;
+        }
+        writeln!(out)?;
+    }
+    if !report.diagnostics.is_empty() {
+        let (e, w) = (report.errors(), report.warnings());
+        writeln!(
+            out,
+            "{} error{}, {} warning{} in {} file{} checked",
+            e,
+            if e == 1 { "" } else { "s" },
+            w,
+            if w == 1 { "" } else { "s" },
+            report.files,
+            if report.files == 1 { "" } else { "s" }
+        )?;
+    }
+    Ok(())
+}
+
+/// GitHub Actions workflow commands, escaped as GitHub requires.
+fn render_github(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    fn data(s: &str) -> String {
+        s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    }
+    fn prop(s: &str) -> String {
+        data(s).replace(':', "%3A").replace(',', "%2C")
+    }
+    for d in &report.diagnostics {
+        let level = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        writeln!(
+            out,
+            "::{level} file={},line={},col={}::[{}] {}",
+            prop(&d.path),
+            d.line,
+            d.column,
+            d.rule,
+            data(&d.message)
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! Surfaces: thin translation layers between the outside world and the library.
+//!
+//! Each surface turns requests into library calls and library results into answers. No
+//! logic lives only in a surface.
+
+pub mod cli;
