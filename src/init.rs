@@ -202,7 +202,7 @@ fn register_client(root: &Path, client: McpClient) -> Result<Change> {
             path: PathBuf::from(rel),
             line: e.line(),
             column: e.column(),
-            message: format!("invalid JSON ({e}); the file was left as it is"),
+            message: format!("invalid JSON ({}); the file was left as it is", crate::parse::json_error_message(&e)),
             hint: Some("fix the file (comments are not JSON), then run `tmws init` again".into()),
         })?,
     };

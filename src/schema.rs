@@ -201,7 +201,12 @@ impl Compiled {
                     Rule::InvalidEnum,
                     top_field(&pointer),
                     format!("`{}` must be one of {values}; found {shown}", field_name(&pointer)),
-                    Some("use one of the listed values, or list this one in the topic overview's `status_values` / `category_values`".to_owned()),
+                    Some(match last_key(&pointer).as_str() {
+                        key @ ("status" | "category") => {
+                            format!("use one of the listed values, or add this one to the topic overview's `{key}_values`")
+                        }
+                        _ => "use one of the listed values".to_owned(),
+                    }),
                 )
             }
             K::Constant { expected_value } => (
@@ -251,7 +256,7 @@ pub fn field_name(pointer: &str) -> String {
     let mut out = String::new();
     for raw in pointer.split('/').skip(1) {
         let seg = raw.replace("~1", "/").replace("~0", "~");
-        if seg.parse::<usize>().is_ok() && !out.is_empty() {
+        if seg.parse::<usize>().is_ok() {
             out.push_str(&format!("[{seg}]"));
         } else {
             if !out.is_empty() {
@@ -385,6 +390,7 @@ mod tests {
     #[test]
     fn field_names() {
         assert_eq!(field_name("/tags/1"), "tags[1]");
+        assert_eq!(field_name("/0/skill_path"), "[0].skill_path");
         assert_eq!(field_name("/servers/a~1b/tools"), "servers.a/b.tools");
         assert_eq!(field_name(""), "(root)");
     }

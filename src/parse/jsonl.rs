@@ -61,7 +61,7 @@ pub fn parse(bytes: &[u8]) -> (Vec<Line>, Vec<Diagnostic>) {
                     Rule::JsonlLine,
                     line_no,
                     e.column().max(1),
-                    format!("torn final line (no newline at the end, and {e}); line skipped"),
+                    format!("torn final line (no newline at the end, and {}); line skipped", super::json_error_message(&e)),
                 )
                 .with_hint("an interrupted write: the next compaction (`tmws memory cleanup`) repairs it"),
             ),
@@ -70,7 +70,7 @@ pub fn parse(bytes: &[u8]) -> (Vec<Line>, Vec<Diagnostic>) {
                     Rule::JsonlLine,
                     line_no,
                     e.column().max(1),
-                    format!("invalid JSON: {e}; line skipped"),
+                    format!("invalid JSON: {}; line skipped", super::json_error_message(&e)),
                 )
                 .with_hint("fix or delete the line; each line must be one JSON object"),
             ),

@@ -34,6 +34,16 @@ pub fn decode(bytes: &[u8]) -> (Cow<'_, str>, Option<Diagnostic>) {
     }
 }
 
+/// A serde_json error's message without its " at line L column C" suffix, for callers
+/// that report the position themselves.
+pub fn json_error_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
 /// The 1-based line and character column of a byte offset in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());

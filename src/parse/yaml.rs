@@ -368,7 +368,12 @@ impl MarkedEventReceiver for Builder {
                 let Some(frame) = self.stack.pop() else { return };
                 let (mut node, anchor) = match frame {
                     Frame::Seq { start, anchor, items } => (Node { value: Value::Seq(items), ..start }, anchor),
-                    Frame::Map { start, anchor, entries, .. } => (Node { value: Value::Map(entries), ..start }, anchor),
+                    Frame::Map { start, anchor, entries, .. } => {
+                        // A block mapping's start event comes late; its first key is where
+                        // a reader sees it begin.
+                        let (line, column) = entries.first().map_or((start.line, start.column), |e| (e.key.line, e.key.column));
+                        (Node { value: Value::Map(entries), line, column, ..start }, anchor)
+                    }
                 };
                 node.len = 1;
                 if anchor > 0 {

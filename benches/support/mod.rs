@@ -1,0 +1,132 @@
+//! A generator of synthetic tmws roots with realistic front-matter and bodies, shared by
+//! the benches and by `examples/gen_root.rs`.
+//!
+//! The tree is deterministic for a given size: 10 workspaces, 10 domains each, then
+//! repositories as needed; every scope has an OVERVIEW.md and topic folders (plans,
+//! decisions, lessons, features, spikes) holding dated entries of about 1 KB.
+
+#![allow(dead_code, reason = "each bench uses a different part of the support module")]
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+const TOPICS: [&str; 5] = ["plans", "decisions", "lessons", "features", "spikes"];
+const STATUSES: [&str; 5] = ["new", "in_progress", "partial", "done", "abandoned"];
+const WORDS: [&str; 40] = [
+    "index", "watcher", "memory", "registry", "schema", "token", "refresh", "cache", "compaction", "decay", "trust",
+    "session", "plan", "decision", "lesson", "parser", "front-matter", "scope", "workspace", "domain", "repository",
+    "search", "ranking", "latency", "budget", "rules", "agent", "server", "pool", "eviction", "timeout", "retry", "lock",
+    "append", "journal", "snapshot", "rebuild", "manifest", "checkpoint", "stemming",
+];
+
+/// A small deterministic pseudo-random generator (no dependency, stable across runs).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> usize {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) as usize
+    }
+
+    fn word(&mut self) -> &'static str {
+        WORDS[self.next() % WORDS.len()]
+    }
+
+    fn sentence(&mut self, words: usize) -> String {
+        let mut s = String::new();
+        for i in 0..words {
+            if i > 0 {
+                s.push(' ');
+            }
+            s.push_str(self.word());
+        }
+        s
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Writes a root of about `files` Markdown files under `root` and returns how many it wrote.
+pub fn generate(root: &Path, files: usize) -> usize {
+    let mut rng = Lcg(42);
+    std::fs::create_dir_all(root.join(".tmws")).unwrap();
+    let per_scope = 40; // entries per repository scope
+    let scopes = files.div_ceil(per_scope + 1 + TOPICS.len()).max(1);
+    let mut written = 0;
+    'outer: for s in 0..scopes {
+        let (w, d, r) = (s % 10, (s / 10) % 10, s / 100);
+        let scope = format!("resources/workspaces/w{w}/d{d}/r{r}");
+        let dir = root.join(&scope);
+        write(
+            &dir.join("OVERVIEW.md"),
+            &format!(
+                "---\nname: Repository r{r}\ndescription: {}.\ntags: [{}, {}]\n---\n# r{r}\n\n{}\n",
+                rng.sentence(12),
+                rng.word(),
+                rng.word(),
+                rng.sentence(80)
+            ),
+        );
+        written += 1;
+        for t in TOPICS {
+            let mut ov = format!(
+                "---\nname: {t}\ndescription: The {t} of r{r}.\nfolder_structure: flat, one YYMMDD-kebab-case.md per entry\n"
+            );
+            if t == "spikes" {
+                ov.push_str("status_values: [open, concluded, dropped]\n");
+            }
+            ov.push_str("---\n");
+            write(&dir.join(format!("_{t}/OVERVIEW.md")), &ov);
+            written += 1;
+        }
+        for i in 0..per_scope {
+            if written >= files {
+                break 'outer;
+            }
+            let t = TOPICS[i % TOPICS.len()];
+            let (month, day) = (1 + rng.next() % 12, 1 + rng.next() % 28);
+            let slug = format!("{}-{}-{i}", rng.word(), rng.word());
+            let mut fm = format!("---\nname: {}\ndescription: {}.\n", rng.sentence(5), rng.sentence(18));
+            match t {
+                "plans" => {
+                    let _ = writeln!(fm, "status: {}", STATUSES[rng.next() % STATUSES.len()]);
+                }
+                "spikes" => fm.push_str("status: open\n"),
+                "decisions" | "lessons" => {
+                    let _ = writeln!(fm, "category: {}", rng.word());
+                }
+                _ => {}
+            }
+            let _ = write!(
+                fm,
+                "created: 2026-{month:02}-{day:02}\ntags: [{}, {}, {}]\n---\n## Context\n\n{}\n\n## Notes\n\n{}\n",
+                rng.word(),
+                rng.word(),
+                rng.word(),
+                rng.sentence(60),
+                rng.sentence(60)
+            );
+            write(&dir.join(format!("_{t}/26{month:02}{day:02}-{slug}.md")), &fm);
+            written += 1;
+        }
+    }
+    written
+}
+
+/// A generated root of `files` files, made once and reused (under the system temp folder).
+pub fn cached_root(files: usize) -> (PathBuf, usize) {
+    let root = std::env::temp_dir().join(format!("tmws-bench-root-{files}"));
+    let marker = root.join(".tmws/generated");
+    if let Ok(text) = std::fs::read_to_string(&marker) {
+        if let Ok(n) = text.trim().parse() {
+            return (root, n);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    let n = generate(&root, files);
+    std::fs::write(&marker, n.to_string()).unwrap();
+    (root, n)
+}

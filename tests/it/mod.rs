@@ -1,0 +1,6 @@
+mod build_rules;
+mod check;
+mod corpora;
+mod init;
+mod tidy;
+mod util;

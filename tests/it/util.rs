@@ -1,0 +1,125 @@
+//! The harness: throwaway roots built file by file, and the real binary run in them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tempfile::TempDir;
+
+/// The repository's own folder (for `testdata/`).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shared real-world corpora beside the repository.
+pub fn corpora() -> PathBuf {
+    repo().join("../shared/corpora")
+}
+
+/// What a run of the binary gave.
+#[derive(Debug)]
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `tmws` with `args` in `cwd`, with no colour and no inherited log level.
+pub fn tmws(cwd: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("TMWS_LOG")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the tmws binary runs");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A temporary root, built file by file.
+pub struct TestRoot {
+    dir: TempDir,
+}
+
+impl TestRoot {
+    /// An empty folder marked as a tmws root (`.tmws/`).
+    pub fn new() -> TestRoot {
+        let root = TestRoot::bare();
+        std::fs::create_dir_all(root.path().join(".tmws")).unwrap();
+        root
+    }
+
+    /// An empty folder that is not a root.
+    pub fn bare() -> TestRoot {
+        TestRoot { dir: tempfile::Builder::new().prefix("tmws-test-").tempdir().unwrap() }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Adds a file (creating its folders).
+    pub fn file(self, rel: &str, contents: impl AsRef<[u8]>) -> TestRoot {
+        self.write(rel, contents);
+        self
+    }
+
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, contents).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        tmws(self.path(), args)
+    }
+
+    /// Every file under the root with its bytes, for before/after comparisons.
+    pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.path().to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let e = e.unwrap();
+                let p = e.path();
+                let meta = std::fs::symlink_metadata(&p).unwrap();
+                let rel = p.strip_prefix(self.path()).unwrap().to_string_lossy().into_owned();
+                if meta.is_dir() {
+                    stack.push(p);
+                } else if meta.file_type().is_symlink() {
+                    out.push((rel, std::fs::read_link(&p).unwrap().to_string_lossy().into_owned().into_bytes()));
+                } else {
+                    out.push((rel, std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+/// The JSON diagnostics of a `check --format json` run, as tuples.
+pub fn diagnostics(out: &Output) -> Vec<(String, u64, u64, String, String, String)> {
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["path"].as_str().unwrap().to_owned(),
+                d["line"].as_u64().unwrap(),
+                d["column"].as_u64().unwrap(),
+                d["severity"].as_str().unwrap().to_owned(),
+                d["rule"].as_str().unwrap().to_owned(),
+                d["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
