@@ -177,6 +177,62 @@ impl Diagnostic {
     }
 }
 
+/// The T0 fields of a document's front-matter, typed. Every other key is kept, in file
+/// order, in `extra`, so nothing a person wrote is lost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FrontMatter {
+    /// `name`, or `title` where `name` is absent (DESIGN §2.2).
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    pub status: Option<String>,
+    pub category: Option<String>,
+    pub created: Option<String>,
+    pub updated: Option<String>,
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl FrontMatter {
+    /// Reads the typed fields from a front-matter mapping, leniently: scalars become text,
+    /// a single tag becomes a one-tag list.
+    pub fn from_json(value: &serde_json::Value) -> FrontMatter {
+        use serde_json::Value;
+        fn text(v: &Value) -> Option<String> {
+            match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                Value::Bool(b) => Some(b.to_string()),
+                _ => None,
+            }
+        }
+        let mut fm = FrontMatter::default();
+        let Some(map) = value.as_object() else { return fm };
+        for (key, v) in map {
+            match key.as_str() {
+                "name" => fm.name = text(v),
+                "description" => fm.description = text(v),
+                "status" => fm.status = text(v),
+                "category" => fm.category = text(v),
+                "created" => fm.created = text(v),
+                "updated" => fm.updated = text(v),
+                "tags" => {
+                    fm.tags = match v {
+                        Value::Array(items) => items.iter().filter_map(text).collect(),
+                        other => text(other).into_iter().collect(),
+                    }
+                }
+                _ => {
+                    fm.extra.insert(key.clone(), v.clone());
+                }
+            }
+        }
+        if fm.name.is_none() {
+            fm.name = map.get("title").and_then(text);
+        }
+        fm
+    }
+}
+
 /// A scope: `workspace[/domain[/repository]]` below `resources/workspaces/` (DESIGN §2.1).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Scope {

@@ -203,7 +203,9 @@ impl Compiled {
                     format!("`{}` must be one of {values}; found {shown}", field_name(&pointer)),
                     Some(match last_key(&pointer).as_str() {
                         key @ ("status" | "category") => {
-                            format!("use one of the listed values, or add this one to the topic overview's `{key}_values`")
+                            format!(
+                                "use one of the listed values, or add this one to the topic overview's `{key}_values`"
+                            )
                         }
                         _ => "use one of the listed values".to_owned(),
                     }),

@@ -8,7 +8,9 @@ use crate::model::{Diagnostic, Rule};
 /// Parses a JSON document; a syntax error names its line and column.
 #[allow(clippy::result_large_err, reason = "one diagnostic per file at most; boxing it buys nothing")]
 pub fn parse(text: &str, rule: Rule) -> Result<Value, Diagnostic> {
-    serde_json::from_str(text).map_err(|e| Diagnostic::error(rule, e.line(), e.column(), format!("invalid JSON: {}", super::json_error_message(&e))))
+    serde_json::from_str(text).map_err(|e| {
+        Diagnostic::error(rule, e.line(), e.column(), format!("invalid JSON: {}", super::json_error_message(&e)))
+    })
 }
 
 /// The line and column where the value at `pointer` (`/servers/x/tools`) is written,

@@ -61,7 +61,10 @@ pub fn parse(bytes: &[u8]) -> (Vec<Line>, Vec<Diagnostic>) {
                     Rule::JsonlLine,
                     line_no,
                     e.column().max(1),
-                    format!("torn final line (no newline at the end, and {}); line skipped", super::json_error_message(&e)),
+                    format!(
+                        "torn final line (no newline at the end, and {}); line skipped",
+                        super::json_error_message(&e)
+                    ),
                 )
                 .with_hint("an interrupted write: the next compaction (`tmws memory cleanup`) repairs it"),
             ),

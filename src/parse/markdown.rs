@@ -2,7 +2,7 @@
 
 use super::frontmatter::{self, Split};
 use super::yaml::{self, Node};
-use crate::model::{Diagnostic, Rule};
+use crate::model::{Diagnostic, FrontMatter, Rule};
 
 /// Front-matter larger than this is refused rather than parsed.
 pub const MAX_FRONT_MATTER_BYTES: usize = 1 << 20;
@@ -42,6 +42,11 @@ impl MarkdownDoc {
     /// The front-matter as a mapping node, if it is one.
     pub fn mapping(&self) -> Option<&Node> {
         self.front.as_ref().filter(|n| matches!(n.value, yaml::Value::Map(_)))
+    }
+
+    /// The typed front-matter (empty when there is none or it did not parse).
+    pub fn front_matter(&self) -> FrontMatter {
+        self.mapping().map(|m| FrontMatter::from_json(&m.to_json())).unwrap_or_default()
     }
 }
 
@@ -140,6 +145,21 @@ mod tests {
         assert_eq!(doc.yaml.as_deref(), Some("name: A\nextra: kept\n"));
         assert_eq!(doc.body, "# Body\n");
         assert_eq!(doc.mapping().unwrap().to_json(), serde_json::json!({"name":"A","extra":"kept"}));
+    }
+
+    #[test]
+    fn typed_front_matter_keeps_unknown_keys_in_order() {
+        let doc = parse(
+            b"---\ntitle: From title\ndescription: d\ntags: solo\nzeta: 1\nalpha: [x]\ncreated: 2026-11-22\n---\n",
+        );
+        let fm = doc.front_matter();
+        assert_eq!(fm.name.as_deref(), Some("From title"));
+        assert_eq!(fm.tags, vec!["solo"]);
+        assert_eq!(fm.created.as_deref(), Some("2026-11-22"));
+        let keys: Vec<&String> = fm.extra.keys().collect();
+        assert_eq!(keys, vec!["title", "zeta", "alpha"]);
+        assert_eq!(fm.extra["alpha"], serde_json::json!(["x"]));
+        assert_eq!(parse(b"no front-matter").front_matter(), FrontMatter::default());
     }
 
     #[test]

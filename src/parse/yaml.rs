@@ -371,7 +371,8 @@ impl MarkedEventReceiver for Builder {
                     Frame::Map { start, anchor, entries, .. } => {
                         // A block mapping's start event comes late; its first key is where
                         // a reader sees it begin.
-                        let (line, column) = entries.first().map_or((start.line, start.column), |e| (e.key.line, e.key.column));
+                        let (line, column) =
+                            entries.first().map_or((start.line, start.column), |e| (e.key.line, e.key.column));
                         (Node { value: Value::Map(entries), line, column, ..start }, anchor)
                     }
                 };

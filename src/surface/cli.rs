@@ -220,9 +220,10 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             } else {
                 let lead = if *check { "stale:" } else { "done:" };
                 writeln!(out, "{lead}")?;
+                let width = report.steps.iter().map(|s| s.path.chars().count()).max().unwrap_or(0);
                 for s in &report.steps {
                     let verb = if *check { format!("would {}", s.action) } else { s.action.to_owned() };
-                    writeln!(out, "  {verb:<13}  {:<28}  {}", s.path, s.detail)?;
+                    writeln!(out, "  {verb:<12}  {:<width$}  {}", s.path, s.detail)?;
                 }
                 if *check {
                     writeln!(out, "run `tmws build-rules` to bring them up to date")?;

@@ -59,8 +59,12 @@ fn a_removed_rule_loses_its_link_and_foreign_files_are_kept() {
     let out = root.run(&["--json", "build-rules"]);
     assert_eq!(out.code, 0);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    let steps: Vec<(&str, &str)> =
-        v["steps"].as_array().unwrap().iter().map(|s| (s["path"].as_str().unwrap(), s["action"].as_str().unwrap())).collect();
+    let steps: Vec<(&str, &str)> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["path"].as_str().unwrap(), s["action"].as_str().unwrap()))
+        .collect();
     assert_eq!(steps, vec![("AGENTS.md", "write"), (".agents/rules/10-style.md", "unlink")]);
     assert!(!root.path().join(".agents/rules/10-style.md").exists());
     assert_eq!(root.read(".agents/rules/notes.txt"), "mine");

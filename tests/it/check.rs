@@ -19,37 +19,212 @@ fn assert_diags(out: &Output, expect: &[Expect<'_>]) {
 
 /// One planted file per error class; each is reported at its line and column.
 const INVALID: &[Expect<'static>] = &[
-        (".tmws/memory/short-term.jsonl", 2, 2, "error", "jsonl-line", "invalid JSON: expected ident; line skipped"),
-        (".tmws/memory/short-term.jsonl", 3, 1, "error", "jsonl-line", "missing required field `content`; line skipped"),
-        (".tmws/memory/short-term.jsonl", 4, 66, "error", "jsonl-line", "op says namespace `long-term` but it is in the `short-term` log"),
-        (".tmws/memory/short-term.jsonl", 5, 24, "error", "jsonl-line", "torn final line (no newline at the end, and EOF while parsing a string); line skipped"),
-        (".tmws/registry/index.json", 5, 7, "error", "registry", "missing required field `servers.code.connection.type`"),
-        (".tmws/registry/usage.jsonl", 2, 1, "error", "jsonl-line", "line is not a JSON object; line skipped"),
-        (".tmws/skills.yaml", 1, 3, "error", "skills", "missing required field `[0].skill_path`"),
-        ("agent/rules/common/00-over-budget.md", 1, 1, "error", "rule-budget", "rule file has 7 lines, over its budget of 5"),
-        ("agent/rules/common/10-no-budget.md", 1, 1, "error", "missing-budget", "rule file declares no budget"),
-        ("agent/rules/common/20-long.md", 1, 1, "error", "rule-budget", "rule files total 32 lines, over the total budget of 30 (this file crosses it)"),
-        ("resources/workspaces/bad name/OVERVIEW.md", 1, 1, "error", "scope-name", "folder `bad name`: `bad name` is not a valid scope name: use only letters, digits, `.`, `_` and `-`"),
-        ("resources/workspaces/broken/_decisions/260115-title-as-name.md", 2, 1, "warning", "title-as-name", "no `name`: `title` is read as the name"),
-        ("resources/workspaces/broken/_features/260118-needs-owner.md", 1, 1, "error", "missing-field", "missing required field `owner`"),
-        ("resources/workspaces/broken/_features/OVERVIEW.md", 1, 1, "error", "missing-field", "missing required field `folder_structure`"),
-        ("resources/workspaces/broken/_lessons/260117-bad-category.md", 4, 11, "error", "invalid-enum", "`category` must be one of debugging, performance; found `tooling`"),
-        ("resources/workspaces/broken/_plans/260101-yaml-syntax.md", 3, 18, "error", "yaml-syntax", "invalid YAML: mapping values are not allowed in this context"),
-        ("resources/workspaces/broken/_plans/260102-no-front-matter.md", 1, 1, "error", "missing-front-matter", "an entry needs front-matter, and this file has none"),
-        ("resources/workspaces/broken/_plans/260103-blank-line-first.md", 2, 1, "error", "missing-front-matter", "front-matter must start on line 1, but blank lines come before its `---` on line 2"),
-        ("resources/workspaces/broken/_plans/260104-missing-status.md", 1, 1, "error", "missing-field", "missing required field `status`"),
-        ("resources/workspaces/broken/_plans/260105-tags-not-a-list.md", 6, 7, "error", "invalid-type", "`tags` must be a list, found a string `index`"),
-        ("resources/workspaces/broken/_plans/260106-bad-date.md", 5, 10, "error", "invalid-date", "`created` must be a real date written YYYY-MM-DD; found `06/01/2026`"),
-        ("resources/workspaces/broken/_plans/260107-bad-status.md", 4, 9, "error", "invalid-enum", "`status` must be one of new, in_progress, partial, done, abandoned; found `doing`"),
-        ("resources/workspaces/broken/_plans/260108-duplicate-key.md", 6, 1, "error", "duplicate-key", "duplicate key `name` (first defined on line 2)"),
-        ("resources/workspaces/broken/_plans/260109-not-utf8.md", 2, 10, "error", "encoding", "byte 0xE9 is not valid UTF-8"),
-        ("resources/workspaces/broken/_plans/260110-key-case.md", 6, 1, "warning", "key-case", "key `Tags` differs from `tags` only by case"),
-        ("resources/workspaces/broken/_plans/260111-unclosed.md", 1, 1, "error", "unclosed-front-matter", "front-matter opened with `---` is never closed"),
-        ("resources/workspaces/broken/_plans/260112-list-front-matter.md", 2, 1, "error", "not-a-mapping", "front-matter is not a mapping of keys to values"),
-        ("resources/workspaces/broken/_plans/260113-impossible-date.md", 5, 10, "error", "invalid-date", "`created` must be a real date written YYYY-MM-DD; found `2026-02-30`"),
-        ("resources/workspaces/broken/_plans/NotKebab.md", 1, 1, "warning", "file-name", "entry file name `NotKebab.md` does not match YYMMDD-kebab-case.md"),
-        ("resources/workspaces/broken/_spikes/260116-custom-status.md", 4, 9, "error", "invalid-enum", "`status` must be one of open, concluded; found `done`"),
-        ("resources/workspaces/broken/api/OVERVIEW.md", 1, 1, "error", "missing-field", "missing required field `description`"),
+    (".tmws/memory/short-term.jsonl", 2, 2, "error", "jsonl-line", "invalid JSON: expected ident; line skipped"),
+    (".tmws/memory/short-term.jsonl", 3, 1, "error", "jsonl-line", "missing required field `content`; line skipped"),
+    (
+        ".tmws/memory/short-term.jsonl",
+        4,
+        66,
+        "error",
+        "jsonl-line",
+        "op says namespace `long-term` but it is in the `short-term` log",
+    ),
+    (
+        ".tmws/memory/short-term.jsonl",
+        5,
+        24,
+        "error",
+        "jsonl-line",
+        "torn final line (no newline at the end, and EOF while parsing a string); line skipped",
+    ),
+    (".tmws/registry/index.json", 5, 7, "error", "registry", "missing required field `servers.code.connection.type`"),
+    (".tmws/registry/usage.jsonl", 2, 1, "error", "jsonl-line", "line is not a JSON object; line skipped"),
+    (".tmws/skills.yaml", 1, 3, "error", "skills", "missing required field `[0].skill_path`"),
+    (
+        "agent/rules/common/00-over-budget.md",
+        1,
+        1,
+        "error",
+        "rule-budget",
+        "rule file has 7 lines, over its budget of 5",
+    ),
+    ("agent/rules/common/10-no-budget.md", 1, 1, "error", "missing-budget", "rule file declares no budget"),
+    (
+        "agent/rules/common/20-long.md",
+        1,
+        1,
+        "error",
+        "rule-budget",
+        "rule files total 32 lines, over the total budget of 30 (this file crosses it)",
+    ),
+    (
+        "resources/workspaces/bad name/OVERVIEW.md",
+        1,
+        1,
+        "error",
+        "scope-name",
+        "folder `bad name`: `bad name` is not a valid scope name: use only letters, digits, `.`, `_` and `-`",
+    ),
+    (
+        "resources/workspaces/broken/_decisions/260115-title-as-name.md",
+        2,
+        1,
+        "warning",
+        "title-as-name",
+        "no `name`: `title` is read as the name",
+    ),
+    (
+        "resources/workspaces/broken/_features/260118-needs-owner.md",
+        1,
+        1,
+        "error",
+        "missing-field",
+        "missing required field `owner`",
+    ),
+    (
+        "resources/workspaces/broken/_features/OVERVIEW.md",
+        1,
+        1,
+        "error",
+        "missing-field",
+        "missing required field `folder_structure`",
+    ),
+    (
+        "resources/workspaces/broken/_lessons/260117-bad-category.md",
+        4,
+        11,
+        "error",
+        "invalid-enum",
+        "`category` must be one of debugging, performance; found `tooling`",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260101-yaml-syntax.md",
+        3,
+        18,
+        "error",
+        "yaml-syntax",
+        "invalid YAML: mapping values are not allowed in this context",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260102-no-front-matter.md",
+        1,
+        1,
+        "error",
+        "missing-front-matter",
+        "an entry needs front-matter, and this file has none",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260103-blank-line-first.md",
+        2,
+        1,
+        "error",
+        "missing-front-matter",
+        "front-matter must start on line 1, but blank lines come before its `---` on line 2",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260104-missing-status.md",
+        1,
+        1,
+        "error",
+        "missing-field",
+        "missing required field `status`",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260105-tags-not-a-list.md",
+        6,
+        7,
+        "error",
+        "invalid-type",
+        "`tags` must be a list, found a string `index`",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260106-bad-date.md",
+        5,
+        10,
+        "error",
+        "invalid-date",
+        "`created` must be a real date written YYYY-MM-DD; found `06/01/2026`",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260107-bad-status.md",
+        4,
+        9,
+        "error",
+        "invalid-enum",
+        "`status` must be one of new, in_progress, partial, done, abandoned; found `doing`",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260108-duplicate-key.md",
+        6,
+        1,
+        "error",
+        "duplicate-key",
+        "duplicate key `name` (first defined on line 2)",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260109-not-utf8.md",
+        2,
+        10,
+        "error",
+        "encoding",
+        "byte 0xE9 is not valid UTF-8",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260110-key-case.md",
+        6,
+        1,
+        "warning",
+        "key-case",
+        "key `Tags` differs from `tags` only by case",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260111-unclosed.md",
+        1,
+        1,
+        "error",
+        "unclosed-front-matter",
+        "front-matter opened with `---` is never closed",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260112-list-front-matter.md",
+        2,
+        1,
+        "error",
+        "not-a-mapping",
+        "front-matter is not a mapping of keys to values",
+    ),
+    (
+        "resources/workspaces/broken/_plans/260113-impossible-date.md",
+        5,
+        10,
+        "error",
+        "invalid-date",
+        "`created` must be a real date written YYYY-MM-DD; found `2026-02-30`",
+    ),
+    (
+        "resources/workspaces/broken/_plans/NotKebab.md",
+        1,
+        1,
+        "warning",
+        "file-name",
+        "entry file name `NotKebab.md` does not match YYMMDD-kebab-case.md",
+    ),
+    (
+        "resources/workspaces/broken/_spikes/260116-custom-status.md",
+        4,
+        9,
+        "error",
+        "invalid-enum",
+        "`status` must be one of open, concluded; found `done`",
+    ),
+    (
+        "resources/workspaces/broken/api/OVERVIEW.md",
+        1,
+        1,
+        "error",
+        "missing-field",
+        "missing required field `description`",
+    ),
 ];
 
 #[test]
@@ -104,7 +279,8 @@ fn github_format_escapes_what_github_requires() {
 
 #[test]
 fn a_path_inside_a_root_is_shown_relative_to_that_root() {
-    let out = tmws(&repo(), &["check", "testdata/invalid/resources/workspaces/broken/_plans/260107-bad-status.md", "--json"]);
+    let out =
+        tmws(&repo(), &["check", "testdata/invalid/resources/workspaces/broken/_plans/260107-bad-status.md", "--json"]);
     assert_eq!(out.code, 1);
     assert_diags(
         &out,
@@ -130,8 +306,22 @@ fn warnings_fail_only_with_strict() {
     assert_diags(
         &out,
         &[
-            ("resources/workspaces/w/_decisions/notes.md", 1, 1, "warning", "file-name", "entry file name `notes.md` does not match YYMMDD-kebab-case.md"),
-            ("resources/workspaces/w/_decisions/notes.md", 2, 1, "warning", "title-as-name", "no `name`: `title` is read as the name"),
+            (
+                "resources/workspaces/w/_decisions/notes.md",
+                1,
+                1,
+                "warning",
+                "file-name",
+                "entry file name `notes.md` does not match YYMMDD-kebab-case.md",
+            ),
+            (
+                "resources/workspaces/w/_decisions/notes.md",
+                2,
+                1,
+                "warning",
+                "title-as-name",
+                "no `name`: `title` is read as the name",
+            ),
         ],
     );
     assert_eq!(root.run(&["check", "--strict"]).code, 1);
@@ -152,7 +342,11 @@ fn usage_and_environment_errors_exit_2_with_one_line() {
     let out = bare.run(&["check"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.starts_with("tmws: no tmws root at or above "), "{}", out.stderr);
-    assert!(out.stderr.ends_with("  hint: run `tmws init` in the project folder, or pass --root DIR\n"), "{}", out.stderr);
+    assert!(
+        out.stderr.ends_with("  hint: run `tmws init` in the project folder, or pass --root DIR\n"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -203,7 +397,10 @@ fn markdown_outside_the_canonical_trees_gets_syntax_checks_only() {
         .file("docs/adr/0001.md", "---\ntitle: Use ADRs\nstatus: accepted\n---\n")
         .file("docs/adr/0002.md", "---\ntitle: a\ntitle: b\n---\n");
     let out = root.run(&["check", "--json"]);
-    assert_diags(&out, &[("docs/adr/0002.md", 3, 1, "error", "duplicate-key", "duplicate key `title` (first defined on line 2)")]);
+    assert_diags(
+        &out,
+        &[("docs/adr/0002.md", 3, 1, "error", "duplicate-key", "duplicate key `title` (first defined on line 2)")],
+    );
 }
 
 #[test]
@@ -213,7 +410,10 @@ fn huge_and_hostile_inputs_are_reported_not_fatal() {
     let root = TestRoot::new()
         .file("resources/workspaces/w/OVERVIEW.md", big)
         .file("resources/workspaces/w/_plans/260101-deep.md", deep)
-        .file(".tmws/memory/short-term.jsonl", b"{\"op\":\"delete\",\"id\":\"m_3fa9c1d2e4b5\",\"at\":\"2026-11-22T10:00:00Z\"}\n{\"op\":\xff}\n");
+        .file(
+            ".tmws/memory/short-term.jsonl",
+            b"{\"op\":\"delete\",\"id\":\"m_3fa9c1d2e4b5\",\"at\":\"2026-11-22T10:00:00Z\"}\n{\"op\":\xff}\n",
+        );
     let out = root.run(&["check", "--json"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     let got: Vec<(String, u64, String)> = diagnostics(&out).into_iter().map(|d| (d.0, d.1, d.5)).collect();
@@ -221,7 +421,11 @@ fn huge_and_hostile_inputs_are_reported_not_fatal() {
         got,
         vec![
             (".tmws/memory/short-term.jsonl".into(), 2, "byte 0xFF is not valid UTF-8; line skipped".into()),
-            ("resources/workspaces/w/OVERVIEW.md".into(), 1, "front-matter is 2097176 bytes, over the limit of 1048576".into()),
+            (
+                "resources/workspaces/w/OVERVIEW.md".into(),
+                1,
+                "front-matter is 2097176 bytes, over the limit of 1048576".into()
+            ),
             ("resources/workspaces/w/_plans/260101-deep.md".into(), 2, "invalid YAML: recursion limit exceeded".into()),
         ]
     );

@@ -27,7 +27,8 @@ fn malformed_corpus_every_anomaly_is_reported_as_the_contract_says() {
         for line in text.lines() {
             let entry: serde_json::Value = serde_json::from_str(line).unwrap();
             let file = format!("malformed/{}", entry["file"].as_str().unwrap());
-            let anomalies: BTreeSet<&str> = entry["anomalies"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+            let anomalies: BTreeSet<&str> =
+                entry["anomalies"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
             let yaml_error = !entry["yaml_error"].as_str().unwrap().is_empty();
             let rules = found.get(&file).cloned().unwrap_or_default();
             let has = |r: &str| rules.contains(r);
@@ -36,7 +37,10 @@ fn malformed_corpus_every_anomaly_is_reported_as_the_contract_says() {
                 if !manifest.contains("curated") {
                     yaml_errors += 1;
                 }
-                assert!(has("yaml-syntax") || has("unclosed-front-matter"), "{file}: YAML error not reported: {rules:?}");
+                assert!(
+                    has("yaml-syntax") || has("unclosed-front-matter"),
+                    "{file}: YAML error not reported: {rules:?}"
+                );
             }
             if anomalies.contains("not_utf8") {
                 assert!(has("encoding"), "{file}: {rules:?}");

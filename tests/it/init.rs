@@ -90,7 +90,10 @@ fn invalid_client_config_is_an_error_and_left_untouched() {
     assert_eq!(root.read(".vscode/mcp.json"), broken);
     let out = root.run(&["init", "--mcp-client", "claude"]);
     assert_eq!(out.code, 2);
-    assert_eq!(out.stderr.lines().next().unwrap(), "tmws: .mcp.json:1:1: the document is not a JSON object; the file was left as it is");
+    assert_eq!(
+        out.stderr.lines().next().unwrap(),
+        "tmws: .mcp.json:1:1: the document is not a JSON object; the file was left as it is"
+    );
     assert_eq!(root.read(".mcp.json"), "[1]");
 }
 
@@ -106,5 +109,8 @@ fn init_json_output_lists_changes() {
         .iter()
         .map(|c| (c["path"].as_str().unwrap(), c["action"].as_str().unwrap()))
         .collect();
-    assert_eq!(actions, vec![(".tmws/config.toml", "created"), (".gitignore", "created"), (".gitattributes", "created")]);
+    assert_eq!(
+        actions,
+        vec![(".tmws/config.toml", "created"), (".gitignore", "created"), (".gitattributes", "created")]
+    );
 }

@@ -66,7 +66,9 @@ fn no_placeholders_and_every_module_says_what_it_is() {
         for (path, text) in sources(&repo().join(dir)) {
             let r = rel(&path);
             // Spelled in pieces so that this file does not match itself.
-            for banned in [concat!("todo", "!("), concat!("unimplemented", "!("), concat!("dbg", "!("), concat!("#[", "ignore")] {
+            for banned in
+                [concat!("todo", "!("), concat!("unimplemented", "!("), concat!("dbg", "!("), concat!("#[", "ignore")]
+            {
                 assert!(!text.contains(banned), "{r} contains `{banned}`");
             }
             if dir == "src" {
