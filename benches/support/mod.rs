@@ -156,10 +156,10 @@ pub fn generate(root: &Path, files: usize) -> usize {
 pub fn cached_root(files: usize) -> (PathBuf, usize) {
     let root = std::env::temp_dir().join(format!("tmws-bench-root-{files}"));
     let marker = root.join(".tmws/generated");
-    if let Ok(text) = std::fs::read_to_string(&marker) {
-        if let Ok(n) = text.trim().parse() {
-            return (root, n);
-        }
+    if let Ok(text) = std::fs::read_to_string(&marker)
+        && let Ok(n) = text.trim().parse()
+    {
+        return (root, n);
     }
     let _ = std::fs::remove_dir_all(&root);
     let n = generate(&root, files);
