@@ -16,7 +16,7 @@ fn main() {
 }
 
 fn check(root: PathBuf, paths: Vec<PathBuf>) -> usize {
-    let opts = CheckOptions { root: Some(root.clone()), paths, cwd: root };
+    let opts = CheckOptions { root: Some(root.clone()), paths, cwd: root, progress: None };
     run(&opts).expect("check runs").files
 }
 

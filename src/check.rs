@@ -31,6 +31,8 @@ pub struct CheckOptions {
     pub paths: Vec<PathBuf>,
     /// The folder that relative paths and root-finding start from.
     pub cwd: PathBuf,
+    /// Counts files as they are checked, for a progress display.
+    pub progress: Option<Arc<AtomicUsize>>,
 }
 
 /// What a check found.
@@ -97,7 +99,8 @@ pub fn run(opts: &CheckOptions) -> Result<Report> {
     }
     let mut report = Report::default();
     for (root, targets) in groups {
-        let checker = Checker::new(root);
+        let mut checker = Checker::new(root);
+        checker.progress.clone_from(&opts.progress);
         for t in &targets {
             checker.walk(t);
         }
@@ -138,6 +141,7 @@ struct Checker {
     rule_lines: Mutex<Vec<(String, usize)>>,
     diags: Mutex<Vec<Diagnostic>>,
     files: AtomicUsize,
+    progress: Option<Arc<AtomicUsize>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -175,6 +179,7 @@ impl Checker {
             rule_lines: Mutex::new(Vec::new()),
             diags: Mutex::new(Vec::new()),
             files: AtomicUsize::new(0),
+            progress: None,
         }
     }
 
@@ -213,6 +218,9 @@ impl Checker {
             return;
         }
         self.files.fetch_add(1, Ordering::Relaxed);
+        if let Some(p) = &self.progress {
+            p.fetch_add(1, Ordering::Relaxed);
+        }
         let path = self.display(target, abs);
         let bytes = match store::read(abs) {
             Ok(b) => b,

@@ -8,6 +8,8 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -17,6 +19,7 @@ use crate::init::{self, Action, McpClient};
 use crate::model::{Diagnostic, Severity};
 use crate::rules;
 use crate::store;
+use crate::surface::progress::Progress;
 
 /// tmws: memory and context for AI coding agents, kept as plain files in your repository.
 #[derive(Debug, Parser)]
@@ -194,8 +197,17 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Check { paths, format, strict } => {
-            let opts = CheckOptions { root: cli.root.clone(), paths: paths.clone(), cwd: cwd()? };
-            let report = check::run(&opts)?;
+            let counter = Arc::new(AtomicUsize::new(0));
+            let opts = CheckOptions {
+                root: cli.root.clone(),
+                paths: paths.clone(),
+                cwd: cwd()?,
+                progress: Some(counter.clone()),
+            };
+            let progress = Progress::start(counter, "files checked");
+            let report = check::run(&opts);
+            progress.finish();
+            let report = report?;
             let format = format.unwrap_or(if cli.json { Format::Json } else { Format::Human });
             match format {
                 Format::Human => render_human(out, &report)?,

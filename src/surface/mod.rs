@@ -4,3 +4,4 @@
 //! logic lives only in a surface.
 
 pub mod cli;
+pub mod progress;
