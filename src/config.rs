@@ -5,9 +5,11 @@
 //! naming the key and its line.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Error;
 use crate::model::{Diagnostic, Rule, validate_component};
 
 /// The path of the config file, relative to the root.
@@ -186,6 +188,22 @@ struct RawNamespace {
 }
 
 impl Config {
+    /// Reads `<root>/.tmws/config.toml`; a missing file gives the defaults. An invalid file
+    /// is an error naming the file, the line and the key.
+    pub fn load(root: &Path) -> Result<Config, Error> {
+        let path = root.join(CONFIG_PATH);
+        let Some(text) = crate::store::read_text_opt(&path)? else {
+            return Ok(Config::default());
+        };
+        Config::parse(&text).map_err(|d| Error::WithLine {
+            path: PathBuf::from(CONFIG_PATH),
+            line: d.line,
+            column: d.column,
+            message: d.message,
+            hint: d.hint,
+        })
+    }
+
     /// Parses the text of `config.toml`. The error is a `config` diagnostic with the line
     /// and column of the offending key or value.
     #[allow(clippy::result_large_err, reason = "one diagnostic per file at most; boxing it buys nothing")]
@@ -315,6 +333,18 @@ mod tests {
         let d = Config::parse(text).unwrap_err();
         assert_eq!(d.rule, Rule::Config);
         (d.line, d.column, d.message)
+    }
+
+    #[test]
+    fn load_reads_the_root_file_and_names_it_in_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Config::load(dir.path()).unwrap(), Config::default());
+        std::fs::create_dir_all(dir.path().join(".tmws")).unwrap();
+        std::fs::write(dir.path().join(CONFIG_PATH), "[watch]\ndebounce_ms = 5\n").unwrap();
+        assert_eq!(Config::load(dir.path()).unwrap().watch.debounce_ms, 5);
+        std::fs::write(dir.path().join(CONFIG_PATH), "[watch]\ndebounce = 5\n").unwrap();
+        let err = Config::load(dir.path()).unwrap_err().to_string();
+        assert!(err.starts_with(".tmws/config.toml:2:1: unknown field `debounce`"), "{err}");
     }
 
     #[test]
