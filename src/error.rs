@@ -25,6 +25,9 @@ pub enum Error {
 
     #[error("{0}")]
     Usage(String),
+
+    #[error("index: {0}")]
+    Index(String),
 }
 
 impl Error {

@@ -11,9 +11,11 @@
 pub mod check;
 pub mod config;
 pub mod error;
+pub mod index;
 pub mod init;
 pub mod model;
 pub mod parse;
+pub mod query;
 pub mod rules;
 pub mod schema;
 pub mod store;

@@ -233,6 +233,84 @@ impl FrontMatter {
     }
 }
 
+/// The kinds of searchable items (DESIGN §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DocKind {
+    Overview,
+    TopicOverview,
+    Entry,
+    Rule,
+    Skill,
+    Doc,
+    Memory,
+    Server,
+    Tool,
+}
+
+impl DocKind {
+    pub const ALL: [DocKind; 9] = [
+        DocKind::Overview,
+        DocKind::TopicOverview,
+        DocKind::Entry,
+        DocKind::Rule,
+        DocKind::Skill,
+        DocKind::Doc,
+        DocKind::Memory,
+        DocKind::Server,
+        DocKind::Tool,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocKind::Overview => "overview",
+            DocKind::TopicOverview => "topic_overview",
+            DocKind::Entry => "entry",
+            DocKind::Rule => "rule",
+            DocKind::Skill => "skill",
+            DocKind::Doc => "doc",
+            DocKind::Memory => "memory",
+            DocKind::Server => "server",
+            DocKind::Tool => "tool",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DocKind> {
+        DocKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl fmt::Display for DocKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One searchable item as the index stores it: plain data, no tantivy types.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct IndexDoc {
+    /// A document's root-relative path; a skill's `.tmws/skills.yaml#name`.
+    pub ref_id: String,
+    pub kind: Option<DocKind>,
+    pub scope: Option<String>,
+    pub topic: Option<String>,
+    pub name: String,
+    /// The T0 summary: `description`, or the first sentences of the body.
+    pub description: String,
+    pub tags: Vec<String>,
+    pub status: Option<String>,
+    pub category: Option<String>,
+    pub created: Option<String>,
+    pub updated: Option<String>,
+    /// The file it came from, relative to the root.
+    pub path: String,
+    pub body: String,
+    /// Whether the body is returned in answers (T1 of overviews, decisions and lessons).
+    pub store_body: bool,
+    /// Problems worth showing with the result, e.g. `invalid-front-matter`.
+    pub flags: Vec<String>,
+}
+
 /// A scope: `workspace[/domain[/repository]]` below `resources/workspaces/` (DESIGN §2.1).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Scope {

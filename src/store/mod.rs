@@ -143,6 +143,14 @@ pub fn symlink(target: &Path, link: &Path) -> Result<()> {
     }
 }
 
+/// Removes a folder and everything in it; a missing folder is fine.
+pub fn remove_dir_all(dir: &Path) -> Result<()> {
+    match fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(Error::io(dir, e)),
+        _ => Ok(()),
+    }
+}
+
 pub fn remove_file(path: &Path) -> Result<()> {
     fs::remove_file(path).map_err(|e| Error::io(path, e))
 }
@@ -160,28 +168,7 @@ where
         visit(start);
         return;
     }
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
-    let walker = ignore::WalkBuilder::new(start)
-        .hidden(false)
-        .require_git(false)
-        .git_global(false)
-        .add_custom_ignore_filename(".tmwsignore")
-        .threads(threads)
-        .filter_entry(|e| {
-            if e.depth() == 0 || !e.file_type().is_some_and(|t| t.is_dir()) {
-                return true;
-            }
-            let name = e.file_name();
-            if name == ".git" {
-                return false;
-            }
-            if name == "cache" && e.path().parent().and_then(Path::file_name).is_some_and(|p| p == TMWS_DIR) {
-                return false;
-            }
-            !is_tmws_root(e.path())
-        })
-        .build_parallel();
-    walker.run(|| {
+    walker(start).run(|| {
         Box::new(|result| {
             match result {
                 Ok(entry) => {
@@ -200,4 +187,84 @@ where
             ignore::WalkState::Continue
         })
     });
+}
+
+/// A file found by `scan`, with what a sync compares before reading anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scanned {
+    pub abs: PathBuf,
+    /// Relative to the root, with `/` separators.
+    pub rel: String,
+    pub size: u64,
+    /// Modification time in nanoseconds since the Unix epoch.
+    pub mtime: u64,
+}
+
+/// Stats every file under `starts` (files or folders below `root`) for which `keep(rel)`
+/// holds, in parallel, without reading any content. Sorted by `rel`, without duplicates.
+pub fn scan<K>(root: &Path, starts: &[PathBuf], keep: K) -> Vec<Scanned>
+where
+    K: Fn(&str) -> bool + Sync,
+{
+    let found = std::sync::Mutex::new(Vec::new());
+    let add = |path: &Path, meta: &fs::Metadata| {
+        let Ok(rel) = path.strip_prefix(root) else { return };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if keep(&rel) {
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+            let s = Scanned { abs: path.to_path_buf(), rel, size: meta.len(), mtime };
+            found.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(s);
+        }
+    };
+    for start in starts {
+        match fs::metadata(start) {
+            Ok(m) if m.is_file() => add(start, &m),
+            Ok(m) if m.is_dir() => walker(start).run(|| {
+                Box::new(|result| {
+                    if let Ok(entry) = result
+                        && entry.file_type().is_some_and(|t| t.is_file())
+                        && let Ok(meta) = entry.metadata()
+                    {
+                        add(entry.path(), &meta);
+                    }
+                    ignore::WalkState::Continue
+                })
+            }),
+            _ => {}
+        }
+    }
+    let mut out = found.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out.dedup_by(|a, b| a.rel == b.rel);
+    out
+}
+
+/// The parallel walker every walk uses: honours `.gitignore` (inside or outside git) and
+/// `.tmwsignore`; skips `.git/`, the derived `.tmws/cache/` and nested tmws roots.
+fn walker(start: &Path) -> ignore::WalkParallel {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    ignore::WalkBuilder::new(start)
+        .hidden(false)
+        .require_git(false)
+        .git_global(false)
+        .add_custom_ignore_filename(".tmwsignore")
+        .threads(threads)
+        .filter_entry(|e| {
+            if e.depth() == 0 || !e.file_type().is_some_and(|t| t.is_dir()) {
+                return true;
+            }
+            let name = e.file_name();
+            if name == ".git" {
+                return false;
+            }
+            if name == "cache" && e.path().parent().and_then(Path::file_name).is_some_and(|p| p == TMWS_DIR) {
+                return false;
+            }
+            !is_tmws_root(e.path())
+        })
+        .build_parallel()
 }

@@ -15,8 +15,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::check::{self, CheckOptions, Report};
 use crate::error::Error;
+use crate::index::extract::cut;
+use crate::index::{SearchRequest, SearchResults, SyncOptions};
 use crate::init::{self, Action, McpClient};
-use crate::model::{Diagnostic, Severity};
+use crate::model::{Diagnostic, DocKind, Severity};
+use crate::query::Workspace;
 use crate::rules;
 use crate::store;
 use crate::surface::progress::Progress;
@@ -59,6 +62,41 @@ enum Command {
         /// Fail on warnings too.
         #[arg(long)]
         strict: bool,
+    },
+    /// Sync the search index with the files now (incremental; --rebuild starts over).
+    Index {
+        /// Drop the index and build it again from the files.
+        #[arg(long)]
+        rebuild: bool,
+        /// Also index the Markdown of this folder (or glob) for this run, as kind `doc`.
+        #[arg(long, value_name = "DIR")]
+        include: Vec<String>,
+    },
+    /// Search overviews, entries, rules, skills and docs; best first.
+    ///
+    /// Words are matched after stemming and identifier splitting; "double quotes" make a
+    /// phrase. Filters narrow without changing the order.
+    Search {
+        /// What to look for.
+        query: String,
+        /// Only this scope and below (workspace[/domain[/repository]]).
+        #[arg(long)]
+        scope: Option<String>,
+        /// Only entries of this topic (repeatable).
+        #[arg(long = "topic", value_name = "TOPIC")]
+        topics: Vec<String>,
+        /// Only this kind (repeatable): overview, topic_overview, entry, rule, skill, doc.
+        #[arg(long = "kind", value_name = "KIND")]
+        kinds: Vec<String>,
+        /// Only this status (repeatable).
+        #[arg(long, value_name = "STATUS")]
+        status: Vec<String>,
+        /// Only items with this tag (repeatable: all must match).
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        /// How many results.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
     },
     /// Generate AGENTS.md and .agents/rules/ links from agent/rules/common/*.md.
     BuildRules {
@@ -216,6 +254,71 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             }
             Ok(u8::from(report.failed(*strict)))
         }
+        Command::Index { rebuild, include } => {
+            let root = root(cli)?;
+            let cwd = cwd()?;
+            let mut extra = Vec::new();
+            for dir in include {
+                let abs = cwd.join(dir);
+                let abs = if store::exists(&abs) { store::canonicalize(&abs)? } else { abs };
+                let rel = abs
+                    .strip_prefix(&root)
+                    .map_err(|_| Error::Usage(format!("--include {dir}: not inside the root {}", root.display())))?;
+                extra.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+            let mut ws = Workspace::open(&root)?;
+            if let Some(why) = ws.rebuilt_on_open() {
+                eprintln!("tmws: rebuilt the index from the files: {why}");
+            }
+            let counter = Arc::new(AtomicUsize::new(0));
+            let progress = Progress::start(counter.clone(), "files indexed");
+            let opts = SyncOptions { rebuild: *rebuild, include: extra, progress: Some(counter) };
+            let report = ws.sync(&opts);
+            progress.finish();
+            let report = report?;
+            if cli.json {
+                writeln!(out, "{}", to_json(&report))?;
+            } else if report.reader_only {
+                writeln!(out, "another tmws process is keeping the index up to date ({} items)", report.items)?;
+            } else {
+                let rebuilt = if report.rebuilt { " (rebuilt)" } else { "" };
+                writeln!(
+                    out,
+                    "indexed {} new, {} changed, {} removed in {} ms{rebuilt}",
+                    report.new, report.changed, report.removed, report.millis
+                )?;
+            }
+            Ok(0)
+        }
+        Command::Search { query, scope, topics, kinds, status, tags, limit } => {
+            let root = root(cli)?;
+            let kinds = kinds
+                .iter()
+                .map(|k| {
+                    DocKind::parse(k).ok_or_else(|| {
+                        let known: Vec<&str> = DocKind::ALL.iter().map(|k| k.as_str()).collect();
+                        Error::Usage(format!("unknown kind `{k}`; known kinds: {}", known.join(", ")))
+                    })
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            let req = SearchRequest {
+                query: query.clone(),
+                scope: scope.clone(),
+                topics: topics.clone(),
+                kinds,
+                status: status.clone(),
+                tags: tags.clone(),
+                limit: *limit,
+            };
+            let mut ws = Workspace::open(&root)?;
+            let results = ws.search(&req)?;
+            if cli.json {
+                writeln!(out, "{}", to_json(&results))?;
+            } else {
+                render_hits(out, &results)?;
+            }
+            Ok(0)
+        }
         Command::BuildRules { check, force } => {
             let root = root(cli)?;
             let report = rules::build_rules(&root, *check, *force)?;
@@ -245,6 +348,21 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             Ok(u8::from(*check && stale))
         }
     }
+}
+
+/// One result per line in aligned columns: score, kind, refId, then name and summary.
+fn render_hits(out: &mut impl Write, results: &SearchResults) -> io::Result<()> {
+    if results.results.is_empty() {
+        return writeln!(out, "no results for `{}`", results.query);
+    }
+    let kind_w = results.results.iter().map(|h| h.kind.len()).max().unwrap_or(0);
+    let ref_w = results.results.iter().map(|h| h.ref_id.chars().count()).max().unwrap_or(0);
+    for h in &results.results {
+        let summary = cut(&h.summary.replace('\n', " "), 80);
+        let text = if summary.is_empty() { h.name.clone() } else { format!("{}: {summary}", h.name) };
+        writeln!(out, "{:>4}%  {:<kind_w$}  {:<ref_w$}  {text}", h.score, h.kind, h.ref_id)?;
+    }
+    Ok(())
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> String {

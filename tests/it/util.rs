@@ -105,6 +105,24 @@ impl TestRoot {
     }
 }
 
+/// Every file under `dir` (symlinks skipped) with its bytes, relative paths.
+pub fn copy_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                stack.push(p);
+            } else if meta.is_file() {
+                out.push((p.strip_prefix(dir).unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
 /// The JSON diagnostics of a `check --format json` run, as tuples.
 pub fn diagnostics(out: &Output) -> Vec<(String, u64, u64, String, String, String)> {
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));

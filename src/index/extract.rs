@@ -1,0 +1,217 @@
+//! From a file's bytes to the items the index holds.
+//!
+//! Pure: the caller reads the file and classifies its path. A document whose front-matter
+//! does not parse is still indexed by its body and file name, and flagged, so it never
+//! silently disappears (DESIGN §1.4).
+
+use crate::model::{DocKind, IndexDoc};
+use crate::parse::markdown::{self, FrontMatterState};
+use crate::parse::{self, yaml};
+use crate::store::layout::FileKind;
+
+/// Longest description taken from a body when the front-matter has none.
+const SUMMARY_CHARS: usize = 280;
+
+/// The items of one file. `rel` is its root-relative path with `/` separators.
+pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
+    let (doc_kind, scope, topic) = match kind {
+        FileKind::ScopeOverview { scope } => (DocKind::Overview, Some(scope.to_string()), None),
+        FileKind::TopicOverview { scope, topic } => {
+            (DocKind::TopicOverview, Some(scope.to_string()), Some(topic.clone()))
+        }
+        FileKind::Entry { scope, topic } => (DocKind::Entry, Some(scope.to_string()), Some(topic.clone())),
+        FileKind::Rule => (DocKind::Rule, None, None),
+        FileKind::Markdown | FileKind::BadScope { .. } => (DocKind::Doc, None, None),
+        FileKind::Skills => return skills(rel, bytes),
+        _ => return Vec::new(),
+    };
+    let doc = markdown::parse(bytes);
+    let fm = doc.front_matter();
+    let mut flags = Vec::new();
+    match doc.state {
+        FrontMatterState::Invalid | FrontMatterState::Unclosed | FrontMatterState::LeadingBlank => {
+            flags.push("invalid-front-matter".to_owned());
+        }
+        FrontMatterState::Absent if doc_kind != DocKind::Rule && doc_kind != DocKind::Doc => {
+            flags.push("missing-front-matter".to_owned());
+        }
+        _ => {}
+    }
+    if doc.diagnostics.iter().any(|d| d.rule == crate::model::Rule::Encoding) {
+        flags.push("encoding".to_owned());
+    }
+    if matches!(kind, FileKind::BadScope { .. }) {
+        flags.push("bad-scope".to_owned());
+    }
+    let body = doc.body.trim().to_owned();
+    let name = fm
+        .name
+        .clone()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| heading(&body).unwrap_or_else(|| stem_name(rel)));
+    let description = fm.description.clone().filter(|d| !d.trim().is_empty()).unwrap_or_else(|| first_sentences(&body));
+    let store_body = matches!(doc_kind, DocKind::Overview | DocKind::TopicOverview)
+        || (doc_kind == DocKind::Entry && matches!(topic.as_deref(), Some("decisions" | "lessons")));
+    vec![IndexDoc {
+        ref_id: rel.to_owned(),
+        kind: Some(doc_kind),
+        scope,
+        topic,
+        name,
+        description,
+        tags: fm.tags,
+        status: fm.status,
+        category: fm.category,
+        created: fm.created,
+        updated: fm.updated,
+        path: rel.to_owned(),
+        body,
+        store_body,
+        flags,
+    }]
+}
+
+/// One item per skill in `.tmws/skills.yaml`.
+fn skills(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
+    let (text, _) = parse::decode(bytes);
+    let (Some(node), _) = yaml::parse(&text, 1) else { return Vec::new() };
+    let yaml::Value::Seq(items) = &node.value else { return Vec::new() };
+    let mut out = Vec::new();
+    for item in items {
+        let field = |k: &str| item.get(k).map(|e| e.value.key_text()).filter(|s| !s.is_empty());
+        let Some(name) = field("name") else { continue };
+        out.push(IndexDoc {
+            ref_id: format!("{rel}#{name}"),
+            kind: Some(DocKind::Skill),
+            description: field("description").unwrap_or_default(),
+            body: field("skill_path").unwrap_or_default(),
+            name,
+            path: rel.to_owned(),
+            ..IndexDoc::default()
+        });
+    }
+    out
+}
+
+/// The first `# heading` of a body.
+fn heading(body: &str) -> Option<String> {
+    body.lines().find_map(|l| l.strip_prefix("# ")).map(|h| h.trim().to_owned()).filter(|h| !h.is_empty())
+}
+
+/// `docs/adr/0001-use-tantivy.md` → `0001 use tantivy`.
+fn stem_name(rel: &str) -> String {
+    let file = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
+    stem.replace(['-', '_'], " ")
+}
+
+/// The first meaningful sentences of a body, at most SUMMARY_CHARS, cut at a word boundary.
+pub fn first_sentences(body: &str) -> String {
+    let mut text = String::new();
+    let mut in_code = false;
+    for line in body.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code || t.is_empty() || t.starts_with('#') || t.starts_with("<!--") || t.starts_with('|') {
+            if !text.is_empty() && t.is_empty() {
+                break;
+            }
+            continue;
+        }
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(t.trim_start_matches(['-', '*', '>', ' ']));
+        if text.chars().count() >= SUMMARY_CHARS {
+            break;
+        }
+    }
+    cut(&text, SUMMARY_CHARS)
+}
+
+/// Cuts at a word boundary with an ellipsis when longer than `max` characters.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(max).collect();
+    let at = head.rfind(char::is_whitespace).filter(|i| *i > max / 2).unwrap_or(head.len());
+    format!("{}…", head[..at].trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Scope;
+
+    #[test]
+    fn an_entry_keeps_its_front_matter() {
+        let kind = FileKind::Entry { scope: Scope::parse("w/d").unwrap(), topic: "decisions".into() };
+        let docs = extract(
+            &kind,
+            "resources/workspaces/w/d/_decisions/260101-x.md",
+            b"---\nname: X\ndescription: Why X.\ntags: [a, b]\ncreated: 2026-01-01\n---\nBody text.\n",
+        );
+        assert_eq!(docs.len(), 1);
+        let d = &docs[0];
+        assert_eq!(
+            (d.kind, d.scope.as_deref(), d.topic.as_deref()),
+            (Some(DocKind::Entry), Some("w/d"), Some("decisions"))
+        );
+        assert_eq!((d.name.as_str(), d.description.as_str(), d.body.as_str()), ("X", "Why X.", "Body text."));
+        assert_eq!(d.tags, vec!["a", "b"]);
+        assert!(d.store_body);
+        assert!(d.flags.is_empty());
+    }
+
+    #[test]
+    fn broken_front_matter_is_indexed_by_body_and_file_name_and_flagged() {
+        let kind = FileKind::Entry { scope: Scope::parse("w").unwrap(), topic: "plans".into() };
+        let docs = extract(
+            &kind,
+            "resources/workspaces/w/_plans/260101-token-refresh.md",
+            b"---\nname: [oops\n---\nRetry once on 401.\n\nMore.\n",
+        );
+        let d = &docs[0];
+        assert_eq!(d.name, "260101 token refresh");
+        assert_eq!(d.description, "Retry once on 401.");
+        assert_eq!(d.flags, vec!["invalid-front-matter"]);
+    }
+
+    #[test]
+    fn docs_read_title_and_rules_their_heading() {
+        let d =
+            &extract(&FileKind::Markdown, "docs/adr/0001.md", b"---\ntitle: Use ADRs\nstatus: accepted\n---\ntext\n")
+                [0];
+        assert_eq!((d.kind, d.name.as_str(), d.status.as_deref()), (Some(DocKind::Doc), "Use ADRs", Some("accepted")));
+        let r = &extract(
+            &FileKind::Rule,
+            "agent/rules/common/00-core.md",
+            b"<!-- budget: 5 lines -->\n# Core rules\n\n- Files are the truth.\n",
+        )[0];
+        assert_eq!((r.name.as_str(), r.description.as_str()), ("Core rules", "Files are the truth."));
+    }
+
+    #[test]
+    fn skills_become_one_item_each() {
+        let docs = extract(
+            &FileKind::Skills,
+            ".tmws/skills.yaml",
+            b"- name: a\n  description: A.\n  skill_path: s/a.md\n- description: no name\n",
+        );
+        assert_eq!(docs.len(), 1);
+        assert_eq!((docs[0].ref_id.as_str(), docs[0].kind), (".tmws/skills.yaml#a", Some(DocKind::Skill)));
+    }
+
+    #[test]
+    fn summaries_cut_at_a_word() {
+        assert_eq!(cut("alpha beta gamma", 12), "alpha beta…");
+        assert_eq!(
+            first_sentences("# T\n\n```\ncode\n```\nFirst line\ncontinues.\n\nSecond para."),
+            "First line continues."
+        );
+    }
+}

@@ -1,0 +1,157 @@
+//! The derived full-text index (DESIGN §3): tantivy under `.tmws/cache/index/`.
+//!
+//! The index is disposable: every item in it is derived from a file, keyed on its refId,
+//! and a sync converges it to the files whatever happened before (a crash, a kill, a
+//! missed watcher event). The commit payload carries the schema version and an epoch that
+//! the manifest of indexed files must match; any mismatch or corruption rebuilds from the
+//! files, with one log line, never an error for the user.
+
+pub mod analyzer;
+pub mod extract;
+pub mod manifest;
+pub mod schema;
+pub mod search;
+pub mod sync;
+
+use std::path::{Path, PathBuf};
+
+use tantivy::directory::error::LockError;
+use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyError};
+
+pub use self::schema::{Fields, SCHEMA_VERSION};
+pub use self::search::{SearchHit, SearchRequest, SearchResults};
+pub use self::sync::{SyncOptions, SyncReport};
+use crate::error::{Error, Result};
+use crate::store;
+
+/// Where the index lives, relative to the root.
+pub const INDEX_DIR: &str = ".tmws/cache/index";
+/// Memory for the writer's indexing buffers.
+const WRITER_MEMORY: usize = 256 << 20;
+
+/// What the last commit recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Payload {
+    pub version: u32,
+    /// Bumped by every commit; the manifest written after it carries the same number.
+    pub epoch: u64,
+}
+
+/// An open index: always a reader, and the writer when no other process holds it.
+pub struct Index {
+    root: PathBuf,
+    index: tantivy::Index,
+    fields: Fields,
+    reader: IndexReader,
+    writer: Option<IndexWriter>,
+    /// Why the index was rebuilt on open, if it was.
+    pub rebuilt: Option<String>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index").field("root", &self.root).field("writer", &self.writer.is_some()).finish()
+    }
+}
+
+pub(crate) fn tantivy_err(e: TantivyError) -> Error {
+    Error::Index(e.to_string())
+}
+
+impl Index {
+    /// Opens (or creates) the index of `root`, taking the writer role when it is free.
+    pub fn open(root: &Path) -> Result<Index> {
+        let dir = root.join(INDEX_DIR);
+        store::create_dir_all(&dir)?;
+        let fields = Fields::new();
+        let mut rebuilt = None;
+        let index = match Self::open_existing(&dir, &fields) {
+            Ok(Some(index)) => index,
+            Ok(None) => Self::create(&dir, &fields)?,
+            Err(why) => {
+                tracing::info!("rebuilding the index from the files: {why}");
+                rebuilt = Some(why);
+                store::remove_dir_all(&dir)?;
+                store::create_dir_all(&dir)?;
+                Self::create(&dir, &fields)?
+            }
+        };
+        index.tokenizers().register(analyzer::ANALYZER, analyzer::analyzer());
+        let writer = match index.writer_with_num_threads(writer_threads(), WRITER_MEMORY) {
+            Ok(w) => Some(w),
+            Err(TantivyError::LockFailure(LockError::LockBusy, _)) => None,
+            Err(e) => return Err(tantivy_err(e)),
+        };
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
+        Ok(Index { root: root.to_path_buf(), index, fields, reader, writer, rebuilt })
+    }
+
+    /// The existing index, None when there is none, or why it cannot be used.
+    fn open_existing(dir: &Path, fields: &Fields) -> std::result::Result<Option<tantivy::Index>, String> {
+        if !store::exists(&dir.join("meta.json")) {
+            return Ok(None);
+        }
+        let index = tantivy::Index::open_in_dir(dir).map_err(|e| format!("it could not be opened ({e})"))?;
+        if index.schema() != fields.schema {
+            return Err("its schema is not this version's".into());
+        }
+        let payload = read_payload(&index).map_err(|e| format!("its commit could not be read ({e})"))?;
+        if payload.version != SCHEMA_VERSION && payload != Payload::default() {
+            return Err(format!("it is version {}, this tmws writes version {SCHEMA_VERSION}", payload.version));
+        }
+        Ok(Some(index))
+    }
+
+    fn create(dir: &Path, fields: &Fields) -> Result<tantivy::Index> {
+        tantivy::Index::create_in_dir(dir, fields.schema.clone()).map_err(tantivy_err)
+    }
+
+    /// Whether this process holds the writer role.
+    pub fn is_writer(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// Tries again to take the writer role (after the writer process went away).
+    pub fn try_take_writer(&mut self) -> Result<bool> {
+        if self.writer.is_none() {
+            match self.index.writer_with_num_threads(writer_threads(), WRITER_MEMORY) {
+                Ok(w) => self.writer = Some(w),
+                Err(TantivyError::LockFailure(LockError::LockBusy, _)) => {}
+                Err(e) => return Err(tantivy_err(e)),
+            }
+        }
+        Ok(self.writer.is_some())
+    }
+
+    /// Makes the latest commit (of this or another process) visible to searches.
+    pub fn reload(&self) -> Result<()> {
+        self.reader.reload().map_err(tantivy_err)
+    }
+
+    /// The payload of the latest commit.
+    pub fn payload(&self) -> Result<Payload> {
+        read_payload(&self.index).map_err(tantivy_err)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// How many items the index holds.
+    pub fn len(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn writer_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4)
+}
+
+fn read_payload(index: &tantivy::Index) -> tantivy::Result<Payload> {
+    let metas = index.load_metas()?;
+    Ok(metas.payload.as_deref().and_then(|p| serde_json::from_str(p).ok()).unwrap_or_default())
+}

@@ -1,0 +1,97 @@
+//! The tantivy schema: which fields are searched, filtered and stored.
+
+use tantivy::schema::{
+    Field, IndexRecordOption, STORED, STRING, Schema, SchemaBuilder, TextFieldIndexing, TextOptions,
+};
+
+use super::analyzer::ANALYZER;
+
+/// Bumped whenever the schema or the analysis changes: an index of another version is
+/// rebuilt from the files.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Handles of every field.
+#[derive(Debug, Clone)]
+pub struct Fields {
+    pub schema: Schema,
+    pub ref_id: Field,
+    pub kind: Field,
+    pub scope: Field,
+    /// The scope and each of its ancestors, for scope-prefix filters.
+    pub scope_path: Field,
+    pub topic: Field,
+    pub name: Field,
+    pub description: Field,
+    /// Tags as searchable text.
+    pub tags: Field,
+    /// Tags as exact terms, for filters.
+    pub tag: Field,
+    pub status: Field,
+    pub category: Field,
+    pub namespace: Field,
+    pub created: Field,
+    pub updated: Field,
+    pub path: Field,
+    pub body: Field,
+    /// The body where answers return it (T1).
+    pub body_stored: Field,
+    pub flags: Field,
+}
+
+impl Fields {
+    pub fn new() -> Fields {
+        let mut b = SchemaBuilder::new();
+        let text = |stored: bool| {
+            let indexing = TextFieldIndexing::default()
+                .set_tokenizer(ANALYZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions);
+            let opts = TextOptions::default().set_indexing_options(indexing);
+            if stored { opts.set_stored() } else { opts }
+        };
+        let ref_id = b.add_text_field("ref_id", STRING | STORED);
+        let kind = b.add_text_field("kind", STRING | STORED);
+        let scope = b.add_text_field("scope", STRING | STORED);
+        let scope_path = b.add_text_field("scope_path", STRING);
+        let topic = b.add_text_field("topic", STRING | STORED);
+        let name = b.add_text_field("name", text(true));
+        let description = b.add_text_field("description", text(true));
+        let tags = b.add_text_field("tags", text(false));
+        let tag = b.add_text_field("tag", STRING | STORED);
+        let status = b.add_text_field("status", STRING | STORED);
+        let category = b.add_text_field("category", STRING | STORED);
+        let namespace = b.add_text_field("namespace", STRING | STORED);
+        let created = b.add_text_field("created", STRING | STORED);
+        let updated = b.add_text_field("updated", STRING | STORED);
+        let path = b.add_text_field("path", STORED);
+        let body = b.add_text_field("body", text(false));
+        let body_stored = b.add_text_field("body_stored", STORED);
+        let flags = b.add_text_field("flags", STRING | STORED);
+        Fields {
+            schema: b.build(),
+            ref_id,
+            kind,
+            scope,
+            scope_path,
+            topic,
+            name,
+            description,
+            tags,
+            tag,
+            status,
+            category,
+            namespace,
+            created,
+            updated,
+            path,
+            body,
+            body_stored,
+            flags,
+        }
+    }
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Fields::new()
+    }
+}

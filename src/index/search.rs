@@ -1,0 +1,207 @@
+//! Search: BM25 over the analyzed fields with boosts, filters that do not score, and
+//! minimal answers (DESIGN §3, §4.2).
+//!
+//! User text is never handed to a query parser: it is analyzed into terms, and only double
+//! quotes have a meaning (a phrase). Filters are constant-score clauses, so they narrow
+//! the results without changing their order.
+
+use serde::Serialize;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption, Value};
+use tantivy::tokenizer::TokenStream;
+use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
+
+use super::analyzer;
+use super::{Fields, Index, tantivy_err};
+use crate::error::{Error, Result};
+use crate::model::{DocKind, Scope};
+
+/// A search (the parameters of `workspace_search`).
+#[derive(Debug, Clone, Default)]
+pub struct SearchRequest {
+    pub query: String,
+    /// A scope: results at it or below it.
+    pub scope: Option<String>,
+    pub topics: Vec<String>,
+    pub kinds: Vec<DocKind>,
+    pub status: Vec<String>,
+    pub tags: Vec<String>,
+    /// How many results (default 10).
+    pub limit: usize,
+}
+
+/// One result: the refId, what it is, and a summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    #[serde(rename = "refId")]
+    pub ref_id: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topic: Option<String>,
+    pub name: String,
+    pub summary: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// 0–100: the score relative to the best result.
+    pub score: u32,
+    #[serde(skip)]
+    pub raw_score: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResults {
+    pub query: String,
+    pub results: Vec<SearchHit>,
+}
+
+/// Field boosts: name and summary over tags over description over body.
+fn boosted(f: &Fields) -> [(Field, f32); 4] {
+    [(f.name, 4.0), (f.tags, 2.0), (f.description, 1.5), (f.body, 1.0)]
+}
+
+/// The text part of a query, split into free terms and quoted phrases.
+fn parse_text(text: &str) -> (Vec<String>, Vec<Vec<(usize, String)>>) {
+    let mut free = Vec::new();
+    let mut phrases = Vec::new();
+    for (i, part) in text.split('"').enumerate() {
+        if i % 2 == 1 && text.matches('"').count() > i {
+            let mut a = analyzer::analyzer();
+            let mut stream = a.token_stream(part);
+            let mut toks: Vec<(usize, String)> = Vec::new();
+            while stream.advance() {
+                let t = stream.token();
+                // Keep one term per position: the identifier's parts, not the whole word.
+                match toks.last_mut() {
+                    Some(last) if last.0 == t.position => last.1.clone_from(&t.text),
+                    _ => toks.push((t.position, t.text.clone())),
+                }
+            }
+            if !toks.is_empty() {
+                phrases.push(toks);
+            }
+        } else {
+            free.extend(analyzer::terms(part));
+        }
+    }
+    (free, phrases)
+}
+
+fn term_query(field: Field, text: &str) -> Box<dyn Query> {
+    Box::new(TermQuery::new(Term::from_field_text(field, text), IndexRecordOption::WithFreqs))
+}
+
+/// Any of `values` in `field`, as a filter that adds nothing to the score.
+fn filter(field: Field, values: &[String]) -> Box<dyn Query> {
+    let any: Vec<(Occur, Box<dyn Query>)> = values.iter().map(|v| (Occur::Should, term_query(field, v))).collect();
+    Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0))
+}
+
+impl Index {
+    /// Runs a search over what the reader sees now.
+    pub fn search(&self, req: &SearchRequest) -> Result<SearchResults> {
+        let (free, phrases) = parse_text(&req.query);
+        if free.is_empty() && phrases.is_empty() {
+            return Err(Error::Usage(if req.query.trim().is_empty() {
+                "empty query: give some words to search for".to_owned()
+            } else {
+                format!("nothing to search for in `{}`: it has no words", req.query.trim())
+            }));
+        }
+        let f = &self.fields;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut text: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for term in &free {
+            for (field, boost) in boosted(f) {
+                text.push((Occur::Should, Box::new(BoostQuery::new(term_query(field, term), boost))));
+            }
+        }
+        for phrase in &phrases {
+            let mut any_field: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+            for (field, boost) in boosted(f) {
+                let q: Box<dyn Query> = if phrase.len() == 1 {
+                    term_query(field, &phrase[0].1)
+                } else {
+                    let base = phrase[0].0;
+                    let terms = phrase.iter().map(|(p, t)| (p - base, Term::from_field_text(field, t))).collect();
+                    Box::new(PhraseQuery::new_with_offset(terms))
+                };
+                any_field.push((Occur::Should, Box::new(BoostQuery::new(q, boost))));
+            }
+            clauses.push((Occur::Must, Box::new(BooleanQuery::new(any_field))));
+        }
+        if !text.is_empty() {
+            let occur = if phrases.is_empty() { Occur::Must } else { Occur::Should };
+            clauses.push((occur, Box::new(BooleanQuery::new(text))));
+        }
+        if let Some(scope) = &req.scope {
+            let scope = Scope::parse(scope.trim_matches('/')).map_err(|e| Error::Usage(e.to_string()))?;
+            clauses.push((Occur::Must, filter(f.scope_path, &[scope.to_string()])));
+        }
+        if !req.topics.is_empty() {
+            clauses.push((Occur::Must, filter(f.topic, &req.topics)));
+        }
+        if !req.kinds.is_empty() {
+            let kinds: Vec<String> = req.kinds.iter().map(|k| k.as_str().to_owned()).collect();
+            clauses.push((Occur::Must, filter(f.kind, &kinds)));
+        }
+        if !req.status.is_empty() {
+            clauses.push((Occur::Must, filter(f.status, &req.status)));
+        }
+        for tag in &req.tags {
+            clauses.push((Occur::Must, filter(f.tag, std::slice::from_ref(tag))));
+        }
+        let query = BooleanQuery::new(clauses);
+        let limit = if req.limit == 0 { 10 } else { req.limit };
+        let searcher = self.reader.searcher();
+        // Fetch more than asked so that ties are broken by refId, whatever the segments.
+        let top = searcher.search(&query, &TopDocs::with_limit(limit * 2 + 8).order_by_score()).map_err(tantivy_err)?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            hits.push(hit(&searcher, f, addr, score)?);
+        }
+        hits.sort_by(|a, b| b.raw_score.total_cmp(&a.raw_score).then_with(|| a.ref_id.cmp(&b.ref_id)));
+        hits.truncate(limit);
+        let best = hits.first().map_or(1.0, |h| h.raw_score.max(f32::MIN_POSITIVE));
+        for h in &mut hits {
+            h.score = ((h.raw_score / best) * 100.0).round().clamp(0.0, 100.0) as u32;
+        }
+        Ok(SearchResults { query: req.query.clone(), results: hits })
+    }
+}
+
+fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<SearchHit> {
+    let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err)?;
+    let text = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_owned);
+    Ok(SearchHit {
+        ref_id: text(f.ref_id).unwrap_or_default(),
+        kind: text(f.kind).unwrap_or_default(),
+        scope: text(f.scope),
+        topic: text(f.topic),
+        name: text(f.name).unwrap_or_default(),
+        summary: text(f.description).unwrap_or_default(),
+        tags: doc.get_all(f.tag).filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+        status: text(f.status),
+        score: 0,
+        raw_score: score,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_make_phrases_and_the_rest_is_free_text() {
+        let (free, phrases) = parse_text("token \"refresh flow\" retry");
+        assert_eq!(free, vec!["token", "retri"]);
+        assert_eq!(phrases, vec![vec![(0, "refresh".to_owned()), (1, "flow".to_owned())]]);
+        let (free, phrases) = parse_text("unbalanced \"quote");
+        assert_eq!(free, vec!["unbalanc", "quot"]);
+        assert!(phrases.is_empty());
+    }
+}

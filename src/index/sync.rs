@@ -1,0 +1,330 @@
+//! Sync: converge the index to the files (DESIGN §3).
+//!
+//! A scan stats the canonical folders (and the configured extra folders) without reading
+//! anything; only files whose size or mtime differ from the manifest are read, and only
+//! those whose blake3 differs are parsed again. Vanished files lose their items. All of it
+//! goes into one commit, after which the manifest is written with the commit's epoch.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Instant;
+
+use serde::Serialize;
+use tantivy::{TantivyDocument, Term};
+
+use super::extract::extract;
+use super::manifest::{FileState, MANIFEST_PATH, Manifest};
+use super::{Index, Payload, SCHEMA_VERSION, tantivy_err};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::model::IndexDoc;
+use crate::store::layout::{self, FileKind};
+use crate::store::{self, Scanned};
+
+/// How to sync.
+#[derive(Debug, Clone, Default)]
+pub struct SyncOptions {
+    /// Drop everything and index all files again.
+    pub rebuild: bool,
+    /// Extra folders or globs for this run, besides `index.include`.
+    pub include: Vec<String>,
+    /// Counts files as they are processed, for a progress display.
+    pub progress: Option<Arc<AtomicUsize>>,
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SyncReport {
+    /// Files indexed for the first time.
+    pub new: usize,
+    /// Files whose content changed.
+    pub changed: usize,
+    /// Files that vanished.
+    pub removed: usize,
+    /// Files seen in all.
+    pub files: usize,
+    /// Items in the index after the sync.
+    pub items: u64,
+    pub millis: u64,
+    /// Whether everything was indexed again (asked for, or the index did not match the
+    /// manifest).
+    pub rebuilt: bool,
+    /// Whether another process holds the writer role, so nothing was written here.
+    pub reader_only: bool,
+}
+
+/// The extra folders and globs to index as kind `doc`.
+#[derive(Debug, Default)]
+struct Includes {
+    dirs: Vec<String>,
+    globs: Option<globset::GlobSet>,
+    glob_roots: Vec<String>,
+}
+
+impl Includes {
+    fn new(patterns: &[String]) -> Result<Includes> {
+        let mut inc = Includes::default();
+        let mut set = globset::GlobSetBuilder::new();
+        let mut any_glob = false;
+        for p in patterns {
+            let p = p.trim_start_matches("./").trim_end_matches('/').to_owned();
+            if p.is_empty() || p.split('/').any(|c| c == "..") || p.starts_with('/') {
+                return Err(Error::Usage(format!("index include `{p}` must be a path inside the root")));
+            }
+            if p.contains(['*', '?', '[', '{']) {
+                let glob = globset::Glob::new(&p).map_err(|e| Error::Usage(format!("index include `{p}`: {e}")))?;
+                set.add(glob);
+                any_glob = true;
+                let literal: Vec<&str> = p.split('/').take_while(|c| !c.contains(['*', '?', '[', '{'])).collect();
+                inc.glob_roots.push(literal.join("/"));
+            } else {
+                inc.dirs.push(p);
+            }
+        }
+        if any_glob {
+            inc.globs = Some(set.build().map_err(|e| Error::Usage(format!("index include: {e}")))?);
+        }
+        Ok(inc)
+    }
+
+    fn starts(&self) -> impl Iterator<Item = &String> {
+        self.dirs.iter().chain(self.glob_roots.iter())
+    }
+
+    fn matches(&self, rel: &str) -> bool {
+        if !layout::is_markdown(std::path::Path::new(rel)) {
+            return false;
+        }
+        self.dirs.iter().any(|d| rel == d || rel.starts_with(&format!("{d}/")))
+            || self.globs.as_ref().is_some_and(|g| g.is_match(rel))
+    }
+}
+
+/// What a file is to the index: its layout kind, or `Markdown` when only an include
+/// brings it in. `None` when the index does not hold it.
+fn index_kind(rel: &str, includes: &Includes) -> Option<FileKind> {
+    let kind = layout::classify(std::path::Path::new(rel));
+    match kind {
+        FileKind::ScopeOverview { .. }
+        | FileKind::TopicOverview { .. }
+        | FileKind::Entry { .. }
+        | FileKind::BadScope { .. }
+        | FileKind::Rule
+        | FileKind::Skills => Some(kind),
+        FileKind::Markdown if rel.starts_with(layout::WORKSPACES_DIR) => Some(kind),
+        _ if includes.matches(rel) => Some(FileKind::Markdown),
+        _ => None,
+    }
+}
+
+/// The tantivy document of an item.
+pub fn to_document(f: &super::Fields, d: &IndexDoc) -> TantivyDocument {
+    let mut doc = TantivyDocument::new();
+    doc.add_text(f.ref_id, &d.ref_id);
+    if let Some(k) = d.kind {
+        doc.add_text(f.kind, k.as_str());
+    }
+    if let Some(scope) = &d.scope {
+        doc.add_text(f.scope, scope);
+        let mut prefix = String::new();
+        for part in scope.split('/') {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            doc.add_text(f.scope_path, &prefix);
+        }
+    }
+    let mut opt = |field, v: &Option<String>| {
+        if let Some(v) = v {
+            doc.add_text(field, v);
+        }
+    };
+    opt(f.topic, &d.topic);
+    opt(f.status, &d.status);
+    opt(f.category, &d.category);
+    opt(f.created, &d.created);
+    opt(f.updated, &d.updated);
+    doc.add_text(f.name, &d.name);
+    doc.add_text(f.description, &d.description);
+    for t in &d.tags {
+        doc.add_text(f.tags, t);
+        doc.add_text(f.tag, t);
+    }
+    doc.add_text(f.path, &d.path);
+    doc.add_text(f.body, &d.body);
+    if d.store_body {
+        doc.add_text(f.body_stored, &d.body);
+    }
+    for flag in &d.flags {
+        doc.add_text(f.flags, flag);
+    }
+    doc
+}
+
+/// A file read by a worker: its new state and items, or None when only its mtime moved.
+struct Read {
+    rel: String,
+    state: FileState,
+    docs: Option<Vec<IndexDoc>>,
+}
+
+impl Index {
+    /// Converges the index to the files. A reader (another process writes) does nothing.
+    pub fn sync(&mut self, config: &Config, opts: &SyncOptions) -> Result<SyncReport> {
+        let started = Instant::now();
+        let mut report = SyncReport::default();
+        let Some(writer) = self.writer.as_mut() else {
+            report.reader_only = true;
+            self.reader.reload().map_err(tantivy_err)?;
+            report.items = self.reader.searcher().num_docs();
+            return Ok(report);
+        };
+        let mut patterns = config.index.include.clone();
+        patterns.extend(opts.include.iter().cloned());
+        let includes = Includes::new(&patterns)?;
+
+        let manifest_path = self.root.join(MANIFEST_PATH);
+        let mut manifest =
+            store::read_text_opt(&manifest_path).ok().flatten().map(|t| Manifest::from_json(&t)).unwrap_or_default();
+        let payload = read_payload_of(&self.index)?;
+        let first_build = manifest == Manifest::default() && payload == Payload::default();
+        let full = opts.rebuild || manifest.epoch != payload.epoch || manifest.version != SCHEMA_VERSION;
+        if full {
+            writer.delete_all_documents().map_err(tantivy_err)?;
+            manifest.files.clear();
+            report.rebuilt = !first_build;
+        }
+
+        let root = self.root.clone();
+        let mut starts: Vec<PathBuf> =
+            [layout::WORKSPACES_DIR, layout::RULES_DIR, ".tmws/skills.yaml"].iter().map(|s| root.join(s)).collect();
+        starts.extend(includes.starts().map(|s| root.join(s)));
+        let scanned = store::scan(&root, &starts, |rel| index_kind(rel, &includes).is_some());
+        report.files = scanned.len();
+
+        let seen: BTreeSet<&str> = scanned.iter().map(|s| s.rel.as_str()).collect();
+        let vanished: Vec<String> = manifest.files.keys().filter(|k| !seen.contains(k.as_str())).cloned().collect();
+        let mut dirty = false;
+        for rel in &vanished {
+            if let Some(old) = manifest.files.remove(rel) {
+                for r in &old.refs {
+                    writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
+                }
+                report.removed += 1;
+                dirty = true;
+            }
+        }
+        let to_read: Vec<&Scanned> = scanned
+            .iter()
+            .filter(|s| manifest.files.get(&s.rel).is_none_or(|m| m.size != s.size || m.mtime != s.mtime))
+            .collect();
+        if let Some(p) = &opts.progress {
+            p.fetch_add(scanned.len() - to_read.len(), Ordering::Relaxed);
+        }
+
+        let (tx, rx) = mpsc::sync_channel::<Result<Read>>(256);
+        let next = AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        let old_hashes: BTreeMap<&str, &str> =
+            manifest.files.iter().map(|(k, v)| (k.as_str(), v.hash.as_str())).collect();
+        let mut applied: Vec<(String, FileState, bool)> = Vec::new();
+        std::thread::scope(|scope| -> Result<()> {
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let (to_read, next, includes, old_hashes) = (&to_read, &next, &includes, &old_hashes);
+                scope.spawn(move || {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(s) = to_read.get(i) else { break };
+                        let r = store::read(&s.abs).map(|bytes| {
+                            let hash = blake3::hash(&bytes).to_hex().to_string();
+                            let unchanged = old_hashes.get(s.rel.as_str()) == Some(&hash.as_str());
+                            let docs = if unchanged {
+                                None
+                            } else {
+                                let kind = index_kind(&s.rel, includes).unwrap_or(FileKind::Markdown);
+                                Some(extract(&kind, &s.rel, &bytes))
+                            };
+                            Read {
+                                rel: s.rel.clone(),
+                                state: FileState { size: s.size, mtime: s.mtime, hash, refs: Vec::new() },
+                                docs,
+                            }
+                        });
+                        if tx.send(r).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            for r in rx {
+                if let Some(p) = &opts.progress {
+                    p.fetch_add(1, Ordering::Relaxed);
+                }
+                let mut read = match r {
+                    Ok(read) => read,
+                    // A file that vanished between the scan and the read is picked up by
+                    // the next sync; one that cannot be read is logged and skipped.
+                    Err(e) => {
+                        tracing::warn!("{e}");
+                        continue;
+                    }
+                };
+                let old = manifest.files.get(&read.rel);
+                match read.docs.take() {
+                    None => {
+                        read.state.refs = old.map(|o| o.refs.clone()).unwrap_or_default();
+                        applied.push((read.rel, read.state, false));
+                    }
+                    Some(docs) => {
+                        let is_new = old.is_none();
+                        for r in old.iter().flat_map(|o| o.refs.iter()) {
+                            writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
+                        }
+                        for d in &docs {
+                            writer.delete_term(Term::from_field_text(self.fields.ref_id, &d.ref_id));
+                            writer.add_document(to_document(&self.fields, d)).map_err(tantivy_err)?;
+                        }
+                        read.state.refs = docs.into_iter().map(|d| d.ref_id).collect();
+                        if is_new {
+                            report.new += 1;
+                        } else {
+                            report.changed += 1;
+                        }
+                        dirty = true;
+                        applied.push((read.rel, read.state, true));
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        let touched = !applied.is_empty();
+        for (rel, state, _) in applied {
+            manifest.files.insert(rel, state);
+        }
+        if dirty || full {
+            let epoch = payload.epoch + 1;
+            let payload = Payload { version: SCHEMA_VERSION, epoch };
+            let mut prepared = writer.prepare_commit().map_err(tantivy_err)?;
+            prepared.set_payload(&serde_json::to_string(&payload).unwrap_or_default());
+            prepared.commit().map_err(tantivy_err)?;
+            manifest.epoch = epoch;
+        }
+        if dirty || full || touched {
+            manifest.version = SCHEMA_VERSION;
+            store::write_atomic(&manifest_path, manifest.to_json().as_bytes())?;
+        }
+        self.reader.reload().map_err(tantivy_err)?;
+        report.items = self.reader.searcher().num_docs();
+        report.millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Ok(report)
+    }
+}
+
+fn read_payload_of(index: &tantivy::Index) -> Result<Payload> {
+    super::read_payload(index).map_err(tantivy_err)
+}

@@ -1,0 +1,59 @@
+//! The query layer: the one library API that every surface calls.
+//!
+//! A `Workspace` is an open root: its config and its index. Reads sync the index first
+//! when this process holds the writer role (so the CLI is always fresh), and otherwise
+//! read what the writer (a watcher, a server) has committed.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::index::{Index, SearchRequest, SearchResults, SyncOptions, SyncReport};
+
+/// An open root.
+#[derive(Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    config: Config,
+    index: Index,
+}
+
+impl Workspace {
+    /// Opens a root: reads its config (an invalid one is an error) and opens its index.
+    pub fn open(root: &Path) -> Result<Workspace> {
+        let config = Config::load(root)?;
+        let index = Index::open(root)?;
+        Ok(Workspace { root: root.to_path_buf(), config, index })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// Why the index had to be rebuilt when it was opened, if it did.
+    pub fn rebuilt_on_open(&self) -> Option<&str> {
+        self.index.rebuilt.as_deref()
+    }
+
+    /// Converges the index to the files (a no-op for a reader).
+    pub fn sync(&mut self, opts: &SyncOptions) -> Result<SyncReport> {
+        if !self.index.is_writer() {
+            self.index.try_take_writer()?;
+        }
+        self.index.sync(&self.config, opts)
+    }
+
+    /// `workspace_search`: syncs when this process may write, then searches.
+    pub fn search(&mut self, req: &SearchRequest) -> Result<SearchResults> {
+        self.sync(&SyncOptions::default())?;
+        self.index.search(req)
+    }
+}

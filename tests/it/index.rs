@@ -1,0 +1,189 @@
+//! `tmws index` and `tmws search`: sync, analysis, filters, docs, determinism.
+
+use super::util::{TestRoot, repo};
+
+fn hits(out: &super::util::Output) -> Vec<String> {
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    v["results"].as_array().unwrap().iter().map(|h| h["refId"].as_str().unwrap().to_owned()).collect()
+}
+
+fn entry(name: &str, description: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\nstatus: new\ncreated: 2026-01-01\n---\n{body}\n")
+}
+
+#[test]
+fn sync_counts_new_changed_removed_and_a_second_sync_does_nothing() {
+    let root = TestRoot::new()
+        .file("resources/workspaces/w/OVERVIEW.md", "---\nname: W\ndescription: The workspace.\n---\n")
+        .file("resources/workspaces/w/_plans/260101-a.md", entry("Alpha", "First plan.", "alpha body"))
+        .file("resources/workspaces/w/_plans/260102-b.md", entry("Beta", "Second plan.", "beta body"));
+    let out = root.run(&["index"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("indexed 3 new, 0 changed, 0 removed in "), "{}", out.stdout);
+    assert!(!out.stdout.contains("rebuilt"), "{}", out.stdout);
+    let out = root.run(&["index"]);
+    assert!(out.stdout.starts_with("indexed 0 new, 0 changed, 0 removed in "), "{}", out.stdout);
+
+    root.write("resources/workspaces/w/_plans/260101-a.md", entry("Alpha", "First plan, renamed gamma.", "alpha body"));
+    std::fs::remove_file(root.path().join("resources/workspaces/w/_plans/260102-b.md")).unwrap();
+    root.write("resources/workspaces/w/_plans/260103-c.md", entry("Gamma", "Third plan.", "gamma body"));
+    let out = root.run(&["--json", "index"]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        (v["new"].as_u64(), v["changed"].as_u64(), v["removed"].as_u64(), v["items"].as_u64()),
+        (Some(1), Some(1), Some(1), Some(3))
+    );
+    assert_eq!(
+        hits(&root.run(&["--json", "search", "gamma"])),
+        vec!["resources/workspaces/w/_plans/260103-c.md", "resources/workspaces/w/_plans/260101-a.md"]
+    );
+    assert!(hits(&root.run(&["--json", "search", "beta"])).is_empty());
+}
+
+#[test]
+fn analysis_finds_stems_identifier_parts_and_cjk_words() {
+    let root = TestRoot::new()
+        .file(
+            "resources/workspaces/w/_lessons/260101-one.md",
+            entry("Architecture decision", "Why we chose it.", "plain"),
+        )
+        .file("resources/workspaces/w/_lessons/260102-two.md", entry("Tools", "Call get_symbols_overview first.", "x"))
+        .file("resources/workspaces/w/_lessons/260103-three.md", entry("Docs", "Use getLibraryDocs for APIs.", "x"))
+        .file(
+            "resources/workspaces/w/_lessons/260104-ja.md",
+            entry("メモ", "データベース接続プールの設定を変更した", "x"),
+        )
+        .file("resources/workspaces/w/_lessons/260105-zh.md", entry("备注", "我们修改了数据库连接池的配置", "x"))
+        .file("resources/workspaces/w/_lessons/260106-ko.md", entry("메모", "데이터베이스연결풀 설정을 변경했다", "x"));
+    let find = |q: &str| hits(&root.run(&["--json", "search", q]));
+    let lesson = |n: &str| format!("resources/workspaces/w/_lessons/{n}.md");
+    assert_eq!(find("decisions"), vec![lesson("260101-one")]);
+    assert_eq!(find("symbols"), vec![lesson("260102-two")]);
+    assert_eq!(find("LibraryDocs"), vec![lesson("260103-three")]);
+    assert_eq!(find("接続"), vec![lesson("260104-ja")]);
+    assert_eq!(find("连接池"), vec![lesson("260105-zh")]);
+    assert_eq!(find("연결"), vec![lesson("260106-ko")]);
+}
+
+#[test]
+fn filters_narrow_by_scope_topic_kind_status_and_tag() {
+    let root = TestRoot::new()
+        .file("resources/workspaces/w/OVERVIEW.md", "---\nname: W cache\ndescription: About the cache.\n---\n")
+        .file(
+            "resources/workspaces/w/d/_plans/260101-a.md",
+            "---\nname: Cache plan\ndescription: d\nstatus: done\ncreated: 2026-01-01\ntags: [perf]\n---\n",
+        )
+        .file(
+            "resources/workspaces/w/d/r/_plans/260102-b.md",
+            "---\nname: Cache plan two\ndescription: d\nstatus: new\ncreated: 2026-01-02\n---\n",
+        )
+        .file(
+            "resources/workspaces/w2/_lessons/260103-c.md",
+            "---\nname: Cache lesson\ndescription: d\ncreated: 2026-01-03\n---\n",
+        );
+    let find = |args: &[&str]| {
+        let mut a = vec!["--json", "search", "cache"];
+        a.extend_from_slice(args);
+        let mut h = hits(&root.run(&a));
+        h.sort();
+        h
+    };
+    assert_eq!(find(&[]).len(), 4);
+    assert_eq!(
+        find(&["--scope", "w/d"]),
+        vec!["resources/workspaces/w/d/_plans/260101-a.md", "resources/workspaces/w/d/r/_plans/260102-b.md"]
+    );
+    assert_eq!(find(&["--topic", "lessons"]), vec!["resources/workspaces/w2/_lessons/260103-c.md"]);
+    assert_eq!(find(&["--kind", "overview"]), vec!["resources/workspaces/w/OVERVIEW.md"]);
+    assert_eq!(find(&["--status", "new"]), vec!["resources/workspaces/w/d/r/_plans/260102-b.md"]);
+    assert_eq!(find(&["--tag", "perf"]), vec!["resources/workspaces/w/d/_plans/260101-a.md"]);
+    let out = root.run(&["search", "cache", "--scope", "../etc"]);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (2, "tmws: `..` is not a valid scope name: `.` and `..` are not allowed\n")
+    );
+    let out = root.run(&["search", "cache", "--kind", "nope"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.starts_with("tmws: unknown kind `nope`; known kinds: overview, topic_overview, entry"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn empty_and_punctuation_only_queries_are_clear_errors_and_syntax_is_not_interpreted() {
+    let root = TestRoot::new()
+        .file("resources/workspaces/w/OVERVIEW.md", "---\nname: W\ndescription: AND OR NOT title:x\n---\n");
+    let out = root.run(&["search", "  "]);
+    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: empty query: give some words to search for\n"));
+    let out = root.run(&["search", "+-:()"]);
+    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: nothing to search for in `+-:()`: it has no words\n"));
+    assert_eq!(hits(&root.run(&["--json", "search", "title:x AND ("])), vec!["resources/workspaces/w/OVERVIEW.md"]);
+    let out = root.run(&["search", "nothing-matches-this"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "no results for `nothing-matches-this`\n"));
+}
+
+#[test]
+fn broken_front_matter_is_indexed_by_body_and_file_name() {
+    let root = TestRoot::new()
+        .file("resources/workspaces/w/_plans/260101-token-refresh.md", "---\nname: [oops\n---\nRetry once on 401.\n");
+    let out = root.run(&["--json", "search", "token"]);
+    assert_eq!(hits(&out), vec!["resources/workspaces/w/_plans/260101-token-refresh.md"]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["results"][0]["name"], "260101 token refresh");
+    assert_eq!(v["results"][0]["summary"], "Retry once on 401.");
+}
+
+#[test]
+fn included_docs_are_searchable_in_place_by_their_title() {
+    let root = TestRoot::new()
+        .file(".tmws/config.toml", "[index]\ninclude = [\"docs/adr\"]\n")
+        .file(
+            "docs/adr/0001-use-tantivy.md",
+            "---\ntitle: Use tantivy for search\nstatus: accepted\n---\nWe index Markdown.\n",
+        )
+        .file("notes/n.md", "---\ntitle: Tantivy notes\n---\n")
+        .file("guide/g.md", "---\ntitle: Tantivy guide\n---\n");
+    assert_eq!(hits(&root.run(&["--json", "search", "tantivy"])), vec!["docs/adr/0001-use-tantivy.md"]);
+    // --include adds a folder for one run: the next sync without it drops its docs again.
+    let out = root.run(&["index", "--include", "notes"]);
+    assert!(out.stdout.starts_with("indexed 1 new, 0 changed, 0 removed"), "{}", out.stdout);
+    let out = root.run(&["index"]);
+    assert!(out.stdout.starts_with("indexed 0 new, 0 changed, 1 removed"), "{}", out.stdout);
+    let out = root.run(&["index", "--include", "guide/*.md"]);
+    assert!(out.stdout.starts_with("indexed 1 new, 0 changed, 0 removed"), "{}", out.stdout);
+    let out = root.run(&["index", "--include", "../outside"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+}
+
+#[test]
+fn deleting_the_cache_gives_the_same_answers() {
+    let root = TestRoot::new();
+    for (rel, bytes) in super::util::copy_tree(&repo().join("testdata/sample")) {
+        root.write(&rel, bytes);
+    }
+    let queries = ["decisions", "watcher", "接続", "plan", "tmws", "\"static binary\""];
+    let run = || queries.iter().map(|q| root.run(&["--json", "search", q]).stdout).collect::<Vec<_>>();
+    let first = run();
+    assert!(first.iter().all(|o| o.contains("refId")), "{first:?}");
+    std::fs::remove_dir_all(root.path().join(".tmws/cache")).unwrap();
+    assert_eq!(run(), first);
+    let out = root.run(&["index", "--rebuild"]);
+    assert!(out.stdout.contains("(rebuilt)"), "{}", out.stdout);
+    assert_eq!(run(), first);
+}
+
+#[test]
+fn a_corrupt_or_foreign_index_is_rebuilt_with_one_line() {
+    let root =
+        TestRoot::new().file("resources/workspaces/w/OVERVIEW.md", "---\nname: W\ndescription: hello world\n---\n");
+    assert_eq!(hits(&root.run(&["--json", "search", "hello"])), vec!["resources/workspaces/w/OVERVIEW.md"]);
+    root.write(".tmws/cache/index/meta.json", "{ not json");
+    let out = root.run(&["index"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.starts_with("tmws: rebuilt the index from the files: it could not be opened"), "{}", out.stderr);
+    assert_eq!(out.stderr.lines().filter(|l| l.starts_with("tmws:")).count(), 1, "{}", out.stderr);
+    assert_eq!(hits(&root.run(&["--json", "search", "hello"])), vec!["resources/workspaces/w/OVERVIEW.md"]);
+}
