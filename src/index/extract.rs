@@ -4,7 +4,7 @@
 //! does not parse is still indexed by its body and file name, and flagged, so it never
 //! silently disappears (DESIGN §1.4).
 
-use crate::model::{DocKind, IndexDoc};
+use crate::model::{Diagnostic, DocKind, IndexDoc};
 use crate::parse::markdown::{self, FrontMatterState};
 use crate::parse::{self, yaml};
 use crate::store::layout::FileKind;
@@ -14,6 +14,11 @@ const SUMMARY_CHARS: usize = 280;
 
 /// The items of one file. `rel` is its root-relative path with `/` separators.
 pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
+    extract_with_diagnostics(kind, rel, bytes).0
+}
+
+/// The items of one file and the syntax problems found while reading it.
+pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Vec<IndexDoc>, Vec<Diagnostic>) {
     let (doc_kind, scope, topic) = match kind {
         FileKind::ScopeOverview { scope } => (DocKind::Overview, Some(scope.to_string()), None),
         FileKind::TopicOverview { scope, topic } => {
@@ -22,11 +27,12 @@ pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
         FileKind::Entry { scope, topic } => (DocKind::Entry, Some(scope.to_string()), Some(topic.clone())),
         FileKind::Rule => (DocKind::Rule, None, None),
         FileKind::Markdown | FileKind::BadScope { .. } => (DocKind::Doc, None, None),
-        FileKind::Skills => return skills(rel, bytes),
-        _ => return Vec::new(),
+        FileKind::Skills => return (skills(rel, bytes), Vec::new()),
+        _ => return (Vec::new(), Vec::new()),
     };
-    let doc = markdown::parse(bytes);
+    let mut doc = markdown::parse(bytes);
     let fm = doc.front_matter();
+    let diagnostics = std::mem::take(&mut doc.diagnostics);
     let mut flags = Vec::new();
     match doc.state {
         FrontMatterState::Invalid | FrontMatterState::Unclosed | FrontMatterState::LeadingBlank => {
@@ -37,7 +43,7 @@ pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
         }
         _ => {}
     }
-    if doc.diagnostics.iter().any(|d| d.rule == crate::model::Rule::Encoding) {
+    if diagnostics.iter().any(|d| d.rule == crate::model::Rule::Encoding) {
         flags.push("encoding".to_owned());
     }
     if matches!(kind, FileKind::BadScope { .. }) {
@@ -52,7 +58,7 @@ pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
     let description = fm.description.clone().filter(|d| !d.trim().is_empty()).unwrap_or_else(|| first_sentences(&body));
     let store_body = matches!(doc_kind, DocKind::Overview | DocKind::TopicOverview)
         || (doc_kind == DocKind::Entry && matches!(topic.as_deref(), Some("decisions" | "lessons")));
-    vec![IndexDoc {
+    let item = IndexDoc {
         ref_id: rel.to_owned(),
         kind: Some(doc_kind),
         scope,
@@ -68,7 +74,8 @@ pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
         body,
         store_body,
         flags,
-    }]
+    };
+    (vec![item], diagnostics)
 }
 
 /// One item per skill in `.tmws/skills.yaml`.

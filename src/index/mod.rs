@@ -12,6 +12,7 @@ pub mod manifest;
 pub mod schema;
 pub mod search;
 pub mod sync;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 
@@ -145,6 +146,11 @@ impl Index {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// The root-relative folders whose Markdown the index holds (besides includes).
+pub fn layout_dirs() -> Vec<String> {
+    vec![crate::store::layout::WORKSPACES_DIR.to_owned(), crate::store::layout::RULES_DIR.to_owned()]
 }
 
 fn writer_threads() -> usize {

@@ -1,7 +1,7 @@
 //! The tantivy schema: which fields are searched, filtered and stored.
 
 use tantivy::schema::{
-    Field, IndexRecordOption, STORED, STRING, Schema, SchemaBuilder, TextFieldIndexing, TextOptions,
+    FAST, Field, IndexRecordOption, STORED, STRING, Schema, SchemaBuilder, TextFieldIndexing, TextOptions,
 };
 
 use super::analyzer::ANALYZER;
@@ -48,7 +48,7 @@ impl Fields {
             let opts = TextOptions::default().set_indexing_options(indexing);
             if stored { opts.set_stored() } else { opts }
         };
-        let ref_id = b.add_text_field("ref_id", STRING | STORED);
+        let ref_id = b.add_text_field("ref_id", STRING | STORED | FAST);
         let kind = b.add_text_field("kind", STRING | STORED);
         let scope = b.add_text_field("scope", STRING | STORED);
         let scope_path = b.add_text_field("scope_path", STRING);

@@ -7,10 +7,11 @@
 
 use serde::Serialize;
 use tantivy::collector::TopDocs;
+use tantivy::collector::sort_key::{SortBySimilarityScore, SortByString};
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TokenStream;
-use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
 
 use super::analyzer;
 use super::{Fields, Index, tantivy_err};
@@ -158,14 +159,14 @@ impl Index {
         let query = BooleanQuery::new(clauses);
         let limit = if req.limit == 0 { 10 } else { req.limit };
         let searcher = self.reader.searcher();
-        // Fetch more than asked so that ties are broken by refId, whatever the segments.
-        let top = searcher.search(&query, &TopDocs::with_limit(limit * 2 + 8).order_by_score()).map_err(tantivy_err)?;
+        // Ties are broken by refId inside the collector, so the same files always give the
+        // same answer, however documents fell into segments.
+        let by = ((SortBySimilarityScore, Order::Desc), (SortByString::for_field("ref_id"), Order::Asc));
+        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by(by)).map_err(tantivy_err)?;
         let mut hits = Vec::with_capacity(top.len());
-        for (score, addr) in top {
+        for ((score, _), addr) in top {
             hits.push(hit(&searcher, f, addr, score)?);
         }
-        hits.sort_by(|a, b| b.raw_score.total_cmp(&a.raw_score).then_with(|| a.ref_id.cmp(&b.ref_id)));
-        hits.truncate(limit);
         let best = hits.first().map_or(1.0, |h| h.raw_score.max(f32::MIN_POSITIVE));
         for h in &mut hits {
             h.score = ((h.raw_score / best) * 100.0).round().clamp(0.0, 100.0) as u32;

@@ -14,12 +14,12 @@ use std::time::Instant;
 use serde::Serialize;
 use tantivy::{TantivyDocument, Term};
 
-use super::extract::extract;
+use super::extract::extract_with_diagnostics;
 use super::manifest::{FileState, MANIFEST_PATH, Manifest};
 use super::{Index, Payload, SCHEMA_VERSION, tantivy_err};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::model::IndexDoc;
+use crate::model::{Diagnostic, IndexDoc};
 use crate::store::layout::{self, FileKind};
 use crate::store::{self, Scanned};
 
@@ -53,6 +53,12 @@ pub struct SyncReport {
     pub rebuilt: bool,
     /// Whether another process holds the writer role, so nothing was written here.
     pub reader_only: bool,
+    /// Each file applied: (path, `new` | `changed` | `removed`).
+    #[serde(skip)]
+    pub changes: Vec<(String, &'static str)>,
+    /// Syntax problems of the files read (they are indexed anyway).
+    #[serde(skip)]
+    pub problems: Vec<Diagnostic>,
 }
 
 /// The extra folders and globs to index as kind `doc`.
@@ -169,11 +175,24 @@ struct Read {
     rel: String,
     state: FileState,
     docs: Option<Vec<IndexDoc>>,
+    problems: Vec<Diagnostic>,
 }
 
 impl Index {
     /// Converges the index to the files. A reader (another process writes) does nothing.
     pub fn sync(&mut self, config: &Config, opts: &SyncOptions) -> Result<SyncReport> {
+        self.sync_paths(config, opts, None)
+    }
+
+    /// Converges the index for `targets` only (root-relative files or folders, which may
+    /// have vanished): what the watcher calls with the paths of a batch of events. `None`
+    /// means the whole root. A manifest that does not match the index widens it to all.
+    pub fn sync_paths(
+        &mut self,
+        config: &Config,
+        opts: &SyncOptions,
+        targets: Option<&[String]>,
+    ) -> Result<SyncReport> {
         let started = Instant::now();
         let mut report = SyncReport::default();
         let Some(writer) = self.writer.as_mut() else {
@@ -192,6 +211,7 @@ impl Index {
         let payload = read_payload_of(&self.index)?;
         let first_build = manifest == Manifest::default() && payload == Payload::default();
         let full = opts.rebuild || manifest.epoch != payload.epoch || manifest.version != SCHEMA_VERSION;
+        let targets = if full { None } else { targets };
         if full {
             writer.delete_all_documents().map_err(tantivy_err)?;
             manifest.files.clear();
@@ -199,14 +219,26 @@ impl Index {
         }
 
         let root = self.root.clone();
-        let mut starts: Vec<PathBuf> =
-            [layout::WORKSPACES_DIR, layout::RULES_DIR, ".tmws/skills.yaml"].iter().map(|s| root.join(s)).collect();
-        starts.extend(includes.starts().map(|s| root.join(s)));
+        let starts: Vec<PathBuf> = match targets {
+            Some(ts) => ts.iter().map(|t| root.join(t)).collect(),
+            None => [layout::WORKSPACES_DIR, layout::RULES_DIR, ".tmws/skills.yaml"]
+                .iter()
+                .map(|s| root.join(s))
+                .chain(includes.starts().map(|s| root.join(s)))
+                .collect(),
+        };
+        let under_targets = |k: &str| match targets {
+            None => true,
+            Some(ts) => {
+                ts.iter().any(|t| k == t || (k.starts_with(t.as_str()) && k.as_bytes().get(t.len()) == Some(&b'/')))
+            }
+        };
         let scanned = store::scan(&root, &starts, |rel| index_kind(rel, &includes).is_some());
         report.files = scanned.len();
 
         let seen: BTreeSet<&str> = scanned.iter().map(|s| s.rel.as_str()).collect();
-        let vanished: Vec<String> = manifest.files.keys().filter(|k| !seen.contains(k.as_str())).cloned().collect();
+        let vanished: Vec<String> =
+            manifest.files.keys().filter(|k| !seen.contains(k.as_str()) && under_targets(k)).cloned().collect();
         let mut dirty = false;
         for rel in &vanished {
             if let Some(old) = manifest.files.remove(rel) {
@@ -214,6 +246,7 @@ impl Index {
                     writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
                 }
                 report.removed += 1;
+                report.changes.push((rel.clone(), "removed"));
                 dirty = true;
             }
         }
@@ -242,17 +275,18 @@ impl Index {
                         let r = store::read(&s.abs).map(|bytes| {
                             let hash = blake3::hash(&bytes).to_hex().to_string();
                             let unchanged = old_hashes.get(s.rel.as_str()) == Some(&hash.as_str());
-                            let docs = if unchanged {
-                                None
+                            let (docs, problems) = if unchanged {
+                                (None, Vec::new())
                             } else {
                                 let kind = index_kind(&s.rel, includes).unwrap_or(FileKind::Markdown);
-                                Some(extract(&kind, &s.rel, &bytes))
+                                let (docs, mut problems) = extract_with_diagnostics(&kind, &s.rel, &bytes);
+                                for p in &mut problems {
+                                    p.path.clone_from(&s.rel);
+                                }
+                                (Some(docs), problems)
                             };
-                            Read {
-                                rel: s.rel.clone(),
-                                state: FileState { size: s.size, mtime: s.mtime, hash, refs: Vec::new() },
-                                docs,
-                            }
+                            let state = FileState { size: s.size, mtime: s.mtime, hash, refs: Vec::new() };
+                            Read { rel: s.rel.clone(), state, docs, problems }
                         });
                         if tx.send(r).is_err() {
                             break;
@@ -295,6 +329,8 @@ impl Index {
                         } else {
                             report.changed += 1;
                         }
+                        report.changes.push((read.rel.clone(), if is_new { "new" } else { "changed" }));
+                        report.problems.append(&mut read.problems);
                         dirty = true;
                         applied.push((read.rel, read.state, true));
                     }

@@ -51,6 +51,16 @@ impl Workspace {
         self.index.sync(&self.config, opts)
     }
 
+    /// Keeps the index in sync with file changes until `stop` is set (`tmws watch`, and
+    /// the servers' background task).
+    pub fn watch(
+        &mut self,
+        stop: &std::sync::atomic::AtomicBool,
+        on: impl FnMut(crate::index::watch::WatchUpdate<'_>),
+    ) -> Result<()> {
+        crate::index::watch::run(&mut self.index, &self.config, stop, on)
+    }
+
     /// `workspace_search`: syncs when this process may write, then searches.
     pub fn search(&mut self, req: &SearchRequest) -> Result<SearchResults> {
         self.sync(&SyncOptions::default())?;

@@ -5,6 +5,7 @@
 //! is `layout`'s.
 
 pub mod layout;
+pub mod watch;
 
 use std::fs;
 use std::io::{self, Write};

@@ -9,13 +9,14 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::check::{self, CheckOptions, Report};
 use crate::error::Error;
 use crate::index::extract::cut;
+use crate::index::watch::WatchUpdate;
 use crate::index::{SearchRequest, SearchResults, SyncOptions};
 use crate::init::{self, Action, McpClient};
 use crate::model::{Diagnostic, DocKind, Severity};
@@ -72,6 +73,8 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         include: Vec<String>,
     },
+    /// Keep the index in sync with the files until interrupted; one line per change.
+    Watch,
     /// Search overviews, entries, rules, skills and docs; best first.
     ///
     /// Words are matched after stemming and identifier splitting; "double quotes" make a
@@ -290,6 +293,30 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             }
             Ok(0)
         }
+        Command::Watch => {
+            let root = root(cli)?;
+            let mut ws = Workspace::open(&root)?;
+            if let Some(why) = ws.rebuilt_on_open() {
+                eprintln!("tmws: rebuilt the index from the files: {why}");
+            }
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = stop.clone();
+            ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+                .map_err(|e| Error::Usage(format!("cannot handle Ctrl-C: {e}")))?;
+            eprintln!("watching {} (Ctrl-C to stop)", root.display());
+            let mut write_err = None;
+            ws.watch(&stop, |update| {
+                let r = render_watch(out, &update);
+                if let Err(e) = r.and_then(|()| out.flush()) {
+                    write_err.get_or_insert(e);
+                    stop.store(true, Ordering::Relaxed);
+                }
+            })?;
+            if let Some(e) = write_err {
+                return Err(e.into());
+            }
+            Ok(0)
+        }
         Command::Search { query, scope, topics, kinds, status, tags, limit } => {
             let root = root(cli)?;
             let kinds = kinds
@@ -348,6 +375,37 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             Ok(u8::from(*check && stale))
         }
     }
+}
+
+/// One line per applied change; problems of changed files on stderr.
+fn render_watch(out: &mut impl Write, update: &WatchUpdate<'_>) -> io::Result<()> {
+    let report = match update {
+        WatchUpdate::Synced(r) => {
+            let rebuilt = if r.rebuilt { " (rebuilt)" } else { "" };
+            writeln!(
+                out,
+                "synced: {} new, {} changed, {} removed in {} ms; {} items{rebuilt}",
+                r.new, r.changed, r.removed, r.millis, r.items
+            )?;
+            r
+        }
+        WatchUpdate::Applied(r) => {
+            for (path, what) in &r.changes {
+                writeln!(out, "{what:<8} {path}")?;
+            }
+            r
+        }
+        WatchUpdate::Following => return writeln!(out, "another tmws process holds the index: following its commits"),
+        WatchUpdate::TookOver => return writeln!(out, "the index writer went away: this process took over"),
+        WatchUpdate::Failed(e) => {
+            eprintln!("tmws: {e}");
+            return Ok(());
+        }
+    };
+    for d in report.problems.iter().filter(|d| d.severity == Severity::Error) {
+        eprintln!("{}:{}:{}: {}[{}]: {}", d.path, d.line, d.column, d.severity.as_str(), d.rule, d.message);
+    }
+    Ok(())
 }
 
 /// One result per line in aligned columns: score, kind, refId, then name and summary.

@@ -5,3 +5,4 @@ mod index;
 mod init;
 mod tidy;
 mod util;
+mod watch;

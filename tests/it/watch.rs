@@ -1,0 +1,259 @@
+//! `tmws watch` as a real process: file events become index changes, a second process
+//! follows and takes over, and kill -9 mid-sync converges on the next run.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use super::util::TestRoot;
+
+/// A running `tmws watch` whose stdout lines arrive on a channel.
+struct Watch {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Watch {
+    fn start(root: &TestRoot) -> Watch {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .arg("watch")
+            .current_dir(root.path())
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Watch { child, lines: rx, seen: Vec::new() }
+    }
+
+    /// Waits (at most 15 s) for a line that starts with `prefix`.
+    fn expect(&mut self, prefix: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.starts_with(prefix) {
+                        return line;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!("no line starting with {prefix:?}; saw {:?}", self.seen);
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill").args([sig, &self.child.id().to_string()]).status().unwrap().success();
+        assert!(ok);
+    }
+
+    fn wait(mut self) -> i32 {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "watch did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn lesson(word: &str) -> String {
+    format!("---\nname: {word}\ndescription: about {word}\ncreated: 2026-11-22\n---\n{word} body\n")
+}
+
+fn found(root: &TestRoot, q: &str) -> Vec<String> {
+    let out = root.run(&["--json", "search", q]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    v["results"].as_array().unwrap().iter().map(|h| h["refId"].as_str().unwrap().to_owned()).collect()
+}
+
+const L: &str = "resources/workspaces/w/_lessons";
+
+#[test]
+fn creates_edits_renames_deletes_and_new_folders_are_applied() {
+    let root = TestRoot::new().file(&format!("{L}/260101-a.md"), lesson("alpha"));
+    let mut w = Watch::start(&root);
+    w.expect("synced: 1 new, 0 changed, 0 removed");
+
+    root.write(&format!("{L}/260102-b.md"), lesson("bravo"));
+    assert_eq!(w.expect("new "), format!("new      {L}/260102-b.md"));
+    assert_eq!(found(&root, "bravo"), vec![format!("{L}/260102-b.md")]);
+
+    root.write(&format!("{L}/260101-a.md"), lesson("charlie"));
+    assert_eq!(w.expect("changed "), format!("changed  {L}/260101-a.md"));
+    assert_eq!(found(&root, "charlie"), vec![format!("{L}/260101-a.md")]);
+    assert!(found(&root, "alpha").is_empty());
+
+    std::fs::rename(root.path().join(format!("{L}/260102-b.md")), root.path().join(format!("{L}/260103-b.md")))
+        .unwrap();
+    w.expect(&format!("new      {L}/260103-b.md"));
+    assert_eq!(found(&root, "bravo"), vec![format!("{L}/260103-b.md")]);
+
+    // mkdir -p then write at once: inotify reports only the top folder.
+    root.write("resources/workspaces/w/d/r/_plans/261122-deep.md", lesson("delta"));
+    w.expect("new      resources/workspaces/w/d/r/_plans/261122-deep.md");
+
+    std::fs::remove_dir_all(root.path().join("resources/workspaces/w/d")).unwrap();
+    w.expect("removed  resources/workspaces/w/d/r/_plans/261122-deep.md");
+    assert!(found(&root, "delta").is_empty());
+
+    // A bad file is indexed anyway and the loop goes on.
+    root.write(&format!("{L}/260104-bad.md"), "---\nname: [oops\n---\necho body\n");
+    w.expect(&format!("new      {L}/260104-bad.md"));
+    root.write(&format!("{L}/260105-fox.md"), lesson("foxtrot"));
+    w.expect(&format!("new      {L}/260105-fox.md"));
+    assert_eq!(found(&root, "echo"), vec![format!("{L}/260104-bad.md")]);
+
+    w.signal("-INT");
+    assert_eq!(w.wait(), 0);
+}
+
+#[test]
+fn editor_save_patterns_end_with_the_new_content() {
+    let target = format!("{L}/260101-note.md");
+    let root = TestRoot::new().file(&target, lesson("original"));
+    let mut w = Watch::start(&root);
+    w.expect("synced:");
+    let abs = |rel: &str| root.path().join(rel);
+    // VS Code and most tools: write a temp file, rename it over the target.
+    std::fs::write(abs(&format!("{L}/.260101-note.md.tmp")), lesson("vscode")).unwrap();
+    std::fs::rename(abs(&format!("{L}/.260101-note.md.tmp")), abs(&target)).unwrap();
+    w.expect(&format!("changed  {target}"));
+    assert_eq!(found(&root, "vscode"), vec![target.clone()]);
+    // vim: move the original to a backup, write anew, delete the backup.
+    std::fs::rename(abs(&target), abs(&format!("{target}~"))).unwrap();
+    std::fs::write(abs(&target), lesson("vim")).unwrap();
+    std::fs::remove_file(abs(&format!("{target}~"))).unwrap();
+    w.expect(&format!("changed  {target}"));
+    assert_eq!(found(&root, "vim"), vec![target.clone()]);
+    // JetBrains: write ___jb_tmp___, move the original to ___jb_old___, rename, delete.
+    std::fs::write(abs(&format!("{target}___jb_tmp___")), lesson("jetbrains")).unwrap();
+    std::fs::rename(abs(&target), abs(&format!("{target}___jb_old___"))).unwrap();
+    std::fs::rename(abs(&format!("{target}___jb_tmp___")), abs(&target)).unwrap();
+    std::fs::remove_file(abs(&format!("{target}___jb_old___"))).unwrap();
+    w.expect(&format!("changed  {target}"));
+    assert_eq!(found(&root, "jetbrains"), vec![target.clone()]);
+    assert!(found(&root, "original").is_empty());
+}
+
+#[test]
+fn a_checkout_of_hundreds_of_files_is_applied() {
+    let root = TestRoot::new();
+    let mut w = Watch::start(&root);
+    w.expect("synced:");
+    for i in 0..400 {
+        root.write(
+            &format!("resources/workspaces/w/_plans/2601{:02}-p{i}.md", 1 + i % 28),
+            lesson(&format!("plan{i}")),
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = root.run(&["--json", "index"]);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        if v["items"].as_u64() == Some(400) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "index never reached 400 items: {}", out.stdout);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(found(&root, "plan399").len(), 1);
+}
+
+#[test]
+fn a_second_process_follows_then_takes_over_when_the_writer_exits() {
+    let root = TestRoot::new().file(&format!("{L}/260101-a.md"), lesson("alpha"));
+    let mut first = Watch::start(&root);
+    first.expect("synced:");
+    let mut second = Watch::start(&root);
+    second.expect("another tmws process holds the index");
+    first.signal("-KILL");
+    first.wait();
+    second.expect("the index writer went away: this process took over");
+    second.expect("synced:");
+    root.write(&format!("{L}/260102-b.md"), lesson("bravo"));
+    second.expect(&format!("new      {L}/260102-b.md"));
+    assert_eq!(found(&root, "bravo"), vec![format!("{L}/260102-b.md")]);
+}
+
+#[test]
+fn kill_9_during_a_sync_converges_on_the_next_run() {
+    let root = TestRoot::new();
+    for i in 0..3000 {
+        root.write(
+            &format!("resources/workspaces/w/d{}/_plans/2601{:02}-p{i}.md", i % 10, 1 + i % 28),
+            lesson(&format!("word{}", i % 50)),
+        );
+    }
+    let queries = ["word7", "word49", "plan", "about"];
+    // The reference: a clean build in a copy.
+    let reference = TestRoot::new();
+    for (rel, bytes) in super::util::copy_tree(root.path()) {
+        reference.write(&rel, bytes);
+    }
+    let answers = |r: &TestRoot| -> Vec<Vec<(String, u64)>> {
+        queries
+            .iter()
+            .map(|q| {
+                let out = r.run(&["--json", "search", q, "--limit", "50"]);
+                let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_default();
+                v["results"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|h| (h["refId"].as_str().unwrap_or("").to_owned(), h["score"].as_u64().unwrap_or(0)))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    let expect = answers(&reference);
+    for delay in [30, 120, 400] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .args(["index", "--rebuild"])
+            .current_dir(root.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay));
+        let _ = child.kill();
+        let _ = child.wait();
+        let got = answers(&root);
+        for (i, (g, e)) in got.iter().zip(&expect).enumerate() {
+            let first_diff = g.iter().zip(e).position(|(a, b)| a != b);
+            assert!(
+                g == e,
+                "after a kill at {delay} ms, `{}` differs: {} vs {} results, first difference at {first_diff:?}: {:?} vs {:?}",
+                queries[i],
+                g.len(),
+                e.len(),
+                first_diff.map(|j| &g[j]),
+                first_diff.map(|j| &e[j])
+            );
+        }
+    }
+}
