@@ -3,6 +3,7 @@ mod check;
 mod corpora;
 mod index;
 mod init;
+mod ranking;
 mod tidy;
 mod util;
 mod watch;

@@ -1,0 +1,189 @@
+//! Index budgets (DESIGN §11): full build, no-op sync, search, save → searchable through
+//! the watcher, `tmws search` as a process, and indexing the real-world corpora.
+//!
+//! Run with `cargo bench --bench index`. The 100k-document root is generated once under
+//! the system temp folder and reused.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use divan::Bencher;
+use divan::counter::ItemsCount;
+use tmws::index::{Index, SearchRequest, SyncOptions};
+use tmws::query::Workspace;
+
+mod support;
+
+fn main() {
+    divan::main();
+}
+
+const QUERIES: [&str; 8] = [
+    "token refresh",
+    "watcher",
+    "compaction decay",
+    "schema",
+    "lock append",
+    "ranking latency",
+    "plan",
+    "manifest checkpoint",
+];
+
+fn built(files: usize) -> (PathBuf, usize) {
+    let (root, n) = support::cached_root(files);
+    let mut ws = Workspace::open(&root).unwrap();
+    ws.sync(&SyncOptions::default()).unwrap();
+    (root, n)
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn full_build_100k(bencher: Bencher) {
+    let (root, n) = support::cached_root(100_000);
+    bencher.counter(ItemsCount::new(n)).bench(|| {
+        let mut ws = Workspace::open(&root).unwrap();
+        ws.sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap()
+    });
+}
+
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn noop_sync_100k(bencher: Bencher) {
+    let (root, _) = built(100_000);
+    let mut ws = Workspace::open(&root).unwrap();
+    bencher.bench_local(|| {
+        let r = ws.sync(&SyncOptions::default()).unwrap();
+        assert_eq!((r.new, r.changed, r.removed), (0, 0, 0));
+    });
+}
+
+#[divan::bench(sample_count = 200, sample_size = 1)]
+fn search_100k(bencher: Bencher) {
+    let (root, _) = built(100_000);
+    let index = Index::open(&root).unwrap();
+    let mut i = 0;
+    bencher.bench_local(|| {
+        i += 1;
+        let req = SearchRequest { query: QUERIES[i % QUERIES.len()].to_owned(), limit: 10, ..SearchRequest::default() };
+        index.search(&req).unwrap()
+    });
+}
+
+#[divan::bench(sample_count = 30, sample_size = 1)]
+fn tmws_search_process_100k(bencher: Bencher) {
+    let (root, _) = built(100_000);
+    let bin = env!("CARGO_BIN_EXE_tmws");
+    bencher.bench(|| {
+        let out = std::process::Command::new(bin)
+            .args(["--root"])
+            .arg(&root)
+            .args(["search", "token refresh"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    });
+}
+
+/// The same, while a `tmws watch` process holds the writer: the CLI then reads without a
+/// sync of its own, which is how an editor session runs.
+#[divan::bench(sample_count = 30, sample_size = 1)]
+fn tmws_search_process_100k_with_watcher(bencher: Bencher) {
+    let (root, _) = built(100_000);
+    let bin = env!("CARGO_BIN_EXE_tmws");
+    let mut watcher = std::process::Command::new(bin)
+        .arg("--root")
+        .arg(&root)
+        .arg("watch")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    bencher.bench(|| {
+        let out = std::process::Command::new(bin)
+            .args(["--root"])
+            .arg(&root)
+            .args(["search", "token refresh"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    });
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+}
+
+/// One saved file until a reader finds it, with the watcher (50 ms debounce) in between.
+#[divan::bench(sample_count = 40, sample_size = 1)]
+fn save_to_searchable_10k(bencher: Bencher) {
+    let (root, _) = built(10_000);
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let watch_root = root.clone();
+    let watcher = std::thread::spawn(move || {
+        let mut ws = Workspace::open(&watch_root).unwrap();
+        ws.watch(&flag, |_| {}).unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let reader = Index::open(&root).unwrap();
+    let mut n = 0;
+    bencher.bench_local(|| {
+        n += 1;
+        let word = format!("zqxsaved{n}");
+        let path = root.join(format!("resources/workspaces/w0/d0/r0/_lessons/261122-bench-{n}.md"));
+        write(&path, &format!("---\nname: {word}\ndescription: d\ncreated: 2026-11-22\n---\n"));
+        let start = Instant::now();
+        let req = SearchRequest { query: word, limit: 1, ..SearchRequest::default() };
+        loop {
+            reader.reload().unwrap();
+            if !reader.search(&req).unwrap().results.is_empty() {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "never became searchable");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    stop.store(true, Ordering::Relaxed);
+    watcher.join().unwrap();
+    for k in 1..=n {
+        let _ = std::fs::remove_file(root.join(format!("resources/workspaces/w0/d0/r0/_lessons/261122-bench-{k}.md")));
+    }
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn index_real_world_corpora(bencher: Bencher) {
+    let corpora = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora");
+    if !corpora.is_dir() {
+        return;
+    }
+    let root = std::env::temp_dir().join("tmws-bench-corpora-root");
+    let _ = std::fs::remove_dir_all(&root);
+    write(&root.join(".tmws/config.toml"), "[index]\ninclude = [\"corpora\"]\n");
+    copy_tree(&corpora, &root.join("corpora"));
+    let mut n = 0;
+    {
+        let mut ws = Workspace::open(&root).unwrap();
+        n += ws.sync(&SyncOptions::default()).unwrap().items as usize;
+    }
+    bencher.counter(ItemsCount::new(n)).bench(|| {
+        let mut ws = Workspace::open(&root).unwrap();
+        ws.sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap()
+    });
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let target = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_tree(&p, &target);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            std::fs::create_dir_all(to).unwrap();
+            std::fs::copy(&p, &target).unwrap();
+        }
+    }
+}
