@@ -27,8 +27,22 @@ pub struct FileState {
     pub mtime: u64,
     /// blake3 of the content, hex.
     pub hash: String,
-    /// The refIds of the items made from the file.
+    /// The refIds of the items made from the file, when they are not just its path (the
+    /// common case is left out to keep the manifest small).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refs: Vec<String>,
+}
+
+impl FileState {
+    /// The refIds of the items made from the file at `rel`.
+    pub fn refs_of<'a>(&'a self, rel: &'a str) -> Vec<&'a str> {
+        if self.refs.is_empty() { vec![rel] } else { self.refs.iter().map(String::as_str).collect() }
+    }
+
+    /// Records the refIds made from the file at `rel`.
+    pub fn set_refs(&mut self, rel: &str, refs: Vec<String>) {
+        self.refs = if refs.len() == 1 && refs[0] == rel { Vec::new() } else { refs };
+    }
 }
 
 impl Manifest {

@@ -242,7 +242,7 @@ impl Index {
         let mut dirty = false;
         for rel in &vanished {
             if let Some(old) = manifest.files.remove(rel) {
-                for r in &old.refs {
+                for r in old.refs_of(rel) {
                     writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
                 }
                 report.removed += 1;
@@ -316,14 +316,18 @@ impl Index {
                     }
                     Some(docs) => {
                         let is_new = old.is_none();
-                        for r in old.iter().flat_map(|o| o.refs.iter()) {
+                        let old_refs: Vec<String> = old
+                            .map(|o| o.refs_of(&read.rel).into_iter().map(str::to_owned).collect())
+                            .unwrap_or_default();
+                        for r in &old_refs {
                             writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
                         }
                         for d in &docs {
                             writer.delete_term(Term::from_field_text(self.fields.ref_id, &d.ref_id));
                             writer.add_document(to_document(&self.fields, d)).map_err(tantivy_err)?;
                         }
-                        read.state.refs = docs.into_iter().map(|d| d.ref_id).collect();
+                        let rel = read.rel.clone();
+                        read.state.set_refs(&rel, docs.into_iter().map(|d| d.ref_id).collect());
                         if is_new {
                             report.new += 1;
                         } else {

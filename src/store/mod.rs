@@ -208,29 +208,35 @@ where
     K: Fn(&str) -> bool + Sync,
 {
     let found = std::sync::Mutex::new(Vec::new());
-    let add = |path: &Path, meta: &fs::Metadata| {
-        let Ok(rel) = path.strip_prefix(root) else { return };
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        if keep(&rel) {
-            let mtime = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-            let s = Scanned { abs: path.to_path_buf(), rel, size: meta.len(), mtime };
-            found.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(s);
-        }
+    let rel_of = |path: &Path| -> Option<String> {
+        let rel = path.strip_prefix(root).ok()?.to_string_lossy().replace('\\', "/");
+        keep(&rel).then_some(rel)
+    };
+    let scanned = |path: &Path, rel: String, meta: &fs::Metadata| {
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        Scanned { abs: path.to_path_buf(), rel, size: meta.len(), mtime }
     };
     for start in starts {
         match fs::metadata(start) {
-            Ok(m) if m.is_file() => add(start, &m),
+            Ok(m) if m.is_file() => {
+                if let Some(rel) = rel_of(start) {
+                    found.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(scanned(start, rel, &m));
+                }
+            }
             Ok(m) if m.is_dir() => walker(start).run(|| {
-                Box::new(|result| {
+                // Each walker thread collects into its own list and hands it over once.
+                let mut local = Batch { items: Vec::new(), shared: &found };
+                Box::new(move |result| {
                     if let Ok(entry) = result
                         && entry.file_type().is_some_and(|t| t.is_file())
+                        && let Some(rel) = rel_of(entry.path())
                         && let Ok(meta) = entry.metadata()
                     {
-                        add(entry.path(), &meta);
+                        local.items.push(scanned(entry.path(), rel, &meta));
                     }
                     ignore::WalkState::Continue
                 })
@@ -242,6 +248,19 @@ where
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
     out.dedup_by(|a, b| a.rel == b.rel);
     out
+}
+
+/// A walker thread's findings, handed to the shared list when the thread is done.
+struct Batch<'a> {
+    items: Vec<Scanned>,
+    shared: &'a std::sync::Mutex<Vec<Scanned>>,
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        let items = std::mem::take(&mut self.items);
+        self.shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(items);
+    }
 }
 
 /// The parallel walker every walk uses: honours `.gitignore` (inside or outside git) and
