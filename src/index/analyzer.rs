@@ -7,8 +7,10 @@
 //! runs of CJK characters become overlapping bigrams: `接続` is found inside
 //! `データベース接続プール`. Tokens are then lowercased, folded to ASCII and stemmed (English).
 
+use std::collections::HashMap;
+
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer,
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
 };
 
 /// The name the analyzer is registered under in the index.
@@ -20,8 +22,82 @@ pub fn analyzer() -> TextAnalyzer {
         .filter(RemoveLongFilter::limit(64))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
-        .filter(Stemmer::new(Language::English))
+        .filter(CachedStemmer)
         .build()
+}
+
+/// English stemming (Snowball), remembered per analyzer: the same words recur across
+/// documents, and a lookup is several times cheaper than stemming. Only tokens of three or
+/// more ASCII letters are stemmed; identifiers with separators, numbers and CJK bigrams
+/// pass through as they are.
+#[derive(Clone, Copy, Debug)]
+pub struct CachedStemmer;
+
+/// How many stems an analyzer remembers before it starts over.
+const STEM_CACHE: usize = 200_000;
+
+impl TokenFilter for CachedStemmer {
+    type Tokenizer<T: Tokenizer> = CachedStemmerFilter<T>;
+
+    fn transform<T: Tokenizer>(self, tokenizer: T) -> CachedStemmerFilter<T> {
+        CachedStemmerFilter { inner: tokenizer, cache: HashMap::new() }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CachedStemmerFilter<T> {
+    inner: T,
+    cache: HashMap<String, String>,
+}
+
+impl<T: Tokenizer> Tokenizer for CachedStemmerFilter<T> {
+    type TokenStream<'a> = CachedStemmerStream<'a, T::TokenStream<'a>>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        if self.cache.len() > STEM_CACHE {
+            self.cache.clear();
+        }
+        CachedStemmerStream { tail: self.inner.token_stream(text), cache: &mut self.cache }
+    }
+}
+
+#[derive(Debug)]
+pub struct CachedStemmerStream<'a, T> {
+    tail: T,
+    cache: &'a mut HashMap<String, String>,
+}
+
+fn stemmer() -> &'static frostem::Stemmer {
+    static STEMMER: std::sync::OnceLock<frostem::Stemmer> = std::sync::OnceLock::new();
+    STEMMER.get_or_init(|| frostem::Stemmer::new(frostem::Algorithm::English))
+}
+
+impl<T: TokenStream> TokenStream for CachedStemmerStream<'_, T> {
+    fn advance(&mut self) -> bool {
+        if !self.tail.advance() {
+            return false;
+        }
+        let token = self.tail.token_mut();
+        if token.text.len() < 3 || !token.text.bytes().all(|b| b.is_ascii_lowercase()) {
+            return true;
+        }
+        if let Some(stem) = self.cache.get(&token.text) {
+            token.text.clone_from(stem);
+        } else {
+            let stem = stemmer().stem(&token.text).into_owned();
+            self.cache.insert(std::mem::take(&mut token.text), stem.clone());
+            token.text = stem;
+        }
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.tail.token()
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.tail.token_mut()
+    }
 }
 
 /// The analyzed terms of a text, in order (duplicates kept).
@@ -56,130 +132,208 @@ fn is_word(c: char) -> bool {
     c.is_alphanumeric() && !is_cjk(c)
 }
 
-/// Splits text into words, identifier parts and CJK bigrams.
+/// Splits text into words, identifier parts and CJK bigrams, streaming: one token buffer
+/// and one parts buffer are reused for every token of every text.
 #[derive(Clone, Default, Debug)]
 pub struct CodeTokenizer {
-    tokens: Vec<Token>,
+    parts: Vec<(usize, usize)>,
+    chars: Vec<(usize, char)>,
 }
 
-/// The tokens of one text, produced up front.
+/// The tokens of one text.
 #[derive(Debug)]
 pub struct CodeTokenStream<'a> {
-    tokens: &'a mut [Token],
-    index: usize,
+    text: &'a str,
+    /// Byte offset where scanning resumes.
+    pos: usize,
+    /// The position the next word or bigram gets.
+    next_position: usize,
+    token: Token,
+    /// Pending parts of the current word (byte ranges) and the next one to emit.
+    parts: &'a mut Vec<(usize, usize)>,
+    part: usize,
+    /// The position of the current word's first part.
+    word_position: usize,
+    chars: &'a mut Vec<(usize, char)>,
+    /// Inside a CJK run: the byte offset of the next bigram's first character, and the
+    /// run's end.
+    cjk: Option<(usize, usize)>,
 }
 
 impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = CodeTokenStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
-        self.tokens.clear();
-        tokenize(text, &mut self.tokens);
-        CodeTokenStream { tokens: &mut self.tokens, index: 0 }
+        self.parts.clear();
+        CodeTokenStream {
+            text,
+            pos: 0,
+            next_position: 0,
+            token: Token::default(),
+            parts: &mut self.parts,
+            part: 0,
+            word_position: 0,
+            chars: &mut self.chars,
+            cjk: None,
+        }
+    }
+}
+
+impl CodeTokenStream<'_> {
+    fn emit(&mut self, from: usize, to: usize, position: usize) {
+        self.token.offset_from = from;
+        self.token.offset_to = to;
+        self.token.position = position;
+        self.token.position_length = 1;
+        self.token.text.clear();
+        self.token.text.push_str(&self.text[from..to]);
+    }
+
+    /// The next bigram of the current CJK run, if any.
+    fn next_bigram(&mut self) -> bool {
+        let Some((at, end)) = self.cjk else { return false };
+        let mut it = self.text[at..end].char_indices();
+        let Some((_, first)) = it.next() else {
+            self.cjk = None;
+            return false;
+        };
+        let second_start = at + first.len_utf8();
+        if second_start >= end {
+            self.cjk = None;
+            return false;
+        }
+        let second = self.text[second_start..].chars().next().map_or(0, char::len_utf8);
+        let position = self.next_position;
+        self.next_position += 1;
+        self.emit(at, second_start + second, position);
+        self.cjk = Some((second_start, end));
+        true
+    }
+
+    /// Splits the word at `start..end` into parts (identifier separators, camelCase).
+    fn split_word(&mut self, start: usize, end: usize) {
+        self.parts.clear();
+        self.chars.clear();
+        self.chars.extend(self.text[start..end].char_indices().map(|(i, c)| (start + i, c)));
+        let mut part_start: Option<usize> = None;
+        for k in 0..self.chars.len() {
+            let (offset, c) = self.chars[k];
+            if !is_word(c) {
+                if let Some(s) = part_start.take() {
+                    self.parts.push((s, offset));
+                }
+                continue;
+            }
+            match part_start {
+                Some(s) => {
+                    let prev = self.chars[k - 1].1;
+                    let next = self.chars.get(k + 1).map(|x| x.1);
+                    let lower_to_upper = (prev.is_lowercase() || prev.is_ascii_digit()) && c.is_uppercase();
+                    let acronym_end = prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase);
+                    if lower_to_upper || acronym_end {
+                        self.parts.push((s, offset));
+                        part_start = Some(offset);
+                    }
+                }
+                None => part_start = Some(offset),
+            }
+        }
+        if let Some(s) = part_start {
+            self.parts.push((s, end));
+        }
     }
 }
 
 impl TokenStream for CodeTokenStream<'_> {
     fn advance(&mut self) -> bool {
-        if self.index < self.tokens.len() {
-            self.index += 1;
-            true
-        } else {
-            false
+        // Parts of the current word come first.
+        if self.part < self.parts.len() {
+            let (from, to) = self.parts[self.part];
+            let position = self.word_position + self.part;
+            self.part += 1;
+            self.emit(from, to, position);
+            return true;
         }
+        if self.next_bigram() {
+            return true;
+        }
+        let text = self.text;
+        let bytes = text.as_bytes();
+        while self.pos < text.len() {
+            let c = text[self.pos..].chars().next().unwrap_or(' ');
+            let start = self.pos;
+            if is_cjk(c) {
+                let mut end = start;
+                for (i, ch) in text[start..].char_indices() {
+                    if !is_cjk(ch) {
+                        break;
+                    }
+                    end = start + i + ch.len_utf8();
+                }
+                self.pos = end;
+                if end - start == c.len_utf8() {
+                    let position = self.next_position;
+                    self.next_position += 1;
+                    self.emit(start, end, position);
+                    return true;
+                }
+                self.cjk = Some((start, end));
+                return self.next_bigram();
+            }
+            if !is_word(c) {
+                self.pos += c.len_utf8();
+                continue;
+            }
+            // A word: word characters, joined by `_` (also repeated) or by `-` and `.`
+            // between word characters.
+            let mut end = start + c.len_utf8();
+            let mut prev = c;
+            while end < text.len() {
+                let ch =
+                    if bytes[end].is_ascii() { bytes[end] as char } else { text[end..].chars().next().unwrap_or(' ') };
+                let next_is_word = || text[end + ch.len_utf8()..].chars().next().is_some_and(is_word);
+                let ok = is_word(ch)
+                    || (ch == '_' && (is_word(prev) || prev == '_'))
+                    || ((ch == '-' || ch == '.') && is_word(prev) && next_is_word());
+                if !ok {
+                    break;
+                }
+                prev = ch;
+                end += ch.len_utf8();
+            }
+            self.pos = end;
+            let mut stop = end;
+            while stop > start && bytes[stop - 1] == b'_' {
+                stop -= 1;
+            }
+            self.split_word(start, stop);
+            if self.parts.is_empty() {
+                continue;
+            }
+            let position = self.next_position;
+            self.word_position = position;
+            self.next_position += self.parts.len();
+            if self.parts.len() > 1 {
+                let first = self.parts[0].0;
+                self.part = 0;
+                self.emit(first, stop, position);
+            } else {
+                let (from, to) = self.parts[0];
+                self.part = 1;
+                self.emit(from, to, position);
+            }
+            return true;
+        }
+        false
     }
 
     fn token(&self) -> &Token {
-        &self.tokens[self.index - 1]
+        &self.token
     }
 
     fn token_mut(&mut self) -> &mut Token {
-        &mut self.tokens[self.index - 1]
+        &mut self.token
     }
-}
-
-fn push(out: &mut Vec<Token>, text: &str, from: usize, to: usize, position: usize) {
-    out.push(Token { offset_from: from, offset_to: to, position, text: text[from..to].to_owned(), position_length: 1 });
-}
-
-fn tokenize(text: &str, out: &mut Vec<Token>) {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let end_of = |i: usize| chars.get(i).map_or(text.len(), |(o, _)| *o);
-    let mut position = 0;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i].1;
-        if is_cjk(c) {
-            let start = i;
-            while i < chars.len() && is_cjk(chars[i].1) {
-                i += 1;
-            }
-            if i - start == 1 {
-                push(out, text, chars[start].0, end_of(i), position);
-                position += 1;
-            }
-            for (k, &(offset, _)) in chars.iter().enumerate().take(i.saturating_sub(1)).skip(start) {
-                push(out, text, offset, end_of(k + 2), position);
-                position += 1;
-            }
-        } else if is_word(c) {
-            let start = i;
-            i += 1;
-            while i < chars.len() {
-                let c = chars[i].1;
-                let joins = c == '_' || ((c == '-' || c == '.') && chars.get(i + 1).is_some_and(|n| is_word(n.1)));
-                if is_word(c) || (joins && is_word(chars[i - 1].1)) || (c == '_' && chars[i - 1].1 == '_') {
-                    i += 1;
-                } else {
-                    break;
-                }
-            }
-            let mut stop = i;
-            while stop > start && chars[stop - 1].1 == '_' {
-                stop -= 1;
-            }
-            position = word(text, &chars[start..stop], end_of(stop), position, out);
-        } else {
-            i += 1;
-        }
-    }
-}
-
-/// Emits one word: its parts, preceded by the whole word when it has several parts.
-fn word(text: &str, chars: &[(usize, char)], end: usize, position: usize, out: &mut Vec<Token>) -> usize {
-    let mut parts: Vec<(usize, usize)> = Vec::new();
-    let mut part_start: Option<usize> = None;
-    for (k, &(offset, c)) in chars.iter().enumerate() {
-        if !is_word(c) {
-            if let Some(s) = part_start.take() {
-                parts.push((s, offset));
-            }
-            continue;
-        }
-        if let Some(s) = part_start {
-            let prev = chars[k - 1].1;
-            let next = chars.get(k + 1).map(|x| x.1);
-            let lower_to_upper = (prev.is_lowercase() || prev.is_ascii_digit()) && c.is_uppercase();
-            let acronym_end = prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase);
-            if lower_to_upper || acronym_end {
-                parts.push((s, offset));
-                part_start = Some(offset);
-            }
-        } else {
-            part_start = Some(offset);
-        }
-    }
-    if let Some(s) = part_start {
-        parts.push((s, end));
-    }
-    let Some(&(first, _)) = parts.first() else { return position };
-    if parts.len() > 1 {
-        push(out, text, first, end, position);
-    }
-    for (k, (from, to)) in parts.into_iter().enumerate() {
-        push(out, text, from, to, position + k);
-    }
-    position + out.last().map_or(0, |t| t.position + 1 - position)
 }
 
 #[cfg(test)]

@@ -8,13 +8,15 @@ use super::analyzer::ANALYZER;
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is
 /// rebuilt from the files.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Handles of every field.
 #[derive(Debug, Clone)]
 pub struct Fields {
     pub schema: Schema,
     pub ref_id: Field,
+    /// A stable number derived from the refId, to order ties the same way in every build.
+    pub ref_rank: Field,
     pub kind: Field,
     pub scope: Field,
     /// The scope and each of its ancestors, for scope-prefix filters.
@@ -48,7 +50,8 @@ impl Fields {
             let opts = TextOptions::default().set_indexing_options(indexing);
             if stored { opts.set_stored() } else { opts }
         };
-        let ref_id = b.add_text_field("ref_id", STRING | STORED | FAST);
+        let ref_id = b.add_text_field("ref_id", STRING | STORED);
+        let ref_rank = b.add_u64_field("ref_rank", FAST);
         let kind = b.add_text_field("kind", STRING | STORED);
         let scope = b.add_text_field("scope", STRING | STORED);
         let scope_path = b.add_text_field("scope_path", STRING);
@@ -69,6 +72,7 @@ impl Fields {
         Fields {
             schema: b.build(),
             ref_id,
+            ref_rank,
             kind,
             scope,
             scope_path,
@@ -88,6 +92,14 @@ impl Fields {
             flags,
         }
     }
+}
+
+/// The tie-break rank of a refId: the first 8 bytes of its blake3 hash.
+pub fn ref_rank(ref_id: &str) -> u64 {
+    let hash = blake3::hash(ref_id.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&hash.as_bytes()[..8]);
+    u64::from_be_bytes(first)
 }
 
 impl Default for Fields {

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 use tantivy::collector::TopDocs;
-use tantivy::collector::sort_key::{SortBySimilarityScore, SortByString};
+use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue};
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TokenStream;
@@ -159,9 +159,10 @@ impl Index {
         let query = BooleanQuery::new(clauses);
         let limit = if req.limit == 0 { 10 } else { req.limit };
         let searcher = self.reader.searcher();
-        // Ties are broken by refId inside the collector, so the same files always give the
-        // same answer, however documents fell into segments.
-        let by = ((SortBySimilarityScore, Order::Desc), (SortByString::for_field("ref_id"), Order::Asc));
+        // Ties are broken by a rank derived from the refId inside the collector, so the same
+        // files always give the same answer, however documents fell into segments.
+        let by =
+            ((SortBySimilarityScore, Order::Desc), (SortByStaticFastValue::<u64>::for_field("ref_rank"), Order::Asc));
         let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by(by)).map_err(tantivy_err)?;
         let mut hits = Vec::with_capacity(top.len());
         for ((score, _), addr) in top {

@@ -129,6 +129,7 @@ fn index_kind(rel: &str, includes: &Includes) -> Option<FileKind> {
 pub fn to_document(f: &super::Fields, d: &IndexDoc) -> TantivyDocument {
     let mut doc = TantivyDocument::new();
     doc.add_text(f.ref_id, &d.ref_id);
+    doc.add_u64(f.ref_rank, super::schema::ref_rank(&d.ref_id));
     if let Some(k) = d.kind {
         doc.add_text(f.kind, k.as_str());
     }
