@@ -73,15 +73,7 @@ fn search_100k(bencher: Bencher) {
 fn tmws_search_process_100k(bencher: Bencher) {
     let (root, _) = built(100_000);
     let bin = env!("CARGO_BIN_EXE_tmws");
-    bencher.bench(|| {
-        let out = std::process::Command::new(bin)
-            .args(["--root"])
-            .arg(&root)
-            .args(["search", "token refresh"])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-    });
+    bencher.bench(|| search_process(bin, &root));
 }
 
 /// The same, while a `tmws watch` process holds the writer: the CLI then reads without a
@@ -99,15 +91,7 @@ fn tmws_search_process_100k_with_watcher(bencher: Bencher) {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(3));
-    bencher.bench(|| {
-        let out = std::process::Command::new(bin)
-            .args(["--root"])
-            .arg(&root)
-            .args(["search", "token refresh"])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-    });
+    bencher.bench(|| search_process(bin, &root));
     let _ = watcher.kill();
     let _ = watcher.wait();
 }
@@ -168,6 +152,13 @@ fn index_real_world_corpora(bencher: Bencher) {
         let mut ws = Workspace::open(&root).unwrap();
         ws.sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap()
     });
+}
+
+/// One `tmws search` run as a separate process.
+fn search_process(bin: &str, root: &Path) {
+    let out =
+        std::process::Command::new(bin).arg("--root").arg(root).args(["search", "token refresh"]).output().unwrap();
+    assert!(out.status.success());
 }
 
 fn write(path: &Path, text: &str) {
