@@ -113,7 +113,11 @@ pub fn terms(text: &str) -> Vec<String> {
 
 /// Whether a character belongs to a script written without spaces between words (or, for
 /// Hangul, where bigrams find words inside compounds).
+#[inline]
 pub fn is_cjk(c: char) -> bool {
+    if (c as u32) < 0x1100 {
+        return false;
+    }
     matches!(c as u32,
         0x3040..=0x30FF     // Hiragana, Katakana
         | 0x31F0..=0x31FF   // Katakana phonetic extensions
@@ -128,7 +132,11 @@ pub fn is_cjk(c: char) -> bool {
     )
 }
 
+#[inline]
 fn is_word(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
     c.is_alphanumeric() && !is_cjk(c)
 }
 
@@ -288,6 +296,8 @@ impl TokenStream for CodeTokenStream<'_> {
             // between word characters.
             let mut end = start + c.len_utf8();
             let mut prev = c;
+            // Most words are one part: no separator and no capital after the first letter.
+            let mut one_part = true;
             while end < text.len() {
                 let ch =
                     if bytes[end].is_ascii() { bytes[end] as char } else { text[end..].chars().next().unwrap_or(' ') };
@@ -298,6 +308,9 @@ impl TokenStream for CodeTokenStream<'_> {
                 if !ok {
                     break;
                 }
+                if !ch.is_ascii_alphanumeric() || ch.is_ascii_uppercase() {
+                    one_part = false;
+                }
                 prev = ch;
                 end += ch.len_utf8();
             }
@@ -306,7 +319,12 @@ impl TokenStream for CodeTokenStream<'_> {
             while stop > start && bytes[stop - 1] == b'_' {
                 stop -= 1;
             }
-            self.split_word(start, stop);
+            if one_part && stop == end {
+                self.parts.clear();
+                self.parts.push((start, stop));
+            } else {
+                self.split_word(start, stop);
+            }
             if self.parts.is_empty() {
                 continue;
             }
