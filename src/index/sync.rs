@@ -5,7 +5,7 @@
 //! those whose blake3 differs are parsed again. Vanished files lose their items. All of it
 //! goes into one commit, after which the manifest is written with the commit's epoch.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
@@ -119,10 +119,25 @@ fn index_kind(rel: &str, includes: &Includes) -> Option<FileKind> {
         | FileKind::BadScope { .. }
         | FileKind::Rule
         | FileKind::Skills => Some(kind),
-        FileKind::Markdown if rel.starts_with(layout::WORKSPACES_DIR) => Some(kind),
+        FileKind::Markdown if in_dir(rel, layout::WORKSPACES_DIR) => Some(kind),
         _ if includes.matches(rel) => Some(FileKind::Markdown),
         _ => None,
     }
+}
+
+/// Whether `rel` is below the folder `dir` (both root-relative).
+fn in_dir(rel: &str, dir: &str) -> bool {
+    rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}
+
+/// Whether the index holds the file at `rel`: the same answer as `index_kind(..).is_some()`,
+/// without classifying (this runs for every file of every sync).
+fn indexed(rel: &str, includes: &Includes) -> bool {
+    let markdown = layout::is_markdown(std::path::Path::new(rel));
+    let in_workspaces = in_dir(rel, layout::WORKSPACES_DIR);
+    let rule =
+        rel.strip_prefix(layout::RULES_DIR).and_then(|r| r.strip_prefix('/')).is_some_and(|name| !name.contains('/'));
+    (markdown && (in_workspaces || rule)) || rel == ".tmws/skills.yaml" || includes.matches(rel)
 }
 
 /// The tantivy document of an item.
@@ -234,12 +249,27 @@ impl Index {
                 ts.iter().any(|t| k == t || (k.starts_with(t.as_str()) && k.as_bytes().get(t.len()) == Some(&b'/')))
             }
         };
-        let scanned = store::scan(&root, &starts, |rel| index_kind(rel, &includes).is_some());
+        let scanned = store::scan(&root, &starts, |rel| indexed(rel, &includes));
         report.files = scanned.len();
 
-        let seen: BTreeSet<&str> = scanned.iter().map(|s| s.rel.as_str()).collect();
-        let vanished: Vec<String> =
-            manifest.files.keys().filter(|k| !seen.contains(k.as_str()) && under_targets(k)).cloned().collect();
+        // Both lists are sorted by path: one merge finds what vanished and what changed.
+        let mut vanished: Vec<String> = Vec::new();
+        let mut to_read: Vec<&Scanned> = Vec::new();
+        {
+            let mut known = manifest.files.iter().peekable();
+            for s in &scanned {
+                while let Some((k, _)) = known.next_if(|(k, _)| k.as_str() < s.rel.as_str()) {
+                    if under_targets(k) {
+                        vanished.push(k.clone());
+                    }
+                }
+                match known.next_if(|(k, _)| k.as_str() == s.rel.as_str()) {
+                    Some((_, m)) if m.size == s.size && m.mtime == s.mtime => {}
+                    _ => to_read.push(s),
+                }
+            }
+            vanished.extend(known.filter(|(k, _)| under_targets(k)).map(|(k, _)| k.clone()));
+        }
         let mut dirty = false;
         for rel in &vanished {
             if let Some(old) = manifest.files.remove(rel) {
@@ -251,10 +281,6 @@ impl Index {
                 dirty = true;
             }
         }
-        let to_read: Vec<&Scanned> = scanned
-            .iter()
-            .filter(|s| manifest.files.get(&s.rel).is_none_or(|m| m.size != s.size || m.mtime != s.mtime))
-            .collect();
         if let Some(p) = &opts.progress {
             p.fetch_add(scanned.len() - to_read.len(), Ordering::Relaxed);
         }
@@ -368,4 +394,33 @@ impl Index {
 
 fn read_payload_of(index: &tantivy::Index) -> Result<Payload> {
     super::read_payload(index).map_err(tantivy_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quick_filter_agrees_with_classification() {
+        let includes = Includes::new(&["docs/adr".to_owned(), "guide/**/*.md".to_owned()]).unwrap();
+        for rel in [
+            "resources/workspaces/w/OVERVIEW.md",
+            "resources/workspaces/w/_plans/260101-a.md",
+            "resources/workspaces/bad name/x.md",
+            "resources/workspaces/README.md",
+            "resources/workspaces/w/notes.txt",
+            "resources/workspacesX/a.md",
+            "agent/rules/common/00-core.md",
+            "agent/rules/common/sub/x.md",
+            "agent/rules/other.md",
+            ".tmws/skills.yaml",
+            ".tmws/config.toml",
+            "docs/adr/0001.md",
+            "docs/other.md",
+            "guide/a/b.md",
+            "README.md",
+        ] {
+            assert_eq!(indexed(rel, &includes), index_kind(rel, &includes).is_some(), "{rel}");
+        }
+    }
 }
