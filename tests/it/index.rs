@@ -187,3 +187,28 @@ fn a_corrupt_or_foreign_index_is_rebuilt_with_one_line() {
     assert_eq!(out.stderr.lines().filter(|l| l.starts_with("tmws:")).count(), 1, "{}", out.stderr);
     assert_eq!(hits(&root.run(&["--json", "search", "hello"])), vec!["resources/workspaces/w/OVERVIEW.md"]);
 }
+
+#[test]
+fn a_no_op_sync_compares_size_and_mtime_and_reads_nothing() {
+    let rel = "resources/workspaces/w/_plans/260101-a.md";
+    let root = TestRoot::new().file(rel, entry("Alpha", "First plan.", "original words"));
+    assert!(root.run(&["index"]).stdout.starts_with("indexed 1 new"));
+    // Same size, same mtime, other bytes: a sync that read the file would see the change.
+    let path = root.path().join(rel);
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let text = root.read(rel).replace("original words", "replaced words");
+    std::fs::write(&path, &text).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
+    let out = root.run(&["index"]);
+    assert!(out.stdout.starts_with("indexed 0 new, 0 changed, 0 removed"), "{}", out.stdout);
+    assert_eq!(hits(&root.run(&["--json", "search", "original"])), vec![rel.to_owned()]);
+    // Touching the file (a new mtime) makes the next sync read and re-index it.
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime + std::time::Duration::from_secs(5))
+        .unwrap();
+    assert!(root.run(&["index"]).stdout.starts_with("indexed 0 new, 1 changed"));
+    assert_eq!(hits(&root.run(&["--json", "search", "replaced"])), vec![rel.to_owned()]);
+}
