@@ -5,7 +5,6 @@
 //! those whose blake3 differs are parsed again. Vanished files lose their items. All of it
 //! goes into one commit, after which the manifest is written with the commit's epoch.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
@@ -223,7 +222,7 @@ impl Index {
 
         let manifest_path = self.root.join(MANIFEST_PATH);
         let mut manifest =
-            store::read_text_opt(&manifest_path).ok().flatten().map(|t| Manifest::from_json(&t)).unwrap_or_default();
+            store::read_opt(&manifest_path).ok().flatten().map(|b| Manifest::from_bytes(&b)).unwrap_or_default();
         let payload = read_payload_of(&self.index)?;
         let first_build = manifest == Manifest::default() && payload == Payload::default();
         let full = opts.rebuild || manifest.epoch != payload.epoch || manifest.version != SCHEMA_VERSION;
@@ -288,20 +287,18 @@ impl Index {
         let (tx, rx) = mpsc::sync_channel::<Result<Read>>(256);
         let next = AtomicUsize::new(0);
         let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
-        let old_hashes: BTreeMap<&str, &str> =
-            manifest.files.iter().map(|(k, v)| (k.as_str(), v.hash.as_str())).collect();
         let mut applied: Vec<(String, FileState, bool)> = Vec::new();
         std::thread::scope(|scope| -> Result<()> {
             for _ in 0..workers {
                 let tx = tx.clone();
-                let (to_read, next, includes, old_hashes) = (&to_read, &next, &includes, &old_hashes);
+                let (to_read, next, includes, known, root) = (&to_read, &next, &includes, &manifest.files, &root);
                 scope.spawn(move || {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(s) = to_read.get(i) else { break };
-                        let r = store::read(&s.abs).map(|bytes| {
-                            let hash = blake3::hash(&bytes).to_hex().to_string();
-                            let unchanged = old_hashes.get(s.rel.as_str()) == Some(&hash.as_str());
+                        let r = store::read(&root.join(&s.rel)).map(|bytes| {
+                            let hash = *blake3::hash(&bytes).as_bytes();
+                            let unchanged = known.get(s.rel.as_str()).is_some_and(|k| k.hash == hash);
                             let (docs, problems) = if unchanged {
                                 (None, Vec::new())
                             } else {
@@ -383,7 +380,7 @@ impl Index {
         }
         if dirty || full || touched {
             manifest.version = SCHEMA_VERSION;
-            store::write_atomic(&manifest_path, manifest.to_json().as_bytes())?;
+            store::write_atomic(&manifest_path, &manifest.to_bytes())?;
         }
         self.reader.reload().map_err(tantivy_err)?;
         report.items = self.reader.searcher().num_docs();

@@ -5,7 +5,10 @@
 //! is `layout`'s.
 
 pub mod layout;
+mod scan;
 pub mod watch;
+
+pub use self::scan::{Scanned, scan};
 
 use std::fs;
 use std::io::{self, Write};
@@ -51,6 +54,15 @@ pub fn is_dir(path: &Path) -> bool {
 /// Reads a whole file.
 pub fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| Error::io(path, e))
+}
+
+/// Reads a whole file, or None when it does not exist.
+pub fn read_opt(path: &Path) -> Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
 }
 
 /// Reads a file as UTF-8 text, or None when it does not exist.
@@ -188,79 +200,6 @@ where
             ignore::WalkState::Continue
         })
     });
-}
-
-/// A file found by `scan`, with what a sync compares before reading anything.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scanned {
-    pub abs: PathBuf,
-    /// Relative to the root, with `/` separators.
-    pub rel: String,
-    pub size: u64,
-    /// Modification time in nanoseconds since the Unix epoch.
-    pub mtime: u64,
-}
-
-/// Stats every file under `starts` (files or folders below `root`) for which `keep(rel)`
-/// holds, in parallel, without reading any content. Sorted by `rel`, without duplicates.
-pub fn scan<K>(root: &Path, starts: &[PathBuf], keep: K) -> Vec<Scanned>
-where
-    K: Fn(&str) -> bool + Sync,
-{
-    let found = std::sync::Mutex::new(Vec::new());
-    let rel_of = |path: &Path| -> Option<String> {
-        let rel = path.strip_prefix(root).ok()?.to_string_lossy().replace('\\', "/");
-        keep(&rel).then_some(rel)
-    };
-    let scanned = |path: &Path, rel: String, meta: &fs::Metadata| {
-        let mtime = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-        Scanned { abs: path.to_path_buf(), rel, size: meta.len(), mtime }
-    };
-    for start in starts {
-        match fs::metadata(start) {
-            Ok(m) if m.is_file() => {
-                if let Some(rel) = rel_of(start) {
-                    found.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(scanned(start, rel, &m));
-                }
-            }
-            Ok(m) if m.is_dir() => walker(start).run(|| {
-                // Each walker thread collects into its own list and hands it over once.
-                let mut local = Batch { items: Vec::new(), shared: &found };
-                Box::new(move |result| {
-                    if let Ok(entry) = result
-                        && entry.file_type().is_some_and(|t| t.is_file())
-                        && let Some(rel) = rel_of(entry.path())
-                        && let Ok(meta) = entry.metadata()
-                    {
-                        local.items.push(scanned(entry.path(), rel, &meta));
-                    }
-                    ignore::WalkState::Continue
-                })
-            }),
-            _ => {}
-        }
-    }
-    let mut out = found.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
-    out.dedup_by(|a, b| a.rel == b.rel);
-    out
-}
-
-/// A walker thread's findings, handed to the shared list when the thread is done.
-struct Batch<'a> {
-    items: Vec<Scanned>,
-    shared: &'a std::sync::Mutex<Vec<Scanned>>,
-}
-
-impl Drop for Batch<'_> {
-    fn drop(&mut self) {
-        let items = std::mem::take(&mut self.items);
-        self.shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(items);
-    }
 }
 
 /// The parallel walker every walk uses: honours `.gitignore` (inside or outside git) and

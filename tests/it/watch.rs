@@ -131,6 +131,27 @@ fn creates_edits_renames_deletes_and_new_folders_are_applied() {
 }
 
 #[test]
+fn ignored_files_stay_out_when_they_change_under_the_watcher() {
+    let root = TestRoot::new()
+        .file(".gitignore", "*.draft.md\n")
+        .file("resources/workspaces/w/.tmwsignore", "private/\n")
+        .file(&format!("{L}/260101-a.md"), lesson("alpha"));
+    let mut w = Watch::start(&root);
+    w.expect("synced: 1 new, 0 changed, 0 removed");
+    root.write(&format!("{L}/260102-b.draft.md"), lesson("draftword"));
+    root.write("resources/workspaces/w/private/_lessons/260102-p.md", lesson("privateword"));
+    root.write(&format!("{L}/260103-c.md"), lesson("charlie"));
+    // Events arrive in order: once the last file is applied, the others were seen.
+    assert_eq!(w.expect("new "), format!("new      {L}/260103-c.md"));
+    assert!(found(&root, "draftword").is_empty());
+    assert!(found(&root, "privateword").is_empty());
+    // A full sync agrees with what the watcher did.
+    let out = root.run(&["--json", "index", "--rebuild"]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["items"], 2, "{}", out.stdout);
+}
+
+#[test]
 fn editor_save_patterns_end_with_the_new_content() {
     let target = format!("{L}/260101-note.md");
     let root = TestRoot::new().file(&target, lesson("original"));
