@@ -7,7 +7,7 @@
 //! runs of CJK characters become overlapping bigrams: `接続` is found inside
 //! `データベース接続プール`. Tokens are then lowercased, folded to ASCII and stemmed (English).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use tantivy::tokenizer::{
     AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
@@ -40,7 +40,7 @@ impl TokenFilter for CachedStemmer {
     type Tokenizer<T: Tokenizer> = CachedStemmerFilter<T>;
 
     fn transform<T: Tokenizer>(self, tokenizer: T) -> CachedStemmerFilter<T> {
-        CachedStemmerFilter { inner: tokenizer, cache: HashMap::new() }
+        CachedStemmerFilter { inner: tokenizer, cache: HashMap::default() }
     }
 }
 
