@@ -14,7 +14,7 @@ use super::sync::{SyncOptions, SyncReport};
 use super::{Index, layout_dirs};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::store::watch::FileWatcher;
+use crate::store::watch::{Events, FileWatcher};
 
 /// More changed paths than this in one batch (a `git checkout`, say) sync everything.
 const BURST: usize = 2000;
@@ -37,10 +37,21 @@ pub enum WatchUpdate<'a> {
 }
 
 /// Syncs, then applies file changes until `stop` is set. Returns when stopped.
-pub fn run(index: &mut Index, config: &Config, stop: &AtomicBool, mut on: impl FnMut(WatchUpdate<'_>)) -> Result<()> {
+pub fn run(index: &mut Index, config: &Config, stop: &AtomicBool, on: impl FnMut(WatchUpdate<'_>)) -> Result<()> {
     let mut dirs = layout_dirs();
     dirs.extend(config.index.include.iter().filter(|p| !p.contains(['*', '?', '[', '{'])).cloned());
     let mut watcher = FileWatcher::new(index.root(), &dirs, Duration::from_millis(config.watch.debounce_ms))?;
+    run_with(index, config, stop, &mut watcher, on)
+}
+
+/// The loop of `run`, over any source of changes.
+pub fn run_with(
+    index: &mut Index,
+    config: &Config,
+    stop: &AtomicBool,
+    events: &mut dyn Events,
+    mut on: impl FnMut(WatchUpdate<'_>),
+) -> Result<()> {
     let opts = SyncOptions::default();
     if index.is_writer() {
         let report = index.sync(config, &opts)?;
@@ -49,7 +60,7 @@ pub fn run(index: &mut Index, config: &Config, stop: &AtomicBool, mut on: impl F
         on(WatchUpdate::Following);
     }
     while !stop.load(Ordering::Relaxed) {
-        let changes = watcher.next(TICK)?;
+        let changes = events.next(TICK)?;
         if !index.is_writer() {
             if index.try_take_writer()? {
                 on(WatchUpdate::TookOver);
@@ -75,4 +86,90 @@ pub fn run(index: &mut Index, config: &Config, stop: &AtomicBool, mut on: impl F
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::path::Path;
+
+    use super::*;
+    use crate::index::SearchRequest;
+    use crate::store::watch::Changes;
+
+    /// Plays a script: each step may change files behind the loop's back, then hands it
+    /// a batch. When the script ends the loop is stopped.
+    struct Script<'a> {
+        steps: VecDeque<(Box<dyn FnOnce()>, Changes)>,
+        stop: &'a AtomicBool,
+    }
+
+    impl Events for Script<'_> {
+        fn next(&mut self, _timeout: Duration) -> Result<Option<Changes>> {
+            match self.steps.pop_front() {
+                Some((act, changes)) => {
+                    act();
+                    Ok(Some(changes))
+                }
+                None => {
+                    self.stop.store(true, Ordering::Relaxed);
+                    Ok(None)
+                }
+            }
+        }
+    }
+
+    fn lesson(word: &str) -> String {
+        format!("---\nname: {word}\ndescription: about {word}\ncreated: 2026-11-22\n---\n")
+    }
+
+    fn hits(index: &Index, q: &str) -> Vec<String> {
+        let req = SearchRequest { query: q.into(), limit: 10, ..SearchRequest::default() };
+        index.search(&req).unwrap().results.into_iter().map(|h| h.ref_id).collect()
+    }
+
+    #[test]
+    fn an_overflow_falls_back_to_a_sync_of_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let lessons = root.join("resources/workspaces/w/_lessons");
+        std::fs::create_dir_all(&lessons).unwrap();
+        std::fs::write(lessons.join("260101-a.md"), lesson("alpha")).unwrap();
+        std::fs::create_dir_all(root.join(".tmws")).unwrap();
+        let mut index = Index::open(&root).unwrap();
+        let stop = AtomicBool::new(false);
+        let (l1, l2) = (lessons.clone(), lessons.clone());
+        let steps: VecDeque<(Box<dyn FnOnce()>, Changes)> = VecDeque::from([
+            // Events for these were lost: the queue overflowed.
+            (
+                Box::new(move || {
+                    std::fs::write(l1.join("260102-b.md"), lesson("bravo")).unwrap();
+                    std::fs::remove_file(l1.join("260101-a.md")).unwrap();
+                }) as Box<dyn FnOnce()>,
+                Changes { paths: Default::default(), rescan: true },
+            ),
+            // A normal batch names exactly one path: only that one is looked at.
+            (
+                Box::new(move || {
+                    std::fs::write(l2.join("260103-c.md"), lesson("charlie")).unwrap();
+                    std::fs::write(l2.join("260104-d.md"), lesson("delta")).unwrap();
+                }),
+                Changes { paths: ["resources/workspaces/w/_lessons/260103-c.md".to_owned()].into(), rescan: false },
+            ),
+        ]);
+        let mut script = Script { steps, stop: &stop };
+        let mut seen = Vec::new();
+        run_with(&mut index, &Config::default(), &stop, &mut script, |u| match u {
+            WatchUpdate::Synced(r) => seen.push(("synced", r.new, r.removed)),
+            WatchUpdate::Applied(r) => seen.push(("applied", r.new, r.removed)),
+            other => panic!("{other:?}"),
+        })
+        .unwrap();
+        assert_eq!(seen, [("synced", 1, 0), ("synced", 1, 1), ("applied", 1, 0)]);
+        assert_eq!(hits(&index, "bravo"), ["resources/workspaces/w/_lessons/260102-b.md"]);
+        assert!(hits(&index, "alpha").is_empty());
+        assert_eq!(hits(&index, "charlie"), ["resources/workspaces/w/_lessons/260103-c.md"]);
+        assert!(hits(&index, "delta").is_empty(), "a path no batch named is left for the next sync");
+        assert!(Path::new(&root).join(".tmws/cache/manifest.bin").exists());
+    }
 }

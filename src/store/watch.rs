@@ -25,6 +25,18 @@ pub struct Changes {
     pub rescan: bool,
 }
 
+/// A source of change batches: the file watcher, or a scripted one in tests.
+pub trait Events {
+    /// The next batch, or None when nothing happened within `timeout`.
+    fn next(&mut self, timeout: Duration) -> Result<Option<Changes>>;
+}
+
+impl Events for FileWatcher {
+    fn next(&mut self, timeout: Duration) -> Result<Option<Changes>> {
+        FileWatcher::next(self, timeout)
+    }
+}
+
 /// Watches some folders of a root.
 pub struct FileWatcher {
     root: PathBuf,
@@ -114,6 +126,14 @@ impl FileWatcher {
     }
 
     fn add(&self, result: DebounceEventResult, changes: &mut Changes) {
+        add_events(&self.root, result, changes);
+    }
+}
+
+/// Folds one debouncer result into `changes`: an error or an event flagged for rescan (an
+/// inotify queue overflow) asks for a full rescan.
+fn add_events(root: &Path, result: DebounceEventResult, changes: &mut Changes) {
+    {
         let events = match result {
             Ok(events) => events,
             Err(errors) => {
@@ -132,7 +152,7 @@ impl FileWatcher {
                 continue;
             }
             for path in &event.paths {
-                let Ok(rel) = path.strip_prefix(&self.root) else { continue };
+                let Ok(rel) = path.strip_prefix(root) else { continue };
                 let rel = rel.to_string_lossy().replace('\\', "/");
                 if rel.is_empty() || rel == ".git" || rel.starts_with(".git/") || rel.starts_with(super::CACHE_DIR) {
                     continue;
@@ -140,5 +160,47 @@ impl FileWatcher {
                 changes.paths.insert(rel);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use notify::event::{CreateKind, Flag};
+    use notify_debouncer_full::DebouncedEvent;
+
+    use super::*;
+
+    fn event(kind: EventKind, paths: &[&str]) -> DebouncedEvent {
+        let mut e = notify::Event::new(kind);
+        for p in paths {
+            e = e.add_path(PathBuf::from(p));
+        }
+        DebouncedEvent::new(e, Instant::now())
+    }
+
+    #[test]
+    fn paths_become_root_relative_and_noise_is_dropped() {
+        let mut changes = Changes::default();
+        let events = vec![
+            event(EventKind::Create(CreateKind::File), &["/r/a/x.md", "/r/.git/index", "/elsewhere/y.md"]),
+            event(EventKind::Access(notify::event::AccessKind::Any), &["/r/a/read.md"]),
+            event(EventKind::Any, &["/r/.tmws/cache/index/meta.json", "/r/.tmws/skills.yaml"]),
+        ];
+        add_events(Path::new("/r"), Ok(events), &mut changes);
+        assert_eq!(changes.paths.into_iter().collect::<Vec<_>>(), [".tmws/skills.yaml", "a/x.md"]);
+        assert!(!changes.rescan);
+    }
+
+    #[test]
+    fn an_overflow_or_an_error_asks_for_a_rescan() {
+        let mut changes = Changes::default();
+        let overflow = DebouncedEvent::new(notify::Event::new(EventKind::Other).set_flag(Flag::Rescan), Instant::now());
+        add_events(Path::new("/r"), Ok(vec![overflow]), &mut changes);
+        assert!(changes.rescan);
+        let mut changes = Changes::default();
+        add_events(Path::new("/r"), Err(vec![notify::Error::generic("queue overflow")]), &mut changes);
+        assert!(changes.rescan);
     }
 }
