@@ -347,7 +347,14 @@ impl Index {
                             writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
                         }
                         for d in &docs {
-                            writer.delete_term(Term::from_field_text(self.fields.ref_id, &d.ref_id));
+                            // Delete first so an item whose refId another file made before
+                            // is replaced, never doubled. After a clear, or for the item
+                            // keyed on a new file's own path, nothing can be there: a
+                            // rebuild skips 100k deletes.
+                            let nothing_there = full || (is_new && d.ref_id == read.rel);
+                            if !nothing_there {
+                                writer.delete_term(Term::from_field_text(self.fields.ref_id, &d.ref_id));
+                            }
                             writer.add_document(to_document(&self.fields, d)).map_err(tantivy_err)?;
                         }
                         let rel = read.rel.clone();
