@@ -309,6 +309,21 @@ pub struct IndexDoc {
     pub store_body: bool,
     /// Problems worth showing with the result, e.g. `invalid-front-matter`.
     pub flags: Vec<String>,
+    /// A memory's namespace (the log it lives in).
+    pub namespace: Option<String>,
+    /// What only memories carry (DESIGN §2.3).
+    pub memory: Option<MemoryAttrs>,
+}
+
+/// The fields of a memory entry that its queries filter and rank on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MemoryAttrs {
+    /// RFC 3339 UTC (`…Z`), so text order is time order.
+    pub expires_at: Option<String>,
+    pub importance: Option<f64>,
+    pub agent: Option<String>,
+    pub branch: Option<String>,
+    pub key: Option<String>,
 }
 
 /// A scope: `workspace[/domain[/repository]]` below `resources/workspaces/` (DESIGN §2.1).

@@ -74,6 +74,7 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
         body,
         store_body,
         flags,
+        ..IndexDoc::default()
     };
     (vec![item], diagnostics)
 }

@@ -9,6 +9,7 @@
 pub mod analyzer;
 pub mod extract;
 pub mod manifest;
+pub mod memlog;
 pub mod schema;
 pub mod search;
 pub mod sync;
@@ -36,6 +37,9 @@ pub struct Payload {
     pub version: u32,
     /// Bumped by every commit; the manifest written after it carries the same number.
     pub epoch: u64,
+    /// How far each JSONL log (root-relative path) is in this commit.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub logs: std::collections::BTreeMap<String, memlog::LogMark>,
 }
 
 /// An open index: always a reader, and the writer when no other process holds it.
@@ -150,7 +154,8 @@ impl Index {
 
 /// The root-relative folders whose Markdown the index holds (besides includes).
 pub fn layout_dirs() -> Vec<String> {
-    vec![crate::store::layout::WORKSPACES_DIR.to_owned(), crate::store::layout::RULES_DIR.to_owned()]
+    use crate::store::layout::{MEMORY_DIR, RULES_DIR, WORKSPACES_DIR};
+    vec![WORKSPACES_DIR.to_owned(), RULES_DIR.to_owned(), MEMORY_DIR.to_owned()]
 }
 
 fn writer_threads() -> usize {

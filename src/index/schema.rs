@@ -8,7 +8,7 @@ use super::analyzer::ANALYZER;
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is
 /// rebuilt from the files.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Handles of every field.
 #[derive(Debug, Clone)]
@@ -38,6 +38,13 @@ pub struct Fields {
     /// The body where answers return it (T1).
     pub body_stored: Field,
     pub flags: Field,
+    /// A memory's expiry, RFC 3339 UTC: text order is time order.
+    pub expires: Field,
+    pub importance: Field,
+    pub agent: Field,
+    pub branch: Field,
+    /// A memory's upsert key.
+    pub key: Field,
 }
 
 impl Fields {
@@ -69,6 +76,11 @@ impl Fields {
         let body = b.add_text_field("body", text(false));
         let body_stored = b.add_text_field("body_stored", STORED);
         let flags = b.add_text_field("flags", STRING | STORED);
+        let expires = b.add_text_field("expires", STRING | STORED);
+        let importance = b.add_f64_field("importance", FAST | STORED);
+        let agent = b.add_text_field("agent", STRING | STORED);
+        let branch = b.add_text_field("branch", STRING | STORED);
+        let key = b.add_text_field("key", STRING | STORED);
         Fields {
             schema: b.build(),
             ref_id,
@@ -90,6 +102,11 @@ impl Fields {
             body,
             body_stored,
             flags,
+            expires,
+            importance,
+            agent,
+            branch,
+            key,
         }
     }
 }

@@ -42,6 +42,11 @@ pub struct SearchHit {
     pub scope: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topic: Option<String>,
+    /// A memory's namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Left out when it says the same as the summary (a memory's summary is its name).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
     pub summary: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -179,13 +184,16 @@ impl Index {
 fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<SearchHit> {
     let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err)?;
     let text = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_owned);
+    let summary = text(f.description).unwrap_or_default();
+    let name = text(f.name).filter(|n| *n != summary).unwrap_or_default();
     Ok(SearchHit {
         ref_id: text(f.ref_id).unwrap_or_default(),
         kind: text(f.kind).unwrap_or_default(),
         scope: text(f.scope),
         topic: text(f.topic),
-        name: text(f.name).unwrap_or_default(),
-        summary: text(f.description).unwrap_or_default(),
+        namespace: text(f.namespace),
+        name,
+        summary,
         tags: doc.get_all(f.tag).filter_map(|v| v.as_str().map(str::to_owned)).collect(),
         status: text(f.status),
         score: 0,

@@ -15,6 +15,7 @@ use tantivy::{TantivyDocument, Term};
 
 use super::extract::extract_with_diagnostics;
 use super::manifest::{FileState, MANIFEST_PATH, Manifest};
+use super::memlog::{self, LogRead, Op};
 use super::{Index, Payload, SCHEMA_VERSION, tantivy_err};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -117,7 +118,8 @@ fn index_kind(rel: &str, includes: &Includes) -> Option<FileKind> {
         | FileKind::Entry { .. }
         | FileKind::BadScope { .. }
         | FileKind::Rule
-        | FileKind::Skills => Some(kind),
+        | FileKind::Skills
+        | FileKind::MemoryLog { .. } => Some(kind),
         FileKind::Markdown if in_dir(rel, layout::WORKSPACES_DIR) => Some(kind),
         _ if includes.matches(rel) => Some(FileKind::Markdown),
         _ => None,
@@ -136,7 +138,15 @@ fn indexed(rel: &str, includes: &Includes) -> bool {
     let in_workspaces = in_dir(rel, layout::WORKSPACES_DIR);
     let rule =
         rel.strip_prefix(layout::RULES_DIR).and_then(|r| r.strip_prefix('/')).is_some_and(|name| !name.contains('/'));
-    (markdown && (in_workspaces || rule)) || rel == ".tmws/skills.yaml" || includes.matches(rel)
+    (markdown && (in_workspaces || rule))
+        || rel == ".tmws/skills.yaml"
+        || memory_namespace(rel).is_some()
+        || includes.matches(rel)
+}
+
+/// The namespace of a memory log path (`.tmws/memory/{namespace}.jsonl`).
+fn memory_namespace(rel: &str) -> Option<&str> {
+    rel.strip_prefix(layout::MEMORY_DIR)?.strip_prefix('/')?.strip_suffix(".jsonl").filter(|n| !n.contains('/'))
 }
 
 /// The tantivy document of an item.
@@ -158,16 +168,16 @@ pub fn to_document(f: &super::Fields, d: &IndexDoc) -> TantivyDocument {
             doc.add_text(f.scope_path, &prefix);
         }
     }
-    let mut opt = |field, v: &Option<String>| {
+    let opt = |doc: &mut TantivyDocument, field, v: &Option<String>| {
         if let Some(v) = v {
             doc.add_text(field, v);
         }
     };
-    opt(f.topic, &d.topic);
-    opt(f.status, &d.status);
-    opt(f.category, &d.category);
-    opt(f.created, &d.created);
-    opt(f.updated, &d.updated);
+    opt(&mut doc, f.topic, &d.topic);
+    opt(&mut doc, f.status, &d.status);
+    opt(&mut doc, f.category, &d.category);
+    opt(&mut doc, f.created, &d.created);
+    opt(&mut doc, f.updated, &d.updated);
     doc.add_text(f.name, &d.name);
     doc.add_text(f.description, &d.description);
     for t in &d.tags {
@@ -182,6 +192,16 @@ pub fn to_document(f: &super::Fields, d: &IndexDoc) -> TantivyDocument {
     for flag in &d.flags {
         doc.add_text(f.flags, flag);
     }
+    opt(&mut doc, f.namespace, &d.namespace);
+    if let Some(m) = &d.memory {
+        opt(&mut doc, f.expires, &m.expires_at);
+        opt(&mut doc, f.agent, &m.agent);
+        opt(&mut doc, f.branch, &m.branch);
+        opt(&mut doc, f.key, &m.key);
+        if let Some(i) = m.importance {
+            doc.add_f64(f.importance, i);
+        }
+    }
     doc
 }
 
@@ -190,6 +210,8 @@ struct Read {
     rel: String,
     state: FileState,
     docs: Option<Vec<IndexDoc>>,
+    /// What a JSONL log gave instead of `docs`.
+    log: Option<LogRead>,
     problems: Vec<Diagnostic>,
 }
 
@@ -224,19 +246,21 @@ impl Index {
         let mut manifest =
             store::read_opt(&manifest_path).ok().flatten().map(|b| Manifest::from_bytes(&b)).unwrap_or_default();
         let payload = read_payload_of(&self.index)?;
+        let mut logs = payload.logs.clone();
         let first_build = manifest == Manifest::default() && payload == Payload::default();
         let full = opts.rebuild || manifest.epoch != payload.epoch || manifest.version != SCHEMA_VERSION;
         let targets = if full { None } else { targets };
         if full {
             writer.delete_all_documents().map_err(tantivy_err)?;
             manifest.files.clear();
+            logs.clear();
             report.rebuilt = !first_build;
         }
 
         let root = self.root.clone();
         let starts: Vec<PathBuf> = match targets {
             Some(ts) => ts.iter().map(|t| root.join(t)).collect(),
-            None => [layout::WORKSPACES_DIR, layout::RULES_DIR, ".tmws/skills.yaml"]
+            None => [layout::WORKSPACES_DIR, layout::RULES_DIR, ".tmws/skills.yaml", layout::MEMORY_DIR]
                 .iter()
                 .map(|s| root.join(s))
                 .chain(includes.starts().map(|s| root.join(s)))
@@ -271,6 +295,7 @@ impl Index {
         }
         let mut dirty = false;
         for rel in &vanished {
+            logs.remove(rel);
             if let Some(old) = manifest.files.remove(rel) {
                 for r in old.refs_of(rel) {
                     writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
@@ -288,14 +313,23 @@ impl Index {
         let next = AtomicUsize::new(0);
         let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
         let mut applied: Vec<(String, FileState, bool)> = Vec::new();
+        let marks = logs.clone();
         std::thread::scope(|scope| -> Result<()> {
             for _ in 0..workers {
                 let tx = tx.clone();
                 let (to_read, next, includes, known, root) = (&to_read, &next, &includes, &manifest.files, &root);
+                let marks = &marks;
                 scope.spawn(move || {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(s) = to_read.get(i) else { break };
+                        if let Some(namespace) = memory_namespace(&s.rel) {
+                            let r = read_log(&root.join(&s.rel), s, namespace, marks.get(&s.rel));
+                            if tx.send(r).is_err() {
+                                break;
+                            }
+                            continue;
+                        }
                         let r = store::read(&root.join(&s.rel)).map(|bytes| {
                             let hash = *blake3::hash(&bytes).as_bytes();
                             let unchanged = known.get(s.rel.as_str()).is_some_and(|k| k.hash == hash);
@@ -310,7 +344,7 @@ impl Index {
                                 (Some(docs), problems)
                             };
                             let state = FileState { size: s.size, mtime: s.mtime, hash, refs: Vec::new() };
-                            Read { rel: s.rel.clone(), state, docs, problems }
+                            Read { rel: s.rel.clone(), state, docs, log: None, problems }
                         });
                         if tx.send(r).is_err() {
                             break;
@@ -333,6 +367,32 @@ impl Index {
                     }
                 };
                 let old = manifest.files.get(&read.rel);
+                if let Some(log) = read.log.take() {
+                    let is_new = old.is_none();
+                    let old_refs: Vec<String> = old.map(|o| o.refs.clone()).unwrap_or_default();
+                    let changed = log.whole || !log.ops.is_empty();
+                    let refs = apply_log(writer, &self.fields, old_refs, log.whole, log.ops)?;
+                    read.state.refs = refs;
+                    if logs.get(&read.rel) != Some(&log.mark) {
+                        logs.insert(read.rel.clone(), log.mark);
+                        dirty = true;
+                    }
+                    if changed {
+                        if is_new {
+                            report.new += 1;
+                        } else {
+                            report.changed += 1;
+                        }
+                        report.changes.push((read.rel.clone(), if is_new { "new" } else { "changed" }));
+                        dirty = true;
+                    }
+                    report.problems.extend(log.problems.into_iter().map(|mut p| {
+                        p.path.clone_from(&read.rel);
+                        p
+                    }));
+                    applied.push((read.rel, read.state, true));
+                    continue;
+                }
                 match read.docs.take() {
                     None => {
                         read.state.refs = old.map(|o| o.refs.clone()).unwrap_or_default();
@@ -379,7 +439,7 @@ impl Index {
         }
         if dirty || full {
             let epoch = payload.epoch + 1;
-            let payload = Payload { version: SCHEMA_VERSION, epoch };
+            let payload = Payload { version: SCHEMA_VERSION, epoch, logs };
             let mut prepared = writer.prepare_commit().map_err(tantivy_err)?;
             prepared.set_payload(&serde_json::to_string(&payload).unwrap_or_default());
             prepared.commit().map_err(tantivy_err)?;
@@ -396,6 +456,55 @@ impl Index {
     }
 }
 
+/// Reads a memory log from its mark when the mark still holds, else whole.
+fn read_log(path: &std::path::Path, s: &Scanned, namespace: &str, mark: Option<&memlog::LogMark>) -> Result<Read> {
+    let state = FileState { size: s.size, mtime: s.mtime, ..FileState::default() };
+    let tail = match mark {
+        Some(m) if s.size >= m.offset => {
+            let bytes = store::read_from(path, m.check_from())?;
+            memlog::read_tail(&s.rel, namespace, m, &bytes)
+        }
+        _ => None,
+    };
+    let log = match tail {
+        Some(log) => log,
+        None => memlog::read_whole(&s.rel, namespace, &store::read(path)?),
+    };
+    Ok(Read { rel: s.rel.clone(), state, docs: None, log: Some(log), problems: Vec::new() })
+}
+
+/// Applies what a log gave; returns the refIds the log now holds.
+fn apply_log(
+    writer: &mut tantivy::IndexWriter,
+    fields: &super::Fields,
+    old: Vec<String>,
+    whole: bool,
+    ops: Vec<Op>,
+) -> Result<Vec<String>> {
+    let mut refs: std::collections::BTreeSet<String> = if whole {
+        for r in &old {
+            writer.delete_term(Term::from_field_text(fields.ref_id, r));
+        }
+        std::collections::BTreeSet::new()
+    } else {
+        old.into_iter().collect()
+    };
+    for op in ops {
+        match op {
+            Op::Add(d) => {
+                writer.delete_term(Term::from_field_text(fields.ref_id, &d.ref_id));
+                writer.add_document(to_document(fields, &d)).map_err(tantivy_err)?;
+                refs.insert(d.ref_id);
+            }
+            Op::Delete(id) => {
+                writer.delete_term(Term::from_field_text(fields.ref_id, &id));
+                refs.remove(&id);
+            }
+        }
+    }
+    Ok(refs.into_iter().collect())
+}
+
 fn read_payload_of(index: &tantivy::Index) -> Result<Payload> {
     super::read_payload(index).map_err(tantivy_err)
 }
@@ -403,6 +512,40 @@ fn read_payload_of(index: &tantivy::Index) -> Result<Payload> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_is_read_on_from_the_checkpoint_in_the_commit_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join(".tmws/memory/long-term.jsonl");
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        let line = |id: &str, word: &str| {
+            format!("{{\"op\":\"add\",\"id\":\"{id}\",\"content\":\"{word} {}\"}}\n", "pad ".repeat(80))
+        };
+        let first = format!("{}{}", line("m_1", "alpha"), line("m_2", "bravo"));
+        std::fs::write(&log, format!("{first}{{\"op\":\"add\"")).unwrap();
+        let config = Config::default();
+        let mut index = Index::open(dir.path()).unwrap();
+        index.sync(&config, &SyncOptions::default()).unwrap();
+        let mark = index.payload().unwrap().logs[".tmws/memory/long-term.jsonl"].clone();
+        assert_eq!(mark.offset, first.len() as u64, "the torn line is not consumed");
+
+        // Rewrite the first line in place, well before the checked window, and append: only
+        // the new line is read, which shows the read started at the checkpoint.
+        let edited = first.replacen("alpha", "ALPHX", 1);
+        std::fs::write(&log, format!("{edited}\n{}", line("m_3", "charlie"))).unwrap();
+        let report = index.sync(&config, &SyncOptions::default()).unwrap();
+        assert_eq!((report.changed, report.items), (1, 3));
+        let find = |index: &Index, q: &str| {
+            let req = super::super::SearchRequest { query: q.into(), limit: 5, ..Default::default() };
+            index.search(&req).unwrap().results.into_iter().map(|h| h.ref_id).collect::<Vec<_>>()
+        };
+        assert_eq!(find(&index, "charlie"), ["m_3"]);
+        assert_eq!(find(&index, "alpha"), ["m_1"]);
+        // A rebuild reads everything again.
+        index.sync(&config, &SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap();
+        assert!(find(&index, "alpha").is_empty());
+        assert_eq!(find(&index, "alphx"), ["m_1"]);
+    }
 
     #[test]
     fn the_quick_filter_agrees_with_classification() {
@@ -419,6 +562,10 @@ mod tests {
             "agent/rules/other.md",
             ".tmws/skills.yaml",
             ".tmws/config.toml",
+            ".tmws/memory/long-term.jsonl",
+            ".tmws/memory/sub/x.jsonl",
+            ".tmws/memory/notes.md",
+            ".tmws/registry/usage.jsonl",
             "docs/adr/0001.md",
             "docs/other.md",
             "guide/a/b.md",

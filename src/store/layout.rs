@@ -13,6 +13,8 @@ use crate::model::{Scope, ScopeError, validate_component};
 pub const WORKSPACES_DIR: &str = "resources/workspaces";
 /// The folder of hot-memory rule files, relative to the root.
 pub const RULES_DIR: &str = "agent/rules/common";
+/// The memory logs, one per namespace.
+pub const MEMORY_DIR: &str = ".tmws/memory";
 /// The file name of scope and topic overviews.
 pub const OVERVIEW: &str = "OVERVIEW.md";
 

@@ -56,6 +56,15 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| Error::io(path, e))
 }
 
+/// Reads a file from byte `offset` to its end (empty when it is shorter).
+pub fn read_from(path: &Path, offset: u64) -> Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::new();
+    f.seek(SeekFrom::Start(offset)).and_then(|_| f.read_to_end(&mut out)).map_err(|e| Error::io(path, e))?;
+    Ok(out)
+}
+
 /// Reads a whole file, or None when it does not exist.
 pub fn read_opt(path: &Path) -> Result<Option<Vec<u8>>> {
     match fs::read(path) {

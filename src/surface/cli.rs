@@ -408,18 +408,28 @@ fn render_watch(out: &mut impl Write, update: &WatchUpdate<'_>) -> io::Result<()
     Ok(())
 }
 
-/// One result per line in aligned columns: score, kind, scope, refId, then name and summary.
+/// One result per line in aligned columns: score, kind, scope (a memory's namespace), refId,
+/// then name and summary.
 fn render_hits(out: &mut impl Write, results: &SearchResults) -> io::Result<()> {
     if results.results.is_empty() {
         return writeln!(out, "no results for `{}`", results.query);
     }
     let kind_w = results.results.iter().map(|h| h.kind.len()).max().unwrap_or(0);
-    let scope_w = results.results.iter().map(|h| h.scope.as_deref().unwrap_or("-").chars().count()).max().unwrap_or(0);
+    let scope_w = results
+        .results
+        .iter()
+        .map(|h| h.scope.as_deref().or(h.namespace.as_deref()).unwrap_or("-").chars().count())
+        .max()
+        .unwrap_or(0);
     let ref_w = results.results.iter().map(|h| h.ref_id.chars().count()).max().unwrap_or(0);
     for h in &results.results {
         let summary = cut(&h.summary.replace('\n', " "), 80);
-        let text = if summary.is_empty() { h.name.clone() } else { format!("{}: {summary}", h.name) };
-        let scope = h.scope.as_deref().unwrap_or("-");
+        let text = match (h.name.is_empty(), summary.is_empty()) {
+            (true, _) => summary,
+            (false, true) => h.name.clone(),
+            (false, false) => format!("{}: {summary}", h.name),
+        };
+        let scope = h.scope.as_deref().or(h.namespace.as_deref()).unwrap_or("-");
         writeln!(out, "{:>4}%  {:<kind_w$}  {scope:<scope_w$}  {:<ref_w$}  {text}", h.score, h.kind, h.ref_id)?;
     }
     Ok(())

@@ -212,3 +212,81 @@ fn a_no_op_sync_compares_size_and_mtime_and_reads_nothing() {
     assert!(root.run(&["index"]).stdout.starts_with("indexed 0 new, 1 changed"));
     assert_eq!(hits(&root.run(&["--json", "search", "replaced"])), vec![rel.to_owned()]);
 }
+
+fn memory(id: &str, ns: &str, content: &str) -> String {
+    format!(
+        "{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"{ns}\",\"at\":\"2026-11-22T10:00:00Z\",\"expires_at\":\"2036-11-20T10:00:00Z\",\"kind\":\"note\",\"content\":\"{content}\",\"tags\":[\"t\"],\"importance\":0.5}}\n"
+    )
+}
+
+fn append(root: &TestRoot, rel: &str, text: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(root.path().join(rel)).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+const LOG: &str = ".tmws/memory/long-term.jsonl";
+
+#[test]
+fn memory_logs_are_indexed_from_their_checkpoint_and_converge_like_a_rebuild() {
+    let root = TestRoot::new().file(LOG, memory("m_000000000001", "long-term", "the deploy window is Tuesday"));
+    assert_eq!(hits(&root.run(&["--json", "search", "--kind", "memory", "deploy"])), ["m_000000000001"]);
+
+    // Appended lines: an add, a delete of the first entry, a bad line, a torn last line.
+    append(
+        &root,
+        LOG,
+        &format!(
+            "{}{{\"op\":\"delete\",\"id\":\"m_000000000001\",\"at\":\"2026-11-22T11:00:00Z\"}}\nnot json\n{{\"op\":\"add\",\"id\":\"m_0000000",
+            memory("m_000000000002", "long-term", "token refresh retries once")
+        ),
+    );
+    let out = root.run(&["--json", "index"]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!((v["changed"].as_u64(), v["items"].as_u64()), (Some(1), Some(1)), "{}", out.stdout);
+    assert_eq!(hits(&root.run(&["--json", "search", "token refresh"])), ["m_000000000002"]);
+    assert!(hits(&root.run(&["--json", "search", "deploy"])).is_empty());
+
+    // The writer repairs the torn line by starting a new one; the fragment stays a bad line.
+    append(&root, LOG, &format!("\n{}", memory("m_000000000003", "long-term", "compaction runs at night")));
+    assert_eq!(hits(&root.run(&["--json", "search", "compaction"])), ["m_000000000003"]);
+
+    // An update is folded by reading the log again whole.
+    append(
+        &root,
+        LOG,
+        "{\"op\":\"update\",\"id\":\"m_000000000002\",\"at\":\"2026-11-22T12:00:00Z\",\"set\":{\"summary\":\"Retry on 401 once\"}}\n",
+    );
+    let out = root.run(&["--json", "search", "401"]);
+    assert_eq!(hits(&out), ["m_000000000002"]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["results"][0]["summary"], "Retry on 401 once");
+
+    // Compaction rewrites the log: the prefix changed, so it is read whole.
+    root.write(LOG, memory("m_000000000003", "long-term", "compaction runs at night"));
+    assert!(hits(&root.run(&["--json", "search", "token"])).is_empty());
+    assert_eq!(hits(&root.run(&["--json", "search", "compaction"])), ["m_000000000003"]);
+
+    // What the checkpoints built equals a rebuild from the files.
+    append(&root, LOG, &memory("m_000000000004", "long-term", "night builds share the cache"));
+    let before: Vec<Vec<String>> =
+        ["night", "compaction", "cache"].iter().map(|q| hits(&root.run(&["--json", "search", q]))).collect();
+    let out = root.run(&["index", "--rebuild"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let after: Vec<Vec<String>> =
+        ["night", "compaction", "cache"].iter().map(|q| hits(&root.run(&["--json", "search", q]))).collect();
+    assert_eq!(before, after);
+    assert_eq!(after[0], ["m_000000000003", "m_000000000004"]);
+}
+
+#[test]
+fn the_sample_memories_are_searchable_and_deleted_ones_are_not() {
+    let root = TestRoot::new();
+    for (rel, bytes) in super::util::copy_tree(&repo().join("testdata/sample")) {
+        root.write(&rel, bytes);
+    }
+    let find = |q: &str| hits(&root.run(&["--json", "search", "--kind", "memory", q]));
+    assert_eq!(find("接続"), ["m_18e10fcaaa85"]);
+    assert_eq!(find("Tuesdays"), ["m_0f3649b391f9"]);
+    assert!(find("CI cores").is_empty(), "deleted in short-term.jsonl");
+}

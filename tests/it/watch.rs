@@ -152,6 +152,25 @@ fn ignored_files_stay_out_when_they_change_under_the_watcher() {
 }
 
 #[test]
+fn an_appended_memory_is_searchable_through_the_watcher() {
+    let log = ".tmws/memory/short-term.jsonl";
+    let add = |id: &str, word: &str| {
+        format!("{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"short-term\",\"content\":\"{word} happened\"}}\n")
+    };
+    let root = TestRoot::new().file(log, add("m_000000000001", "alpha"));
+    let mut w = Watch::start(&root);
+    w.expect("synced: 1 new, 0 changed, 0 removed");
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().append(true).open(root.path().join(log)).unwrap();
+        f.write_all(add("m_000000000002", "bravo").as_bytes()).unwrap();
+    }
+    assert_eq!(w.expect("changed "), format!("changed  {log}"));
+    assert_eq!(found(&root, "bravo"), vec!["m_000000000002".to_owned()]);
+    assert_eq!(found(&root, "alpha"), vec!["m_000000000001".to_owned()]);
+}
+
+#[test]
 fn editor_save_patterns_end_with_the_new_content() {
     let target = format!("{L}/260101-note.md");
     let root = TestRoot::new().file(&target, lesson("original"));

@@ -1,0 +1,259 @@
+//! Memory logs in the index (DESIGN §2.3, §3): the live entries of
+//! `.tmws/memory/{namespace}.jsonl` as items of kind `memory`, keyed on their `id`.
+//!
+//! A log is read from the offset the last commit recorded (its checkpoint, kept in the
+//! commit payload with a hash of the bytes just before it). Only complete lines count: a
+//! torn final line is left for later. New `add` and `delete` lines apply one by one; an
+//! `update` or `link` line, a log that shrank, or one whose bytes before the checkpoint
+//! changed (compaction, a hand edit) make the whole log be folded again.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::extract::{cut, first_sentences};
+use crate::model::{Diagnostic, DocKind, IndexDoc, MemoryAttrs};
+use crate::parse::jsonl;
+
+/// How many bytes before a checkpoint its hash covers.
+const TAIL_BYTES: u64 = 256;
+/// DESIGN §2.3 `max_summary_chars`.
+const MAX_SUMMARY_CHARS: usize = 1200;
+
+/// Where the index stands in one log.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogMark {
+    /// Bytes indexed: the end of the last complete line read.
+    pub offset: u64,
+    /// blake3 (hex) of the `TAIL_BYTES` before `offset` (fewer at the start of a file).
+    pub tail: String,
+}
+
+impl LogMark {
+    /// The mark after reading a file up to `end`, given its bytes `before` ending there.
+    fn at(end: u64, before: &[u8]) -> LogMark {
+        let n = usize::try_from(TAIL_BYTES.min(end)).unwrap_or(0).min(before.len());
+        LogMark { offset: end, tail: blake3::hash(&before[before.len() - n..]).to_hex().to_string() }
+    }
+
+    /// Where to start reading to check this mark: `TAIL_BYTES` before it.
+    pub fn check_from(&self) -> u64 {
+        self.offset - TAIL_BYTES.min(self.offset)
+    }
+
+    /// Whether `bytes`, read from `check_from()`, still hold what was indexed.
+    pub fn holds(&self, bytes: &[u8]) -> bool {
+        let n = usize::try_from(self.offset - self.check_from()).unwrap_or(usize::MAX);
+        bytes.len() >= n && blake3::hash(&bytes[..n]).to_hex().as_str() == self.tail
+    }
+}
+
+/// One change to the index from a log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    Add(Box<IndexDoc>),
+    Delete(String),
+}
+
+/// What reading a log gave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogRead {
+    /// True when `ops` are the whole log's live entries (replace everything it made);
+    /// false when they continue from the previous checkpoint.
+    pub whole: bool,
+    pub ops: Vec<Op>,
+    pub mark: LogMark,
+    pub problems: Vec<Diagnostic>,
+}
+
+/// The complete lines of `bytes`: up to and including the last `\n`.
+fn complete(bytes: &[u8]) -> &[u8] {
+    bytes.iter().rposition(|b| *b == b'\n').map_or(&[], |i| &bytes[..=i])
+}
+
+/// Reads the new part of a log: `bytes` from `mark.check_from()` to the end of the file.
+/// None when it must be read whole instead.
+pub fn read_tail(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Option<LogRead> {
+    if !mark.holds(bytes) {
+        return None;
+    }
+    let skip = usize::try_from(mark.offset - mark.check_from()).ok()?;
+    let new = complete(&bytes[skip..]);
+    let (lines, problems) = jsonl::parse(new);
+    let mut ops = Vec::new();
+    for line in lines {
+        match line.value.get("op").and_then(Value::as_str) {
+            Some("add") => ops.extend(memory_doc(rel, namespace, &line.value).map(|d| Op::Add(Box::new(d)))),
+            Some("delete") => ops.extend(id_of(&line.value).map(|id| Op::Delete(id.to_owned()))),
+            _ => return None,
+        }
+    }
+    for p in &problems {
+        tracing::warn!("{rel}: a line after byte {} was skipped: {}", mark.offset, p.message);
+    }
+    let end = mark.offset + new.len() as u64;
+    let upto = skip + new.len();
+    Some(LogRead { whole: false, ops, mark: LogMark::at(end, &bytes[..upto]), problems: Vec::new() })
+}
+
+/// Folds a whole log into its live entries.
+pub fn read_whole(rel: &str, namespace: &str, bytes: &[u8]) -> LogRead {
+    let done = complete(bytes);
+    let (lines, problems) = jsonl::parse(done);
+    // Live entries in the order they were added, by id.
+    let mut live: BTreeMap<String, (usize, Map<String, Value>)> = BTreeMap::new();
+    for (n, line) in lines.into_iter().enumerate() {
+        let Value::Object(map) = line.value else { continue };
+        let Some(id) = map.get("id").and_then(Value::as_str).map(str::to_owned) else { continue };
+        match map.get("op").and_then(Value::as_str) {
+            Some("add") => {
+                live.insert(id, (n, map));
+            }
+            Some("delete") => {
+                live.remove(&id);
+            }
+            Some("update") => {
+                if let (Some((_, entry)), Some(Value::Object(set))) = (live.get_mut(&id), map.get("set")) {
+                    for (k, v) in set {
+                        if !matches!(k.as_str(), "id" | "op" | "ns") {
+                            entry.insert(k.clone(), v.clone());
+                        }
+                    }
+                    if let Some(at) = map.get("at") {
+                        entry.insert("updated_at".into(), at.clone());
+                    }
+                }
+            }
+            // Links and ops of later versions do not change what is searched.
+            _ => {}
+        }
+    }
+    let mut entries: Vec<(usize, Map<String, Value>)> = live.into_values().collect();
+    entries.sort_by_key(|(n, _)| *n);
+    let ops = entries
+        .into_iter()
+        .filter_map(|(_, map)| memory_doc(rel, namespace, &Value::Object(map)))
+        .map(|d| Op::Add(Box::new(d)))
+        .collect();
+    LogRead { whole: true, ops, mark: LogMark::at(done.len() as u64, done), problems }
+}
+
+fn id_of(v: &Value) -> Option<&str> {
+    v.get("id").and_then(Value::as_str).filter(|id| !id.is_empty())
+}
+
+/// The item of one `add` line (after any updates folded into it).
+fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
+    let id = id_of(v)?;
+    let text = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.trim().is_empty()).map(str::to_owned);
+    let content = text("content").unwrap_or_default();
+    let summary =
+        text("summary").map(|s| cut(s.trim(), MAX_SUMMARY_CHARS)).unwrap_or_else(|| first_sentences(&content));
+    let tags = v
+        .get("tags")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    Some(IndexDoc {
+        ref_id: id.to_owned(),
+        kind: Some(DocKind::Memory),
+        name: summary.clone(),
+        description: summary,
+        tags,
+        category: text("kind"),
+        created: text("at"),
+        updated: text("updated_at"),
+        path: rel.to_owned(),
+        body: content,
+        store_body: true,
+        namespace: Some(text("ns").unwrap_or_else(|| namespace.to_owned())),
+        memory: Some(MemoryAttrs {
+            expires_at: text("expires_at"),
+            importance: v.get("importance").and_then(Value::as_f64),
+            agent: text("agent"),
+            branch: v.get("git").and_then(|g| g.get("branch")).and_then(Value::as_str).map(str::to_owned),
+            key: text("key"),
+        }),
+        ..IndexDoc::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REL: &str = ".tmws/memory/long-term.jsonl";
+
+    fn add(id: &str, content: &str) -> String {
+        format!(
+            "{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"long-term\",\"at\":\"2026-11-22T10:00:00Z\",\"content\":\"{content}\",\"tags\":[\"t\"],\"kind\":\"note\",\"importance\":0.7,\"agent\":\"a\",\"git\":{{\"branch\":\"main\"}}}}\n"
+        )
+    }
+
+    fn ids(read: &LogRead) -> Vec<String> {
+        read.ops
+            .iter()
+            .map(|op| match op {
+                Op::Add(d) => format!("+{}", d.ref_id),
+                Op::Delete(id) => format!("-{id}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_whole_log_folds_to_its_live_entries() {
+        let log = [
+            add("m_1", "first"),
+            add("m_2", "second"),
+            "{\"op\":\"delete\",\"id\":\"m_1\",\"at\":\"2026-11-22T11:00:00Z\"}\n".into(),
+            "{\"op\":\"update\",\"id\":\"m_2\",\"at\":\"2026-11-22T12:00:00Z\",\"set\":{\"tags\":[\"x\"],\"importance\":0.9}}\n".into(),
+            "not json\n".into(),
+            add("m_3", "third"),
+            "{\"op\":\"add\",\"id\":\"m_4\",\"conte".into(),
+        ]
+        .concat();
+        let read = read_whole(REL, "long-term", log.as_bytes());
+        assert_eq!(ids(&read), ["+m_2", "+m_3"]);
+        let Op::Add(d) = &read.ops[0] else { panic!() };
+        assert_eq!(d.tags, ["x"]);
+        assert_eq!(d.updated.as_deref(), Some("2026-11-22T12:00:00Z"));
+        assert_eq!(d.memory.as_ref().unwrap().importance, Some(0.9));
+        assert_eq!(d.memory.as_ref().unwrap().branch.as_deref(), Some("main"));
+        assert_eq!(
+            (d.name.as_str(), d.namespace.as_deref(), d.category.as_deref()),
+            ("second", Some("long-term"), Some("note"))
+        );
+        assert_eq!(read.problems.len(), 1, "the bad line, not the torn one");
+        // The torn final line is not consumed.
+        assert_eq!(read.mark.offset as usize, log.rfind('\n').unwrap() + 1);
+    }
+
+    #[test]
+    fn new_lines_are_read_from_the_mark() {
+        let first = [add("m_1", "first"), add("m_2", "second")].concat();
+        let mark = read_whole(REL, "long-term", first.as_bytes()).mark;
+        let more = format!("{first}{}{{\"op\":\"delete\",\"id\":\"m_1\"}}\n{{\"op\":\"add\"", add("m_3", "third"));
+        let bytes = &more.as_bytes()[usize::try_from(mark.check_from()).unwrap()..];
+        let read = read_tail(REL, "long-term", &mark, bytes).unwrap();
+        assert_eq!(ids(&read), ["+m_3", "-m_1"]);
+        assert!(!read.whole);
+        assert_eq!(read.mark.offset as usize, more.rfind('\n').unwrap() + 1);
+        // Reading on from that mark with nothing new gives nothing.
+        let again = &more.as_bytes()[usize::try_from(read.mark.check_from()).unwrap()..];
+        assert_eq!(read_tail(REL, "long-term", &read.mark, again).unwrap().ops, []);
+    }
+
+    #[test]
+    fn a_rewritten_prefix_or_an_update_needs_a_whole_read() {
+        let first = [add("m_1", "first"), add("m_2", "second")].concat();
+        let mark = read_whole(REL, "long-term", first.as_bytes()).mark;
+        let compacted = [add("m_2", "second"), add("m_1", "first")].concat();
+        let from = usize::try_from(mark.check_from()).unwrap();
+        assert_eq!(read_tail(REL, "long-term", &mark, &compacted.as_bytes()[from..]), None);
+        let shrunk = &first.as_bytes()[from..first.len() - 10];
+        assert_eq!(read_tail(REL, "long-term", &mark, shrunk), None);
+        let updated = format!("{first}{{\"op\":\"update\",\"id\":\"m_1\",\"set\":{{\"tags\":[]}}}}\n");
+        assert_eq!(read_tail(REL, "long-term", &mark, &updated.as_bytes()[from..]), None);
+    }
+}
