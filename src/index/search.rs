@@ -14,6 +14,7 @@ use tantivy::tokenizer::TokenStream;
 use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
 
 use super::analyzer;
+use super::schema::ref_rank;
 use super::{Fields, Index, tantivy_err};
 use crate::error::{Error, Result};
 use crate::model::{DocKind, Scope};
@@ -164,15 +165,32 @@ impl Index {
         let query = BooleanQuery::new(clauses);
         let limit = if req.limit == 0 { 10 } else { req.limit };
         let searcher = self.reader.searcher();
-        // Ties are broken by a rank derived from the refId inside the collector, so the same
-        // files always give the same answer, however documents fell into segments.
-        let by =
-            ((SortBySimilarityScore, Order::Desc), (SortByStaticFastValue::<u64>::for_field("ref_rank"), Order::Asc));
-        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by(by)).map_err(tantivy_err)?;
+        // The same files must always give the same answer, however documents fell into
+        // segments: ties are broken by a rank derived from the refId. Ordering by (score,
+        // rank) in the collector scores every match; ordering by score alone lets tantivy
+        // skip blocks that cannot make the top. So take the top by score, one more than
+        // asked: when the last kept and the first dropped differ, the set is the same in any
+        // build and only its ties need ordering; otherwise ties straddle the cut and the
+        // exhaustive order decides.
+        let fast = searcher.search(&query, &TopDocs::with_limit(limit + 1).order_by_score()).map_err(tantivy_err)?;
+        let straddles = fast.len() > limit && fast[limit - 1].0 == fast[limit].0;
+        let top: Vec<(f32, DocAddress)> = if straddles {
+            let by = (
+                (SortBySimilarityScore, Order::Desc),
+                (SortByStaticFastValue::<u64>::for_field("ref_rank"), Order::Asc),
+            );
+            let all = searcher.search(&query, &TopDocs::with_limit(limit).order_by(by)).map_err(tantivy_err)?;
+            all.into_iter().map(|((score, _), addr)| (score, addr)).collect()
+        } else {
+            fast.into_iter().take(limit).collect()
+        };
         let mut hits = Vec::with_capacity(top.len());
-        for ((score, _), addr) in top {
+        for (score, addr) in top {
             hits.push(hit(&searcher, f, addr, score)?);
         }
+        hits.sort_by(|a, b| {
+            b.raw_score.total_cmp(&a.raw_score).then_with(|| ref_rank(&a.ref_id).cmp(&ref_rank(&b.ref_id)))
+        });
         let best = hits.first().map_or(1.0, |h| h.raw_score.max(f32::MIN_POSITIVE));
         for h in &mut hits {
             h.score = ((h.raw_score / best) * 100.0).round().clamp(0.0, 100.0) as u32;

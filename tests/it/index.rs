@@ -176,6 +176,28 @@ fn deleting_the_cache_gives_the_same_answers() {
 }
 
 #[test]
+fn equal_scores_are_ordered_by_the_refid_rank_in_every_build() {
+    let root = TestRoot::new();
+    let path = |i: usize| format!("resources/workspaces/w/_lessons/2601{:02}-same.md", i + 1);
+    let same = entry("Twin", "Identical twin lesson.", "twin body");
+    // Two batches, so the items sit in different segments.
+    for i in 0..6 {
+        root.write(&path(i), &same);
+    }
+    assert_eq!(root.run(&["index"]).code, 0);
+    for i in 6..12 {
+        root.write(&path(i), &same);
+    }
+    let mut all: Vec<String> = (0..12).map(path).collect();
+    all.sort_by_key(|p| tmws::index::schema::ref_rank(p));
+    // Ties straddling the cut, and ties wholly inside the answer.
+    assert_eq!(hits(&root.run(&["--json", "search", "--limit", "5", "twin"])), all[..5]);
+    assert_eq!(hits(&root.run(&["--json", "search", "--limit", "20", "twin"])), all);
+    assert_eq!(root.run(&["index", "--rebuild"]).code, 0);
+    assert_eq!(hits(&root.run(&["--json", "search", "--limit", "5", "twin"])), all[..5]);
+}
+
+#[test]
 fn a_corrupt_or_foreign_index_is_rebuilt_with_one_line() {
     let root =
         TestRoot::new().file("resources/workspaces/w/OVERVIEW.md", "---\nname: W\ndescription: hello world\n---\n");
