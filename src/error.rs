@@ -26,6 +26,10 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// A scope that does not exist; the message lists the ones that do.
+    #[error("{0}")]
+    UnknownScope(String),
+
     #[error("index: {0}")]
     Index(String),
 }

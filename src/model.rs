@@ -311,6 +311,9 @@ pub struct IndexDoc {
     pub flags: Vec<String>,
     /// A memory's namespace (the log it lives in).
     pub namespace: Option<String>,
+    /// An overview's topic fields (`folder_structure`, `status_values`, `category_values`,
+    /// `tag_values`) as a JSON object, when it has any.
+    pub meta: Option<String>,
     /// What only memories carry (DESIGN §2.3).
     pub memory: Option<MemoryAttrs>,
 }

@@ -11,6 +11,8 @@ use crate::store::layout::FileKind;
 
 /// Longest description taken from a body when the front-matter has none.
 const SUMMARY_CHARS: usize = 280;
+/// The front-matter fields of an overview that answers carry (DESIGN §2.2, §4.1).
+pub const OVERVIEW_META: [&str; 4] = ["folder_structure", "status_values", "category_values", "tag_values"];
 
 /// The items of one file. `rel` is its root-relative path with `/` separators.
 pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
@@ -58,6 +60,17 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
     let description = fm.description.clone().filter(|d| !d.trim().is_empty()).unwrap_or_else(|| first_sentences(&body));
     let store_body = matches!(doc_kind, DocKind::Overview | DocKind::TopicOverview)
         || (doc_kind == DocKind::Entry && matches!(topic.as_deref(), Some("decisions" | "lessons")));
+    let meta = if matches!(doc_kind, DocKind::Overview | DocKind::TopicOverview) {
+        let fields: serde_json::Map<String, serde_json::Value> = fm
+            .extra
+            .iter()
+            .filter(|(k, _)| OVERVIEW_META.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        (!fields.is_empty()).then(|| serde_json::Value::Object(fields).to_string())
+    } else {
+        None
+    };
     let item = IndexDoc {
         ref_id: rel.to_owned(),
         kind: Some(doc_kind),
@@ -74,6 +87,7 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
         body,
         store_body,
         flags,
+        meta,
         ..IndexDoc::default()
     };
     (vec![item], diagnostics)
@@ -93,6 +107,7 @@ fn skills(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
             kind: Some(DocKind::Skill),
             description: field("description").unwrap_or_default(),
             body: field("skill_path").unwrap_or_default(),
+            store_body: true,
             name,
             path: rel.to_owned(),
             ..IndexDoc::default()

@@ -45,6 +45,8 @@ pub struct Fields {
     pub branch: Field,
     /// A memory's upsert key.
     pub key: Field,
+    /// An overview's topic fields, as JSON text.
+    pub meta: Field,
 }
 
 impl Fields {
@@ -81,6 +83,7 @@ impl Fields {
         let agent = b.add_text_field("agent", STRING | STORED);
         let branch = b.add_text_field("branch", STRING | STORED);
         let key = b.add_text_field("key", STRING | STORED);
+        let meta = b.add_text_field("meta", STORED);
         Fields {
             schema: b.build(),
             ref_id,
@@ -107,6 +110,7 @@ impl Fields {
             agent,
             branch,
             key,
+            meta,
         }
     }
 }

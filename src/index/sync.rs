@@ -193,6 +193,7 @@ pub fn to_document(f: &super::Fields, d: &IndexDoc) -> TantivyDocument {
         doc.add_text(f.flags, flag);
     }
     opt(&mut doc, f.namespace, &d.namespace);
+    opt(&mut doc, f.meta, &d.meta);
     if let Some(m) = &d.memory {
         opt(&mut doc, f.expires, &m.expires_at);
         opt(&mut doc, f.agent, &m.agent);

@@ -4,6 +4,9 @@
 //! when this process holds the writer role (so the CLI is always fresh), and otherwise
 //! read what the writer (a watcher, a server) has committed.
 
+pub mod context;
+pub mod yaml;
+
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
@@ -59,6 +62,12 @@ impl Workspace {
         on: impl FnMut(crate::index::watch::WatchUpdate<'_>),
     ) -> Result<()> {
         crate::index::watch::run(&mut self.index, &self.config, stop, on)
+    }
+
+    /// `workspace_get_context`: syncs when this process may write, then answers.
+    pub fn context(&mut self, req: &context::ContextRequest) -> Result<serde_json::Value> {
+        self.sync(&SyncOptions::default())?;
+        context::get_context(&self.root, &self.index, req, false)
     }
 
     /// `workspace_search`: syncs when this process may write, then searches.

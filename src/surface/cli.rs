@@ -21,6 +21,7 @@ use crate::index::{SearchRequest, SearchResults, SyncOptions};
 use crate::init::{self, Action, McpClient};
 use crate::model::{Diagnostic, DocKind, Severity};
 use crate::query::Workspace;
+use crate::query::context::{self, ContextRequest};
 use crate::rules;
 use crate::store;
 use crate::surface::progress::Progress;
@@ -101,6 +102,39 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         limit: usize,
     },
+    /// Orient in a scope: its overview, folders, overviews, decisions, lessons and skills,
+    /// and the entries of the topics you name (workspace_get_context).
+    ///
+    /// YAML by default; --format json (or --json) for scripts. Unknown scopes exit 1 and
+    /// list the known ones.
+    Context {
+        #[arg(long, short = 'w', value_name = "WORKSPACE")]
+        workspace: String,
+        #[arg(long, short = 'd', value_name = "DOMAIN")]
+        domain: Option<String>,
+        #[arg(long, short = 'r', value_name = "REPOSITORY")]
+        repository: Option<String>,
+        /// Topics to include (comma-separated): plans, decisions, lessons, any `_topic`, `overview`, or `*` for all.
+        #[arg(long, value_delimiter = ',', value_name = "TOPICS")]
+        topics: Vec<String>,
+        /// Leave out the defaults (scope overview, folders, overviews, decisions, lessons, skills).
+        #[arg(long)]
+        no_defaults: bool,
+        /// Only entries with this status (repeatable: any of them).
+        #[arg(long, value_name = "STATUS")]
+        status: Vec<String>,
+        /// Only entries with this tag (repeatable: all of them).
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        /// Only entries of this category.
+        #[arg(long, value_name = "CATEGORY")]
+        category: Option<String>,
+        /// Cap the answer at this many characters (default 24000, at most 100000).
+        #[arg(long, value_name = "N")]
+        max_chars: Option<usize>,
+        #[arg(long, value_enum)]
+        format: Option<AnswerFormat>,
+    },
     /// Generate AGENTS.md and .agents/rules/ links from agent/rules/common/*.md.
     BuildRules {
         /// Change nothing; exit 1 if AGENTS.md or the links are stale.
@@ -117,6 +151,12 @@ enum ClientArg {
     Claude,
     Cursor,
     Vscode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum AnswerFormat {
+    Yaml,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -147,7 +187,8 @@ pub fn run() -> ExitCode {
             if let Some(hint) = e.hint() {
                 eprintln!("  hint: {hint}");
             }
-            ExitCode::from(2)
+            // An unknown scope is "no such id" (1), not a usage error (2).
+            ExitCode::from(if matches!(e, Error::UnknownScope(_)) { 1 } else { 2 })
         }
     }
 }
@@ -314,6 +355,45 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             })?;
             if let Some(e) = write_err {
                 return Err(e.into());
+            }
+            Ok(0)
+        }
+        Command::Context {
+            workspace,
+            domain,
+            repository,
+            topics,
+            no_defaults,
+            status,
+            tags,
+            category,
+            max_chars,
+            format,
+        } => {
+            let root = root(cli)?;
+            let req = ContextRequest {
+                workspace: workspace.clone(),
+                domain: domain.clone(),
+                repository: repository.clone(),
+                topics: topics.clone(),
+                include_defaults: !no_defaults,
+                filter_status: status.clone(),
+                filter_tags: tags.clone(),
+                filter_category: category.clone(),
+                max_chars: *max_chars,
+            };
+            let mut ws = Workspace::open(&root)?;
+            let answer = ws.context(&req)?;
+            let format = match format {
+                Some(AnswerFormat::Json) => context::Format::Json,
+                Some(AnswerFormat::Yaml) => context::Format::Yaml,
+                None if cli.json => context::Format::Json,
+                None => context::Format::Yaml,
+            };
+            let text = context::render(&answer, format);
+            write!(out, "{text}")?;
+            if format == context::Format::Json {
+                writeln!(out)?;
             }
             Ok(0)
         }

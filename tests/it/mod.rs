@@ -1,5 +1,6 @@
 mod build_rules;
 mod check;
+mod context;
 mod corpora;
 mod index;
 mod init;

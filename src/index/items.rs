@@ -1,0 +1,105 @@
+//! Listing items by what they are and where they live, without a text query: what
+//! `workspace_get_context` is built from.
+
+use tantivy::collector::DocSetCollector;
+use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{TantivyDocument, Term};
+
+use super::{Index, tantivy_err};
+use crate::error::Result;
+use crate::model::DocKind;
+
+/// Which items to list. Every given condition must hold; an empty list means any.
+#[derive(Debug, Clone, Default)]
+pub struct ItemQuery {
+    pub kinds: Vec<DocKind>,
+    /// Items whose scope is exactly one of these.
+    pub scopes: Vec<String>,
+    /// Items whose scope is this one or below it.
+    pub under: Option<String>,
+    pub topics: Vec<String>,
+}
+
+/// An item's stored fields.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Item {
+    pub ref_id: String,
+    pub kind: String,
+    pub scope: Option<String>,
+    pub topic: Option<String>,
+    pub name: String,
+    pub description: String,
+    pub tags: Vec<String>,
+    pub status: Option<String>,
+    pub category: Option<String>,
+    pub created: Option<String>,
+    pub updated: Option<String>,
+    pub path: String,
+    /// The body, where the index stores it (T1 kinds, skills' paths, memories).
+    pub body: Option<String>,
+    /// An overview's topic fields.
+    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
+    pub flags: Vec<String>,
+}
+
+fn any_of(field: tantivy::schema::Field, values: &[String]) -> Box<dyn Query> {
+    let terms: Vec<(Occur, Box<dyn Query>)> = values
+        .iter()
+        .map(|v| {
+            let q: Box<dyn Query> = Box::new(TermQuery::new(Term::from_field_text(field, v), IndexRecordOption::Basic));
+            (Occur::Should, q)
+        })
+        .collect();
+    Box::new(BooleanQuery::new(terms))
+}
+
+impl Index {
+    /// Every item matching `q`, ordered by refId.
+    pub fn items(&self, q: &ItemQuery) -> Result<Vec<Item>> {
+        let f = &self.fields;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        if !q.kinds.is_empty() {
+            let kinds: Vec<String> = q.kinds.iter().map(|k| k.as_str().to_owned()).collect();
+            clauses.push((Occur::Must, any_of(f.kind, &kinds)));
+        }
+        if !q.scopes.is_empty() {
+            clauses.push((Occur::Must, any_of(f.scope, &q.scopes)));
+        }
+        if let Some(under) = &q.under {
+            clauses.push((Occur::Must, any_of(f.scope_path, std::slice::from_ref(under))));
+        }
+        if !q.topics.is_empty() {
+            clauses.push((Occur::Must, any_of(f.topic, &q.topics)));
+        }
+        let query: Box<dyn Query> =
+            if clauses.is_empty() { Box::new(AllQuery) } else { Box::new(BooleanQuery::new(clauses)) };
+        let searcher = self.reader.searcher();
+        let found = searcher.search(&*query, &DocSetCollector).map_err(tantivy_err)?;
+        let mut items = Vec::with_capacity(found.len());
+        for addr in found {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err)?;
+            let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_owned);
+            let all = |field| doc.get_all(field).filter_map(|v| v.as_str().map(str::to_owned)).collect();
+            items.push(Item {
+                ref_id: text(f.ref_id).unwrap_or_default(),
+                kind: text(f.kind).unwrap_or_default(),
+                scope: text(f.scope),
+                topic: text(f.topic),
+                name: text(f.name).unwrap_or_default(),
+                description: text(f.description).unwrap_or_default(),
+                tags: all(f.tag),
+                status: text(f.status),
+                category: text(f.category),
+                created: text(f.created),
+                updated: text(f.updated),
+                path: text(f.path).unwrap_or_default(),
+                body: text(f.body_stored),
+                meta: text(f.meta).and_then(|m| serde_json::from_str(&m).ok()),
+                flags: all(f.flags),
+            });
+        }
+        items.sort_by(|a, b| a.ref_id.cmp(&b.ref_id));
+        Ok(items)
+    }
+}

@@ -1,0 +1,186 @@
+//! `tmws context` (workspace_get_context) on the sample root: every scope level, topic and
+//! filter as a snapshot of the YAML an agent reads, and the contract's rules as exact
+//! assertions.
+
+use serde_json::Value;
+
+use super::util::{Output, TestRoot, copy_tree, repo};
+
+/// A copy of `testdata/sample` without any derived cache.
+fn sample() -> TestRoot {
+    let root = TestRoot::new();
+    for (rel, bytes) in copy_tree(&repo().join("testdata/sample")) {
+        if !rel.starts_with(".tmws/cache") {
+            root.write(&rel, bytes);
+        }
+    }
+    root
+}
+
+fn ok(out: Output) -> String {
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    out.stdout
+}
+
+fn json(root: &TestRoot, args: &[&str]) -> Value {
+    let mut all = vec!["context", "--format", "json"];
+    all.extend_from_slice(args);
+    let text = ok(root.run(&all));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn paths(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
+        .iter()
+        .map(|e| e["_meta"]["document_path"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+const DT: &str = "resources/workspaces/devtools";
+
+#[test]
+fn snapshots_of_every_scope_level_topic_and_filter() {
+    let root = sample();
+    let cases: [(&str, &[&str]); 12] = [
+        ("defaults_workspace", &["-w", "devtools"]),
+        ("defaults_domain", &["-w", "devtools", "-d", "common"]),
+        ("defaults_repository", &["-w", "devtools", "-d", "common", "-r", "tmws-cli"]),
+        ("all_topics_domain", &["-w", "devtools", "-d", "common", "--topics", "*", "--no-defaults"]),
+        (
+            "overview_topic",
+            &["-w", "devtools", "-d", "common", "-r", "tmws-cli", "--topics", "overview", "--no-defaults"],
+        ),
+        ("plans_in_progress", &["-w", "devtools", "--topics", "plans", "--status", "in_progress", "--no-defaults"]),
+        ("plans_tag_migration", &["-w", "devtools", "--topics", "plans", "--tag", "migration", "--no-defaults"]),
+        (
+            "decisions_category",
+            &["-w", "devtools", "--topics", "decisions", "--category", "architecture", "--no-defaults"],
+        ),
+        (
+            "spikes_repository_inherits_overview",
+            &["-w", "devtools", "-d", "common", "-r", "tmws-cli", "--topics", "spikes", "--no-defaults"],
+        ),
+        (
+            "unknown_topic_and_status_notes",
+            &["-w", "devtools", "--topics", "plans,nosuch", "--status", "shipped", "--no-defaults"],
+        ),
+        ("japanese_workspace", &["-w", "nihongo", "--topics", "*"]),
+        ("japanese_repository", &["-w", "nihongo", "-d", "mobile", "--topics", "lessons", "--no-defaults"]),
+    ];
+    for (name, args) in cases {
+        let mut all = vec!["context"];
+        all.extend_from_slice(args);
+        let text = ok(root.run(&all));
+        insta::assert_snapshot!(format!("context_{name}"), text);
+        // The YAML parses, and says the same as the JSON form.
+        let yaml = tmws::query::yaml::parse(&text).unwrap_or_else(|| panic!("{name}: not YAML:\n{text}"));
+        let json = json(&root, args);
+        assert_eq!(
+            yaml.as_hash().unwrap().keys().map(|k| k.as_str().unwrap().to_owned()).collect::<Vec<_>>(),
+            json.as_object().unwrap().keys().cloned().collect::<Vec<_>>(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn the_scope_ladder_sees_ancestors_never_siblings() {
+    let root = sample();
+    let v = json(&root, &["-w", "devtools", "-d", "common", "-r", "tmws-cli"]);
+    assert_eq!(
+        paths(&v["defaults"]["decisions_t0"]),
+        [
+            format!("{DT}/common/tmws-cli/_decisions/260705-clap-derive.md"),
+            format!("{DT}/common/_decisions/260501-tantivy-index.md"),
+            format!("{DT}/_decisions/260402-jsonl-logs.md"),
+            format!("{DT}/_decisions/260310-single-binary.md"),
+        ]
+    );
+    // Overviews are every OVERVIEW.md within the scope: the repository's own, no sibling's.
+    assert_eq!(paths(&v["defaults"]["overviews"]), [format!("{DT}/common/tmws-cli/OVERVIEW.md")]);
+    // Topic entries are everything below the scope, newest first.
+    let v = json(&root, &["-w", "devtools", "--topics", "plans", "--no-defaults"]);
+    let created: Vec<&str> =
+        v["plans"]["entries"].as_array().unwrap().iter().map(|e| e["created"].as_str().unwrap()).collect();
+    let mut sorted = created.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(created, sorted);
+    assert_eq!(created.len(), 7, "five in common, one in each repository: {created:?}");
+    assert!(v.get("defaults").is_none());
+}
+
+#[test]
+fn unknown_scopes_list_what_exists_and_bad_names_are_refused() {
+    let root = sample();
+    let out = root.run(&["context", "-w", "nope"]);
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    assert_eq!(out.stderr, "tmws: unknown workspace `nope`; known: devtools, nihongo\n");
+    let out = root.run(&["context", "-w", "devtools", "-d", "common", "-r", "nope"]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stderr, "tmws: unknown repository `nope` in `devtools/common`; known: registry-service, tmws-cli\n");
+    for bad in ["..", "../devtools", "/etc", "a b", "dev\\tools", "."] {
+        let out = root.run(&["context", "-w", bad]);
+        assert_eq!(out.code, 2, "{bad}: {}", out.stderr);
+        assert!(out.stderr.starts_with("tmws: "), "{bad}: {}", out.stderr);
+        assert!(out.stderr.contains("scope name"), "{bad}: {}", out.stderr);
+    }
+    let out = root.run(&["context", "-w", "devtools", "-r", "tmws-cli"]);
+    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: a `repository` needs its `domain`\n"));
+}
+
+#[test]
+fn a_long_answer_is_cut_with_a_hint_and_fits_the_cap() {
+    let root = sample();
+    let whole = json(&root, &["-w", "devtools", "--topics", "*"]);
+    assert!(whole.get("truncated").is_none() && whole.get("hint").is_none());
+    for i in 0..200 {
+        root.write(
+            &format!("{DT}/common/_lessons/2601{:02}-l{i}.md", 1 + i % 28),
+            format!(
+                "---\nname: Lesson {i}\ndescription: Lesson number {i}.\ncreated: 2026-01-{:02}\n---\n{}\n",
+                1 + i % 28,
+                "body text ".repeat(40)
+            ),
+        );
+    }
+    let text = ok(root.run(&["context", "-w", "devtools", "--topics", "lessons", "--max-chars", "6000"]));
+    assert!(text.chars().count() <= 6000, "{}", text.chars().count());
+    let v = tmws::query::yaml::parse(&text).unwrap();
+    assert_eq!(v["truncated"].as_bool(), Some(true));
+    let hint = v["hint"].as_str().unwrap();
+    assert!(hint.starts_with("answer cut to fit max_chars: "), "{hint}");
+    assert!(hint.contains("body_t1"), "{hint}");
+    let kept_small = v["lessons"]["entries"].as_vec().map_or(0, Vec::len);
+    // A larger cap keeps more, within the cap (bodies go first, then entries).
+    let text = ok(root.run(&["context", "-w", "devtools", "--topics", "lessons", "--max-chars", "60000"]));
+    assert!(text.chars().count() <= 60000);
+    let v = tmws::query::yaml::parse(&text).unwrap();
+    let kept = v["lessons"]["entries"].as_vec().unwrap();
+    assert!(kept.len() > kept_small, "{} vs {kept_small}", kept.len());
+    // Bodies go before entries, from the end of the list: what keeps its body is a prefix.
+    let with_body: Vec<bool> = kept.iter().map(|e| !e["body_t1"].is_badvalue()).collect();
+    assert_eq!(kept.len(), 203, "cutting bodies was enough");
+    assert!(with_body.windows(2).all(|w| w[0] || !w[1]), "{with_body:?}");
+    assert!(with_body[0] && !with_body[202]);
+}
+
+#[test]
+fn a_new_file_is_in_the_next_answer() {
+    let root = sample();
+    let before = json(&root, &["-w", "nihongo", "--topics", "lessons", "--no-defaults"]);
+    assert_eq!(before["lessons"]["entries"].as_array().unwrap().len(), 1);
+    root.write(
+        "resources/workspaces/nihongo/_lessons/261122-new.md",
+        "---\nname: 新しい教訓\ndescription: 追加した。\ncreated: 2026-11-22\n---\n本文\n",
+    );
+    let after = json(&root, &["-w", "nihongo", "--topics", "lessons", "--no-defaults"]);
+    assert_eq!(
+        paths(&after["lessons"]["entries"]),
+        [
+            "resources/workspaces/nihongo/_lessons/261122-new.md",
+            "resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md"
+        ]
+    );
+    assert_eq!(after["lessons"]["entries"][0]["body_t1"], "本文");
+}
