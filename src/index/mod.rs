@@ -93,6 +93,22 @@ impl Index {
         Ok(Index { root: root.to_path_buf(), index, fields, reader, writer, rebuilt })
     }
 
+    /// Opens the index of `root` to read only, never taking the writer role: what a server
+    /// queries while its watcher (or another process) writes. The index must exist (open
+    /// it with `open` first).
+    pub fn open_reader(root: &Path) -> Result<Index> {
+        let dir = root.join(INDEX_DIR);
+        let fields = Fields::new();
+        let index = match Self::open_existing(&dir, &fields) {
+            Ok(Some(index)) => index,
+            Ok(None) => return Err(Error::Index(format!("no index at {}", dir.display()))),
+            Err(why) => return Err(Error::Index(why)),
+        };
+        index.tokenizers().register(analyzer::ANALYZER, analyzer::analyzer());
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
+        Ok(Index { root: root.to_path_buf(), index, fields, reader, writer: None, rebuilt: None })
+    }
+
     /// The existing index, None when there is none, or why it cannot be used.
     fn open_existing(dir: &Path, fields: &Fields) -> std::result::Result<Option<tantivy::Index>, String> {
         if !store::exists(&dir.join("meta.json")) {

@@ -24,6 +24,8 @@ const TICK: Duration = Duration::from_millis(100);
 /// What the watch loop tells its caller.
 #[derive(Debug)]
 pub enum WatchUpdate<'a> {
+    /// A sync is starting: until its `Synced`, `Applied` or `Failed`, the index is behind.
+    Syncing,
     /// The first sync (or a full one after an overflow) finished.
     Synced(&'a SyncReport),
     /// A batch of changes was applied.
@@ -54,6 +56,7 @@ pub fn run_with(
 ) -> Result<()> {
     let opts = SyncOptions::default();
     if index.is_writer() {
+        on(WatchUpdate::Syncing);
         let report = index.sync(config, &opts)?;
         on(WatchUpdate::Synced(&report));
     } else {
@@ -64,6 +67,7 @@ pub fn run_with(
         if !index.is_writer() {
             if index.try_take_writer()? {
                 on(WatchUpdate::TookOver);
+                on(WatchUpdate::Syncing);
                 match index.sync(config, &opts) {
                     Ok(r) => on(WatchUpdate::Synced(&r)),
                     Err(e) => on(WatchUpdate::Failed(&e)),
@@ -79,6 +83,7 @@ pub fn run_with(
         }
         let paths: Vec<String> = changes.paths.into_iter().collect();
         let targets = if changes.rescan || paths.len() > BURST { None } else { Some(paths.as_slice()) };
+        on(WatchUpdate::Syncing);
         match index.sync_paths(config, &opts, targets) {
             Ok(r) if targets.is_none() => on(WatchUpdate::Synced(&r)),
             Ok(r) => on(WatchUpdate::Applied(&r)),
@@ -162,6 +167,7 @@ mod tests {
         run_with(&mut index, &Config::default(), &stop, &mut script, |u| match u {
             WatchUpdate::Synced(r) => seen.push(("synced", r.new, r.removed)),
             WatchUpdate::Applied(r) => seen.push(("applied", r.new, r.removed)),
+            WatchUpdate::Syncing => {}
             other => panic!("{other:?}"),
         })
         .unwrap();

@@ -135,6 +135,8 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<AnswerFormat>,
     },
+    /// Serve the MCP tools over stdio (for agents); the index syncs and watches in the background.
+    Mcp,
     /// Generate AGENTS.md and .agents/rules/ links from agent/rules/common/*.md.
     BuildRules {
         /// Change nothing; exit 1 if AGENTS.md or the links are stale.
@@ -176,9 +178,15 @@ pub fn run() -> ExitCode {
         }
     };
     init_logging();
-    let mut out = io::stdout().lock();
-    let result = dispatch(&cli, &mut out);
-    let _ = out.flush();
+    let result = if matches!(cli.command, Command::Mcp) {
+        // The protocol owns stdout: holding its lock here would block every answer.
+        root(&cli).and_then(|root| crate::surface::mcp::run_stdio(&root)).map(|()| 0).map_err(Failure::from)
+    } else {
+        let mut out = io::stdout().lock();
+        let result = dispatch(&cli, &mut out);
+        let _ = out.flush();
+        result
+    };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
@@ -397,6 +405,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             }
             Ok(0)
         }
+        Command::Mcp => unreachable!("run() serves mcp before it locks stdout"),
         Command::Search { query, scope, topics, kinds, status, tags, limit } => {
             let root = root(cli)?;
             let kinds = kinds
@@ -475,6 +484,7 @@ fn render_watch(out: &mut impl Write, update: &WatchUpdate<'_>) -> io::Result<()
             }
             r
         }
+        WatchUpdate::Syncing => return Ok(()),
         WatchUpdate::Following => return writeln!(out, "another tmws process holds the index: following its commits"),
         WatchUpdate::TookOver => return writeln!(out, "the index writer went away: this process took over"),
         WatchUpdate::Failed(e) => {

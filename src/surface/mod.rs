@@ -4,4 +4,5 @@
 //! logic lives only in a surface.
 
 pub mod cli;
+pub mod mcp;
 pub mod progress;

@@ -4,6 +4,7 @@ mod context;
 mod corpora;
 mod index;
 mod init;
+mod mcp;
 mod ranking;
 mod tidy;
 mod util;
