@@ -102,10 +102,7 @@ pub fn resolve_scope(root: &Path, req: &ContextRequest) -> Result<Scope> {
 
 /// The sub-scope folders of a folder: not topics (`_x`), not hidden.
 fn scope_children(dir: &Path) -> Result<Vec<String>> {
-    Ok(store::list_dir(dir)?
-        .into_iter()
-        .filter(|n| !n.starts_with('_') && !n.starts_with('.') && store::is_dir(&dir.join(n)))
-        .collect())
+    Ok(store::list_subdirs(dir)?.into_iter().filter(|n| !n.starts_with('_') && !n.starts_with('.')).collect())
 }
 
 /// Builds the answer. `stale` says the index may be behind the files.
@@ -365,8 +362,7 @@ fn tree_lines(dir: &Path, prefix: &str, out: &mut String, depth: usize) -> Resul
     if depth > 16 {
         return Ok(());
     }
-    let dirs: Vec<String> =
-        store::list_dir(dir)?.into_iter().filter(|n| !n.starts_with('.') && store::is_dir(&dir.join(n))).collect();
+    let dirs: Vec<String> = store::list_subdirs(dir)?.into_iter().filter(|n| !n.starts_with('.')).collect();
     for (i, name) in dirs.iter().enumerate() {
         let last = i + 1 == dirs.len();
         out.push_str(prefix);
@@ -399,38 +395,53 @@ enum Cut {
 }
 
 /// Cuts `answer` until its YAML text fits in `max` chars, in a fixed order, and says so.
+///
+/// Each cut's saving is estimated from its own YAML (plus its indentation in the whole);
+/// the cuts whose savings cover the excess are applied and the result measured again, so
+/// a large answer is rendered a few times, not once per cut.
 fn fit(answer: Value, max: usize) -> Value {
     let size = |v: &Value| super::yaml::to_yaml(v).chars().count();
-    if size(&answer) <= max {
+    let full = size(&answer);
+    if full <= max {
         return answer;
     }
     let Value::Object(map) = &answer else { return answer };
     let topic_keys: Vec<&String> =
         map.iter().filter(|(_, v)| v.get("entries").is_some_and(Value::is_array)).map(|(k, _)| k).collect();
-    let lens: Vec<usize> = topic_keys.iter().map(|k| map[*k]["entries"].as_array().map_or(0, Vec::len)).collect();
-    let mut cuts = Vec::new();
+    let entries_of = |t: usize| map[topic_keys[t]]["entries"].as_array().map_or(&[][..], Vec::as_slice);
+    // The YAML size of a value written `indent` columns in.
+    let cost = |v: &Value, indent: usize| {
+        let text = super::yaml::to_yaml(v);
+        text.chars().count() + indent * text.lines().count()
+    };
+    let mut cuts: Vec<(Cut, usize)> = Vec::new();
     // Bodies from the last entry up, every topic.
-    for (t, len) in lens.iter().enumerate() {
-        for i in (0..*len).rev() {
-            if map[topic_keys[t]]["entries"][i].get("body_t1").is_some() {
-                cuts.push(Cut::Body(t, i));
+    for t in 0..topic_keys.len() {
+        for (i, e) in entries_of(t).iter().enumerate().rev() {
+            if let Some(body) = e.get("body_t1") {
+                cuts.push((Cut::Body(t, i), cost(&json!({ "body_t1": body }), 6)));
             }
         }
     }
     // Entries from the end, always from the list that has the most left.
-    let mut left = lens.clone();
+    let mut left: Vec<usize> = (0..topic_keys.len()).map(|t| entries_of(t).len()).collect();
     while let Some((t, _)) = left.iter().enumerate().filter(|(_, n)| **n > 0).max_by_key(|(i, n)| (**n, usize::MAX - i))
     {
         left[t] -= 1;
-        cuts.push(Cut::Entry(t, left[t]));
+        let mut e = entries_of(t)[left[t]].clone();
+        if let Some(m) = e.as_object_mut() {
+            m.remove("body_t1");
+        }
+        cuts.push((Cut::Entry(t, left[t]), cost(&e, 6)));
     }
     for key in ["decisions_t0", "lessons_t0", "overviews"] {
-        let n = map.get("defaults").and_then(|d| d.get(key)).and_then(Value::as_array).map_or(0, Vec::len);
-        cuts.extend((0..n).rev().map(|i| Cut::Default(key, i)));
+        let items =
+            map.get("defaults").and_then(|d| d.get(key)).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        cuts.extend(items.iter().enumerate().rev().map(|(i, item)| (Cut::Default(key, i), cost(item, 6))));
     }
     let apply = |k: usize| -> Value {
         let mut v = answer.clone();
-        for cut in &cuts[..k] {
+        for (cut, _) in &cuts[..k] {
             match *cut {
                 Cut::Body(t, i) => {
                     if let Some(e) = v[topic_keys[t].as_str()]["entries"][i].as_object_mut() {
@@ -453,25 +464,29 @@ fn fit(answer: Value, max: usize) -> Value {
                 }
             }
         }
-        v
+        let done: Vec<Cut> = cuts[..k].iter().map(|(c, _)| *c).collect();
+        mark_cut(v, &done)
     };
-    let (mut lo, mut hi) = (1, cuts.len());
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if size(&mark_cut(apply(mid), &cuts[..mid])) <= max {
-            hi = mid;
-        } else {
-            lo = mid + 1;
+    // Room for the hint that says what was cut.
+    let target = max.saturating_sub(400);
+    let (mut k, mut estimate) = (0, full);
+    loop {
+        while k < cuts.len() && estimate > target {
+            estimate = estimate.saturating_sub(cuts[k].1);
+            k += 1;
         }
+        let mut v = apply(k);
+        let real = size(&v);
+        if real <= max {
+            return v;
+        }
+        if k == cuts.len() {
+            // Nothing left to drop: the T1 texts themselves are cut.
+            shorten_texts(&mut v, real - max);
+            return v;
+        }
+        estimate = real;
     }
-    let k = lo.min(cuts.len());
-    let mut v = mark_cut(apply(k), &cuts[..k]);
-    // Still too long: the T1 texts themselves are cut.
-    let over = size(&v).saturating_sub(max);
-    if over > 0 {
-        shorten_texts(&mut v, over);
-    }
-    v
 }
 
 /// Adds `truncated` and a `hint` naming what was left out.

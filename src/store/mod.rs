@@ -101,6 +101,25 @@ pub fn list_dir(dir: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// Names of the sub-folders of a folder (not following symlinks), sorted; empty when it
+/// is missing. Reads the folder only: no stat per entry.
+pub fn list_subdirs(dir: &Path) -> Result<Vec<String>> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut names = Vec::new();
+    for entry in rd {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
 pub fn create_dir_all(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
 }

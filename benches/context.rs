@@ -1,0 +1,129 @@
+//! Context and MCP budgets (DESIGN §11): `workspace_get_context` in-process on a workspace
+//! of 10k files, `tmws context` as a process, and `tmws mcp` from spawn to `initialize` and
+//! `tools/list` answered.
+//!
+//! Run with `cargo bench --bench context`. Uses the 100k-document root of the index
+//! benches (10 workspaces of 10k files each), generated once under the temp folder.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use divan::Bencher;
+use tmws::index::{Index, SyncOptions};
+use tmws::query::Workspace;
+use tmws::query::context::{ContextRequest, get_context};
+
+mod support;
+
+fn main() {
+    divan::main();
+}
+
+fn built() -> PathBuf {
+    let (root, _) = support::cached_root(100_000);
+    let mut ws = Workspace::open(&root).unwrap();
+    ws.sync(&SyncOptions::default()).unwrap();
+    root
+}
+
+fn request(topics: &[&str], scope: (&str, Option<&str>, Option<&str>)) -> ContextRequest {
+    ContextRequest {
+        workspace: scope.0.into(),
+        domain: scope.1.map(Into::into),
+        repository: scope.2.map(Into::into),
+        topics: topics.iter().map(|t| (*t).to_owned()).collect(),
+        ..ContextRequest::default()
+    }
+}
+
+fn bench_context(bencher: Bencher, req: &ContextRequest) {
+    let root = built();
+    let index = Index::open_reader(&root).unwrap();
+    bencher.bench_local(|| get_context(&root, &index, req, false).unwrap());
+}
+
+/// Defaults for a whole workspace of 10k files (the answer is cut to 24,000 chars).
+#[divan::bench(sample_count = 30, sample_size = 1)]
+fn context_defaults_10k_workspace(bencher: Bencher) {
+    bench_context(bencher, &request(&[], ("w0", None, None)));
+}
+
+/// Defaults plus every topic of the same workspace.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn context_all_topics_10k_workspace(bencher: Bencher) {
+    bench_context(bencher, &request(&["*"], ("w0", None, None)));
+}
+
+/// Defaults for one repository.
+#[divan::bench(sample_count = 50, sample_size = 1)]
+fn context_defaults_repository(bencher: Bencher) {
+    bench_context(bencher, &request(&[], ("w0", Some("d0"), Some("r0"))));
+}
+
+/// `tmws context` as a process while a watcher keeps the index (so the process reads).
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn tmws_context_process_with_watcher(bencher: Bencher) {
+    let root = built();
+    let bin = env!("CARGO_BIN_EXE_tmws");
+    let mut watcher = Command::new(bin)
+        .arg("--root")
+        .arg(&root)
+        .arg("watch")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    bencher.bench(|| {
+        let out =
+            Command::new(bin).arg("--root").arg(&root).args(["context", "-w", "w0", "-d", "d0"]).output().unwrap();
+        assert!(out.status.success());
+    });
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+}
+
+/// Spawn `tmws mcp`, send initialize, initialized and tools/list, read both answers.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn mcp_spawn_to_tools_list(bencher: Bencher) {
+    let root = built();
+    let bin = env!("CARGO_BIN_EXE_tmws");
+    bencher.bench(|| mcp_round(bin, &root));
+}
+
+fn mcp_round(bin: &str, root: &Path) {
+    let mut child = Command::new(bin)
+        .arg("--root")
+        .arg(root)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    stdin
+        .write_all(
+            concat!(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+                "\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    stdin.flush().unwrap();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("\"id\":1"), "{first}");
+    let second = lines.next().unwrap().unwrap();
+    assert!(second.contains("workspace_get_context"), "{second}");
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+}
