@@ -87,23 +87,17 @@ pub fn read_text_opt(path: &Path) -> Result<Option<String>> {
 
 /// Names of the entries of a folder (files and folders), sorted; empty when it is missing.
 pub fn list_dir(dir: &Path) -> Result<Vec<String>> {
-    let rd = match fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(dir, e)),
-    };
-    let mut names = Vec::new();
-    for entry in rd {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        names.push(entry.file_name().to_string_lossy().into_owned());
-    }
-    names.sort();
-    Ok(names)
+    names_where(dir, |_| true)
 }
 
 /// Names of the sub-folders of a folder (not following symlinks), sorted; empty when it
 /// is missing. Reads the folder only: no stat per entry.
 pub fn list_subdirs(dir: &Path) -> Result<Vec<String>> {
+    names_where(dir, |t| t.is_dir())
+}
+
+/// Sorted names of the entries of `dir` whose type passes `keep`.
+fn names_where(dir: &Path, keep: impl Fn(fs::FileType) -> bool) -> Result<Vec<String>> {
     let rd = match fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -112,7 +106,7 @@ pub fn list_subdirs(dir: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in rd {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+        if entry.file_type().is_ok_and(&keep) {
             names.push(entry.file_name().to_string_lossy().into_owned());
         }
     }

@@ -4,18 +4,7 @@
 
 use serde_json::Value;
 
-use super::util::{Output, TestRoot, copy_tree, repo};
-
-/// A copy of `testdata/sample` without any derived cache.
-fn sample() -> TestRoot {
-    let root = TestRoot::new();
-    for (rel, bytes) in copy_tree(&repo().join("testdata/sample")) {
-        if !rel.starts_with(".tmws/cache") {
-            root.write(&rel, bytes);
-        }
-    }
-    root
-}
+use super::util::{Output, TestRoot};
 
 fn ok(out: Output) -> String {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
@@ -41,7 +30,7 @@ const DT: &str = "resources/workspaces/devtools";
 
 #[test]
 fn snapshots_of_every_scope_level_topic_and_filter() {
-    let root = sample();
+    let root = TestRoot::sample();
     let cases: [(&str, &[&str]); 12] = [
         ("defaults_workspace", &["-w", "devtools"]),
         ("defaults_domain", &["-w", "devtools", "-d", "common"]),
@@ -86,7 +75,7 @@ fn snapshots_of_every_scope_level_topic_and_filter() {
 
 #[test]
 fn the_scope_ladder_sees_ancestors_never_siblings() {
-    let root = sample();
+    let root = TestRoot::sample();
     let v = json(&root, &["-w", "devtools", "-d", "common", "-r", "tmws-cli"]);
     assert_eq!(
         paths(&v["defaults"]["decisions_t0"]),
@@ -112,7 +101,7 @@ fn the_scope_ladder_sees_ancestors_never_siblings() {
 
 #[test]
 fn unknown_scopes_list_what_exists_and_bad_names_are_refused() {
-    let root = sample();
+    let root = TestRoot::sample();
     let out = root.run(&["context", "-w", "nope"]);
     assert_eq!((out.code, out.stdout.as_str()), (1, ""));
     assert_eq!(out.stderr, "tmws: unknown workspace `nope`; known: devtools, nihongo\n");
@@ -131,7 +120,7 @@ fn unknown_scopes_list_what_exists_and_bad_names_are_refused() {
 
 #[test]
 fn a_long_answer_is_cut_with_a_hint_and_fits_the_cap() {
-    let root = sample();
+    let root = TestRoot::sample();
     let whole = json(&root, &["-w", "devtools", "--topics", "*"]);
     assert!(whole.get("truncated").is_none() && whole.get("hint").is_none());
     for i in 0..200 {
@@ -167,7 +156,7 @@ fn a_long_answer_is_cut_with_a_hint_and_fits_the_cap() {
 
 #[test]
 fn a_new_file_is_in_the_next_answer() {
-    let root = sample();
+    let root = TestRoot::sample();
     let before = json(&root, &["-w", "nihongo", "--topics", "lessons", "--no-defaults"]);
     assert_eq!(before["lessons"]["entries"].as_array().unwrap().len(), 1);
     root.write(

@@ -1,6 +1,6 @@
 //! `tmws index` and `tmws search`: sync, analysis, filters, docs, determinism.
 
-use super::util::{TestRoot, repo};
+use super::util::TestRoot;
 
 fn hits(out: &super::util::Output) -> Vec<String> {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
@@ -160,10 +160,7 @@ fn included_docs_are_searchable_in_place_by_their_title() {
 
 #[test]
 fn deleting_the_cache_gives_the_same_answers() {
-    let root = TestRoot::new();
-    for (rel, bytes) in super::util::copy_tree(&repo().join("testdata/sample")) {
-        root.write(&rel, bytes);
-    }
+    let root = TestRoot::sample();
     let queries = ["decisions", "watcher", "接続", "plan", "tmws", "\"static binary\""];
     let run = || queries.iter().map(|q| root.run(&["--json", "search", q]).stdout).collect::<Vec<_>>();
     let first = run();
@@ -303,10 +300,7 @@ fn memory_logs_are_indexed_from_their_checkpoint_and_converge_like_a_rebuild() {
 
 #[test]
 fn the_sample_memories_are_searchable_and_deleted_ones_are_not() {
-    let root = TestRoot::new();
-    for (rel, bytes) in super::util::copy_tree(&repo().join("testdata/sample")) {
-        root.write(&rel, bytes);
-    }
+    let root = TestRoot::sample();
     let find = |q: &str| hits(&root.run(&["--json", "search", "--kind", "memory", q]));
     assert_eq!(find("接続"), ["m_18e10fcaaa85"]);
     assert_eq!(find("Tuesdays"), ["m_0f3649b391f9"]);

@@ -9,17 +9,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-use super::util::{TestRoot, copy_tree, repo};
-
-fn sample() -> TestRoot {
-    let root = TestRoot::new();
-    for (rel, bytes) in copy_tree(&repo().join("testdata/sample")) {
-        if !rel.starts_with(".tmws/cache") {
-            root.write(&rel, bytes);
-        }
-    }
-    root
-}
+use super::util::TestRoot;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
@@ -35,7 +25,7 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
 
 #[test]
 fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
-    let root = sample();
+    let root = TestRoot::sample();
     runtime().block_on(async {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmws"));
         cmd.arg("--root").arg(root.path()).arg("mcp").env_remove("TMWS_LOG");
@@ -129,7 +119,7 @@ fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
 
 #[test]
 fn the_server_exits_cleanly_when_stdin_closes() {
-    let root = sample();
+    let root = TestRoot::sample();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
         .arg("--root")
         .arg(root.path())

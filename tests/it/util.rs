@@ -52,6 +52,17 @@ impl TestRoot {
         root
     }
 
+    /// A copy of `testdata/sample`, without any derived cache.
+    pub fn sample() -> TestRoot {
+        let root = TestRoot::new();
+        for (rel, bytes) in copy_tree(&repo().join("testdata/sample")) {
+            if !rel.starts_with(".tmws/cache") {
+                root.write(&rel, bytes);
+            }
+        }
+        root
+    }
+
     /// An empty folder that is not a root.
     pub fn bare() -> TestRoot {
         TestRoot { dir: tempfile::Builder::new().prefix("tmws-test-").tempdir().unwrap() }
