@@ -278,6 +278,21 @@ impl DocKind {
     pub fn parse(s: &str) -> Option<DocKind> {
         DocKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
+
+    /// Parses kind names as a caller gave them; an unknown one is a usage error that lists
+    /// the known kinds.
+    pub fn parse_all<S: AsRef<str>>(names: &[S]) -> crate::Result<Vec<DocKind>> {
+        names
+            .iter()
+            .map(|name| {
+                let name = name.as_ref();
+                DocKind::parse(name).ok_or_else(|| {
+                    let known: Vec<&str> = DocKind::ALL.iter().map(|k| k.as_str()).collect();
+                    crate::Error::Usage(format!("unknown kind `{name}`; known kinds: {}", known.join(", ")))
+                })
+            })
+            .collect()
+    }
 }
 
 impl fmt::Display for DocKind {

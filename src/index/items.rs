@@ -1,7 +1,9 @@
 //! Listing items by what they are and where they live, without a text query: what
 //! `workspace_get_context` is built from.
 
-use tantivy::collector::DocSetCollector;
+use std::collections::BTreeMap;
+
+use tantivy::collector::{Count, DocSetCollector};
 use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{TantivyDocument, Term};
@@ -19,6 +21,13 @@ pub struct ItemQuery {
     /// Items whose scope is this one or below it.
     pub under: Option<String>,
     pub topics: Vec<String>,
+}
+
+/// How many live items the index holds, by kind and, for memories, by namespace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    pub kinds: BTreeMap<String, u64>,
+    pub namespaces: BTreeMap<String, u64>,
 }
 
 /// An item's stored fields.
@@ -101,5 +110,42 @@ impl Index {
         }
         items.sort_by(|a, b| a.ref_id.cmp(&b.ref_id));
         Ok(items)
+    }
+
+    /// Live items by kind, and memories by namespace (deleted items are not counted).
+    pub fn counts(&self) -> Result<Counts> {
+        let f = &self.fields;
+        let searcher = self.reader.searcher();
+        let count_terms = |field: tantivy::schema::Field, within: Option<&Term>| -> Result<BTreeMap<String, u64>> {
+            let mut values = std::collections::BTreeSet::new();
+            for segment in searcher.segment_readers() {
+                let inverted = segment.inverted_index(field).map_err(tantivy_err)?;
+                let mut terms = inverted.terms().stream().map_err(|e| tantivy_err(e.into()))?;
+                while terms.advance() {
+                    if let Ok(text) = std::str::from_utf8(terms.key()) {
+                        values.insert(text.to_owned());
+                    }
+                }
+            }
+            let mut counts = BTreeMap::new();
+            for value in values {
+                let term: Box<dyn Query> =
+                    Box::new(TermQuery::new(Term::from_field_text(field, &value), IndexRecordOption::Basic));
+                let query: Box<dyn Query> = match within {
+                    Some(w) => Box::new(BooleanQuery::new(vec![
+                        (Occur::Must, term),
+                        (Occur::Must, Box::new(TermQuery::new(w.clone(), IndexRecordOption::Basic))),
+                    ])),
+                    None => term,
+                };
+                let n = searcher.search(&*query, &Count).map_err(tantivy_err)? as u64;
+                if n > 0 {
+                    counts.insert(value, n);
+                }
+            }
+            Ok(counts)
+        };
+        let memory = Term::from_field_text(f.kind, DocKind::Memory.as_str());
+        Ok(Counts { kinds: count_terms(f.kind, None)?, namespaces: count_terms(f.namespace, Some(&memory))? })
     }
 }

@@ -142,6 +142,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result.map_err(|e| Error::io(path, e))
 }
 
+/// Creates `path` with `bytes`, readable and writable by its owner only (mode 0600 on
+/// Unix), unless it exists already. Returns whether this call created it. The file appears
+/// whole or not at all: it is written aside and then linked into place, so two processes
+/// racing to create it agree on one content.
+pub fn create_private(path: &Path, bytes: &[u8]) -> Result<bool> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    create_dir_all(dir)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmws-{}.tmp", std::process::id()));
+    let result = (|| -> io::Result<bool> {
+        let mut opts = fs::OpenOptions::new();
+        opts.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        let mut f = opts.open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        match fs::hard_link(&tmp, path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        }
+    })();
+    let _ = fs::remove_file(&tmp);
+    result.map_err(|e| Error::io(path, e))
+}
+
 /// What a path is on disk, without following a final symlink.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {

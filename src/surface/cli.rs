@@ -24,6 +24,7 @@ use crate::query::Workspace;
 use crate::query::context::{self, ContextRequest};
 use crate::rules;
 use crate::store;
+use crate::surface::http::{self, TokenSource};
 use crate::surface::progress::Progress;
 
 /// tmws: memory and context for AI coding agents, kept as plain files in your repository.
@@ -137,6 +138,16 @@ enum Command {
     },
     /// Serve the MCP tools over stdio (for agents); the index syncs and watches in the background.
     Mcp,
+    /// Serve HTTP: REST routes and the MCP tools (streamable HTTP at /mcp) on one port.
+    ///
+    /// Every route but /health needs `Authorization: Bearer TOKEN`: TMWS_TOKEN, else the
+    /// content of .tmws/cache/token (made on the first start). A non-loopback address is
+    /// refused without a token. Stops on Ctrl-C or SIGTERM.
+    Serve {
+        /// Address and port to listen on (port 0 picks a free one).
+        #[arg(long, default_value = crate::surface::http::DEFAULT_ADDR, value_name = "ADDR")]
+        addr: String,
+    },
     /// Generate AGENTS.md and .agents/rules/ links from agent/rules/common/*.md.
     BuildRules {
         /// Change nothing; exit 1 if AGENTS.md or the links are stale.
@@ -406,6 +417,28 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Mcp => unreachable!("run() serves mcp before it locks stdout"),
+        Command::Serve { addr } => {
+            let root = root(cli)?;
+            let addr = http::parse_addr(addr)?;
+            let mut written = Ok(());
+            http::serve(&root, addr, |l| {
+                let token = match l.token_source {
+                    TokenSource::Env => "the token is TMWS_TOKEN".to_owned(),
+                    TokenSource::File => format!("the token is in {}", http::TOKEN_FILE),
+                    TokenSource::Created => format!("a new token was written to {}", http::TOKEN_FILE),
+                };
+                eprintln!("tmws: serving {} ({token}; Ctrl-C to stop)", root.display());
+                written = if cli.json {
+                    let v = serde_json::json!({ "url": format!("http://{}", l.addr), "mcp": format!("http://{}/mcp", l.addr) });
+                    writeln!(out, "{v}")
+                } else {
+                    writeln!(out, "listening on http://{}", l.addr)
+                }
+                .and_then(|()| out.flush());
+            })?;
+            written?;
+            Ok(0)
+        }
         Command::Search { query, scope, topics, kinds, status, tags, limit } => {
             let root = root(cli)?;
             let kinds = kinds

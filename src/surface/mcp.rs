@@ -1,16 +1,15 @@
-//! `tmws mcp`: the MCP server over stdio (DESIGN §7.2).
+//! The MCP tools (DESIGN §7.2) and `tmws mcp`, which serves them over stdio.
 //!
-//! It answers `initialize` and `tools/list` at once: the index is opened (not synced) up
-//! front, and a background thread runs the sync and then the watcher, exactly as
-//! `tmws watch` does. Queries read the latest commit; while a sync is under way they wait
-//! for it at most 200 ms and otherwise answer with `stale: true`. Tool errors are results
-//! with `isError: true`. stdout is the protocol, so logs go to stderr. The server exits
-//! when stdin closes, after the watcher has committed.
+//! It answers `initialize` and `tools/list` at once: the sync and the watcher run in the
+//! background (`service`), and queries answer from the latest commit, with `stale: true`
+//! when the index is behind. Tool errors are results with `isError: true`. stdout is the
+//! protocol, so logs go to stderr. The server exits when stdin closes, after the watcher
+//! has committed. `tmws serve` serves the same tools at `/mcp`, one `TmwsServer` per
+//! session.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -20,94 +19,17 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::index::watch::WatchUpdate;
-use crate::index::{Index, SearchRequest};
+use crate::index::SearchRequest;
 use crate::model::DocKind;
-use crate::query::Workspace;
 use crate::query::context::{self, ContextRequest, Format};
+use crate::surface::service::Service;
 
-/// How long a query waits for a running sync before it answers `stale: true`.
-const STALE_WAIT: Duration = Duration::from_millis(200);
-
-/// What the background sync is doing, for queries to judge freshness.
-#[derive(Debug, Default)]
-pub struct SyncState {
-    /// The first sync finished (or another process keeps the index).
-    ready: AtomicBool,
-    /// A sync is under way.
-    busy: AtomicBool,
-}
-
-impl SyncState {
-    fn fresh(&self) -> bool {
-        self.ready.load(Ordering::Acquire) && !self.busy.load(Ordering::Acquire)
-    }
-}
-
-/// The background half of a server: the watcher thread and its stop flag.
-#[derive(Debug)]
-pub struct Background {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Background {
-    /// Opens the root's index for writing (when free) and starts the sync and the watcher
-    /// in a thread. Returns at once.
-    pub fn start(root: &Path, state: Arc<SyncState>) -> Result<Background> {
-        let mut ws = Workspace::open(root)?;
-        if let Some(why) = ws.rebuilt_on_open() {
-            tracing::warn!("rebuilt the index from the files: {why}");
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("tmws-watch".into())
-            .spawn(move || {
-                let result = ws.watch(&flag, |update| match update {
-                    WatchUpdate::Syncing => state.busy.store(true, Ordering::Release),
-                    WatchUpdate::Synced(r) | WatchUpdate::Applied(r) => {
-                        for (path, what) in &r.changes {
-                            tracing::info!("{what} {path}");
-                        }
-                        state.ready.store(true, Ordering::Release);
-                        state.busy.store(false, Ordering::Release);
-                    }
-                    WatchUpdate::Following | WatchUpdate::TookOver => state.ready.store(true, Ordering::Release),
-                    WatchUpdate::Failed(e) => {
-                        tracing::warn!("index sync failed: {e}");
-                        state.busy.store(false, Ordering::Release);
-                    }
-                });
-                if let Err(e) = result {
-                    tracing::error!("the index watcher stopped: {e}");
-                }
-                state.ready.store(true, Ordering::Release);
-                state.busy.store(false, Ordering::Release);
-            })
-            .map_err(|e| Error::Usage(format!("cannot start the watcher thread: {e}")))?;
-        Ok(Background { stop, thread: Some(thread) })
-    }
-
-    /// Stops the watcher (it commits what it applied) and waits for it.
-    pub fn stop(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// The MCP server: the tools over one root.
+/// The MCP server: the tools over one root, for one session.
 #[derive(Debug, Clone)]
 pub struct TmwsServer {
-    root: PathBuf,
-    index: Arc<Index>,
-    state: Arc<SyncState>,
-    /// Whether this session was already sent the context defaults, and how often they
-    /// were asked for again (DESIGN §4.1).
+    service: Service,
+    /// Whether this session was already sent the context defaults (DESIGN §4.1).
     defaults_sent: Arc<AtomicBool>,
-    defaults_redundant: Arc<AtomicU64>,
     #[allow(dead_code, reason = "read by the code #[tool_handler] generates")]
     tool_router: ToolRouter<Self>,
 }
@@ -214,31 +136,8 @@ fn error_result(e: &Error) -> CallToolResult {
 
 #[tool_router]
 impl TmwsServer {
-    pub fn new(root: &Path, index: Index, state: Arc<SyncState>) -> TmwsServer {
-        TmwsServer {
-            root: root.to_path_buf(),
-            index: Arc::new(index),
-            state,
-            defaults_sent: Arc::new(AtomicBool::new(false)),
-            defaults_redundant: Arc::new(AtomicU64::new(0)),
-            tool_router: Self::tool_router(),
-        }
-    }
-
-    /// How often this session asked again for defaults it had already been sent.
-    pub fn defaults_redundant(&self) -> u64 {
-        self.defaults_redundant.load(Ordering::Relaxed)
-    }
-
-    /// Waits (at most `STALE_WAIT`) for a running sync, then makes the latest commit
-    /// visible. Returns whether the index may be behind the files.
-    async fn settle(&self) -> std::result::Result<bool, Error> {
-        let deadline = Instant::now() + STALE_WAIT;
-        while !self.state.fresh() && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        self.index.reload()?;
-        Ok(!self.state.fresh())
+    pub fn new(service: Service) -> TmwsServer {
+        TmwsServer { service, defaults_sent: Arc::new(AtomicBool::new(false)), tool_router: Self::tool_router() }
     }
 
     #[tool(
@@ -266,15 +165,10 @@ summaries with _meta.document_path for reading a whole file. An unknown scope is
             filter_category: p.filter_category,
             max_chars: p.max_chars.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         };
-        let answer = async {
-            let stale = self.settle().await?;
-            context::get_context(&self.root, &self.index, &req, stale)
-        }
-        .await;
-        match answer {
+        match self.service.context(&req).await {
             Ok(v) => {
                 if include_defaults && self.defaults_sent.swap(true, Ordering::Relaxed) {
-                    self.defaults_redundant.fetch_add(1, Ordering::Relaxed);
+                    self.service.count_redundant_defaults();
                     tracing::info!("workspace_get_context: defaults asked for again in this session");
                 }
                 Ok(text_result(context::render(&v, p.format.unwrap_or_default().into())))
@@ -295,32 +189,16 @@ status and a 0-100 score; read the file at refId for the whole text. Filters nar
         Parameters(p): Parameters<SearchParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         let answer = async {
-            let kinds = p
-                .kinds
-                .iter()
-                .map(|k| {
-                    DocKind::parse(k).ok_or_else(|| {
-                        let known: Vec<&str> = DocKind::ALL.iter().map(|k| k.as_str()).collect();
-                        Error::Usage(format!("unknown kind `{k}`; known kinds: {}", known.join(", ")))
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
             let req = SearchRequest {
                 query: p.query,
                 scope: p.scope,
                 topics: p.topics,
-                kinds,
+                kinds: DocKind::parse_all(&p.kinds)?,
                 status: p.filter_status,
                 tags: p.filter_tags,
                 limit: p.limit.map_or(10, |n| usize::try_from(n.clamp(1, 100)).unwrap_or(10)),
             };
-            let stale = self.settle().await?;
-            let results = self.index.search(&req)?;
-            let mut v = serde_json::to_value(&results).map_err(|e| Error::Usage(e.to_string()))?;
-            if stale && let Some(m) = v.as_object_mut() {
-                m.insert("stale".into(), serde_json::Value::Bool(true));
-            }
-            Ok::<_, Error>(v)
+            self.service.search(&req).await
         }
         .await;
         match answer {
@@ -344,10 +222,8 @@ Start a task with workspace_get_context; use workspace_search to find something 
 
 /// Runs `tmws mcp` on stdin/stdout until stdin closes.
 pub fn run_stdio(root: &Path) -> Result<()> {
-    let state = Arc::new(SyncState::default());
-    let background = Background::start(root, state.clone())?;
-    let index = Index::open_reader(root)?;
-    let server = TmwsServer::new(root, index, state);
+    let (service, background) = Service::start(root)?;
+    let server = TmwsServer::new(service);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

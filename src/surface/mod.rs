@@ -4,5 +4,7 @@
 //! logic lives only in a surface.
 
 pub mod cli;
+pub mod http;
 pub mod mcp;
 pub mod progress;
+pub mod service;

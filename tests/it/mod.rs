@@ -6,6 +6,7 @@ mod index;
 mod init;
 mod mcp;
 mod ranking;
+mod serve;
 mod tidy;
 mod util;
 mod watch;
