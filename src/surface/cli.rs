@@ -102,6 +102,10 @@ enum Command {
         /// How many results.
         #[arg(long, default_value_t = 10)]
         limit: usize,
+        /// table: aligned columns (the default on a terminal); yaml: every field (the
+        /// default when piped, as agents read it); json: for scripts (also --json).
+        #[arg(long, value_enum)]
+        format: Option<SearchFormat>,
     },
     /// Orient in a scope: its overview, folders, overviews, decisions, lessons and skills,
     /// and the entries of the topics you name (workspace_get_context).
@@ -168,6 +172,13 @@ enum ClientArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum AnswerFormat {
+    Yaml,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SearchFormat {
+    Table,
     Yaml,
     Json,
 }
@@ -439,32 +450,32 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             written?;
             Ok(0)
         }
-        Command::Search { query, scope, topics, kinds, status, tags, limit } => {
+        Command::Search { query, scope, topics, kinds, status, tags, limit, format } => {
             let root = root(cli)?;
-            let kinds = kinds
-                .iter()
-                .map(|k| {
-                    DocKind::parse(k).ok_or_else(|| {
-                        let known: Vec<&str> = DocKind::ALL.iter().map(|k| k.as_str()).collect();
-                        Error::Usage(format!("unknown kind `{k}`; known kinds: {}", known.join(", ")))
-                    })
-                })
-                .collect::<Result<Vec<_>, Error>>()?;
             let req = SearchRequest {
                 query: query.clone(),
                 scope: scope.clone(),
                 topics: topics.clone(),
-                kinds,
+                kinds: DocKind::parse_all(kinds)?,
                 status: status.clone(),
                 tags: tags.clone(),
                 limit: *limit,
             };
             let mut ws = Workspace::open(&root)?;
             let results = ws.search(&req)?;
-            if cli.json {
-                writeln!(out, "{}", to_json(&results))?;
-            } else {
-                render_hits(out, &results)?;
+            let format = match format {
+                Some(f) => *f,
+                None if cli.json => SearchFormat::Json,
+                None if io::stdout().is_terminal() => SearchFormat::Table,
+                None => SearchFormat::Yaml,
+            };
+            match format {
+                SearchFormat::Table => render_hits(out, &results)?,
+                SearchFormat::Json => writeln!(out, "{}", to_json(&results))?,
+                SearchFormat::Yaml => {
+                    let v = serde_json::to_value(&results).map_err(|e| Error::Usage(e.to_string()))?;
+                    write!(out, "{}", context::render(&v, context::Format::Yaml))?;
+                }
             }
             Ok(0)
         }

@@ -121,8 +121,59 @@ fn empty_and_punctuation_only_queries_are_clear_errors_and_syntax_is_not_interpr
     let out = root.run(&["search", "+-:()"]);
     assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: nothing to search for in `+-:()`: it has no words\n"));
     assert_eq!(hits(&root.run(&["--json", "search", "title:x AND ("])), vec!["resources/workspaces/w/OVERVIEW.md"]);
-    let out = root.run(&["search", "nothing-matches-this"]);
+    let out = root.run(&["search", "nothing-matches-this", "--format", "table"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, "no results for `nothing-matches-this`\n"));
+    let out = root.run(&["search", "nothing-matches-this"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "query: nothing-matches-this\nresults: []\n"));
+}
+
+#[test]
+fn search_answers_yaml_when_piped_and_aligned_columns_on_request() {
+    let root = TestRoot::sample();
+    let out = root.run(&["search", "connection pool", "--limit", "2"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "query: connection pool
+results:
+  - refId: resources/workspaces/devtools/common/_features/260601-lazy-pool.md
+    kind: entry
+    scope: devtools/common
+    topic: features
+    name: Lazy connection pool
+    summary: Downstream MCP servers start on first call and close after a TTL; at most ten live.
+    tags:
+      - mcp
+      - pool
+    status: building
+    score: 100
+  - refId: resources/workspaces/devtools/common/registry-service/_plans/260801-introspection.md
+    kind: entry
+    scope: devtools/common/registry-service
+    topic: plans
+    name: Introspect servers once
+    summary: \"Connect to each server once at build time, record its tools, then disconnect.\"
+    tags:
+      - registry
+    status: done
+    score: 14
+"
+    );
+    let out = root.run(&["search", "connection pool", "--limit", "2", "--format", "table"]);
+    assert_eq!(
+        out.stdout,
+        " 100%  entry  devtools/common                   resources/workspaces/devtools/common/_features/260601-lazy-pool.md                    \
+Lazy connection pool: Downstream MCP servers start on first call and close after a TTL; at most ten…
+  14%  entry  devtools/common/registry-service  resources/workspaces/devtools/common/registry-service/_plans/260801-introspection.md  \
+Introspect servers once: Connect to each server once at build time, record its tools, then disconnect.
+"
+    );
+    // --json and --format json are the same answer.
+    let a = root.run(&["--json", "search", "connection pool"]).stdout;
+    let b = root.run(&["search", "connection pool", "--format", "json"]).stdout;
+    assert_eq!(a, b);
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(v["results"][1]["score"], 14);
 }
 
 #[test]
