@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use tantivy::collector::{Count, DocSetCollector};
 use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::{TantivyDocument, Term};
+use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use super::{Index, tantivy_err};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::DocKind;
 
 /// Which items to list. Every given condition must hold; an empty list means any.
@@ -28,6 +28,55 @@ pub struct ItemQuery {
 pub struct Counts {
     pub kinds: BTreeMap<String, u64>,
     pub namespaces: BTreeMap<String, u64>,
+}
+
+/// Items found by `Index::item_list`, in refId order, read from the index on demand (from
+/// the commit that was current when the list was made).
+pub struct ItemList {
+    index: super::Fields,
+    searcher: Searcher,
+    refs: Vec<(String, DocAddress)>,
+}
+
+impl std::fmt::Debug for ItemList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ItemList").field("len", &self.refs.len()).finish()
+    }
+}
+
+impl ItemList {
+    pub fn len(&self) -> usize {
+        self.refs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.refs.is_empty()
+    }
+
+    /// The `i`th item's stored fields.
+    pub fn get(&self, i: usize) -> Result<Item> {
+        let f = &self.index;
+        let doc: TantivyDocument = self.searcher.doc(self.refs[i].1).map_err(tantivy_err)?;
+        let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_owned);
+        let all = |field| doc.get_all(field).filter_map(|v| v.as_str().map(str::to_owned)).collect();
+        Ok(Item {
+            ref_id: text(f.ref_id).unwrap_or_default(),
+            kind: text(f.kind).unwrap_or_default(),
+            scope: text(f.scope),
+            topic: text(f.topic),
+            name: text(f.name).unwrap_or_default(),
+            description: text(f.description).unwrap_or_default(),
+            tags: all(f.tag),
+            status: text(f.status),
+            category: text(f.category),
+            created: text(f.created),
+            updated: text(f.updated),
+            path: text(f.path).unwrap_or_default(),
+            body: text(f.body_stored),
+            meta: text(f.meta).and_then(|m| serde_json::from_str(&m).ok()),
+            flags: all(f.flags),
+        })
+    }
 }
 
 /// An item's stored fields.
@@ -66,6 +115,13 @@ fn any_of(field: tantivy::schema::Field, values: &[String]) -> Box<dyn Query> {
 impl Index {
     /// Every item matching `q`, ordered by refId.
     pub fn items(&self, q: &ItemQuery) -> Result<Vec<Item>> {
+        let list = self.item_list(q)?;
+        (0..list.len()).map(|i| list.get(i)).collect()
+    }
+
+    /// The items matching `q`, ordered by refId, read one by one when asked for: a caller
+    /// that needs only the first few of thousands reads only those.
+    pub fn item_list(&self, q: &ItemQuery) -> Result<ItemList> {
         let f = &self.fields;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         if !q.kinds.is_empty() {
@@ -84,32 +140,27 @@ impl Index {
         let query: Box<dyn Query> =
             if clauses.is_empty() { Box::new(AllQuery) } else { Box::new(BooleanQuery::new(clauses)) };
         let searcher = self.reader.searcher();
-        let found = searcher.search(&*query, &DocSetCollector).map_err(tantivy_err)?;
-        let mut items = Vec::with_capacity(found.len());
+        let mut found: Vec<DocAddress> =
+            searcher.search(&*query, &DocSetCollector).map_err(tantivy_err)?.into_iter().collect();
+        found.sort_unstable();
+        // The refIds from the fast field: no stored document is read to order them.
+        let mut refs = Vec::with_capacity(found.len());
+        let mut column: Option<(u32, Option<tantivy::columnar::StrColumn>)> = None;
         for addr in found {
-            let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err)?;
-            let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_owned);
-            let all = |field| doc.get_all(field).filter_map(|v| v.as_str().map(str::to_owned)).collect();
-            items.push(Item {
-                ref_id: text(f.ref_id).unwrap_or_default(),
-                kind: text(f.kind).unwrap_or_default(),
-                scope: text(f.scope),
-                topic: text(f.topic),
-                name: text(f.name).unwrap_or_default(),
-                description: text(f.description).unwrap_or_default(),
-                tags: all(f.tag),
-                status: text(f.status),
-                category: text(f.category),
-                created: text(f.created),
-                updated: text(f.updated),
-                path: text(f.path).unwrap_or_default(),
-                body: text(f.body_stored),
-                meta: text(f.meta).and_then(|m| serde_json::from_str(&m).ok()),
-                flags: all(f.flags),
-            });
+            if column.as_ref().is_none_or(|(seg, _)| *seg != addr.segment_ord) {
+                let reader = searcher.segment_reader(addr.segment_ord);
+                column = Some((addr.segment_ord, reader.fast_fields().str("ref_id").map_err(tantivy_err)?));
+            }
+            let mut ref_id = String::new();
+            if let Some((_, Some(col))) = &column
+                && let Some(ord) = col.term_ords(addr.doc_id).next()
+            {
+                col.ord_to_str(ord, &mut ref_id).map_err(|e| Error::Index(e.to_string()))?;
+            }
+            refs.push((ref_id, addr));
         }
-        items.sort_by(|a, b| a.ref_id.cmp(&b.ref_id));
-        Ok(items)
+        refs.sort_unstable();
+        Ok(ItemList { index: self.fields.clone(), searcher, refs })
     }
 
     /// Live items by kind, and memories by namespace (deleted items are not counted).

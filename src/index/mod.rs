@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use tantivy::directory::error::LockError;
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyError};
 
-pub use self::items::{Counts, Item, ItemQuery};
+pub use self::items::{Counts, Item, ItemList, ItemQuery};
 pub use self::schema::{Fields, SCHEMA_VERSION};
 pub use self::search::{SearchHit, SearchRequest, SearchResults};
 pub use self::sync::{SyncOptions, SyncReport};

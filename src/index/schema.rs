@@ -8,7 +8,7 @@ use super::analyzer::ANALYZER;
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is
 /// rebuilt from the files.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Handles of every field.
 #[derive(Debug, Clone)]
@@ -59,7 +59,7 @@ impl Fields {
             let opts = TextOptions::default().set_indexing_options(indexing);
             if stored { opts.set_stored() } else { opts }
         };
-        let ref_id = b.add_text_field("ref_id", STRING | STORED);
+        let ref_id = b.add_text_field("ref_id", STRING | STORED | FAST);
         let ref_rank = b.add_u64_field("ref_rank", FAST);
         let kind = b.add_text_field("kind", STRING | STORED);
         let scope = b.add_text_field("scope", STRING | STORED);

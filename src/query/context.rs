@@ -1,10 +1,12 @@
 //! `workspace_get_context` (DESIGN §4.1): one answer that orients an agent in a scope.
 //!
 //! Everything comes from the index (so it is as fresh as the watcher), except the
-//! directory-only tree of the scope, which is read from the disk. The answer is a JSON
-//! value in a fixed key order; `render` turns it into YAML or JSON text. An answer over
-//! `max_chars` is cut in a fixed order (entry bodies first, then entries from the end of
-//! the longest lists, then the default lists) and says `truncated: true` with a hint.
+//! directory-only tree of the scope, which is read from the disk, level by level, only as
+//! deep as fits in a quarter of the cap. The answer is a JSON value in a fixed key order;
+//! `render` turns it into YAML or JSON text. An answer over `max_chars` is cut in a fixed
+//! order (entry bodies first, then entries from the end of the longest lists, then the
+//! default lists) and says `truncated: true` with a hint; default items that cannot fit
+//! whatever else is cut are never read from the index.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -12,13 +14,17 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
-use crate::index::{Index, Item, ItemQuery};
+use crate::index::{Index, Item, ItemList, ItemQuery};
 use crate::model::{DocKind, Scope, validate_component};
 use crate::store::{self, layout};
 
 /// The default answer cap, and the most `max_chars` may ask for (DESIGN §4).
 pub const DEFAULT_MAX_CHARS: usize = 24_000;
 pub const MAX_MAX_CHARS: usize = 100_000;
+
+/// The folder tree may take at most this fraction (1/N) of the answer cap, so that a large
+/// scope's tree leaves room for the overviews, decisions and lessons.
+const TREE_SHARE: usize = 4;
 
 /// Plan statuses a filter may name when the topic overview lists none (DESIGN §2.2).
 const PLAN_STATUSES: [&str; 5] = ["new", "in_progress", "partial", "done", "abandoned"];
@@ -111,6 +117,9 @@ pub fn get_context(root: &Path, index: &Index, req: &ContextRequest, stale: bool
     let scope_text = scope.to_string();
     let ladder: Vec<String> = layout::scope_ladder(&scope).iter().map(ToString::to_string).collect();
     let mut notes: Vec<String> = Vec::new();
+    let max = req.max_chars.unwrap_or(DEFAULT_MAX_CHARS).clamp(1, MAX_MAX_CHARS);
+    // Default items never read because they could not be in the answer.
+    let mut unread = 0;
     let mut answer = Map::new();
     answer.insert("scope".into(), json!(scope_text));
 
@@ -127,13 +136,15 @@ pub fn get_context(root: &Path, index: &Index, req: &ContextRequest, stale: bool
             }
             None => notes.push(format!("`{scope_text}` has no OVERVIEW.md")),
         }
-        d.insert("folder_structure".into(), json!(folder_tree(root, &scope)?));
-        let overviews = index.items(&ItemQuery {
+        d.insert("folder_structure".into(), json!(folder_tree(root, &scope, max / TREE_SHARE)?));
+        let overviews = index.item_list(&ItemQuery {
             kinds: vec![DocKind::Overview, DocKind::TopicOverview],
             under: Some(scope_text.clone()),
             ..ItemQuery::default()
         })?;
-        d.insert("overviews".into(), Value::Array(overviews.iter().map(overview_t0).collect()));
+        let (overviews, left) = read_until_over(&overviews, max, overview_t0)?;
+        unread += left;
+        d.insert("overviews".into(), Value::Array(overviews));
         for (key, topic) in [("decisions_t0", "decisions"), ("lessons_t0", "lessons")] {
             let mut entries = index.items(&ItemQuery {
                 kinds: vec![DocKind::Entry],
@@ -214,8 +225,24 @@ pub fn get_context(root: &Path, index: &Index, req: &ContextRequest, stale: bool
     if stale {
         answer.insert("stale".into(), json!(true));
     }
-    let max = req.max_chars.unwrap_or(DEFAULT_MAX_CHARS).clamp(1, MAX_MAX_CHARS);
-    Ok(fit(Value::Object(answer), max))
+    Ok(fit(Value::Object(answer), max, unread))
+}
+
+/// The T0s of a list's items in order, read until one of them no longer fits in `max`
+/// chars with those before it (by `lower_bound`), that one included; the rest are never
+/// read (`drop_what_cannot_fit` would drop them). Returns them and how many were not read.
+fn read_until_over(list: &ItemList, max: usize, t0: impl Fn(&Item) -> Value) -> Result<(Vec<Value>, usize)> {
+    let mut out = Vec::new();
+    let mut sum = 0;
+    for i in 0..list.len() {
+        let v = t0(&list.get(i)?);
+        sum += lower_bound(&v);
+        out.push(v);
+        if sum > max {
+            return Ok((out, list.len() - i - 1));
+        }
+    }
+    Ok((out, 0))
 }
 
 /// The topics asked for, in order, without repeats; `*` is every topic in the scope.
@@ -351,28 +378,107 @@ fn put_flags(m: &mut Map<String, Value>, i: &Item) {
 }
 
 /// The scope's folders as a tree, without files or hidden folders.
-fn folder_tree(root: &Path, scope: &Scope) -> Result<String> {
+fn folder_tree(root: &Path, scope: &Scope, budget: usize) -> Result<String> {
     let rel = format!("{}/{scope}", layout::WORKSPACES_DIR);
-    let mut out = format!("{rel}/\n");
-    tree_lines(&root.join(&rel), "", &mut out, 0)?;
-    Ok(out)
+    let tree = Tree::read(&root.join(&rel), budget)?;
+    Ok(tree.render(format!("{rel}/\n")))
 }
 
-fn tree_lines(dir: &Path, prefix: &str, out: &mut String, depth: usize) -> Result<()> {
-    if depth > 16 {
-        return Ok(());
+/// A directory-only tree read level by level, no deeper than fits in its budget: every
+/// folder down to the deepest level that fits whole, and a last line saying what was left
+/// out. Reading stops as soon as a level overflows, so a huge scope costs a few hundred
+/// folder reads, not one per folder.
+#[derive(Debug)]
+struct Tree {
+    /// (parent index, name) in breadth-first order; node 0 is the scope's folder.
+    nodes: Vec<(usize, String)>,
+    left_out: LeftOut,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum LeftOut {
+    Nothing,
+    /// Folders deeper than this many levels.
+    Deeper(usize),
+    /// Not even the first level fits: this many of its folders are not shown.
+    More(usize),
+}
+
+impl Tree {
+    const MAX_DEPTH: usize = 16;
+
+    fn read(dir: &Path, budget: usize) -> Result<Tree> {
+        let subdirs = |p: &Path| -> Result<Vec<String>> {
+            Ok(store::list_subdirs(p)?.into_iter().filter(|n| !n.starts_with('.')).collect())
+        };
+        let mut nodes: Vec<(usize, String)> = vec![(0, String::new())];
+        let mut paths = vec![dir.to_path_buf()];
+        let mut level: Vec<usize> = vec![0];
+        let mut chars = 0usize;
+        for depth in 1..=Tree::MAX_DEPTH {
+            let level_start = nodes.len();
+            let mut next = Vec::new();
+            for &parent in &level {
+                let names = subdirs(&paths[parent])?;
+                for (i, name) in names.iter().enumerate() {
+                    // Four columns per depth (`│   `, `├── `), the name, `/` and the newline.
+                    chars += 4 * depth + name.chars().count() + 2;
+                    if chars > budget {
+                        if depth == 1 {
+                            nodes.truncate(level_start + i);
+                            return Ok(Tree { nodes, left_out: LeftOut::More(names.len() - i) });
+                        }
+                        nodes.truncate(level_start);
+                        return Ok(Tree { nodes, left_out: LeftOut::Deeper(depth - 1) });
+                    }
+                    paths.push(paths[parent].join(name));
+                    nodes.push((parent, name.clone()));
+                    next.push(nodes.len() - 1);
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            level = next;
+        }
+        Ok(Tree { nodes, left_out: LeftOut::Nothing })
     }
-    let dirs: Vec<String> = store::list_subdirs(dir)?.into_iter().filter(|n| !n.starts_with('.')).collect();
-    for (i, name) in dirs.iter().enumerate() {
-        let last = i + 1 == dirs.len();
-        out.push_str(prefix);
-        out.push_str(if last { "└── " } else { "├── " });
-        out.push_str(name);
-        out.push_str("/\n");
-        let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
-        tree_lines(&dir.join(name), &deeper, out, depth + 1)?;
+
+    fn render(&self, mut out: String) -> String {
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
+        for (i, (parent, _)) in self.nodes.iter().enumerate().skip(1) {
+            children[*parent].push(i);
+        }
+        let mut stack: Vec<(usize, String)> = Vec::new();
+        // Depth-first from the root, children in name order.
+        let push_kids = |stack: &mut Vec<(usize, String)>, at: usize, prefix: &str| {
+            for &k in children[at].iter().rev() {
+                stack.push((k, prefix.to_owned()));
+            }
+        };
+        push_kids(&mut stack, 0, "");
+        while let Some((k, prefix)) = stack.pop() {
+            let parent = self.nodes[k].0;
+            let last = children[parent].last() == Some(&k);
+            out.push_str(&prefix);
+            out.push_str(if last { "└── " } else { "├── " });
+            out.push_str(&self.nodes[k].1);
+            out.push_str("/\n");
+            push_kids(&mut stack, k, &format!("{prefix}{}", if last { "    " } else { "│   " }));
+        }
+        match self.left_out {
+            LeftOut::Nothing => {}
+            LeftOut::Deeper(levels) => out.push_str(&format!(
+                "… folders deeper than {levels} level{} left out (ask for a narrower scope)\n",
+                if levels == 1 { "" } else { "s" }
+            )),
+            LeftOut::More(n) => out.push_str(&format!(
+                "… {n} more folder{} left out (ask for a narrower scope)\n",
+                if n == 1 { "" } else { "s" }
+            )),
+        }
+        out
     }
-    Ok(())
 }
 
 /// Writes an answer as text.
@@ -399,11 +505,18 @@ enum Cut {
 /// Each cut's saving is estimated from its own YAML (plus its indentation in the whole);
 /// the cuts whose savings cover the excess are applied and the result measured again, so
 /// a large answer is rendered a few times, not once per cut.
-fn fit(answer: Value, max: usize) -> Value {
+fn fit(answer: Value, max: usize, unread: usize) -> Value {
+    let (answer, mut pre) = drop_what_cannot_fit(answer, max);
+    pre.defaults += unread;
+    cut(answer, max, pre)
+}
+
+/// `fit` after `drop_what_cannot_fit` left out `pre`.
+fn cut(answer: Value, max: usize, pre: Dropped) -> Value {
     let size = |v: &Value| super::yaml::to_yaml(v).chars().count();
     let full = size(&answer);
     if full <= max {
-        return answer;
+        return if pre == Dropped::default() { answer } else { mark_cut(answer, &[], pre) };
     }
     let Value::Object(map) = &answer else { return answer };
     let topic_keys: Vec<&String> =
@@ -465,7 +578,7 @@ fn fit(answer: Value, max: usize) -> Value {
             }
         }
         let done: Vec<Cut> = cuts[..k].iter().map(|(c, _)| *c).collect();
-        mark_cut(v, &done)
+        mark_cut(v, &done, pre)
     };
     // Room for the hint that says what was cut.
     let target = max.saturating_sub(400);
@@ -489,11 +602,73 @@ fn fit(answer: Value, max: usize) -> Value {
     }
 }
 
+/// What `drop_what_cannot_fit` left out before the cuts were tried.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Dropped {
+    bodies: usize,
+    entries: usize,
+    defaults: usize,
+}
+
+/// The fewest chars an item's YAML can take: each key and each text appears in it at least
+/// once, whatever the quoting and indentation.
+fn lower_bound(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.chars().count(),
+        Value::Array(a) => a.iter().map(lower_bound).sum(),
+        Value::Object(m) => m.iter().map(|(k, v)| k.chars().count() + lower_bound(v)).sum(),
+        Value::Number(n) => n.to_string().len(),
+        Value::Bool(_) | Value::Null => 1,
+    }
+}
+
+/// The default lists are cut last, from their ends: when an item of one cannot fit even
+/// with nothing before it but the items ahead of it in its list, the cuts in `fit` would
+/// reach it, and then every cut that comes before it in the order (all bodies and entries,
+/// the earlier default lists) is made too. This makes those cuts at once, without
+/// rendering anything, so a scope with thousands of overviews is cut in a few
+/// milliseconds; the answer is the one `fit` gives without it.
+fn drop_what_cannot_fit(mut answer: Value, max: usize) -> (Value, Dropped) {
+    const LISTS: [&str; 3] = ["decisions_t0", "lessons_t0", "overviews"];
+    let mut dropped = Dropped::default();
+    let Some(defaults) = answer.get_mut("defaults").and_then(Value::as_object_mut) else { return (answer, dropped) };
+    // The last list in cut order that overflows, and where.
+    let mut overflow = None;
+    for (g, key) in LISTS.iter().enumerate() {
+        let Some(items) = defaults.get(*key).and_then(Value::as_array) else { continue };
+        let mut sum = 0;
+        if let Some(j) = items.iter().position(|item| {
+            sum += lower_bound(item);
+            sum > max
+        }) {
+            overflow = Some((g, j));
+        }
+    }
+    let Some((g, j)) = overflow else { return (answer, dropped) };
+    for (h, key) in LISTS.iter().enumerate().take(g + 1) {
+        if let Some(items) = defaults.get_mut(*key).and_then(Value::as_array_mut) {
+            let keep = if h == g { j } else { 0 };
+            dropped.defaults += items.len().saturating_sub(keep);
+            items.truncate(keep);
+        }
+    }
+    if let Some(m) = answer.as_object_mut() {
+        for (_, topic) in m.iter_mut() {
+            if let Some(entries) = topic.get_mut("entries").and_then(Value::as_array_mut) {
+                dropped.bodies += entries.iter().filter(|e| e.get("body_t1").is_some()).count();
+                dropped.entries += entries.len();
+                entries.clear();
+            }
+        }
+    }
+    (answer, dropped)
+}
+
 /// Adds `truncated` and a `hint` naming what was left out.
-fn mark_cut(mut v: Value, cuts: &[Cut]) -> Value {
-    let bodies = cuts.iter().filter(|c| matches!(c, Cut::Body(..))).count();
-    let entries = cuts.iter().filter(|c| matches!(c, Cut::Entry(..))).count();
-    let defaults = cuts.iter().filter(|c| matches!(c, Cut::Default(..))).count();
+fn mark_cut(mut v: Value, cuts: &[Cut], pre: Dropped) -> Value {
+    let bodies = pre.bodies + cuts.iter().filter(|c| matches!(c, Cut::Body(..))).count();
+    let entries = pre.entries + cuts.iter().filter(|c| matches!(c, Cut::Entry(..))).count();
+    let defaults = pre.defaults + cuts.iter().filter(|c| matches!(c, Cut::Default(..))).count();
     let mut parts = Vec::new();
     if bodies > 0 {
         parts.push(format!("{bodies} body_t1"));
@@ -556,5 +731,84 @@ fn collect_texts<'a>(v: &'a mut Value, out: &mut Vec<&'a mut String>) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree_of(dirs: &[&str], budget: usize) -> String {
+        let tmp = tempfile::tempdir().unwrap();
+        for d in dirs {
+            std::fs::create_dir_all(tmp.path().join(d)).unwrap();
+        }
+        std::fs::write(tmp.path().join("a/OVERVIEW.md"), "files are not shown").unwrap();
+        Tree::read(tmp.path(), budget).unwrap().render("w/\n".into())
+    }
+
+    #[test]
+    fn the_folder_tree_shows_the_levels_that_fit_and_says_what_it_left_out() {
+        let dirs = ["a/_plans", "a/x/_lessons", "b", ".hidden"];
+        let whole = "w/\n├── a/\n│   ├── _plans/\n│   └── x/\n│       └── _lessons/\n└── b/\n";
+        assert_eq!(tree_of(&dirs, 1000), whole);
+        // Exactly the size of all lines: still whole.
+        assert_eq!(tree_of(&dirs, 7 + 7 + 16 + 11 + 22), whole);
+        assert_eq!(
+            tree_of(&dirs, 7 + 7 + 16 + 11 + 21),
+            "w/\n├── a/\n│   ├── _plans/\n│   └── x/\n└── b/\n… folders deeper than 2 levels left out (ask for a narrower scope)\n"
+        );
+        assert_eq!(
+            tree_of(&dirs, 20),
+            "w/\n├── a/\n└── b/\n… folders deeper than 1 level left out (ask for a narrower scope)\n"
+        );
+        assert_eq!(tree_of(&dirs, 7), "w/\n└── a/\n… 1 more folder left out (ask for a narrower scope)\n");
+    }
+
+    /// A large answer: many overviews, some decisions and lessons, a topic with bodies.
+    fn large_answer(overviews: usize) -> Value {
+        let item = |i: usize, what: &str| {
+            json!({"scope": format!("w/d{}/r{i}", i % 7), "name": format!("{what} {i}"),
+                   "description": "x".repeat(40 + i % 50), "_meta": {"document_path": format!("p/{what}/{i}.md")}})
+        };
+        let entries: Vec<Value> = (0..30)
+            .map(|i| {
+                let mut e = item(i, "plan");
+                e["body_t1"] = json!("line\n".repeat(i % 9 + 1));
+                e
+            })
+            .collect();
+        json!({
+            "scope": "w",
+            "defaults": {
+                "folder_structure": "w/\n",
+                "overviews": (0..overviews).map(|i| item(i, "overview")).collect::<Vec<_>>(),
+                "decisions_t0": (0..40).map(|i| item(i, "decision")).collect::<Vec<_>>(),
+                "lessons_t0": (0..40).map(|i| item(i, "lesson")).collect::<Vec<_>>(),
+                "loaded_skills": [],
+            },
+            "plans": {"overview_t1": "Plans.", "entries": entries},
+        })
+    }
+
+    #[test]
+    fn dropping_what_cannot_fit_gives_the_answer_the_cuts_give() {
+        for (overviews, max) in [(2000, 24_000), (300, 24_000), (120, 24_000), (2000, 3_000), (60, 100_000)] {
+            let answer = large_answer(overviews);
+            let slow = cut(answer.clone(), max, Dropped::default());
+            let fast = fit(answer, max, 0);
+            assert_eq!(fast, slow, "{overviews} overviews, max {max}");
+            assert!(super::super::yaml::to_yaml(&fast).chars().count() <= max);
+        }
+        // The big one was cut to a prefix of the overviews and says what it left out.
+        let v = fit(large_answer(2000), 24_000, 0);
+        let kept = v["defaults"]["overviews"].as_array().unwrap().len();
+        assert!(kept > 50 && kept < 2000, "{kept}");
+        assert_eq!(v["defaults"]["decisions_t0"], json!([]));
+        assert_eq!(v["plans"]["entries"], json!([]));
+        assert_eq!(
+            v["hint"].as_str().unwrap().split(';').next().unwrap(),
+            format!("answer cut to fit max_chars: 30 body_t1, 30 entries, {} default items left out", 2080 - kept)
+        );
     }
 }

@@ -155,6 +155,58 @@ fn a_long_answer_is_cut_with_a_hint_and_fits_the_cap() {
 }
 
 #[test]
+fn a_huge_scope_keeps_a_shallow_tree_and_a_prefix_of_its_overviews() {
+    let root = TestRoot::new();
+    for d in 0..6 {
+        for r in 0..40 {
+            let dir = format!("resources/workspaces/big/d{d}/r{r:02}");
+            root.write(
+                &format!("{dir}/OVERVIEW.md"),
+                format!("---\nname: Repo {d}-{r}\ndescription: {}\n---\n", "words ".repeat(12)),
+            );
+            for t in ["_plans", "_lessons"] {
+                std::fs::create_dir_all(root.path().join(&dir).join(t)).unwrap();
+            }
+        }
+    }
+    root.write(
+        "resources/workspaces/big/_decisions/260101-a.md",
+        "---\nname: A\ndescription: D.\ncreated: 2026-01-01\n---\n",
+    );
+    let text = ok(root.run(&["context", "-w", "big", "--max-chars", "16000"]));
+    assert!(text.chars().count() <= 16000, "{}", text.chars().count());
+    let v: Value =
+        serde_json::from_str(&ok(root.run(&["context", "-w", "big", "--max-chars", "16000", "--format", "json"])))
+            .unwrap();
+    // The tree: domains and repositories (within a quarter of the cap), not the 480 topic folders.
+    let tree = v["defaults"]["folder_structure"].as_str().unwrap();
+    assert!(tree.starts_with("resources/workspaces/big/\n├── _decisions/\n├── d0/\n│   ├── r00/\n"), "{tree}");
+    assert!(tree.ends_with("… folders deeper than 2 levels left out (ask for a narrower scope)\n"), "{tree}");
+    assert!(!tree.contains("_plans"));
+    // The overviews: the first ones in path order, and the hint counts the rest.
+    let kept = paths(&v["defaults"]["overviews"]);
+    assert!(!kept.is_empty() && kept.len() < 240, "{}", kept.len());
+    let expected: Vec<String> =
+        (0..kept.len()).map(|i| format!("resources/workspaces/big/d{}/r{:02}/OVERVIEW.md", i / 40, i % 40)).collect();
+    assert_eq!(kept, expected);
+    // Overviews are cut last: the decision went before them.
+    assert_eq!(v["defaults"]["decisions_t0"], serde_json::json!([]));
+    assert_eq!(v["truncated"], true);
+    let left_out = 240 - kept.len() + 1;
+    assert!(
+        v["hint"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("answer cut to fit max_chars: {left_out} default items left out;")),
+        "{}",
+        v["hint"]
+    );
+    // A narrower scope shows its whole tree.
+    let v = json(&root, &["-w", "big", "-d", "d0", "-r", "r00"]);
+    assert_eq!(v["defaults"]["folder_structure"], "resources/workspaces/big/d0/r00/\n├── _lessons/\n└── _plans/\n");
+}
+
+#[test]
 fn a_new_file_is_in_the_next_answer() {
     let root = TestRoot::sample();
     let before = json(&root, &["-w", "nihongo", "--topics", "lessons", "--no-defaults"]);
