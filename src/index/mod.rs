@@ -30,6 +30,9 @@ use crate::store;
 
 /// Where the index lives, relative to the root.
 pub const INDEX_DIR: &str = ".tmws/cache/index";
+/// Present while the writer applies changes it has found, removed after its commit: how
+/// readers in other processes know that the index is behind the files.
+pub const SYNCING_MARKER: &str = ".tmws/cache/syncing";
 /// Memory for the writer's indexing buffers.
 const WRITER_MEMORY: usize = 256 << 20;
 
@@ -158,6 +161,23 @@ impl Index {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Whether the writer (this process or another) is applying changes it found: the
+    /// index is behind the files until it commits.
+    pub fn sync_pending(&self) -> bool {
+        store::exists(&self.root.join(SYNCING_MARKER))
+    }
+
+    /// Waits at most `wait` for a pending sync to commit, then reads the latest commit.
+    /// Returns whether the index may still be behind the files.
+    pub fn settle(&self, wait: std::time::Duration) -> Result<bool> {
+        let deadline = std::time::Instant::now() + wait;
+        while self.sync_pending() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        self.reload()?;
+        Ok(self.sync_pending())
     }
 
     /// How many items the index holds.

@@ -64,6 +64,9 @@ pub struct SearchHit {
 pub struct SearchResults {
     pub query: String,
     pub results: Vec<SearchHit>,
+    /// The index may be behind the files (a sync was under way).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 /// Field boosts: name and summary over tags over description over body.
@@ -195,7 +198,7 @@ impl Index {
         for h in &mut hits {
             h.score = ((h.raw_score / best) * 100.0).round().clamp(0.0, 100.0) as u32;
         }
-        Ok(SearchResults { query: req.query.clone(), results: hits })
+        Ok(SearchResults { query: req.query.clone(), results: hits, stale: false })
     }
 }
 

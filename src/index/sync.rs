@@ -294,6 +294,11 @@ impl Index {
             }
             vanished.extend(known.filter(|(k, _)| under_targets(k)).map(|(k, _)| k.clone()));
         }
+        let marker = root.join(super::SYNCING_MARKER);
+        let working = full || !vanished.is_empty() || !to_read.is_empty();
+        if working {
+            store::write_marker(&marker, std::process::id().to_string().as_bytes())?;
+        }
         let mut dirty = false;
         for rel in &vanished {
             logs.remove(rel);
@@ -449,6 +454,13 @@ impl Index {
         if dirty || full || touched {
             manifest.version = SCHEMA_VERSION;
             store::write_atomic(&manifest_path, &manifest.to_bytes())?;
+        }
+        // Also the marker of a writer that died mid-sync: this sync converged.
+        if (working || store::exists(&marker))
+            && let Err(e) = store::remove_file(&marker)
+            && store::exists(&marker)
+        {
+            return Err(e);
         }
         self.reader.reload().map_err(tantivy_err)?;
         report.items = self.reader.searcher().num_docs();

@@ -13,6 +13,10 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::index::{Index, SearchRequest, SearchResults, SyncOptions, SyncReport};
 
+/// How long a query waits for another process's pending sync before it answers
+/// `stale: true` (DESIGN §4).
+pub const STALE_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// An open root.
 #[derive(Debug)]
 pub struct Workspace {
@@ -64,15 +68,26 @@ impl Workspace {
         crate::index::watch::run(&mut self.index, &self.config, stop, on)
     }
 
-    /// `workspace_get_context`: syncs when this process may write, then answers.
+    /// `workspace_get_context`: syncs when this process may write, then answers; beside a
+    /// writer that is applying changes, waits for it at most `STALE_WAIT` and otherwise
+    /// answers with `stale: true`.
     pub fn context(&mut self, req: &context::ContextRequest) -> Result<serde_json::Value> {
-        self.sync(&SyncOptions::default())?;
-        context::get_context(&self.root, &self.index, req, false)
+        let stale = self.fresh()?;
+        context::get_context(&self.root, &self.index, req, stale)
     }
 
-    /// `workspace_search`: syncs when this process may write, then searches.
+    /// `workspace_search`, fresh as `context` is.
     pub fn search(&mut self, req: &SearchRequest) -> Result<SearchResults> {
-        self.sync(&SyncOptions::default())?;
-        self.index.search(req)
+        let stale = self.fresh()?;
+        let mut results = self.index.search(req)?;
+        results.stale = stale;
+        Ok(results)
+    }
+
+    /// Syncs (a writer) or waits for the writer's pending sync (a reader); returns whether
+    /// the index may still be behind the files.
+    fn fresh(&mut self) -> Result<bool> {
+        let report = self.sync(&SyncOptions::default())?;
+        if report.reader_only { self.index.settle(STALE_WAIT) } else { Ok(false) }
     }
 }

@@ -142,6 +142,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result.map_err(|e| Error::io(path, e))
 }
 
+/// Writes a small file without syncing it: for markers whose loss in a crash is harmless.
+pub fn write_marker(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        create_dir_all(dir)?;
+    }
+    fs::write(path, bytes).map_err(|e| Error::io(path, e))
+}
+
 /// Creates `path` with `bytes`, readable and writable by its owner only (mode 0600 on
 /// Unix), unless it exists already. Returns whether this call created it. The file appears
 /// whole or not at all: it is written aside and then linked into place, so two processes

@@ -21,8 +21,7 @@ use crate::index::{Index, SearchRequest};
 use crate::query::Workspace;
 use crate::query::context::{self, ContextRequest};
 
-/// How long a query waits for a running sync before it answers `stale: true`.
-const STALE_WAIT: Duration = Duration::from_millis(200);
+use crate::query::STALE_WAIT;
 
 /// What the background sync is doing, for queries to judge freshness.
 #[derive(Debug)]
@@ -218,12 +217,15 @@ impl Service {
     /// Waits (at most `STALE_WAIT`) for a running sync, then makes the latest commit
     /// visible. Returns whether the index may be behind the files.
     async fn settle(&self) -> Result<bool> {
+        // Fresh: our own watcher is idle and no writer (ours or another process's) is
+        // applying changes.
+        let fresh = || self.state.fresh() && !self.index.sync_pending();
         let deadline = Instant::now() + STALE_WAIT;
-        while !self.state.fresh() && Instant::now() < deadline {
+        while !fresh() && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         self.index.reload()?;
-        let stale = !self.state.fresh();
+        let stale = !fresh();
         if stale {
             self.metrics.stale_answers.fetch_add(1, Ordering::Relaxed);
         }
@@ -245,11 +247,9 @@ impl Service {
         let started = Instant::now();
         let results = self.index.search(req);
         self.metrics.search.observe(started.elapsed());
-        let mut v = serde_json::to_value(results?).map_err(|e| Error::Usage(e.to_string()))?;
-        if stale && let Some(m) = v.as_object_mut() {
-            m.insert("stale".into(), Value::Bool(true));
-        }
-        Ok(v)
+        let mut results = results?;
+        results.stale = stale;
+        serde_json::to_value(results).map_err(|e| Error::Usage(e.to_string()))
     }
 
     /// Notes that a session asked again for the context defaults it was already sent.

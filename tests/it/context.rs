@@ -225,3 +225,43 @@ fn a_new_file_is_in_the_next_answer() {
     );
     assert_eq!(after["lessons"]["entries"][0]["body_t1"], "本文");
 }
+
+#[test]
+fn beside_a_writer_that_is_applying_changes_answers_say_stale() {
+    let root = TestRoot::sample();
+    // This test holds the writer role, as a watcher or server in another process would.
+    let mut index = tmws::index::Index::open(root.path()).unwrap();
+    index.sync(&tmws::config::Config::load(root.path()).unwrap(), &tmws::index::SyncOptions::default()).unwrap();
+    assert!(index.is_writer() && !index.sync_pending());
+    let fresh = json(&root, &["-w", "nihongo", "--no-defaults", "--topics", "lessons"]);
+    assert_eq!(fresh.get("stale"), None);
+    let search = ok(root.run(&["search", "接続", "--format", "json"]));
+    assert!(!search.contains("stale"), "{search}");
+
+    // The writer found changes and has not committed yet: readers wait briefly, then say so.
+    root.write(".tmws/cache/syncing", "4242");
+    let started = std::time::Instant::now();
+    let v = json(&root, &["-w", "nihongo", "--no-defaults", "--topics", "lessons"]);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200));
+    assert_eq!(v["stale"], true);
+    assert_eq!(paths(&v["lessons"]["entries"]), paths(&fresh["lessons"]["entries"]));
+    let search: Value = serde_json::from_str(&ok(root.run(&["search", "接続", "--format", "json"]))).unwrap();
+    assert_eq!(search["stale"], true);
+
+    // A marker left by a writer killed mid-sync goes with the next sync, even one with
+    // nothing to do.
+    index.sync(&tmws::config::Config::load(root.path()).unwrap(), &tmws::index::SyncOptions::default()).unwrap();
+    assert!(!index.sync_pending());
+    root.write(".tmws/cache/syncing", "4242");
+
+    // Once the writer's sync is done, the marker is gone and so is `stale`.
+    root.write(
+        "resources/workspaces/nihongo/_lessons/261122-new.md",
+        "---\nname: 新しい\ndescription: 追加。\ncreated: 2026-11-22\n---\n",
+    );
+    index.sync(&tmws::config::Config::load(root.path()).unwrap(), &tmws::index::SyncOptions::default()).unwrap();
+    assert!(!index.sync_pending());
+    let v = json(&root, &["-w", "nihongo", "--no-defaults", "--topics", "lessons"]);
+    assert_eq!(v.get("stale"), None);
+    assert_eq!(v["lessons"]["entries"][0]["name"], "新しい");
+}
