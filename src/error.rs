@@ -30,6 +30,10 @@ pub enum Error {
     #[error("{0}")]
     UnknownScope(String),
 
+    /// An id that names nothing (a memory that does not exist or was deleted).
+    #[error("{0}")]
+    NoSuchId(String),
+
     #[error("index: {0}")]
     Index(String),
 }

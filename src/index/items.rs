@@ -21,6 +21,8 @@ pub struct ItemQuery {
     /// Items whose scope is this one or below it.
     pub under: Option<String>,
     pub topics: Vec<String>,
+    /// Items with one of these refIds.
+    pub ref_ids: Vec<String>,
 }
 
 /// How many live items the index holds, by kind and, for memories, by namespace.
@@ -53,6 +55,11 @@ impl ItemList {
         self.refs.is_empty()
     }
 
+    /// The `i`th item's refId (read from the fast field, no stored document).
+    pub fn ref_id(&self, i: usize) -> &str {
+        &self.refs[i].0
+    }
+
     /// The `i`th item's stored fields.
     pub fn get(&self, i: usize) -> Result<Item> {
         let f = &self.index;
@@ -75,6 +82,7 @@ impl ItemList {
             body: text(f.body_stored),
             meta: text(f.meta).and_then(|m| serde_json::from_str(&m).ok()),
             flags: all(f.flags),
+            expires: text(f.expires),
         })
     }
 }
@@ -99,6 +107,8 @@ pub struct Item {
     /// An overview's topic fields.
     pub meta: Option<serde_json::Map<String, serde_json::Value>>,
     pub flags: Vec<String>,
+    /// A memory's expiry (RFC 3339 UTC).
+    pub expires: Option<String>,
 }
 
 fn any_of(field: tantivy::schema::Field, values: &[String]) -> Box<dyn Query> {
@@ -136,6 +146,9 @@ impl Index {
         }
         if !q.topics.is_empty() {
             clauses.push((Occur::Must, any_of(f.topic, &q.topics)));
+        }
+        if !q.ref_ids.is_empty() {
+            clauses.push((Occur::Must, any_of(f.ref_id, &q.ref_ids)));
         }
         let query: Box<dyn Query> =
             if clauses.is_empty() { Box::new(AllQuery) } else { Box::new(BooleanQuery::new(clauses)) };

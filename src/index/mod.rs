@@ -166,7 +166,23 @@ impl Index {
     /// Whether the writer (this process or another) is applying changes it found: the
     /// index is behind the files until it commits.
     pub fn sync_pending(&self) -> bool {
-        store::exists(&self.root.join(SYNCING_MARKER))
+        store::exists(&self.root.join(SYNCING_MARKER)) || self.logs_ahead()
+    }
+
+    /// Whether a memory log holds a complete line past what the last commit indexed: an
+    /// entry another process just added that the writer has not applied yet.
+    fn logs_ahead(&self) -> bool {
+        let Ok(names) = store::list_dir(&self.root.join(store::layout::MEMORY_DIR)) else { return false };
+        let logs: Vec<String> = names.into_iter().filter(|n| n.ends_with(".jsonl")).collect();
+        if logs.is_empty() {
+            return false;
+        }
+        let marks = self.payload().map(|p| p.logs).unwrap_or_default();
+        logs.iter().any(|name| {
+            let rel = format!("{}/{name}", store::layout::MEMORY_DIR);
+            let offset = marks.get(&rel).map_or(0, |m| m.offset);
+            store::read_from(&self.root.join(&rel), offset).is_ok_and(|tail| tail.contains(&b'\n'))
+        })
     }
 
     /// Waits at most `wait` for a pending sync to commit, then reads the latest commit.

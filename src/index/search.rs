@@ -8,7 +8,7 @@
 use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue};
-use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TokenStream;
 use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
@@ -31,6 +31,12 @@ pub struct SearchRequest {
     pub tags: Vec<String>,
     /// How many results (default 10).
     pub limit: usize,
+    /// Memories of these namespaces only.
+    pub namespaces: Vec<String>,
+    /// Memories of these kinds only (`note`, `problem`, …).
+    pub categories: Vec<String>,
+    /// Memories written on this branch only.
+    pub branch: Option<String>,
 }
 
 /// One result: the refId, what it is, and a summary.
@@ -58,6 +64,13 @@ pub struct SearchHit {
     pub score: u32,
     #[serde(skip)]
     pub raw_score: f32,
+    /// Stored fields that memory answers show and workspace answers do not.
+    #[serde(skip)]
+    pub created: Option<String>,
+    #[serde(skip)]
+    pub category: Option<String>,
+    #[serde(skip)]
+    pub body: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -109,6 +122,15 @@ fn term_query(field: Field, text: &str) -> Box<dyn Query> {
 fn filter(field: Field, values: &[String]) -> Box<dyn Query> {
     let any: Vec<(Occur, Box<dyn Query>)> = values.iter().map(|v| (Occur::Should, term_query(field, v))).collect();
     Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0))
+}
+
+/// Memories whose expiry has passed: invisible to every query at once (DESIGN §2.3).
+pub(crate) fn expired(f: &Fields) -> Box<dyn Query> {
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    Box::new(RangeQuery::new(
+        std::ops::Bound::Unbounded,
+        std::ops::Bound::Included(Term::from_field_text(f.expires, &now)),
+    ))
 }
 
 impl Index {
@@ -165,6 +187,16 @@ impl Index {
         for tag in &req.tags {
             clauses.push((Occur::Must, filter(f.tag, std::slice::from_ref(tag))));
         }
+        if !req.namespaces.is_empty() {
+            clauses.push((Occur::Must, filter(f.namespace, &req.namespaces)));
+        }
+        if !req.categories.is_empty() {
+            clauses.push((Occur::Must, filter(f.category, &req.categories)));
+        }
+        if let Some(branch) = &req.branch {
+            clauses.push((Occur::Must, filter(f.branch, std::slice::from_ref(branch))));
+        }
+        clauses.push((Occur::MustNot, expired(f)));
         let query = BooleanQuery::new(clauses);
         let limit = if req.limit == 0 { 10 } else { req.limit };
         let searcher = self.reader.searcher();
@@ -219,6 +251,9 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
         status: text(f.status),
         score: 0,
         raw_score: score,
+        created: text(f.created),
+        category: text(f.category),
+        body: text(f.body_stored),
     })
 }
 

@@ -5,6 +5,8 @@
 //! read what the writer (a watcher, a server) has committed.
 
 pub mod context;
+pub mod memory;
+pub mod redact;
 pub mod yaml;
 
 use std::path::{Path, PathBuf};
@@ -82,6 +84,39 @@ impl Workspace {
         let mut results = self.index.search(req)?;
         results.stale = stale;
         Ok(results)
+    }
+
+    /// `memory_add`: appends to the namespace's log (readers see it once it is indexed).
+    pub fn memory_add(&mut self, req: &memory::AddRequest) -> Result<memory::AddAnswer> {
+        memory::add(&self.root, &self.config, req, chrono::Utc::now())
+    }
+
+    /// `memory_search`, fresh as `search` is.
+    pub fn memory_search(&mut self, req: &memory::MemorySearch) -> Result<serde_json::Value> {
+        let stale = self.fresh()?;
+        let mut v = memory::search(&self.config, &self.index, req)?;
+        if stale {
+            v["stale"] = serde_json::Value::Bool(true);
+        }
+        Ok(v)
+    }
+
+    /// `memory_get`.
+    pub fn memory_get(&mut self, id: &str, include_content: bool) -> Result<serde_json::Value> {
+        self.fresh()?;
+        memory::get(&self.index, id, include_content)
+    }
+
+    /// `memory_delete`.
+    pub fn memory_delete(&mut self, id: &str) -> Result<serde_json::Value> {
+        self.fresh()?;
+        memory::delete(&self.root, &self.config, &self.index, id)
+    }
+
+    /// `memory_stats`.
+    pub fn memory_stats(&mut self) -> Result<serde_json::Value> {
+        self.fresh()?;
+        memory::stats(&self.root, &self.config, &self.index, None)
     }
 
     /// Syncs (a writer) or waits for the writer's pending sync (a reader); returns whether

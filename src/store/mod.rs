@@ -5,6 +5,7 @@
 //! is `layout`'s.
 
 pub mod layout;
+pub mod log;
 mod scan;
 pub mod watch;
 
@@ -283,4 +284,50 @@ fn walker(start: &Path) -> ignore::WalkParallel {
             !is_tmws_root(e.path())
         })
         .build_parallel()
+}
+
+/// The branch and commit of a git work tree, read from `.git` without running git:
+/// `HEAD`, loose refs and `packed-refs`, following a worktree's `.git` file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitHead {
+    /// None when HEAD is detached.
+    pub branch: Option<String>,
+    /// The full hash HEAD points at, when it can be resolved.
+    pub commit: Option<String>,
+}
+
+/// Reads the git HEAD of the work tree at `root`; None when it is not in git.
+pub fn git_head(root: &Path) -> Option<GitHead> {
+    let dot_git = root.join(".git");
+    let git_dir = if dot_git.is_dir() {
+        dot_git
+    } else {
+        // A worktree or submodule: `.git` is a file `gitdir: PATH`.
+        let text = fs::read_to_string(&dot_git).ok()?;
+        let path = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+        if path.is_absolute() { path } else { root.join(path) }
+    };
+    // Refs live in the common dir of a worktree.
+    let common = fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .map(|c| {
+            let p = PathBuf::from(c.trim());
+            if p.is_absolute() { p } else { git_dir.join(p) }
+        })
+        .unwrap_or_else(|| git_dir.clone());
+    let head = fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = head.trim();
+    let Some(reference) = head.strip_prefix("ref:").map(str::trim) else {
+        return Some(GitHead { branch: None, commit: Some(head.to_owned()) });
+    };
+    let branch = reference.strip_prefix("refs/heads/").unwrap_or(reference).to_owned();
+    let loose = fs::read_to_string(common.join(reference)).ok().map(|c| c.trim().to_owned());
+    let commit = loose.filter(|c| !c.is_empty()).or_else(|| {
+        let packed = fs::read_to_string(common.join("packed-refs")).ok()?;
+        packed.lines().find_map(|line| {
+            let (hash, name) = line.split_once(' ')?;
+            (name.trim() == reference && !hash.starts_with('#')).then(|| hash.to_owned())
+        })
+    });
+    Some(GitHead { branch: Some(branch), commit })
 }

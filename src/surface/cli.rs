@@ -20,8 +20,8 @@ use crate::index::watch::WatchUpdate;
 use crate::index::{SearchRequest, SearchResults, SyncOptions};
 use crate::init::{self, Action, McpClient};
 use crate::model::{Diagnostic, DocKind, Severity};
-use crate::query::Workspace;
 use crate::query::context::{self, ContextRequest};
+use crate::query::{Workspace, memory};
 use crate::rules;
 use crate::store;
 use crate::surface::http::{self, TokenSource};
@@ -140,6 +140,9 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<AnswerFormat>,
     },
+    /// Remember and recall: short- and long-term memories in .tmws/memory/*.jsonl.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
     /// Serve the MCP tools over stdio (for agents); the index syncs and watches in the background.
     Mcp,
     /// Serve HTTP: REST routes and the MCP tools (streamable HTTP at /mcp) on one port.
@@ -161,6 +164,72 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum MemoryCommand {
+    /// Remember something: CONTENT, or stdin when CONTENT is `-` or left out.
+    ///
+    /// Secrets are redacted before anything is written; the same content in the same
+    /// namespace is stored once; `--key` replaces the live entry with that key.
+    Add {
+        content: Option<String>,
+        /// Namespace (default short-term; long-term keeps for years).
+        #[arg(long, short = 'n')]
+        namespace: Option<String>,
+        /// One-line summary (default: the first sentences of the content).
+        #[arg(long)]
+        summary: Option<String>,
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        /// note (default), session, problem, pattern, decision, or any word.
+        #[arg(long)]
+        kind: Option<String>,
+        /// Upsert key, e.g. auth/token-refresh.
+        #[arg(long)]
+        key: Option<String>,
+        /// Who or what it came from (default user).
+        #[arg(long)]
+        source: Option<String>,
+        /// 0 to 1 (default 0.5).
+        #[arg(long)]
+        importance: Option<f64>,
+        /// The agent that wrote it.
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// Find memories by words (or by id); best first.
+    Search {
+        query: String,
+        #[arg(long, short = 'n')]
+        namespace: Option<String>,
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only memories written on this branch (`*` for all).
+        #[arg(long)]
+        branch: Option<String>,
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Leave out results scoring under this (0 to 1, relative to the best).
+        #[arg(long)]
+        min_score: Option<f64>,
+        /// Add the first 1,200 characters of each content.
+        #[arg(long)]
+        include_content: bool,
+    },
+    /// Show one memory (exit 1 if there is no such id).
+    Get {
+        id: String,
+        /// Include the whole content.
+        #[arg(long)]
+        content: bool,
+    },
+    /// Forget one memory (appends a delete op; exit 1 if there is no such id).
+    Delete { id: String },
+    /// Live entries per namespace, expired ones not yet cleaned up, log sizes.
+    Stats,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -218,7 +287,7 @@ pub fn run() -> ExitCode {
                 eprintln!("  hint: {hint}");
             }
             // An unknown scope is "no such id" (1), not a usage error (2).
-            ExitCode::from(if matches!(e, Error::UnknownScope(_)) { 1 } else { 2 })
+            ExitCode::from(if matches!(e, Error::UnknownScope(_) | Error::NoSuchId(_)) { 1 } else { 2 })
         }
     }
 }
@@ -427,6 +496,60 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             }
             Ok(0)
         }
+        Command::Memory(cmd) => {
+            let root = root(cli)?;
+            // An add only appends to its log: no index to open.
+            let ws = || Workspace::open(&root);
+            let answer = match cmd {
+                MemoryCommand::Add { content, namespace, summary, tags, kind, key, source, importance, agent } => {
+                    let content = match content.as_deref() {
+                        Some(c) if c != "-" => c.to_owned(),
+                        _ => {
+                            let mut text = String::new();
+                            io::Read::read_to_string(&mut io::stdin(), &mut text)
+                                .map_err(|e| Error::io(Path::new("<stdin>"), e))?;
+                            text
+                        }
+                    };
+                    let req = memory::AddRequest {
+                        content,
+                        namespace: namespace.clone(),
+                        summary: summary.clone(),
+                        tags: tags.clone(),
+                        source: source.clone(),
+                        kind: kind.clone(),
+                        key: key.clone(),
+                        importance: *importance,
+                        agent: agent.clone(),
+                    };
+                    let config = crate::config::Config::load(&root)?;
+                    let added = memory::add(&root, &config, &req, chrono::Utc::now())?;
+                    serde_json::to_value(added).map_err(|e| Error::Usage(e.to_string()))?
+                }
+                MemoryCommand::Search { query, namespace, tags, kind, branch, limit, min_score, include_content } => {
+                    let req = memory::MemorySearch {
+                        query: query.clone(),
+                        namespace: namespace.clone(),
+                        tags: tags.clone(),
+                        kind: kind.clone(),
+                        branch: branch.clone(),
+                        limit: *limit,
+                        min_score: *min_score,
+                        include_content: *include_content,
+                    };
+                    ws()?.memory_search(&req)?
+                }
+                MemoryCommand::Get { id, content } => ws()?.memory_get(id, *content)?,
+                MemoryCommand::Delete { id } => ws()?.memory_delete(id)?,
+                MemoryCommand::Stats => ws()?.memory_stats()?,
+            };
+            if cli.json {
+                writeln!(out, "{}", to_json(&answer))?;
+            } else {
+                write!(out, "{}", context::render(&answer, context::Format::Yaml))?;
+            }
+            Ok(0)
+        }
         Command::Mcp => unreachable!("run() serves mcp before it locks stdout"),
         Command::Serve { addr } => {
             let root = root(cli)?;
@@ -460,6 +583,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
                 status: status.clone(),
                 tags: tags.clone(),
                 limit: *limit,
+                ..SearchRequest::default()
             };
             let mut ws = Workspace::open(&root)?;
             let results = ws.search(&req)?;

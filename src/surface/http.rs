@@ -125,7 +125,7 @@ impl ApiError {
 impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
         let status = match &e {
-            Error::UnknownScope(_) => StatusCode::NOT_FOUND,
+            Error::UnknownScope(_) | Error::NoSuchId(_) => StatusCode::NOT_FOUND,
             Error::Usage(_) => StatusCode::BAD_REQUEST,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -273,6 +273,7 @@ async fn get_search(
         status: list(q.filter_status),
         tags: list(q.filter_tags),
         limit: q.limit.unwrap_or(10).clamp(1, 100),
+        ..SearchRequest::default()
     };
     let v = app.service.search(&req).await?;
     Ok(answer(&v, format))

@@ -30,7 +30,6 @@ pub struct TmwsServer {
     service: Service,
     /// Whether this session was already sent the context defaults (DESIGN §4.1).
     defaults_sent: Arc<AtomicBool>,
-    #[allow(dead_code, reason = "read by the code #[tool_handler] generates")]
     tool_router: ToolRouter<Self>,
 }
 
@@ -121,6 +120,82 @@ pub struct SearchParams {
     pub format: Option<FormatParam>,
 }
 
+/// Parameters of `memory_add`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct MemoryAddParams {
+    /// What to remember, in plain words. Secrets (API keys, passwords) are redacted before
+    /// anything is written.
+    pub content: String,
+    /// `short-term` (default, kept 14 days) or `long-term` (kept for years), or another
+    /// namespace from the config.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// One line that says what this is; default: the first sentences of the content.
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Who or what it came from (default `user`).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// `note` (default), `session`, `problem`, `pattern`, `decision`, or any word.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// An upsert key such as `auth/token-refresh`: replaces the live entry with this key.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// 0 to 1 (default 0.5).
+    #[serde(default)]
+    pub importance: Option<f64>,
+    /// The agent writing it (you).
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// Parameters of `memory_search`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct MemorySearchParams {
+    /// Words to look for, or a memory id (`m_` and 12 hex digits) to fetch that entry.
+    pub query: String,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Only memories carrying all of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Only this kind, e.g. `problem` to find similar problems and their solutions.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Only memories written on this git branch; `*` for all.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// How many results (default 5, at most 100).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// Leave out results scoring under this, relative to the best (0 to 1, default 0.15).
+    #[serde(default)]
+    pub min_score: Option<f64>,
+    /// Add the first 1,200 characters of each content.
+    #[serde(default)]
+    pub include_content: Option<bool>,
+    /// `yaml` (default) or `json`.
+    #[serde(default)]
+    pub format: Option<FormatParam>,
+}
+
+/// Parameters of `memory_get` and `memory_delete`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct MemoryIdParams {
+    /// The memory's id, as `memory_add` or `memory_search` gave it.
+    pub id: String,
+    /// `memory_get` only: include the whole content.
+    #[serde(default)]
+    pub include_content: Option<bool>,
+}
+
+/// Parameters of `memory_stats`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct NoParams {}
+
 fn text_result(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
@@ -137,7 +212,11 @@ fn error_result(e: &Error) -> CallToolResult {
 #[tool_router]
 impl TmwsServer {
     pub fn new(service: Service) -> TmwsServer {
-        TmwsServer { service, defaults_sent: Arc::new(AtomicBool::new(false)), tool_router: Self::tool_router() }
+        TmwsServer {
+            service,
+            defaults_sent: Arc::new(AtomicBool::new(false)),
+            tool_router: Self::tool_router() + Self::memory_router(),
+        }
     }
 
     #[tool(
@@ -197,6 +276,7 @@ status and a 0-100 score; read the file at refId for the whole text. Filters nar
                 status: p.filter_status,
                 tags: p.filter_tags,
                 limit: p.limit.map_or(10, |n| usize::try_from(n.clamp(1, 100)).unwrap_or(10)),
+                ..SearchRequest::default()
             };
             self.service.search(&req).await
         }
@@ -208,7 +288,108 @@ status and a 0-100 score; read the file at refId for the whole text. Filters nar
     }
 }
 
-#[tool_handler]
+#[tool_router(router = memory_router)]
+impl TmwsServer {
+    #[tool(
+        name = "memory_add",
+        description = "Remember something for later sessions: a fact, a decision, a problem and its fix, what you did. \
+Short-term (default) keeps for two weeks, long-term for years. Give a key (e.g. `auth/token-refresh`) to replace an \
+earlier memory about the same thing. Adding the same content twice stores it once. Secrets are redacted. Returns the \
+id and what was stored."
+    )]
+    async fn memory_add(
+        &self,
+        Parameters(p): Parameters<MemoryAddParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        let req = crate::query::memory::AddRequest {
+            content: p.content,
+            namespace: p.namespace,
+            summary: p.summary,
+            tags: p.tags,
+            source: p.source,
+            kind: p.kind,
+            key: p.key,
+            importance: p.importance,
+            agent: p.agent,
+        };
+        Ok(match self.service.memory_add(&req) {
+            Ok(v) => text_result(context::render(&v, Format::Yaml)),
+            Err(e) => error_result(&e),
+        })
+    }
+
+    #[tool(
+        name = "memory_search",
+        description = "Recall memories: what earlier sessions (yours or other agents') learned, decided, fixed or noted. \
+Best match first, with id, namespace, kind, one-line summary, tags, a 0-100 score and when it was written; \
+include_content adds a preview. Use kind=problem to find similar problems and their solutions. A memory id as the \
+query returns that entry."
+    )]
+    async fn memory_search(
+        &self,
+        Parameters(p): Parameters<MemorySearchParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        let req = crate::query::memory::MemorySearch {
+            query: p.query,
+            namespace: p.namespace,
+            tags: p.tags,
+            kind: p.kind,
+            branch: p.branch,
+            limit: p.limit.map(|n| usize::try_from(n.clamp(1, 100)).unwrap_or(5)),
+            min_score: p.min_score,
+            include_content: p.include_content.unwrap_or(false),
+        };
+        Ok(match self.service.memory_search(&req).await {
+            Ok(v) => text_result(context::render(&v, p.format.unwrap_or_default().into())),
+            Err(e) => error_result(&e),
+        })
+    }
+
+    #[tool(
+        name = "memory_get",
+        description = "Read one memory by id, with its whole content when include_content is true."
+    )]
+    async fn memory_get(
+        &self,
+        Parameters(p): Parameters<MemoryIdParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        Ok(match self.service.memory_get(&p.id, p.include_content.unwrap_or(false)).await {
+            Ok(v) => text_result(context::render(&v, Format::Yaml)),
+            Err(e) => error_result(&e),
+        })
+    }
+
+    #[tool(
+        name = "memory_delete",
+        description = "Forget one memory by id (it is wrong or obsolete). The log keeps a delete record."
+    )]
+    async fn memory_delete(
+        &self,
+        Parameters(p): Parameters<MemoryIdParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        Ok(match self.service.memory_delete(&p.id).await {
+            Ok(v) => text_result(context::render(&v, Format::Yaml)),
+            Err(e) => error_result(&e),
+        })
+    }
+
+    #[tool(
+        name = "memory_stats",
+        description = "How many memories each namespace holds, expired ones awaiting cleanup, log sizes, and how often \
+this server was asked again for context defaults it had already sent (defaults_redundant)."
+    )]
+    async fn memory_stats(
+        &self,
+        Parameters(_): Parameters<NoParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        Ok(match self.service.memory_stats().await {
+            Ok(v) => text_result(context::render(&v, Format::Yaml)),
+            Err(e) => error_result(&e),
+        })
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for TmwsServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())

@@ -15,11 +15,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::index::watch::WatchUpdate;
 use crate::index::{Index, SearchRequest};
 use crate::query::Workspace;
 use crate::query::context::{self, ContextRequest};
+use crate::query::memory;
 
 use crate::query::STALE_WAIT;
 
@@ -104,7 +106,7 @@ impl Background {
                     WatchUpdate::Syncing => state.set_busy(),
                     WatchUpdate::Synced(r) | WatchUpdate::Applied(r) => {
                         for (path, what) in &r.changes {
-                            tracing::info!("{what} {path}");
+                            tracing::info!("{what} {path} (synced in {} ms)", r.millis);
                         }
                         state.set_done();
                     }
@@ -186,6 +188,7 @@ impl Metrics {
 #[derive(Debug, Clone)]
 pub struct Service {
     root: PathBuf,
+    config: Arc<Config>,
     index: Arc<Index>,
     state: Arc<SyncState>,
     metrics: Arc<Metrics>,
@@ -197,8 +200,13 @@ impl Service {
         let state = Arc::new(SyncState::default());
         let background = Background::start(root, state.clone())?;
         let index = Index::open_reader(root)?;
-        let service =
-            Service { root: root.to_path_buf(), index: Arc::new(index), state, metrics: Arc::new(Metrics::default()) };
+        let service = Service {
+            root: root.to_path_buf(),
+            config: Arc::new(Config::load(root)?),
+            index: Arc::new(index),
+            state,
+            metrics: Arc::new(Metrics::default()),
+        };
         Ok((service, background))
     }
 
@@ -250,6 +258,44 @@ impl Service {
         let mut results = results?;
         results.stale = stale;
         serde_json::to_value(results).map_err(|e| Error::Usage(e.to_string()))
+    }
+
+    /// `memory_add`: appended under the log's lock; the watcher indexes it, and queries
+    /// wait for that (read-your-writes).
+    pub fn memory_add(&self, req: &memory::AddRequest) -> Result<Value> {
+        let answer = memory::add(&self.root, &self.config, req, chrono::Utc::now())?;
+        serde_json::to_value(answer).map_err(|e| Error::Usage(e.to_string()))
+    }
+
+    /// `memory_search` on the latest commit.
+    pub async fn memory_search(&self, req: &memory::MemorySearch) -> Result<Value> {
+        let stale = self.settle().await?;
+        let started = Instant::now();
+        let v = memory::search(&self.config, &self.index, req);
+        self.metrics.search.observe(started.elapsed());
+        let mut v = v?;
+        if stale {
+            v["stale"] = Value::Bool(true);
+        }
+        Ok(v)
+    }
+
+    /// `memory_get`.
+    pub async fn memory_get(&self, id: &str, include_content: bool) -> Result<Value> {
+        self.settle().await?;
+        memory::get(&self.index, id, include_content)
+    }
+
+    /// `memory_delete`.
+    pub async fn memory_delete(&self, id: &str) -> Result<Value> {
+        self.settle().await?;
+        memory::delete(&self.root, &self.config, &self.index, id)
+    }
+
+    /// `memory_stats`, with the count of redundant context defaults of this process.
+    pub async fn memory_stats(&self) -> Result<Value> {
+        self.settle().await?;
+        memory::stats(&self.root, &self.config, &self.index, Some(self.defaults_redundant()))
     }
 
     /// Notes that a session asked again for the context defaults it was already sent.

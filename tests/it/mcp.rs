@@ -36,7 +36,10 @@ fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
         let tools = client.list_all_tools().await.unwrap();
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort_unstable();
-        assert_eq!(names, ["workspace_get_context", "workspace_search"]);
+        assert_eq!(
+            names,
+            ["memory_add", "memory_delete", "memory_get", "memory_search", "memory_stats", "workspace_get_context", "workspace_search"]
+        );
         let ctx = tools.iter().find(|t| t.name == "workspace_get_context").unwrap();
         let schema = Value::Object((*ctx.input_schema).clone());
         assert_eq!(schema["required"], json!(["workspace"]));
@@ -45,12 +48,22 @@ fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
         }
         assert!(schema["properties"]["workspace"]["description"].as_str().unwrap().contains("resources/workspaces"));
 
-        // The same answer as the CLI gives, byte for byte.
+        // The same answer as the CLI gives, byte for byte, once the first sync is done (until
+        // then, after waiting 200 ms, an answer says `stale: true`).
         let call = |v: Value| CallToolRequestParams::new("workspace_get_context").with_arguments(args(v));
-        let r = client
-            .call_tool(call(json!({"workspace": "devtools", "domain": "common", "topics": ["lessons", "spikes"]})))
-            .await
-            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut with_defaults = 0;
+        let r = loop {
+            with_defaults += 1;
+            let r = client
+                .call_tool(call(json!({"workspace": "devtools", "domain": "common", "topics": ["lessons", "spikes"]})))
+                .await
+                .unwrap();
+            if !text(&r).contains("\nstale: true\n") {
+                break r;
+            }
+            assert!(Instant::now() < deadline, "the first sync never finished");
+        };
         assert_eq!(r.is_error, Some(false));
         let cli = root.run(&["context", "-w", "devtools", "-d", "common", "--topics", "lessons,spikes"]);
         assert_eq!(text(&r), cli.stdout);
@@ -113,6 +126,43 @@ fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
             assert!(Instant::now() < deadline, "never saw the new lesson: {v}");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        // Memories: an add is found by the next search (the server's watcher indexes it),
+        // errors are results, and stats count the defaults asked for again.
+        let tool = |name: &str, v: Value| CallToolRequestParams::new(name.to_owned()).with_arguments(args(v));
+        let r = client
+            .call_tool(tool("memory_add", json!({"content": "The staging database lives on port 5433.", "namespace": "long-term", "tags": ["staging"]})))
+            .await
+            .unwrap();
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        let added = tmws::query::yaml::parse(&text(&r)).unwrap();
+        let id = added["id"].as_str().unwrap().to_owned();
+        // Found by the next search, or that search says it is stale (never a silent miss).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let v = loop {
+            let r = client
+                .call_tool(tool("memory_search", json!({"query": "staging database port", "format": "json"})))
+                .await
+                .unwrap();
+            let v: Value = serde_json::from_str(&text(&r)).unwrap();
+            if v["results"][0]["id"] == id.as_str() {
+                break v;
+            }
+            assert_eq!(v["stale"], true, "a miss must say stale: {v}");
+            assert!(Instant::now() < deadline, "never found: {v}");
+        };
+        assert_eq!(v["results"][0]["tags"], json!(["staging"]));
+        let r = client.call_tool(tool("memory_get", json!({"id": "m_ffffffffffff"}))).await.unwrap();
+        assert_eq!((r.is_error, text(&r).as_str()), (Some(true), "no memory `m_ffffffffffff`"));
+        let r = client.call_tool(tool("memory_add", json!({"content": " "}))).await.unwrap();
+        assert_eq!((r.is_error, text(&r).as_str()), (Some(true), "empty content: give the text to remember"));
+        client.call_tool(call(json!({"workspace": "nihongo"}))).await.unwrap();
+        let r = client.call_tool(tool("memory_stats", json!({}))).await.unwrap();
+        let stats = tmws::query::yaml::parse(&text(&r)).unwrap();
+        // Every call with defaults after the first one of the session (the waiting ones too).
+        assert_eq!(stats["defaults_redundant"].as_i64(), Some(with_defaults), "{}", text(&r));
+        assert_eq!(stats["by_namespace"]["long-term"].as_i64(), Some(4));
+        let r = client.call_tool(tool("memory_delete", json!({"id": id}))).await.unwrap();
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
         client.cancel().await.unwrap();
     });
 }

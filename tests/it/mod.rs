@@ -5,6 +5,7 @@ mod corpora;
 mod index;
 mod init;
 mod mcp;
+mod memory;
 mod ranking;
 mod serve;
 mod tidy;

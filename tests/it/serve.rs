@@ -49,6 +49,13 @@ impl Server {
         let url =
             line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("first line: {line:?}")).to_owned();
         assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        // Answers before the first sync is done say `stale: true`; the tests compare exact
+        // answers, so they start once /health says the index is ready.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !health(&url).contains("\"ready\":true") {
+            assert!(Instant::now() < deadline, "the first sync never finished");
+            std::thread::sleep(Duration::from_millis(20));
+        }
         Server { child, url, stderr: Some(stderr) }
     }
 
@@ -68,6 +75,16 @@ impl Server {
         let stderr = self.stderr.take().unwrap().join().unwrap();
         (status.code(), stderr)
     }
+}
+
+/// `GET /health` over a plain socket.
+fn health(url: &str) -> String {
+    let addr = url.strip_prefix("http://").unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    answer
 }
 
 impl Drop for Server {
@@ -225,7 +242,6 @@ fn rest_routes_answer_with_the_token_and_refuse_without() {
             "tmws_index_items{kind=\"overview\"} 6",
             "tmws_memory_entries{namespace=\"long-term\"} 3",
             "tmws_memory_entries{namespace=\"short-term\"} 1",
-            "tmws_http_requests_total{route=\"/health\",status=\"200\"} 1",
             "tmws_http_requests_total{route=\"/workspace/context\",status=\"401\"} 2",
             "tmws_http_requests_total{route=\"/workspace/context\",status=\"200\"} 3",
             "tmws_http_requests_total{route=\"/workspace/context\",status=\"404\"} 2",
@@ -237,6 +253,8 @@ fn rest_routes_answer_with_the_token_and_refuse_without() {
         ] {
             assert!(metrics.lines().any(|l| l == line), "no `{line}` in\n{metrics}");
         }
+        // (/health was also asked while waiting for the first sync.)
+        assert!(metrics.lines().any(|l| l.starts_with("tmws_http_requests_total{route=\"/health\",status=\"200\"} ")));
     });
 }
 
@@ -289,7 +307,18 @@ fn mcp_over_http_lists_the_tools_and_answers_like_the_cli() {
         let tools = session.list_all_tools().await.unwrap();
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort_unstable();
-        assert_eq!(names, ["workspace_get_context", "workspace_search"]);
+        assert_eq!(
+            names,
+            [
+                "memory_add",
+                "memory_delete",
+                "memory_get",
+                "memory_search",
+                "memory_stats",
+                "workspace_get_context",
+                "workspace_search"
+            ]
+        );
 
         let call = |v: Value| CallToolRequestParams::new("workspace_get_context").with_arguments(args(v));
         let r = session.call_tool(call(json!({"workspace": "nihongo", "domain": "mobile"}))).await.unwrap();

@@ -1,0 +1,84 @@
+//! Append-only JSONL logs on disk (DESIGN §2.3): an exclusive lock while a writer reads and
+//! appends, one `write` per line, fsync on request.
+//!
+//! The lock is the operating system's advisory file lock (`File::lock`) on a lock file
+//! beside the derived cache (not on the log itself, so that compaction can rename a new log
+//! into place without a waiting writer appending to the old one). Every tmws process
+//! appending to one log is serialised, and a process killed while it holds the lock
+//! releases it. A line is written with a single `write` call ending in `\n`; a
+//! log whose last line is torn (no `\n`, from a writer killed mid-write) gets a `\n` first,
+//! so the torn line stays alone and never swallows the next one.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// A log opened for appending, locked exclusively until dropped.
+#[derive(Debug)]
+pub struct LockedLog {
+    path: PathBuf,
+    file: File,
+    _lock: File,
+}
+
+impl LockedLog {
+    /// Takes the lock at `lock` (waiting for any other writer to finish), then opens the
+    /// log at `path`, creating it and the folders if needed.
+    pub fn open(path: &Path, lock: &Path) -> Result<LockedLog> {
+        for p in [path, lock] {
+            if let Some(dir) = p.parent() {
+                fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            }
+        }
+        let lock_file =
+            OpenOptions::new().write(true).create(true).truncate(false).open(lock).map_err(|e| Error::io(lock, e))?;
+        lock_file.lock().map_err(|e| Error::io(lock, e))?;
+        let file =
+            OpenOptions::new().read(true).append(true).create(true).open(path).map_err(|e| Error::io(path, e))?;
+        Ok(LockedLog { path: path.to_path_buf(), file, _lock: lock_file })
+    }
+
+    /// The whole log as it is now (nobody else appends while the lock is held).
+    pub fn read_all(&mut self) -> Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        self.file
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| self.file.read_to_end(&mut bytes))
+            .map_err(|e| Error::io(&self.path, e))?;
+        Ok(bytes)
+    }
+
+    /// Appends `lines` (each one JSON text without its `\n`) with one `write` each, after a
+    /// `\n` when the log ends in a torn line; then fsyncs when `sync`.
+    pub fn append(&mut self, lines: &[String], sync: bool) -> Result<()> {
+        let result = (|| -> io::Result<()> {
+            let len = self.file.metadata()?.len();
+            if len > 0 {
+                let mut last = [0u8; 1];
+                self.file.seek(SeekFrom::Start(len - 1))?;
+                self.file.read_exact(&mut last)?;
+                if last[0] != b'\n' {
+                    self.file.write_all(b"\n")?;
+                }
+            }
+            for line in lines {
+                let mut bytes = Vec::with_capacity(line.len() + 1);
+                bytes.extend_from_slice(line.as_bytes());
+                bytes.push(b'\n');
+                // One write call: O_APPEND puts it at the end in one piece.
+                let n = self.file.write(&bytes)?;
+                if n != bytes.len() {
+                    // A short write (disk full): finish it, the line must not stay torn.
+                    self.file.write_all(&bytes[n..])?;
+                }
+            }
+            if sync {
+                self.file.sync_data()?;
+            }
+            Ok(())
+        })();
+        result.map_err(|e| Error::io(&self.path, e))
+    }
+}
