@@ -279,6 +279,134 @@ async fn get_search(
     Ok(answer(&v, format))
 }
 
+/// `POST /memory`: the parameters of `memory_add` as a JSON object.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryAddBody {
+    content: String,
+    namespace: Option<String>,
+    summary: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    source: Option<String>,
+    kind: Option<String>,
+    key: Option<String>,
+    importance: Option<f64>,
+    agent: Option<String>,
+}
+
+/// `?format=` alone.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FormatQuery {
+    format: Option<String>,
+}
+
+async fn post_memory(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    query: std::result::Result<Query<FormatQuery>, QueryRejection>,
+    body: axum::body::Bytes,
+) -> std::result::Result<Response, ApiError> {
+    let Query(q) = query?;
+    let format = answer_format(q.format.as_deref(), &headers)?;
+    let b: MemoryAddBody = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::new(StatusCode::BAD_REQUEST, format!("body: {e}"))
+            .hint("POST a JSON object such as {\"content\": \"…\", \"namespace\": \"long-term\"}")
+    })?;
+    let req = crate::query::memory::AddRequest {
+        content: b.content,
+        namespace: b.namespace,
+        summary: b.summary,
+        tags: b.tags,
+        source: b.source,
+        kind: b.kind,
+        key: b.key,
+        importance: b.importance,
+        agent: b.agent,
+    };
+    Ok(answer(&app.service.memory_add(&req)?, format))
+}
+
+/// `GET /memory/search`: the parameters of `memory_search`, lists comma-separated.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemorySearchQuery {
+    query: Option<String>,
+    namespace: Option<String>,
+    tags: Option<String>,
+    kind: Option<String>,
+    branch: Option<String>,
+    limit: Option<usize>,
+    min_score: Option<f64>,
+    include_content: Option<String>,
+    format: Option<String>,
+}
+
+async fn get_memory_search(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    query: std::result::Result<Query<MemorySearchQuery>, QueryRejection>,
+) -> std::result::Result<Response, ApiError> {
+    let Query(q) = query?;
+    let format = answer_format(q.format.as_deref(), &headers)?;
+    let text = q.query.ok_or_else(|| {
+        ApiError::new(StatusCode::BAD_REQUEST, "missing parameter `query`").hint("GET /memory/search?query=WORDS")
+    })?;
+    let req = crate::query::memory::MemorySearch {
+        query: text,
+        namespace: q.namespace,
+        tags: list(q.tags),
+        kind: q.kind,
+        branch: q.branch,
+        limit: q.limit,
+        min_score: q.min_score,
+        include_content: flag("include_content", q.include_content.as_deref())?.unwrap_or(false),
+    };
+    Ok(answer(&app.service.memory_search(&req).await?, format))
+}
+
+/// `GET /memory/{id}`'s query.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryGetQuery {
+    include_content: Option<String>,
+    format: Option<String>,
+}
+
+async fn get_memory(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    query: std::result::Result<Query<MemoryGetQuery>, QueryRejection>,
+) -> std::result::Result<Response, ApiError> {
+    let Query(q) = query?;
+    let format = answer_format(q.format.as_deref(), &headers)?;
+    let content = flag("include_content", q.include_content.as_deref())?.unwrap_or(false);
+    Ok(answer(&app.service.memory_get(&id, content).await?, format))
+}
+
+async fn delete_memory(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    query: std::result::Result<Query<FormatQuery>, QueryRejection>,
+) -> std::result::Result<Response, ApiError> {
+    let Query(q) = query?;
+    let format = answer_format(q.format.as_deref(), &headers)?;
+    Ok(answer(&app.service.memory_delete(&id).await?, format))
+}
+
+async fn get_memory_stats(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    query: std::result::Result<Query<FormatQuery>, QueryRejection>,
+) -> std::result::Result<Response, ApiError> {
+    let Query(q) = query?;
+    let format = answer_format(q.format.as_deref(), &headers)?;
+    Ok(answer(&app.service.memory_stats().await?, format))
+}
+
 async fn get_health(State(app): State<AppState>) -> Response {
     let state = app.service.state();
     let body = serde_json::json!({
@@ -346,6 +474,7 @@ async fn count(State(app): State<AppState>, request: Request, next: Next) -> Res
         "/health" => "/health",
         "/metrics" => "/metrics",
         p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
+        p if p == "/memory" || p.starts_with("/memory/") => "/memory",
         _ => "other",
     };
     let response = next.run(request).await;
@@ -365,6 +494,10 @@ fn app(service: Service, token: &str, loopback: bool, mcp_config: StreamableHttp
     Router::new()
         .route("/workspace/context", get(get_context))
         .route("/workspace/search", get(get_search))
+        .route("/memory", axum::routing::post(post_memory))
+        .route("/memory/search", get(get_memory_search))
+        .route("/memory/stats", get(get_memory_stats))
+        .route("/memory/{id}", get(get_memory).delete(delete_memory))
         .route("/health", get(get_health))
         .route("/metrics", get(get_metrics))
         .nest_service("/mcp", mcp)

@@ -394,3 +394,73 @@ fn sigterm_stops_the_server_gracefully_and_the_token_is_kept() {
     let (code, _) = again.terminate();
     assert_eq!(code, Some(0));
 }
+
+#[test]
+fn memory_routes_add_search_get_and_delete() {
+    let root = TestRoot::sample();
+    let server = Server::start(&root, Some("tok"));
+    let url = server.url.clone();
+    runtime().block_on(async {
+        let http = client();
+        let r = http.post(format!("{url}/memory")).body("{\"content\":\"x\"}").send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+
+        let body = json!({"content": "The REST staging cluster uses api_key=XYZ123 for deploys.", "namespace": "long-term", "tags": ["rest"]});
+        let r = http.post(format!("{url}/memory?format=json")).bearer_auth("tok").body(body.to_string()).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let added: Value = r.json().await.unwrap();
+        let id = added["id"].as_str().unwrap().to_owned();
+        assert_eq!((added["namespace"].as_str(), added["redacted"].as_u64()), (Some("long-term"), Some(1)));
+        assert!(!root.read(".tmws/memory/long-term.jsonl").contains("XYZ123"));
+
+        // Found by the next search, or that search says it is stale (never a silent miss).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = http.get(format!("{url}/memory/search?query=REST%20staging%20cluster&format=json")).bearer_auth("tok").send().await.unwrap();
+            let v: Value = r.json().await.unwrap();
+            if v["results"][0]["id"] == id.as_str() {
+                break;
+            }
+            assert_eq!(v["stale"], true, "a miss must say stale: {v}");
+            assert!(Instant::now() < deadline, "never found: {v}");
+        }
+        let r = http.get(format!("{url}/memory/{id}?include_content=true&format=json")).bearer_auth("tok").send().await.unwrap();
+        let got: Value = r.json().await.unwrap();
+        assert_eq!(got["content"], "The REST staging cluster uses api_key=[REDACTED] for deploys.");
+        assert_eq!(got["tags"], json!(["rest"]));
+        let r = http.get(format!("{url}/memory/stats?format=json")).bearer_auth("tok").send().await.unwrap();
+        let stats: Value = r.json().await.unwrap();
+        assert_eq!(stats["by_namespace"]["long-term"], 4);
+
+        let r = http.delete(format!("{url}/memory/{id}?format=json")).bearer_auth("tok").send().await.unwrap();
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v, json!({"id": id, "namespace": "long-term", "deleted": true}));
+        // Deleting again (once the watcher has applied the delete) is a 404.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = http.delete(format!("{url}/memory/{id}")).bearer_auth("tok").send().await.unwrap();
+            if r.status() == StatusCode::NOT_FOUND {
+                let v: Value = r.json().await.unwrap();
+                assert_eq!(v["error"], format!("no memory `{id}`"));
+                break;
+            }
+            assert!(Instant::now() < deadline, "still there: {}", r.status());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+
+        // Bad bodies: a clear 400, and 413 over 1 MiB.
+        for (body, message) in [
+            ("not json", "body: expected ident at line 1 column 2"),
+            ("{\"content\":\"x\",\"colour\":1}", "body: unknown field `colour`, expected one of `content`, `namespace`, `summary`, `tags`, `source`, `kind`, `key`, `importance`, `agent` at line 1 column 23"),
+            ("{\"content\":\"  \"}", "empty content: give the text to remember"),
+        ] {
+            let r = http.post(format!("{url}/memory")).bearer_auth("tok").body(body).send().await.unwrap();
+            assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{body}");
+            let v: Value = r.json().await.unwrap();
+            assert_eq!(v["error"], message);
+        }
+        let big = json!({"content": "x".repeat(1 << 20)}).to_string();
+        let r = http.post(format!("{url}/memory")).bearer_auth("tok").body(big).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    });
+}
