@@ -279,3 +279,42 @@ fn an_add_in_one_process_is_found_by_a_search_in_another_beside_a_watcher() {
     let _ = watcher.kill();
     let _ = watcher.wait();
 }
+
+#[test]
+fn an_add_records_the_git_branch_and_commit_without_running_git() {
+    let head = "0123456789abcdef0123456789abcdef01234567";
+    // A loose ref.
+    let root = TestRoot::new()
+        .file(".git/HEAD", "ref: refs/heads/feature/auth\n")
+        .file(".git/refs/heads/feature/auth", format!("{head}\n"));
+    json(&root.run(&["--json", "memory", "add", "on a branch"]));
+    assert_eq!(
+        log_lines(&root, "short-term")[0]["git"],
+        serde_json::json!({"branch": "feature/auth", "commit": "0123456789ab"})
+    );
+    // A packed ref.
+    let root = TestRoot::new()
+        .file(".git/HEAD", "ref: refs/heads/main\n")
+        .file(".git/packed-refs", format!("# pack-refs with: peeled fully-peeled sorted\n{head} refs/heads/main\n"));
+    json(&root.run(&["--json", "memory", "add", "on main"]));
+    assert_eq!(
+        log_lines(&root, "short-term")[0]["git"],
+        serde_json::json!({"branch": "main", "commit": "0123456789ab"})
+    );
+    // A worktree: `.git` is a file pointing at the worktree's folder, refs in the common dir.
+    let root = TestRoot::new()
+        .file("main-repo/.git/refs/heads/topic", format!("{head}\n"))
+        .file("main-repo/.git/worktrees/wt/HEAD", "ref: refs/heads/topic\n")
+        .file("main-repo/.git/worktrees/wt/commondir", "../..\n")
+        .file("wt/.tmws/config.toml", "")
+        .file("wt/.git", "gitdir: ../main-repo/.git/worktrees/wt\n");
+    let out = super::util::tmws(&root.path().join("wt"), &["--json", "memory", "add", "in a worktree"]);
+    json(&out);
+    let line: Value =
+        serde_json::from_str(root.read("wt/.tmws/memory/short-term.jsonl").lines().next().unwrap()).unwrap();
+    assert_eq!(line["git"], serde_json::json!({"branch": "topic", "commit": "0123456789ab"}));
+    // Detached HEAD: the commit only.
+    let root = TestRoot::new().file(".git/HEAD", format!("{head}\n"));
+    json(&root.run(&["--json", "memory", "add", "detached"]));
+    assert_eq!(log_lines(&root, "short-term")[0]["git"], serde_json::json!({"commit": "0123456789ab"}));
+}
