@@ -119,8 +119,7 @@ fn memory_add_fsync_to_searchable(bencher: Bencher) {
         let added = memory::add(&root, &config, &req, chrono::Utc::now()).unwrap();
         index.sync(&config, &SyncOptions::default()).unwrap();
         let found =
-            memory::search(&config, &index, &MemorySearch { query: format!("zebra{i}"), ..MemorySearch::default() })
-                .unwrap();
-        assert_eq!(found["results"][0]["id"], added.id.as_str());
+            memory::search(&config, &index, &MemorySearch { query: word.clone(), ..MemorySearch::default() }).unwrap();
+        assert_eq!(found["results"][0]["id"], added.id.as_str(), "{found}");
     });
 }
