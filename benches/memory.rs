@@ -84,7 +84,7 @@ fn memory_search_100k(bencher: Bencher) {
     bencher.bench_local(|| {
         let q = queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
         let req = MemorySearch { query: q.to_owned(), ..MemorySearch::default() };
-        memory::search(&config, &index, &req).unwrap()
+        memory::search(&root, &config, &index, &req).unwrap()
     });
 }
 
@@ -119,7 +119,8 @@ fn memory_add_fsync_to_searchable(bencher: Bencher) {
         let added = memory::add(&root, &config, &req, chrono::Utc::now()).unwrap();
         index.sync(&config, &SyncOptions::default()).unwrap();
         let found =
-            memory::search(&config, &index, &MemorySearch { query: word.clone(), ..MemorySearch::default() }).unwrap();
+            memory::search(&root, &config, &index, &MemorySearch { query: word.clone(), ..MemorySearch::default() })
+                .unwrap();
         assert_eq!(found["results"][0]["id"], added.id.as_str(), "{found}");
     });
 }

@@ -7,14 +7,13 @@
 //! `update` or `link` line, a log that shrank, or one whose bytes before the checkpoint
 //! changed (compaction, a hand edit) make the whole log be folded again.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::extract::{cut, first_sentences};
 use crate::model::{Diagnostic, DocKind, IndexDoc, MemoryAttrs};
 use crate::parse::jsonl;
+use crate::parse::memlog::{DEFAULT_IMPORTANCE, Entry, Fold, complete};
 
 /// How many bytes before a checkpoint its hash covers.
 const TAIL_BYTES: u64 = 256;
@@ -32,7 +31,7 @@ pub struct LogMark {
 
 impl LogMark {
     /// The mark after reading a file up to `end`, given its bytes `before` ending there.
-    fn at(end: u64, before: &[u8]) -> LogMark {
+    pub fn at(end: u64, before: &[u8]) -> LogMark {
         let n = usize::try_from(TAIL_BYTES.min(end)).unwrap_or(0).min(before.len());
         LogMark { offset: end, tail: blake3::hash(&before[before.len() - n..]).to_hex().to_string() }
     }
@@ -67,11 +66,6 @@ pub struct LogRead {
     pub problems: Vec<Diagnostic>,
 }
 
-/// The complete lines of `bytes`: up to and including the last `\n`.
-fn complete(bytes: &[u8]) -> &[u8] {
-    bytes.iter().rposition(|b| *b == b'\n').map_or(&[], |i| &bytes[..=i])
-}
-
 /// Reads the new part of a log: `bytes` from `mark.check_from()` to the end of the file.
 /// None when it must be read whole instead.
 pub fn read_tail(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Option<LogRead> {
@@ -99,44 +93,17 @@ pub fn read_tail(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Op
 
 /// Folds a whole log into its live entries.
 pub fn read_whole(rel: &str, namespace: &str, bytes: &[u8]) -> LogRead {
-    let done = complete(bytes);
-    let (lines, problems) = jsonl::parse(done);
-    // Live entries in the order they were added, by id.
-    let mut live: BTreeMap<String, (usize, Map<String, Value>)> = BTreeMap::new();
-    for (n, line) in lines.into_iter().enumerate() {
-        let Value::Object(map) = line.value else { continue };
-        let Some(id) = map.get("id").and_then(Value::as_str).map(str::to_owned) else { continue };
-        match map.get("op").and_then(Value::as_str) {
-            Some("add") => {
-                live.insert(id, (n, map));
-            }
-            Some("delete") => {
-                live.remove(&id);
-            }
-            Some("update") => {
-                if let (Some((_, entry)), Some(Value::Object(set))) = (live.get_mut(&id), map.get("set")) {
-                    for (k, v) in set {
-                        if !matches!(k.as_str(), "id" | "op" | "ns") {
-                            entry.insert(k.clone(), v.clone());
-                        }
-                    }
-                    if let Some(at) = map.get("at") {
-                        entry.insert("updated_at".into(), at.clone());
-                    }
-                }
-            }
-            // Links and ops of later versions do not change what is searched.
-            _ => {}
-        }
-    }
-    let mut entries: Vec<(usize, Map<String, Value>)> = live.into_values().collect();
-    entries.sort_by_key(|(n, _)| *n);
+    let fold = Fold::of(bytes, true);
+    let mut entries: Vec<Entry> = fold.live.into_values().collect();
+    entries.sort_by_key(|e| e.line);
     let ops = entries
         .into_iter()
-        .filter_map(|(_, map)| memory_doc(rel, namespace, &Value::Object(map)))
+        .filter_map(|e| e.record)
+        .filter_map(|map| memory_doc(rel, namespace, &Value::Object(map)))
         .map(|d| Op::Add(Box::new(d)))
         .collect();
-    LogRead { whole: true, ops, mark: LogMark::at(done.len() as u64, done), problems }
+    let done = complete(bytes);
+    LogRead { whole: true, ops, mark: LogMark::at(done.len() as u64, done), problems: fold.problems }
 }
 
 fn id_of(v: &Value) -> Option<&str> {
@@ -174,7 +141,7 @@ fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
                 Ok(at) => at.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                 Err(_) => t,
             }),
-            importance: v.get("importance").and_then(Value::as_f64),
+            importance: Some(v.get("importance").and_then(Value::as_f64).unwrap_or(DEFAULT_IMPORTANCE).clamp(0.0, 1.0)),
             agent: text("agent"),
             branch: v.get("git").and_then(|g| g.get("branch")).and_then(Value::as_str).map(str::to_owned),
             key: text("key"),

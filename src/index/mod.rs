@@ -23,7 +23,7 @@ use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyError};
 
 pub use self::items::{Counts, Item, ItemList, ItemQuery};
 pub use self::schema::{Fields, SCHEMA_VERSION};
-pub use self::search::{SearchHit, SearchRequest, SearchResults};
+pub use self::search::{Ranking, SearchHit, SearchRequest, SearchResults, current_importance, trust_boost};
 pub use self::sync::{SyncOptions, SyncReport};
 use crate::error::{Error, Result};
 use crate::store;

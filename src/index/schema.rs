@@ -8,7 +8,7 @@ use super::analyzer::ANALYZER;
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is
 /// rebuilt from the files.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Handles of every field.
 #[derive(Debug, Clone)]
@@ -41,6 +41,8 @@ pub struct Fields {
     /// A memory's expiry, RFC 3339 UTC: text order is time order.
     pub expires: Field,
     pub importance: Field,
+    /// When a memory was added, in seconds since the epoch (decay, DESIGN §6).
+    pub added: Field,
     pub agent: Field,
     pub branch: Field,
     /// A memory's upsert key.
@@ -71,7 +73,7 @@ impl Fields {
         let tag = b.add_text_field("tag", STRING | STORED);
         let status = b.add_text_field("status", STRING | STORED);
         let category = b.add_text_field("category", STRING | STORED);
-        let namespace = b.add_text_field("namespace", STRING | STORED);
+        let namespace = b.add_text_field("namespace", STRING | STORED | FAST);
         let created = b.add_text_field("created", STRING | STORED);
         let updated = b.add_text_field("updated", STRING | STORED);
         let path = b.add_text_field("path", STORED);
@@ -80,8 +82,9 @@ impl Fields {
         let flags = b.add_text_field("flags", STRING | STORED);
         let expires = b.add_text_field("expires", STRING | STORED);
         let importance = b.add_f64_field("importance", FAST | STORED);
-        let agent = b.add_text_field("agent", STRING | STORED);
-        let branch = b.add_text_field("branch", STRING | STORED);
+        let added = b.add_i64_field("added", FAST);
+        let agent = b.add_text_field("agent", STRING | STORED | FAST);
+        let branch = b.add_text_field("branch", STRING | STORED | FAST);
         let key = b.add_text_field("key", STRING | STORED);
         let meta = b.add_text_field("meta", STORED);
         Fields {
@@ -107,6 +110,7 @@ impl Fields {
             flags,
             expires,
             importance,
+            added,
             agent,
             branch,
             key,

@@ -8,16 +8,19 @@
 use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue};
-use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery};
+use tantivy::query::{
+    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, ExistsQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
+};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TokenStream;
-use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, Order, Score, Searcher, SegmentReader, TantivyDocument, Term};
 
 use super::analyzer;
 use super::schema::ref_rank;
 use super::{Fields, Index, tantivy_err};
 use crate::error::{Error, Result};
 use crate::model::{DocKind, Scope};
+use crate::parse::memlog::DEFAULT_IMPORTANCE;
 
 /// A search (the parameters of `workspace_search`).
 #[derive(Debug, Clone, Default)]
@@ -35,8 +38,43 @@ pub struct SearchRequest {
     pub namespaces: Vec<String>,
     /// Memories of these kinds only (`note`, `problem`, …).
     pub categories: Vec<String>,
-    /// Memories written on this branch only.
-    pub branch: Option<String>,
+    /// Memories written on one of these branches only (all when empty).
+    pub branches: Vec<String>,
+    /// With `branches`: memories written outside git pass too.
+    pub branchless: bool,
+    /// Memories ranked by BM25 × current importance × trust (DESIGN §6).
+    pub ranking: Option<Ranking>,
+}
+
+/// What ranks memories beyond their text: decay, access counts and trust (DESIGN §6).
+#[derive(Debug, Clone, Default)]
+pub struct Ranking {
+    /// Now, in seconds since the epoch.
+    pub now: i64,
+    /// Half-lives by namespace, in days (30 for a namespace not named here).
+    pub half_life_days: std::collections::BTreeMap<String, f64>,
+    /// Trust scores by agent, 0–1 (0.5 for an agent not named here).
+    pub trust: std::collections::BTreeMap<String, f64>,
+    /// Reads of each memory (a derived count).
+    pub access: std::collections::BTreeMap<String, u64>,
+}
+
+/// The half-life of a namespace that names none (DESIGN §9).
+pub const DEFAULT_HALF_LIFE_DAYS: f64 = 30.0;
+/// The trust of an agent nobody has verified (DESIGN §6).
+pub const DEFAULT_TRUST: f64 = 0.5;
+
+/// A memory's current importance (DESIGN §6): `importance × exp(−ln2 × age / half_life)
+/// × min(1 + 0.05 × accesses, 1.5)`, clamped to 0–1.
+pub fn current_importance(importance: f64, age_days: f64, half_life_days: f64, accesses: u64) -> f64 {
+    let decay = (-std::f64::consts::LN_2 * age_days.max(0.0) / half_life_days.max(f64::MIN_POSITIVE)).exp();
+    let used = (1.0 + 0.05 * accesses as f64).min(1.5);
+    (importance * decay * used).clamp(0.0, 1.0)
+}
+
+/// The search boost of a memory written by an agent of this trust: `1 + 0.5 × trust`.
+pub fn trust_boost(trust: f64) -> f64 {
+    1.0 + 0.5 * trust.clamp(0.0, 1.0)
 }
 
 /// One result: the refId, what it is, and a summary.
@@ -193,13 +231,26 @@ impl Index {
         if !req.categories.is_empty() {
             clauses.push((Occur::Must, filter(f.category, &req.categories)));
         }
-        if let Some(branch) = &req.branch {
-            clauses.push((Occur::Must, filter(f.branch, std::slice::from_ref(branch))));
+        if !req.branches.is_empty() {
+            let mut any: Vec<(Occur, Box<dyn Query>)> =
+                req.branches.iter().map(|b| (Occur::Should, term_query(f.branch, b))).collect();
+            if req.branchless {
+                let none = BooleanQuery::new(vec![
+                    (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
+                    (Occur::MustNot, Box::new(ExistsQuery::new("branch".to_owned(), false))),
+                ]);
+                any.push((Occur::Should, Box::new(none)));
+            }
+            clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0))));
         }
         clauses.push((Occur::MustNot, expired(f)));
         let query = BooleanQuery::new(clauses);
         let limit = if req.limit == 0 { 10 } else { req.limit };
         let searcher = self.reader.searcher();
+        if let Some(ranking) = &req.ranking {
+            let top = ranked(&searcher, &query, limit, ranking)?;
+            return self.finish(req, &searcher, top);
+        }
         // The same files must always give the same answer, however documents fell into
         // segments: ties are broken by a rank derived from the refId. Ordering by (score,
         // rank) in the collector scores every match; ordering by score alone lets tantivy
@@ -219,9 +270,15 @@ impl Index {
         } else {
             fast.into_iter().take(limit).collect()
         };
+        self.finish(req, &searcher, top)
+    }
+
+    /// Turns the top documents into hits with scores relative to the best.
+    fn finish(&self, req: &SearchRequest, searcher: &Searcher, top: Vec<(f32, DocAddress)>) -> Result<SearchResults> {
+        let f = &self.fields;
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
-            hits.push(hit(&searcher, f, addr, score)?);
+            hits.push(hit(searcher, f, addr, score)?);
         }
         hits.sort_by(|a, b| {
             b.raw_score.total_cmp(&a.raw_score).then_with(|| ref_rank(&a.ref_id).cmp(&ref_rank(&b.ref_id)))
@@ -232,6 +289,71 @@ impl Index {
         }
         Ok(SearchResults { query: req.query.clone(), results: hits, stale: false })
     }
+}
+
+/// The top `limit` documents by BM25 × current importance × trust boost, ties by refId rank.
+fn ranked(searcher: &Searcher, query: &dyn Query, limit: usize, r: &Ranking) -> Result<Vec<(f32, DocAddress)>> {
+    let r = std::sync::Arc::new(r.clone());
+    let collector = TopDocs::with_limit(limit).tweak_score(move |seg: &SegmentReader| {
+        let fast = seg.fast_fields();
+        let importance = fast.f64("importance").ok().map(|c| c.first_or_default_col(DEFAULT_IMPORTANCE));
+        let added = fast.i64("added").ok().map(|c| c.first_or_default_col(r.now));
+        let rank = fast.u64("ref_rank").ok().map(|c| c.first_or_default_col(0));
+        // Per-segment tables from the string columns' ordinals.
+        let by_ord = |name: &str,
+                      value: &dyn Fn(&str) -> f64,
+                      default: f64|
+         -> Option<(Vec<f64>, tantivy::columnar::Column<u64>)> {
+            let col = fast.str(name).ok().flatten()?;
+            let mut table = Vec::with_capacity(col.num_terms());
+            let mut buf = String::new();
+            for ord in 0..col.num_terms() as u64 {
+                let v = match col.ord_to_str(ord, &mut buf) {
+                    Ok(true) => value(&buf),
+                    _ => default,
+                };
+                table.push(v);
+            }
+            Some((table, col.ords().clone()))
+        };
+        let half = by_ord(
+            "namespace",
+            &|ns| r.half_life_days.get(ns).copied().unwrap_or(DEFAULT_HALF_LIFE_DAYS),
+            DEFAULT_HALF_LIFE_DAYS,
+        );
+        let boost = by_ord(
+            "agent",
+            &|a| trust_boost(r.trust.get(a).copied().unwrap_or(DEFAULT_TRUST)),
+            trust_boost(DEFAULT_TRUST),
+        );
+        // Accesses by the ordinal of the refId (only the few memories ever read).
+        let access: Option<(rustc_hash::FxHashMap<u64, u64>, tantivy::columnar::Column<u64>)> =
+            fast.str("ref_id").ok().flatten().map(|col| {
+                let dict = col.dictionary();
+                let map =
+                    r.access.iter().filter_map(|(id, n)| dict.term_ord(id).ok().flatten().map(|o| (o, *n))).collect();
+                (map, col.ords().clone())
+            });
+        let r = r.clone();
+        move |doc: tantivy::DocId, score: Score| {
+            let lookup = |t: &Option<(Vec<f64>, tantivy::columnar::Column<u64>)>, default: f64| {
+                t.as_ref()
+                    .and_then(|(table, col)| col.first(doc).and_then(|o| table.get(o as usize).copied()))
+                    .unwrap_or(default)
+            };
+            let imp = importance.as_ref().map_or(DEFAULT_IMPORTANCE, |c| c.get_val(doc));
+            let age_days = added.as_ref().map_or(0.0, |c| (r.now - c.get_val(doc)) as f64 / 86_400.0);
+            let reads =
+                access.as_ref().and_then(|(m, col)| col.first(doc).and_then(|o| m.get(&o).copied())).unwrap_or(0);
+            let current = current_importance(imp, age_days, lookup(&half, DEFAULT_HALF_LIFE_DAYS), reads);
+            let tweaked = f64::from(score) * current * lookup(&boost, trust_boost(DEFAULT_TRUST));
+            // Ties: the lower refId rank first, as in every other search.
+            let tie = u64::MAX - rank.as_ref().map_or(0, |c| c.get_val(doc));
+            (tweaked as f32, tie)
+        }
+    });
+    let top = searcher.search(query, &collector).map_err(tantivy_err)?;
+    Ok(top.into_iter().map(|((score, _), addr)| (score, addr)).collect())
 }
 
 fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<SearchHit> {

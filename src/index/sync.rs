@@ -202,6 +202,9 @@ pub fn to_document(f: &super::Fields, d: &IndexDoc) -> TantivyDocument {
         if let Some(i) = m.importance {
             doc.add_f64(f.importance, i);
         }
+        if let Some(at) = d.created.as_deref().and_then(|c| chrono::DateTime::parse_from_rfc3339(c.trim()).ok()) {
+            doc.add_i64(f.added, at.timestamp());
+        }
     }
     doc
 }

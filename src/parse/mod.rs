@@ -8,6 +8,7 @@ pub mod frontmatter;
 pub mod json;
 pub mod jsonl;
 pub mod markdown;
+pub mod memlog;
 pub mod rules;
 pub mod yaml;
 

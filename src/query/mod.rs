@@ -5,8 +5,11 @@
 //! read what the writer (a watcher, a server) has committed.
 
 pub mod context;
+pub mod hook;
 pub mod memory;
 pub mod redact;
+pub mod session;
+pub mod trust;
 pub mod yaml;
 
 use std::path::{Path, PathBuf};
@@ -94,7 +97,7 @@ impl Workspace {
     /// `memory_search`, fresh as `search` is.
     pub fn memory_search(&mut self, req: &memory::MemorySearch) -> Result<serde_json::Value> {
         let stale = self.fresh()?;
-        let mut v = memory::search(&self.config, &self.index, req)?;
+        let mut v = memory::search(&self.root, &self.config, &self.index, req)?;
         if stale {
             v["stale"] = serde_json::Value::Bool(true);
         }
@@ -104,7 +107,7 @@ impl Workspace {
     /// `memory_get`.
     pub fn memory_get(&mut self, id: &str, include_content: bool) -> Result<serde_json::Value> {
         self.fresh()?;
-        memory::get(&self.index, id, include_content)
+        memory::get(&self.root, &self.index, id, include_content)
     }
 
     /// `memory_delete`.
@@ -115,8 +118,7 @@ impl Workspace {
 
     /// `memory_stats`.
     pub fn memory_stats(&mut self) -> Result<serde_json::Value> {
-        self.fresh()?;
-        memory::stats(&self.root, &self.config, &self.index, None)
+        memory::stats(&self.root, &self.config, None)
     }
 
     /// Syncs (a writer) or waits for the writer's pending sync (a reader); returns whether

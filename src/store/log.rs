@@ -50,6 +50,38 @@ impl LockedLog {
         Ok(bytes)
     }
 
+    /// The log from byte `offset` to its end.
+    pub fn read_from(&mut self, offset: u64) -> Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| self.file.read_to_end(&mut bytes))
+            .map_err(|e| Error::io(&self.path, e))?;
+        Ok(bytes)
+    }
+
+    /// Replaces the whole log with `bytes`, atomically: they are written to a temporary
+    /// file beside it (`.{name}.tmp`), synced, and renamed over the log, and the folder is
+    /// synced. A process killed at any point leaves either the old log or the new one.
+    pub fn replace(&mut self, bytes: &[u8]) -> Result<()> {
+        let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = self.path.with_file_name(format!(".{name}.tmp"));
+        let result = (|| -> io::Result<File> {
+            let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+            drop(f);
+            fs::rename(&tmp, &self.path)?;
+            if let Some(dir) = self.path.parent() {
+                // Makes the rename itself durable (not possible on every platform).
+                let _ = File::open(dir).and_then(|d| d.sync_all());
+            }
+            OpenOptions::new().read(true).append(true).open(&self.path)
+        })();
+        self.file = result.map_err(|e| Error::io(&self.path, e))?;
+        Ok(())
+    }
+
     /// Appends `lines` (each one JSON text without its `\n`) with one `write` each, after a
     /// `\n` when the log ends in a torn line; then fsyncs when `sync`.
     pub fn append(&mut self, lines: &[String], sync: bool) -> Result<()> {

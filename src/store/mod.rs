@@ -4,11 +4,13 @@
 //! What the bytes mean is `parse`'s business; where a path belongs in the canonical layout
 //! is `layout`'s.
 
+pub mod git;
 pub mod layout;
 pub mod log;
 mod scan;
 pub mod watch;
 
+pub use self::git::{GitHead, git_head};
 pub use self::scan::{Scanned, scan};
 
 use std::fs;
@@ -141,6 +143,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result.map_err(|e| Error::io(path, e))
+}
+
+/// Writes a script atomically and makes it executable (mode 0755 on Unix).
+pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic(path, bytes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o755)).map_err(|e| Error::io(path, e))?;
+    }
+    Ok(())
+}
+
+/// Renames a file (within one file system).
+pub fn rename(from: &Path, to: &Path) -> Result<()> {
+    fs::rename(from, to).map_err(|e| Error::io(from, e))
 }
 
 /// Writes a small file without syncing it: for markers whose loss in a crash is harmless.
@@ -284,50 +302,4 @@ fn walker(start: &Path) -> ignore::WalkParallel {
             !is_tmws_root(e.path())
         })
         .build_parallel()
-}
-
-/// The branch and commit of a git work tree, read from `.git` without running git:
-/// `HEAD`, loose refs and `packed-refs`, following a worktree's `.git` file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GitHead {
-    /// None when HEAD is detached.
-    pub branch: Option<String>,
-    /// The full hash HEAD points at, when it can be resolved.
-    pub commit: Option<String>,
-}
-
-/// Reads the git HEAD of the work tree at `root`; None when it is not in git.
-pub fn git_head(root: &Path) -> Option<GitHead> {
-    let dot_git = root.join(".git");
-    let git_dir = if dot_git.is_dir() {
-        dot_git
-    } else {
-        // A worktree or submodule: `.git` is a file `gitdir: PATH`.
-        let text = fs::read_to_string(&dot_git).ok()?;
-        let path = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
-        if path.is_absolute() { path } else { root.join(path) }
-    };
-    // Refs live in the common dir of a worktree.
-    let common = fs::read_to_string(git_dir.join("commondir"))
-        .ok()
-        .map(|c| {
-            let p = PathBuf::from(c.trim());
-            if p.is_absolute() { p } else { git_dir.join(p) }
-        })
-        .unwrap_or_else(|| git_dir.clone());
-    let head = fs::read_to_string(git_dir.join("HEAD")).ok()?;
-    let head = head.trim();
-    let Some(reference) = head.strip_prefix("ref:").map(str::trim) else {
-        return Some(GitHead { branch: None, commit: Some(head.to_owned()) });
-    };
-    let branch = reference.strip_prefix("refs/heads/").unwrap_or(reference).to_owned();
-    let loose = fs::read_to_string(common.join(reference)).ok().map(|c| c.trim().to_owned());
-    let commit = loose.filter(|c| !c.is_empty()).or_else(|| {
-        let packed = fs::read_to_string(common.join("packed-refs")).ok()?;
-        packed.lines().find_map(|line| {
-            let (hash, name) = line.split_once(' ')?;
-            (name.trim() == reference && !hash.starts_with('#')).then(|| hash.to_owned())
-        })
-    });
-    Some(GitHead { branch: Some(branch), commit })
 }

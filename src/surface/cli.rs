@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::check::{self, CheckOptions, Report};
+use crate::config::Config;
 use crate::error::Error;
 use crate::index::extract::cut;
 use crate::index::watch::WatchUpdate;
@@ -143,6 +144,15 @@ enum Command {
     /// Remember and recall: short- and long-term memories in .tmws/memory/*.jsonl.
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// Trust between agents: verifications in .tmws/trust.jsonl boost memory search.
+    #[command(subcommand)]
+    Trust(TrustCommand),
+    /// Git hooks.
+    #[command(subcommand)]
+    Hook(HookCommand),
+    /// Sessions: one memory that sums up a window of work.
+    #[command(subcommand)]
+    Session(SessionCommand),
     /// Serve the MCP tools over stdio (for agents); the index syncs and watches in the background.
     Mcp,
     /// Serve HTTP: REST routes and the MCP tools (streamable HTTP at /mcp) on one port.
@@ -230,6 +240,73 @@ enum MemoryCommand {
     Delete { id: String },
     /// Live entries per namespace, expired ones not yet cleaned up, log sizes.
     Stats,
+    /// Compact every log: expired entries and dead lines out (atomic, under the log's lock).
+    Cleanup,
+    /// Forget every memory of a namespace (or of all); refused without --yes.
+    Clear {
+        #[arg(long, short = 'n', conflicts_with = "all", required_unless_present = "all")]
+        namespace: Option<String>,
+        /// Every namespace.
+        #[arg(long)]
+        all: bool,
+        /// Yes, really: this cannot be undone.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Forget the memories whose current importance (decayed, DESIGN §6) is under F.
+    Prune {
+        #[arg(long, value_name = "F")]
+        below: f64,
+    },
+    /// Link the memories added on this branch since the previous commit to HEAD (the
+    /// post-commit hook runs this).
+    LinkCommit,
+    /// Forget the short-term memories of branches that no longer exist.
+    GcBranches,
+}
+
+#[derive(Debug, Subcommand)]
+enum TrustCommand {
+    /// Record that VERIFIER checked AGENT's work, with the outcome and the evidence.
+    Verify {
+        #[arg(long)]
+        agent: String,
+        #[arg(long)]
+        verifier: String,
+        /// The work held up.
+        #[arg(long, conflicts_with = "failure", required_unless_present = "failure")]
+        success: bool,
+        /// The work did not hold up.
+        #[arg(long)]
+        failure: bool,
+        /// What was checked: a test run, a review, a commit.
+        #[arg(long)]
+        evidence: String,
+    },
+    /// Every agent's trust score (0.5 to start, +0.05 a success, -0.10 a failure).
+    Show,
+}
+
+#[derive(Debug, Subcommand)]
+enum HookCommand {
+    /// Install the git post-commit hook that runs `tmws memory link-commit` (an existing
+    /// hook is kept and run first; installing twice changes nothing).
+    Install,
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionCommand {
+    /// Write one long-term `session` memory summing up the window: memories added,
+    /// commits, tool calls, agents.
+    Record {
+        /// Start: a time (2026-11-22T10:00:00Z, 2026-11-22) or a commit; default: the last
+        /// recorded session, else 24 hours ago.
+        #[arg(long, value_name = "TIME|COMMIT")]
+        since: Option<String>,
+        /// The agent recording it.
+        #[arg(long)]
+        agent: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -521,6 +598,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
                         key: key.clone(),
                         importance: *importance,
                         agent: agent.clone(),
+                        extra: serde_json::Map::new(),
                     };
                     let config = crate::config::Config::load(&root)?;
                     let added = memory::add(&root, &config, &req, chrono::Utc::now())?;
@@ -542,7 +620,86 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
                 MemoryCommand::Get { id, content } => ws()?.memory_get(id, *content)?,
                 MemoryCommand::Delete { id } => ws()?.memory_delete(id)?,
                 MemoryCommand::Stats => ws()?.memory_stats()?,
+                MemoryCommand::Cleanup => memory::maint::cleanup(&root, &Config::load(&root)?)?,
+                MemoryCommand::Clear { namespace, all, yes } => {
+                    memory::maint::clear(&root, &Config::load(&root)?, namespace.as_deref(), *all, *yes)?
+                }
+                MemoryCommand::Prune { below } => {
+                    memory::maint::prune(&root, &Config::load(&root)?, *below, chrono::Utc::now())?
+                }
+                MemoryCommand::LinkCommit => memory::maint::link_commit(&root, &Config::load(&root)?)?,
+                MemoryCommand::GcBranches => memory::maint::gc_branches(&root, &Config::load(&root)?)?,
             };
+            if cli.json {
+                writeln!(out, "{}", to_json(&answer))?;
+            } else {
+                write!(out, "{}", context::render(&answer, context::Format::Yaml))?;
+            }
+            Ok(0)
+        }
+        Command::Trust(cmd) => {
+            let root = root(cli)?;
+            match cmd {
+                TrustCommand::Verify { agent, verifier, success, failure: _, evidence } => {
+                    let t =
+                        crate::query::trust::verify(&root, agent, verifier, *success, evidence, chrono::Utc::now())?;
+                    if cli.json {
+                        writeln!(out, "{}", to_json(&serde_json::to_value(&t).unwrap_or_default()))?;
+                    } else {
+                        writeln!(
+                            out,
+                            "{}: trust {:.2} ({} successes, {} failures)",
+                            t.agent, t.score, t.successes, t.failures
+                        )?;
+                    }
+                }
+                TrustCommand::Show => {
+                    let all = crate::query::trust::show(&root);
+                    if cli.json {
+                        writeln!(out, "{}", to_json(&serde_json::to_value(&all).unwrap_or_default()))?;
+                    } else if all.is_empty() {
+                        writeln!(
+                            out,
+                            "no verifications yet (tmws trust verify --agent A --verifier V --success --evidence E)"
+                        )?;
+                    } else {
+                        let w = all.iter().map(|t| t.agent.chars().count()).max().unwrap_or(5).max(5);
+                        writeln!(out, "{:<w$}  score  successes  failures  last verified", "agent")?;
+                        for t in &all {
+                            writeln!(
+                                out,
+                                "{:<w$}  {:>5.2}  {:>9}  {:>8}  {}",
+                                t.agent, t.score, t.successes, t.failures, t.last
+                            )?;
+                        }
+                    }
+                }
+            }
+            Ok(0)
+        }
+        Command::Hook(HookCommand::Install) => {
+            let root = root(cli)?;
+            let exe = std::env::current_exe().map_err(|e| Error::Usage(format!("cannot find the tmws binary: {e}")))?;
+            let answer = crate::query::hook::install(&root, &exe)?;
+            if cli.json {
+                writeln!(out, "{}", to_json(&answer))?;
+            } else if answer["installed"] == serde_json::Value::Bool(true) {
+                let chained = if answer["chained"] == serde_json::Value::Bool(true) {
+                    " (the hook that was there runs first)"
+                } else {
+                    ""
+                };
+                writeln!(out, "installed {}{chained}", answer["hook"].as_str().unwrap_or_default())?;
+            } else {
+                writeln!(out, "already installed: {}", answer["hook"].as_str().unwrap_or_default())?;
+            }
+            Ok(0)
+        }
+        Command::Session(SessionCommand::Record { since, agent }) => {
+            let root = root(cli)?;
+            let config = Config::load(&root)?;
+            let answer =
+                crate::query::session::record(&root, &config, since.as_deref(), agent.as_deref(), chrono::Utc::now())?;
             if cli.json {
                 writeln!(out, "{}", to_json(&answer))?;
             } else {

@@ -324,6 +324,7 @@ async fn post_memory(
         key: b.key,
         importance: b.importance,
         agent: b.agent,
+        extra: serde_json::Map::new(),
     };
     Ok(answer(&app.service.memory_add(&req)?, format))
 }

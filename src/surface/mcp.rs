@@ -192,9 +192,35 @@ pub struct MemoryIdParams {
     pub include_content: Option<bool>,
 }
 
-/// Parameters of `memory_stats`.
+/// Parameters of `memory_stats` and `memory_cleanup`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct NoParams {}
+
+/// Parameters of `memory_clear`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct MemoryClearParams {
+    /// The namespace to empty (`short-term`, `long-term`, …).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Empty every namespace instead.
+    #[serde(default)]
+    pub all: Option<bool>,
+    /// Must be true: clearing cannot be undone.
+    #[serde(default)]
+    pub confirm: Option<bool>,
+}
+
+/// Parameters of `session_record`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct SessionRecordParams {
+    /// Start of the window: an RFC 3339 time, a date (2026-11-22) or a commit. Default: the
+    /// last recorded session, else 24 hours ago.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// The agent recording the session.
+    #[serde(default)]
+    pub agent: Option<String>,
+}
 
 fn text_result(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
@@ -311,6 +337,7 @@ id and what was stored."
             key: p.key,
             importance: p.importance,
             agent: p.agent,
+            extra: serde_json::Map::new(),
         };
         Ok(match self.service.memory_add(&req) {
             Ok(v) => text_result(context::render(&v, Format::Yaml)),
@@ -383,6 +410,54 @@ this server was asked again for context defaults it had already sent (defaults_r
         Parameters(_): Parameters<NoParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         Ok(match self.service.memory_stats().await {
+            Ok(v) => text_result(context::render(&v, Format::Yaml)),
+            Err(e) => error_result(&e),
+        })
+    }
+
+    #[tool(
+        name = "memory_cleanup",
+        description = "Compact the memory logs: expired entries and dead lines out, atomically. Rarely needed: logs \
+are compacted automatically once half their lines are dead."
+    )]
+    async fn memory_cleanup(
+        &self,
+        Parameters(_): Parameters<NoParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        Ok(match self.service.memory_cleanup() {
+            Ok(v) => text_result(context::render(&v, Format::Yaml)),
+            Err(e) => error_result(&e),
+        })
+    }
+
+    #[tool(
+        name = "memory_clear",
+        description = "Forget every memory of one namespace (or all: true). Cannot be undone; refused unless \
+confirm is true. Only when the user asks for it."
+    )]
+    async fn memory_clear(
+        &self,
+        Parameters(p): Parameters<MemoryClearParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        let answer =
+            self.service.memory_clear(p.namespace.as_deref(), p.all.unwrap_or(false), p.confirm.unwrap_or(false));
+        Ok(match answer {
+            Ok(v) => text_result(context::render(&v, Format::Yaml)),
+            Err(e) => error_result(&e),
+        })
+    }
+
+    #[tool(
+        name = "session_record",
+        description = "At the end of a session, record what happened in one long-term memory (kind session): the \
+memories added, commits made and tool calls since the last recorded session (or since a time or commit). Later \
+sessions find it with memory_search."
+    )]
+    async fn session_record(
+        &self,
+        Parameters(p): Parameters<SessionRecordParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        Ok(match self.service.session_record(p.since.as_deref(), p.agent.as_deref()) {
             Ok(v) => text_result(context::render(&v, Format::Yaml)),
             Err(e) => error_result(&e),
         })

@@ -271,7 +271,7 @@ impl Service {
     pub async fn memory_search(&self, req: &memory::MemorySearch) -> Result<Value> {
         let stale = self.settle().await?;
         let started = Instant::now();
-        let v = memory::search(&self.config, &self.index, req);
+        let v = memory::search(&self.root, &self.config, &self.index, req);
         self.metrics.search.observe(started.elapsed());
         let mut v = v?;
         if stale {
@@ -283,7 +283,7 @@ impl Service {
     /// `memory_get`.
     pub async fn memory_get(&self, id: &str, include_content: bool) -> Result<Value> {
         self.settle().await?;
-        memory::get(&self.index, id, include_content)
+        memory::get(&self.root, &self.index, id, include_content)
     }
 
     /// `memory_delete`.
@@ -294,8 +294,22 @@ impl Service {
 
     /// `memory_stats`, with the count of redundant context defaults of this process.
     pub async fn memory_stats(&self) -> Result<Value> {
-        self.settle().await?;
-        memory::stats(&self.root, &self.config, &self.index, Some(self.defaults_redundant()))
+        memory::stats(&self.root, &self.config, Some(self.defaults_redundant()))
+    }
+
+    /// `memory_cleanup`: every log compacted, expired entries out.
+    pub fn memory_cleanup(&self) -> Result<Value> {
+        memory::maint::cleanup(&self.root, &self.config)
+    }
+
+    /// `memory_clear`: refuses without `confirm`.
+    pub fn memory_clear(&self, namespace: Option<&str>, all: bool, confirm: bool) -> Result<Value> {
+        memory::maint::clear(&self.root, &self.config, namespace, all, confirm)
+    }
+
+    /// `session_record`: one long-term session entry for the window.
+    pub fn session_record(&self, since: Option<&str>, agent: Option<&str>) -> Result<Value> {
+        crate::query::session::record(&self.root, &self.config, since, agent, chrono::Utc::now())
     }
 
     /// Notes that a session asked again for the context defaults it was already sent.

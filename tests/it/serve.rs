@@ -311,10 +311,13 @@ fn mcp_over_http_lists_the_tools_and_answers_like_the_cli() {
             names,
             [
                 "memory_add",
+                "memory_cleanup",
+                "memory_clear",
                 "memory_delete",
                 "memory_get",
                 "memory_search",
                 "memory_stats",
+                "session_record",
                 "workspace_get_context",
                 "workspace_search"
             ]

@@ -4,10 +4,16 @@
 //! Writes go to the log under its lock: the live entries are folded from the log itself
 //! (so deduplication, key upserts and eviction see every process's writes), secrets are
 //! redacted and content is cut before anything is written, and each op is one line.
+//! A process keeps its fold of each log it wrote and, under the lock, reads only the lines
+//! appended since (checked against a hash of the bytes before them), so an add costs the
+//! same at ten entries as at ten thousand.
 //! Reads go through the index, which the sync and the watcher keep in step with the logs.
 
+pub mod maint;
+
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
@@ -17,9 +23,10 @@ use super::redact::redact;
 use crate::config::{Config, NamespaceConfig};
 use crate::error::{Error, Result};
 use crate::index::extract::{cut, first_sentences};
-use crate::index::{Index, ItemQuery, SearchRequest};
+use crate::index::memlog::LogMark;
+use crate::index::{Index, ItemQuery, Ranking, SearchRequest};
 use crate::model::{DocKind, validate_component};
-use crate::parse::jsonl;
+use crate::parse::memlog::Fold;
 use crate::store::{self, layout, log::LockedLog};
 
 /// The namespace of an add that names none.
@@ -51,6 +58,8 @@ pub struct AddRequest {
     pub key: Option<String>,
     pub importance: Option<f64>,
     pub agent: Option<String>,
+    /// Further fields of the entry (a session's structured summary).
+    pub extra: Map<String, Value>,
 }
 
 /// `memory_add`'s answer.
@@ -71,54 +80,82 @@ pub struct AddAnswer {
     pub evicted: Vec<String>,
 }
 
-/// A live entry as the writer sees it when folding a log.
-#[derive(Debug, Clone)]
-struct Live {
-    /// Order of its add line.
-    line: usize,
-    at: String,
-    key: Option<String>,
-    summary: String,
-    expires_at: String,
+/// The folds this process keeps, by log path: each one with the mark it stopped at.
+static FOLDS: Mutex<BTreeMap<PathBuf, (Fold, LogMark)>> = Mutex::new(BTreeMap::new());
+
+/// A namespace's log, locked, with its fold caught up to the end.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    pub namespace: String,
+    path: PathBuf,
+    log: LockedLog,
+    pub fold: Fold,
+    mark: LogMark,
 }
 
-fn text(v: &Map<String, Value>, k: &str) -> Option<String> {
-    v.get(k).and_then(Value::as_str).map(str::to_owned)
+impl Writer {
+    /// Takes the namespace's lock and folds what was appended since this process last
+    /// looked (the whole log when it was rewritten meanwhile).
+    pub fn open(root: &Path, namespace: &str) -> Result<Writer> {
+        let path = root.join(log_path(namespace));
+        let mut log = LockedLog::open(&path, &root.join(lock_path(namespace)))?;
+        let cached = FOLDS.lock().ok().and_then(|mut f| f.remove(&path));
+        let (fold, mark) = match cached {
+            Some((fold, mark)) => catch_up(&mut log, fold, mark)?,
+            None => whole(&mut log)?,
+        };
+        Ok(Writer { namespace: namespace.to_owned(), path, log, fold, mark })
+    }
+
+    /// Appends op lines and folds them.
+    pub fn append(&mut self, lines: &[String], fsync: bool) -> Result<()> {
+        self.log.append(lines, fsync)?;
+        let (fold, mark) = catch_up(&mut self.log, std::mem::take(&mut self.fold), self.mark.clone())?;
+        (self.fold, self.mark) = (fold, mark);
+        Ok(())
+    }
+
+    /// The whole log as it is.
+    pub fn bytes(&mut self) -> Result<Vec<u8>> {
+        self.log.read_all()
+    }
+
+    /// Replaces the log atomically with `bytes` (compaction, clear).
+    pub fn replace(&mut self, bytes: &[u8]) -> Result<()> {
+        self.log.replace(bytes)?;
+        self.fold = Fold::of(bytes, false);
+        self.mark = LogMark::at(self.fold.offset, &bytes[..usize::try_from(self.fold.offset).unwrap_or(0)]);
+        Ok(())
+    }
 }
 
-/// The live (not deleted, not expired at `now`) entries of a log, by id.
-fn fold(bytes: &[u8], now: &str) -> BTreeMap<String, Live> {
-    let (lines, _) = jsonl::parse(bytes);
-    let mut live: BTreeMap<String, Live> = BTreeMap::new();
-    for (n, line) in lines.into_iter().enumerate() {
-        let Value::Object(map) = line.value else { continue };
-        let Some(id) = text(&map, "id") else { continue };
-        match map.get("op").and_then(Value::as_str) {
-            Some("add") => {
-                let entry = Live {
-                    line: n,
-                    at: text(&map, "at").unwrap_or_default(),
-                    key: text(&map, "key"),
-                    summary: text(&map, "summary").unwrap_or_default(),
-                    expires_at: text(&map, "expires_at").unwrap_or_default(),
-                };
-                live.insert(id, entry);
-            }
-            Some("delete") => {
-                live.remove(&id);
-            }
-            _ => {}
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if let Ok(mut folds) = FOLDS.lock() {
+            folds.insert(self.path.clone(), (std::mem::take(&mut self.fold), self.mark.clone()));
         }
     }
-    live.retain(|_, e| e.expires_at.is_empty() || normalise(&e.expires_at).as_str() > now);
-    live
 }
 
-/// An RFC 3339 time as UTC seconds with `Z` (text order is time order), or as given.
-fn normalise(t: &str) -> String {
-    DateTime::parse_from_rfc3339(t.trim())
-        .map(|at| at.with_timezone(&Utc).to_rfc3339_opts(SecondsFormat::Secs, true))
-        .unwrap_or_else(|_| t.to_owned())
+/// Folds a whole log.
+fn whole(log: &mut LockedLog) -> Result<(Fold, LogMark)> {
+    let bytes = log.read_all()?;
+    let fold = Fold::of(&bytes, false);
+    let mark = LogMark::at(fold.offset, &bytes[..usize::try_from(fold.offset).unwrap_or(0)]);
+    Ok((fold, mark))
+}
+
+/// Goes on folding from `mark` when the bytes before it are still those folded.
+fn catch_up(log: &mut LockedLog, mut fold: Fold, mark: LogMark) -> Result<(Fold, LogMark)> {
+    let from = mark.check_from();
+    let bytes = log.read_from(from)?;
+    if fold.offset != mark.offset || !mark.holds(&bytes) {
+        return whole(log);
+    }
+    let skip = usize::try_from(mark.offset - from).unwrap_or(0);
+    let used = fold.read(&bytes[skip..]);
+    let mark = LogMark::at(fold.offset, &bytes[..skip + used]);
+    Ok((fold, mark))
 }
 
 fn stamp(t: DateTime<Utc>) -> String {
@@ -173,15 +210,15 @@ pub fn add(root: &Path, config: &Config, req: &AddRequest, now: DateTime<Utc>) -
     let at = stamp(now);
     let expires_at = stamp(now + chrono::Duration::days(i64::try_from(ns.ttl_days).unwrap_or(i64::MAX / 86_400_000)));
 
-    let mut log = LockedLog::open(&root.join(log_path(ns_name)), &root.join(lock_path(ns_name)))?;
-    let live = fold(&log.read_all()?, &at);
+    let mut writer = Writer::open(root, ns_name)?;
+    let live: BTreeMap<&String, &crate::parse::memlog::Entry> = writer.fold.live_at(&at).collect();
     if let Some(existing) = live.get(&id) {
         return Ok(AddAnswer {
             id,
             namespace: ns_name.to_owned(),
             summary: existing.summary.clone(),
             content_length: content.chars().count(),
-            expires_at: normalise(&existing.expires_at),
+            expires_at: existing.expires_at.clone().unwrap_or_default(),
             deduplicated: true,
             superseded: None,
             truncated,
@@ -191,16 +228,20 @@ pub fn add(root: &Path, config: &Config, req: &AddRequest, now: DateTime<Utc>) -
     }
     let mut lines = Vec::new();
     let delete = |id: &str| json!({"op": "delete", "id": id, "at": at}).to_string();
-    let superseded =
-        req.key.as_ref().and_then(|k| live.iter().find(|(_, e)| e.key.as_ref() == Some(k)).map(|(id, _)| id.clone()));
+    let superseded = req
+        .key
+        .as_ref()
+        .and_then(|k| live.iter().find(|(_, e)| e.key.as_ref() == Some(k)).map(|(id, _)| (*id).clone()));
     if let Some(old) = &superseded {
         lines.push(delete(old));
     }
     // Over max_entries: the oldest live entries go.
-    let mut oldest: Vec<(&String, &Live)> = live.iter().filter(|(i, _)| Some(*i) != superseded.as_ref()).collect();
+    let mut oldest: Vec<(&String, &crate::parse::memlog::Entry)> =
+        live.iter().filter(|(i, _)| Some(**i) != superseded.as_ref()).map(|(i, e)| (*i, *e)).collect();
     oldest.sort_by(|a, b| a.1.at.cmp(&b.1.at).then(a.1.line.cmp(&b.1.line)));
     let over = (oldest.len() + 1).saturating_sub(ns.max_entries.max(1));
     let evicted: Vec<String> = oldest.iter().take(over).map(|(i, _)| (*i).clone()).collect();
+    drop(live);
     for old in &evicted {
         lines.push(delete(old));
     }
@@ -232,9 +273,15 @@ pub fn add(root: &Path, config: &Config, req: &AddRequest, now: DateTime<Utc>) -
         }
         entry.insert("git".into(), Value::Object(git));
     }
+    for (k, v) in &req.extra {
+        if !entry.contains_key(k) {
+            entry.insert(k.clone(), v.clone());
+        }
+    }
     entry.insert("hash".into(), json!(blake3::hash(content.as_bytes()).to_hex().to_string()));
     lines.push(Value::Object(entry).to_string());
-    log.append(&lines, config.memory.fsync)?;
+    writer.append(&lines, config.memory.fsync)?;
+    maint::compact_if_worth_it(&mut writer, config, &at)?;
     Ok(AddAnswer {
         id,
         namespace: ns_name.to_owned(),
@@ -255,35 +302,75 @@ pub fn is_memory_id(text: &str) -> bool {
     t.len() == 14 && t.starts_with("m_") && t[2..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The namespace of a log path (`.tmws/memory/{namespace}.jsonl`).
+fn namespace_of(path: &str) -> Option<&str> {
+    path.strip_prefix(layout::MEMORY_DIR)?.strip_prefix('/')?.strip_suffix(".jsonl")
+}
+
 /// One memory as `memory_get` and `memory_search` answer it.
-fn entry_value(item: &crate::index::Item, score: Option<u32>, content: bool, preview: bool) -> Value {
-    let mut m = Map::new();
-    m.insert("id".into(), json!(item.ref_id));
-    if let Some(ns) = item.path.strip_prefix(&format!("{}/", layout::MEMORY_DIR)).and_then(|p| p.strip_suffix(".jsonl"))
-    {
-        m.insert("namespace".into(), json!(ns));
+struct Shown<'a> {
+    id: &'a str,
+    namespace: Option<&'a str>,
+    kind: Option<&'a str>,
+    summary: &'a str,
+    tags: &'a [String],
+    created: Option<&'a str>,
+    body: Option<&'a str>,
+}
+
+impl Shown<'_> {
+    fn value(&self, score: Option<u32>, content: bool, preview: bool) -> Value {
+        let mut m = Map::new();
+        m.insert("id".into(), json!(self.id));
+        if let Some(ns) = self.namespace {
+            m.insert("namespace".into(), json!(ns));
+        }
+        if let Some(k) = self.kind {
+            m.insert("kind".into(), json!(k));
+        }
+        m.insert("summary".into(), json!(self.summary));
+        if !self.tags.is_empty() {
+            m.insert("tags".into(), json!(self.tags));
+        }
+        if let Some(s) = score {
+            m.insert("score".into(), json!(s));
+        }
+        if let Some(c) = self.created {
+            m.insert("created_at".into(), json!(c));
+        }
+        let body = self.body.unwrap_or_default();
+        if content {
+            m.insert("content".into(), json!(body));
+        } else if preview {
+            let cut: String = body.chars().take(PREVIEW_CHARS).collect();
+            m.insert("content_preview".into(), json!(cut));
+        }
+        Value::Object(m)
     }
-    if let Some(k) = &item.category {
-        m.insert("kind".into(), json!(k));
+
+    fn of_item(item: &crate::index::Item) -> Shown<'_> {
+        Shown {
+            id: &item.ref_id,
+            namespace: namespace_of(&item.path),
+            kind: item.category.as_deref(),
+            summary: &item.description,
+            tags: &item.tags,
+            created: item.created.as_deref(),
+            body: item.body.as_deref(),
+        }
     }
-    m.insert("summary".into(), json!(item.description));
-    if !item.tags.is_empty() {
-        m.insert("tags".into(), json!(item.tags));
+
+    fn of_hit(hit: &crate::index::SearchHit) -> Shown<'_> {
+        Shown {
+            id: &hit.ref_id,
+            namespace: hit.namespace.as_deref(),
+            kind: hit.category.as_deref(),
+            summary: &hit.summary,
+            tags: &hit.tags,
+            created: hit.created.as_deref(),
+            body: hit.body.as_deref(),
+        }
     }
-    if let Some(s) = score {
-        m.insert("score".into(), json!(s));
-    }
-    if let Some(c) = &item.created {
-        m.insert("created_at".into(), json!(c));
-    }
-    let body = item.body.clone().unwrap_or_default();
-    if content {
-        m.insert("content".into(), json!(body));
-    } else if preview {
-        let cut: String = body.chars().take(PREVIEW_CHARS).collect();
-        m.insert("content_preview".into(), json!(cut));
-    }
-    Value::Object(m)
 }
 
 /// The live memory with this id (expired ones are gone), if any.
@@ -294,10 +381,14 @@ fn find(index: &Index, id: &str) -> Result<Option<crate::index::Item>> {
     Ok(item.expires.as_deref().is_none_or(|e| e > now.as_str()).then_some(item))
 }
 
-/// `memory_get`: the entry, with its content when asked; an unknown id is `NotFound`-like.
-pub fn get(index: &Index, id: &str, include_content: bool) -> Result<Value> {
+/// `memory_get`: the entry, with its content when asked; an unknown id is `NoSuchId`.
+/// Each read counts towards the entry's current importance (DESIGN §6).
+pub fn get(root: &Path, index: &Index, id: &str, include_content: bool) -> Result<Value> {
     match find(index, id.trim())? {
-        Some(item) => Ok(entry_value(&item, None, include_content, false)),
+        Some(item) => {
+            maint::count_access(root, &item.ref_id);
+            Ok(Shown::of_item(&item).value(None, include_content, false))
+        }
         None => Err(Error::NoSuchId(format!("no memory `{}`", id.trim()))),
     }
 }
@@ -306,18 +397,14 @@ pub fn get(index: &Index, id: &str, include_content: bool) -> Result<Value> {
 pub fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> Result<Value> {
     let id = id.trim();
     let Some(item) = find(index, id)? else { return Err(Error::NoSuchId(format!("no memory `{id}`"))) };
-    let ns = item
-        .path
-        .strip_prefix(&format!("{}/", layout::MEMORY_DIR))
-        .and_then(|p| p.strip_suffix(".jsonl"))
-        .ok_or_else(|| Error::Index(format!("memory `{id}` has no log path")))?
-        .to_owned();
-    let mut log = LockedLog::open(&root.join(log_path(&ns)), &root.join(lock_path(&ns)))?;
+    let ns = namespace_of(&item.path).ok_or_else(|| Error::Index(format!("memory `{id}` has no log path")))?;
+    let mut writer = Writer::open(root, ns)?;
     let at = stamp(Utc::now());
-    if !fold(&log.read_all()?, &at).contains_key(id) {
+    if writer.fold.live.get(id).is_none_or(|e| e.expired(&at)) {
         return Err(Error::NoSuchId(format!("no memory `{id}`")));
     }
-    log.append(&[json!({"op": "delete", "id": id, "at": at}).to_string()], config.memory.fsync)?;
+    writer.append(&[json!({"op": "delete", "id": id, "at": at}).to_string()], config.memory.fsync)?;
+    maint::compact_if_worth_it(&mut writer, config, &at)?;
     Ok(json!({"id": id, "namespace": ns, "deleted": true}))
 }
 
@@ -328,14 +415,44 @@ pub struct MemorySearch {
     pub namespace: Option<String>,
     pub tags: Vec<String>,
     pub kind: Option<String>,
+    /// A branch, or `*` for all; by default the current branch and the default branch.
     pub branch: Option<String>,
     pub limit: Option<usize>,
     pub min_score: Option<f64>,
     pub include_content: bool,
 }
 
-/// `memory_search`: BM25 over summary, content and tags; an id finds that entry.
-pub fn search(config: &Config, index: &Index, req: &MemorySearch) -> Result<Value> {
+/// The branches a search looks at, and whether entries written outside git count.
+fn branches(root: &Path, asked: Option<&str>) -> (Vec<String>, bool) {
+    match asked.map(str::trim) {
+        Some("*") => (Vec::new(), false),
+        Some(b) if !b.is_empty() => (vec![b.to_owned()], false),
+        _ => {
+            let mut list: Vec<String> = store::git_head(root).and_then(|h| h.branch).into_iter().collect();
+            if let Some(d) = store::git::default_branch(root)
+                && !list.contains(&d)
+            {
+                list.push(d);
+            }
+            let any = !list.is_empty();
+            (list, any)
+        }
+    }
+}
+
+/// What ranks memories beyond their text, as of now.
+fn ranking(root: &Path, config: &Config) -> Ranking {
+    Ranking {
+        now: Utc::now().timestamp(),
+        half_life_days: config.namespaces.iter().map(|(n, c)| (n.clone(), c.half_life_days)).collect(),
+        trust: super::trust::scores(root).into_iter().map(|(a, s)| (a, s.score)).collect(),
+        access: maint::accesses(root),
+    }
+}
+
+/// `memory_search`: BM25 over summary, content and tags, times current importance and
+/// the writer's trust (DESIGN §6); an id finds that entry.
+pub fn search(root: &Path, config: &Config, index: &Index, req: &MemorySearch) -> Result<Value> {
     if let Some(ns) = &req.namespace {
         namespace(config, ns)?;
     }
@@ -343,9 +460,11 @@ pub fn search(config: &Config, index: &Index, req: &MemorySearch) -> Result<Valu
     let min_score = req.min_score.unwrap_or(config.retrieval.min_score).clamp(0.0, 1.0);
     if is_memory_id(&req.query) {
         let found = find(index, req.query.trim())?;
-        let results: Vec<Value> = found.iter().map(|i| entry_value(i, Some(100), false, req.include_content)).collect();
+        let results: Vec<Value> =
+            found.iter().map(|i| Shown::of_item(i).value(Some(100), false, req.include_content)).collect();
         return Ok(json!({"found": results.len(), "total": results.len(), "query": req.query, "results": results}));
     }
+    let (branches, branchless) = branches(root, req.branch.as_deref());
     let sreq = SearchRequest {
         query: req.query.clone(),
         kinds: vec![DocKind::Memory],
@@ -353,7 +472,9 @@ pub fn search(config: &Config, index: &Index, req: &MemorySearch) -> Result<Valu
         limit,
         namespaces: req.namespace.iter().cloned().collect(),
         categories: req.kind.iter().cloned().collect(),
-        branch: req.branch.clone().filter(|b| b != "*"),
+        branches,
+        branchless,
+        ranking: Some(ranking(root, config)),
         ..SearchRequest::default()
     };
     let found = index.search(&sreq)?;
@@ -362,44 +483,39 @@ pub fn search(config: &Config, index: &Index, req: &MemorySearch) -> Result<Valu
         .results
         .iter()
         .filter(|h| f64::from(h.score) / 100.0 >= min_score)
-        .map(|h| {
-            let item = crate::index::Item {
-                ref_id: h.ref_id.clone(),
-                kind: h.kind.clone(),
-                description: h.summary.clone(),
-                tags: h.tags.clone(),
-                category: h.category.clone(),
-                created: h.created.clone(),
-                path: h.namespace.as_deref().map(log_path).unwrap_or_default(),
-                body: h.body.clone(),
-                ..crate::index::Item::default()
-            };
-            entry_value(&item, Some(h.score), false, req.include_content)
-        })
+        .map(|h| Shown::of_hit(h).value(Some(h.score), false, req.include_content))
         .collect();
     Ok(json!({"found": results.len(), "total": total, "query": req.query, "results": results}))
 }
 
+/// The namespaces to look at: the configured ones and any with a log on disk.
+pub(crate) fn namespaces(root: &Path, config: &Config) -> Result<Vec<String>> {
+    let mut names: Vec<String> = config.namespaces.keys().cloned().collect();
+    let dir = root.join(layout::MEMORY_DIR);
+    if store::is_dir(&dir) {
+        for file in store::list_dir(&dir)? {
+            if let Some(n) = file.strip_suffix(".jsonl")
+                && validate_component(n).is_ok()
+                && !names.iter().any(|k| k == n)
+            {
+                names.push(n.to_owned());
+            }
+        }
+    }
+    Ok(names)
+}
+
 /// `memory_stats`: live entries by namespace, and the logs' size and dead lines.
-pub fn stats(root: &Path, config: &Config, index: &Index, defaults_redundant: Option<u64>) -> Result<Value> {
-    let counts = index.counts()?;
+pub fn stats(root: &Path, config: &Config, defaults_redundant: Option<u64>) -> Result<Value> {
     let now = stamp(Utc::now());
     let mut by_namespace = Map::new();
     let (mut total, mut expired_pending, mut log_bytes, mut dead_lines) = (0u64, 0u64, 0u64, 0u64);
-    let mut names: Vec<String> = config.namespaces.keys().cloned().collect();
-    for n in counts.namespaces.keys() {
-        if !names.contains(n) {
-            names.push(n.clone());
-        }
-    }
-    for ns in names {
+    for ns in namespaces(root, config)? {
         let bytes = store::read_opt(&root.join(log_path(&ns)))?.unwrap_or_default();
-        let (lines, _) = jsonl::parse(&bytes);
-        let live_all = fold(&bytes, "");
-        let live = fold(&bytes, &now);
-        let n = live.len() as u64;
-        expired_pending += (live_all.len() - live.len()) as u64;
-        dead_lines += lines.len() as u64 - n;
+        let fold = Fold::of(&bytes, false);
+        let n = fold.live_at(&now).count() as u64;
+        expired_pending += fold.live.len() as u64 - n;
+        dead_lines += fold.dead_lines(&now) as u64;
         log_bytes += bytes.len() as u64;
         total += n;
         by_namespace.insert(ns, json!(n));

@@ -1,0 +1,269 @@
+//! The fold of a memory log (DESIGN §2.3): its ops, in order, into the live entries.
+//!
+//! One fold serves every reader: the writer (deduplication, key upserts, eviction,
+//! compaction, pruning, links), the index (the entries it makes searchable) and the
+//! statistics. It can go on from where it stopped, so a process that keeps a fold only
+//! reads the lines appended since. Only complete lines (ending in `\n`) are folded: a torn
+//! final line is left for later and, once a writer has ended it, reported and skipped.
+//!
+//! An entry's lines are its `add` and the `update` and `link` ops after it; compaction
+//! keeps exactly those lines of the live entries. Deleting an entry and adding the same
+//! content again starts a new incarnation: the old lines are dead.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Map, Value};
+
+use super::jsonl;
+use crate::model::Diagnostic;
+
+/// A live entry of a log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Entry {
+    /// The line number (from 1) of its `add`; also its order of addition.
+    pub line: usize,
+    /// When it was added, RFC 3339 UTC seconds with `Z` (text order is time order).
+    pub at: String,
+    pub expires_at: Option<String>,
+    pub key: Option<String>,
+    pub kind: Option<String>,
+    pub summary: String,
+    pub importance: f64,
+    pub agent: Option<String>,
+    pub branch: Option<String>,
+    /// The commit HEAD was at when it was added.
+    pub commit: Option<String>,
+    /// Commits it was linked to (`link` ops).
+    pub links: Vec<String>,
+    /// The line numbers of its `update` and `link` ops.
+    pub later: Vec<usize>,
+    /// The `add` object with its updates applied, when the fold keeps records.
+    pub record: Option<Map<String, Value>>,
+}
+
+impl Entry {
+    /// Whether it has expired at `now` (RFC 3339 UTC with `Z`).
+    pub fn expired(&self, now: &str) -> bool {
+        self.expires_at.as_deref().is_some_and(|e| e <= now)
+    }
+
+    /// How many lines of the log it holds.
+    pub fn lines(&self) -> usize {
+        1 + self.later.len()
+    }
+}
+
+/// The live entries of a log, as far as it has been read.
+#[derive(Debug, Clone, Default)]
+pub struct Fold {
+    pub live: BTreeMap<String, Entry>,
+    /// Lines read (good, bad and blank), i.e. the number of the last one.
+    pub lines: usize,
+    /// Bytes read: the end of the last complete line.
+    pub offset: u64,
+    /// Lines that were skipped, with their line numbers.
+    pub problems: Vec<Diagnostic>,
+    /// Keep each entry's whole record (the index needs it; the writer does not).
+    keep_records: bool,
+}
+
+/// An RFC 3339 time as UTC seconds with `Z` (text order is time order), or as given.
+pub fn normalise_time(t: &str) -> String {
+    DateTime::parse_from_rfc3339(t.trim())
+        .map(|at| at.with_timezone(&Utc).to_rfc3339_opts(SecondsFormat::Secs, true))
+        .unwrap_or_else(|_| t.to_owned())
+}
+
+/// The complete lines of `bytes`: up to and including the last `\n`.
+pub fn complete(bytes: &[u8]) -> &[u8] {
+    bytes.iter().rposition(|b| *b == b'\n').map_or(&[], |i| &bytes[..=i])
+}
+
+fn text(v: &Map<String, Value>, k: &str) -> Option<String> {
+    v.get(k).and_then(Value::as_str).filter(|s| !s.trim().is_empty()).map(str::to_owned)
+}
+
+impl Fold {
+    /// An empty fold; `keep_records` keeps each entry's whole `add` object.
+    pub fn new(keep_records: bool) -> Fold {
+        Fold { keep_records, ..Fold::default() }
+    }
+
+    /// Folds a whole log.
+    pub fn of(bytes: &[u8], keep_records: bool) -> Fold {
+        let mut fold = Fold::new(keep_records);
+        fold.read(bytes);
+        fold
+    }
+
+    /// Folds the complete lines of `bytes`, which continue the log at `self.offset`.
+    /// Returns how many bytes were consumed.
+    pub fn read(&mut self, bytes: &[u8]) -> usize {
+        let done = complete(bytes);
+        let (lines, problems) = jsonl::parse(done);
+        let base = self.lines;
+        for line in lines {
+            let Value::Object(map) = line.value else { continue };
+            self.apply(base + line.line, map);
+        }
+        self.problems.extend(problems.into_iter().map(|mut d| {
+            d.line += base;
+            d
+        }));
+        self.lines += done.iter().filter(|b| **b == b'\n').count();
+        self.offset += done.len() as u64;
+        done.len()
+    }
+
+    /// Applies one op, read at line number `line`.
+    fn apply(&mut self, line: usize, map: Map<String, Value>) {
+        let Some(id) = text(&map, "id") else { return };
+        match map.get("op").and_then(Value::as_str) {
+            Some("add") => {
+                let mut entry = Entry {
+                    line,
+                    at: text(&map, "at").map(|t| normalise_time(&t)).unwrap_or_default(),
+                    importance: DEFAULT_IMPORTANCE,
+                    ..Entry::default()
+                };
+                entry.set(&map);
+                entry.commit = map.get("git").and_then(|g| g.get("commit")).and_then(Value::as_str).map(str::to_owned);
+                entry.branch = map.get("git").and_then(|g| g.get("branch")).and_then(Value::as_str).map(str::to_owned);
+                if self.keep_records {
+                    entry.record = Some(map);
+                }
+                self.live.insert(id, entry);
+            }
+            Some("delete") => {
+                self.live.remove(&id);
+            }
+            Some("update") => {
+                let Some(entry) = self.live.get_mut(&id) else { return };
+                entry.later.push(line);
+                let Some(Value::Object(set)) = map.get("set") else { return };
+                let set: Map<String, Value> = set
+                    .iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "id" | "op" | "ns"))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                entry.set(&set);
+                if let Some(record) = &mut entry.record {
+                    record.extend(set);
+                    if let Some(at) = map.get("at") {
+                        record.insert("updated_at".into(), at.clone());
+                    }
+                }
+            }
+            Some("link") => {
+                let Some(entry) = self.live.get_mut(&id) else { return };
+                entry.later.push(line);
+                if let Some(c) = text(&map, "commit") {
+                    entry.links.push(c);
+                }
+            }
+            // Ops of later versions: kept with their entry, changing nothing here.
+            _ => {
+                if let Some(entry) = self.live.get_mut(&id) {
+                    entry.later.push(line);
+                }
+            }
+        }
+    }
+
+    /// Lines that hold nothing live at `now`: deleted, superseded or expired entries,
+    /// delete ops, bad lines.
+    pub fn dead_lines(&self, now: &str) -> usize {
+        let live: usize = self.live.values().filter(|e| !e.expired(now)).map(Entry::lines).sum();
+        self.lines.saturating_sub(live)
+    }
+
+    /// The live entries at `now`, oldest first.
+    pub fn live_at<'a>(&'a self, now: &'a str) -> impl Iterator<Item = (&'a String, &'a Entry)> + 'a {
+        let mut v: Vec<(&String, &Entry)> = self.live.iter().filter(|(_, e)| !e.expired(now)).collect();
+        v.sort_by_key(|(_, e)| e.line);
+        v.into_iter()
+    }
+}
+
+impl Entry {
+    /// Takes the fields an `add` or an update's `set` gives.
+    fn set(&mut self, map: &Map<String, Value>) {
+        if let Some(e) = text(map, "expires_at") {
+            self.expires_at = Some(normalise_time(&e));
+        }
+        if let Some(k) = text(map, "key") {
+            self.key = Some(k);
+        }
+        if let Some(k) = text(map, "kind") {
+            self.kind = Some(k);
+        }
+        if let Some(s) = text(map, "summary") {
+            self.summary = s;
+        }
+        if let Some(i) = map.get("importance").and_then(Value::as_f64) {
+            self.importance = i.clamp(0.0, 1.0);
+        }
+        if let Some(a) = text(map, "agent") {
+            self.agent = Some(a);
+        }
+    }
+}
+
+/// The importance of an entry that gives none.
+pub const DEFAULT_IMPORTANCE: f64 = 0.5;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn add(id: &str, at: &str) -> String {
+        format!("{{\"op\":\"add\",\"id\":\"{id}\",\"at\":\"{at}\",\"content\":\"c\",\"summary\":\"s {id}\"}}\n")
+    }
+
+    #[test]
+    fn ops_fold_in_order_and_reads_go_on_from_where_they_stopped() {
+        let log = [
+            add("m_1", "2026-11-22T10:00:00+01:00"),
+            add("m_2", "2026-11-22T10:00:00Z"),
+            "{\"op\":\"delete\",\"id\":\"m_1\"}\n".into(),
+            "{\"op\":\"update\",\"id\":\"m_2\",\"set\":{\"importance\":0.9,\"id\":\"x\"}}\n".into(),
+            "bad\n".into(),
+            "{\"op\":\"link\",\"id\":\"m_2\",\"commit\":\"abc\"}\n".into(),
+            add("m_1", "2026-11-22T11:00:00Z"),
+            "{\"op\":\"add\",\"id\":\"m_3\"".into(),
+        ]
+        .concat();
+        let whole = Fold::of(log.as_bytes(), false);
+        assert_eq!(whole.live.keys().collect::<Vec<_>>(), ["m_1", "m_2"]);
+        let m2 = &whole.live["m_2"];
+        assert_eq!((m2.importance, m2.links.clone(), m2.later.clone()), (0.9, vec!["abc".to_owned()], vec![4, 6]));
+        assert_eq!((whole.live["m_1"].line, whole.live["m_1"].importance), (7, DEFAULT_IMPORTANCE));
+        assert_eq!(whole.lines, 7, "the torn final line is not read");
+        assert_eq!(whole.problems.iter().map(|p| p.line).collect::<Vec<_>>(), [5]);
+        // Lines 1 (superseded add), 3 (delete) and 5 (bad) are dead.
+        assert_eq!(whole.dead_lines("2026-11-22T12:00:00Z"), 3);
+
+        // Read in two parts, the fold is the same.
+        let cut = log.find("bad").unwrap() + 2;
+        let mut parts = Fold::new(false);
+        let used = parts.read(&log.as_bytes()[..cut]);
+        parts.read(&log.as_bytes()[used..]);
+        assert_eq!(parts.live, whole.live);
+        assert_eq!((parts.lines, parts.offset), (whole.lines, whole.offset));
+        assert_eq!(parts.problems.iter().map(|p| p.line).collect::<Vec<_>>(), [5]);
+        assert_eq!(whole.live["m_2"].at, "2026-11-22T10:00:00Z");
+        assert_eq!(parts.live["m_1"].at, "2026-11-22T11:00:00Z");
+    }
+
+    #[test]
+    fn expired_entries_are_dead() {
+        let log = "{\"op\":\"add\",\"id\":\"m_1\",\"at\":\"2026-01-01T00:00:00Z\",\"expires_at\":\"2026-02-01T00:00:00+00:00\"}\n";
+        let fold = Fold::of(log.as_bytes(), true);
+        assert_eq!(fold.live["m_1"].expires_at.as_deref(), Some("2026-02-01T00:00:00Z"));
+        assert_eq!(fold.dead_lines("2026-01-15T00:00:00Z"), 0);
+        assert_eq!(fold.dead_lines("2026-02-01T00:00:00Z"), 1);
+        assert_eq!(fold.live_at("2026-02-02T00:00:00Z").count(), 0);
+        assert!(fold.live["m_1"].record.is_some());
+    }
+}

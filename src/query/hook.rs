@@ -1,0 +1,77 @@
+//! `tmws hook install` (DESIGN §6): a git `post-commit` hook that runs
+//! `tmws memory link-commit`, so the memories written while working on a commit point at it.
+//!
+//! A hook that was there before is kept: it is renamed `post-commit.tmws-chained` and the
+//! new hook runs it first (with the same arguments and its exit status). Installing again
+//! changes nothing. The hook never fails a commit: link-commit's errors are ignored.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
+use crate::store;
+
+/// Marks a hook as tmws'.
+const MARKER: &str = "# tmws post-commit hook";
+/// The name a hook found in place is kept under.
+const CHAINED: &str = "post-commit.tmws-chained";
+
+/// The hooks folder git uses for the work tree at `root` (honours `core.hooksPath`).
+fn hooks_dir(root: &Path) -> Result<PathBuf> {
+    if store::git_head(root).is_none() {
+        return Err(Error::Usage(format!("{} is not in a git work tree", root.display())));
+    }
+    let out = store::git::run(root, &["rev-parse", "--git-path", "hooks"])?;
+    let p = PathBuf::from(out.trim());
+    Ok(if p.is_absolute() { p } else { root.join(p) })
+}
+
+/// Single-quotes a path for sh.
+fn quoted(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+}
+
+/// The hook script: the chained hook first, then link-commit for this root.
+fn script(tmws: &Path, root: &Path) -> String {
+    format!(
+        "#!/bin/sh\n{MARKER}: links the memories added since the previous commit to this one.\n\
+         # Installed by `tmws hook install`; a hook that was here before is {CHAINED}, run first.\n\
+         status=0\n\
+         chained=\"$(dirname \"$0\")/{CHAINED}\"\n\
+         if [ -x \"$chained\" ]; then \"$chained\" \"$@\"; status=$?; fi\n\
+         tmws={tmws}\n\
+         [ -x \"$tmws\" ] || tmws=tmws\n\
+         \"$tmws\" --root {root} memory link-commit >/dev/null 2>&1 || true\n\
+         exit $status\n",
+        tmws = quoted(tmws),
+        root = quoted(root),
+    )
+}
+
+/// Installs the hook; `tmws` is the binary the hook should run.
+pub fn install(root: &Path, tmws: &Path) -> Result<Value> {
+    let dir = hooks_dir(root)?;
+    let hook = dir.join("post-commit");
+    let root = store::canonicalize(root)?;
+    let wanted = script(tmws, &root);
+    let mut chained = false;
+    if let Some(existing) = store::read_text_opt(&hook)? {
+        if existing == wanted {
+            return Ok(json!({"hook": hook.display().to_string(), "installed": false, "why": "already installed"}));
+        }
+        if !existing.contains(MARKER) {
+            // Someone else's hook: kept, and run first.
+            if store::exists(&dir.join(CHAINED)) {
+                return Err(Error::Usage(format!(
+                    "{} exists already: move it or the current post-commit hook aside and run again",
+                    dir.join(CHAINED).display()
+                )));
+            }
+            store::rename(&hook, &dir.join(CHAINED))?;
+            chained = true;
+        }
+    }
+    store::write_executable(&hook, wanted.as_bytes())?;
+    Ok(json!({"hook": hook.display().to_string(), "installed": true, "chained": chained}))
+}

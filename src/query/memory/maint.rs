@@ -1,0 +1,261 @@
+//! Keeping the memory logs small and true (DESIGN §2.3, §6): compaction (by hand with
+//! `memory cleanup`, and automatically once dead lines pass `compact_garbage_ratio`),
+//! `memory clear`, `memory prune --below`, `memory gc-branches`, `memory link-commit`,
+//! and the access counts that decay is computed with.
+//!
+//! Every rewrite happens under the log's lock and replaces the log atomically (temporary
+//! file, fsync, rename): a process killed at any point leaves the old log or the new one.
+//! Compaction keeps the exact bytes of every line of every live entry (its `add` and the
+//! `update` and `link` ops after it) in their order, and drops the rest: deleted,
+//! superseded and expired entries, delete ops, bad and torn lines.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use super::{Writer, log_path, namespace, namespaces, stamp};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::index::current_importance;
+use crate::store;
+
+/// Logs shorter than this are never compacted automatically.
+const MIN_AUTO_COMPACT_LINES: usize = 64;
+/// The derived access counts (DESIGN §6: a cache, never written to the logs).
+const ACCESS_FILE: &str = ".tmws/cache/memory-access.json";
+
+/// What one compaction did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Compacted {
+    pub removed_expired: usize,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}
+
+/// Rewrites the writer's log with only the lines of its entries live at `now`.
+pub(crate) fn compact(writer: &mut Writer, now: &str) -> Result<Compacted> {
+    let bytes = writer.bytes()?;
+    let removed_expired = writer.fold.live.values().filter(|e| e.expired(now)).count();
+    let keep: BTreeSet<usize> = writer
+        .fold
+        .live
+        .values()
+        .filter(|e| !e.expired(now))
+        .flat_map(|e| std::iter::once(e.line).chain(e.later.iter().copied()))
+        .collect();
+    let mut out = Vec::with_capacity(bytes.len());
+    // Line numbers count every line, as the fold does; a torn final line is dropped.
+    for (n, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+        if line.last() == Some(&b'\n') && keep.contains(&(n + 1)) {
+            out.extend_from_slice(line);
+        }
+    }
+    writer.replace(&out)?;
+    Ok(Compacted { removed_expired, bytes_before: bytes.len() as u64, bytes_after: out.len() as u64 })
+}
+
+/// Compacts when dead lines pass `compact_garbage_ratio` of a log of some size.
+pub(crate) fn compact_if_worth_it(writer: &mut Writer, config: &Config, now: &str) -> Result<()> {
+    let lines = writer.fold.lines;
+    if lines < MIN_AUTO_COMPACT_LINES {
+        return Ok(());
+    }
+    let dead = writer.fold.dead_lines(now);
+    if dead as f64 / lines as f64 > config.memory.compact_garbage_ratio {
+        let done = compact(writer, now)?;
+        tracing::info!(
+            "compacted {} ({dead} of {lines} lines dead): {} → {} bytes",
+            log_path(&writer.namespace),
+            done.bytes_before,
+            done.bytes_after
+        );
+    }
+    Ok(())
+}
+
+/// `memory cleanup`: every namespace's log compacted, expired entries out.
+pub fn cleanup(root: &Path, config: &Config) -> Result<Value> {
+    let now = stamp(Utc::now());
+    let (mut removed, mut saved) = (0usize, 0u64);
+    let mut by_namespace = serde_json::Map::new();
+    for ns in namespaces(root, config)? {
+        if !store::exists(&root.join(log_path(&ns))) {
+            continue;
+        }
+        let mut writer = Writer::open(root, &ns)?;
+        let done = compact(&mut writer, &now)?;
+        removed += done.removed_expired;
+        saved += done.bytes_before - done.bytes_after;
+        by_namespace.insert(ns, json!({"removed_expired": done.removed_expired, "bytes": done.bytes_after}));
+    }
+    Ok(json!({"removed_expired": removed, "compacted_bytes": saved, "by_namespace": by_namespace}))
+}
+
+/// `memory clear`: empties one namespace's log, or every log with `all`; refuses without
+/// `confirm`.
+pub fn clear(root: &Path, config: &Config, ns: Option<&str>, all: bool, confirm: bool) -> Result<Value> {
+    let targets = match (ns, all) {
+        (Some(_), true) => return Err(Error::Usage("give a namespace or `all`, not both".into())),
+        (None, false) => return Err(Error::Usage("say what to clear: a namespace, or `all`".into())),
+        (Some(n), false) => {
+            namespace(config, n)?;
+            vec![n.to_owned()]
+        }
+        (None, true) => namespaces(root, config)?,
+    };
+    if !confirm {
+        return Err(Error::Usage(format!(
+            "refusing to clear {} without confirmation: pass --yes (CLI) or confirm: true (MCP)",
+            targets.join(", ")
+        )));
+    }
+    let now = stamp(Utc::now());
+    let mut cleared = 0;
+    for ns in &targets {
+        if !store::exists(&root.join(log_path(ns))) {
+            continue;
+        }
+        let mut writer = Writer::open(root, ns)?;
+        cleared += writer.fold.live_at(&now).count();
+        writer.replace(&[])?;
+    }
+    Ok(json!({"cleared": cleared, "namespaces": targets}))
+}
+
+/// The access counts (memory id → reads).
+pub fn accesses(root: &Path) -> BTreeMap<String, u64> {
+    let bytes = store::read_opt(&root.join(ACCESS_FILE)).ok().flatten().unwrap_or_default();
+    serde_json::from_slice(&bytes).unwrap_or_default()
+}
+
+/// Counts one read of a memory. A derived cache: a lost count (two processes at once, a
+/// full disk) only makes a memory decay a little sooner, so failures are logged, not raised.
+pub(crate) fn count_access(root: &Path, id: &str) {
+    let mut counts = accesses(root);
+    *counts.entry(id.to_owned()).or_default() += 1;
+    let text = serde_json::to_vec(&counts).unwrap_or_default();
+    if let Err(e) = store::write_atomic(&root.join(ACCESS_FILE), &text) {
+        tracing::debug!("access count of {id} not saved: {e}");
+    }
+}
+
+/// `memory prune --below F`: delete ops for the live entries whose current importance
+/// (DESIGN §6) is under `below`.
+pub fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>) -> Result<Value> {
+    if !(0.0..=1.0).contains(&below) {
+        return Err(Error::Usage(format!("--below {below} is outside 0..1")));
+    }
+    let at = stamp(now);
+    let reads = accesses(root);
+    let mut pruned = Vec::new();
+    for ns in namespaces(root, config)? {
+        if !store::exists(&root.join(log_path(&ns))) {
+            continue;
+        }
+        let half_life = config.namespaces.get(&ns).map_or(30.0, |c| c.half_life_days);
+        let mut writer = Writer::open(root, &ns)?;
+        let gone: Vec<String> = writer
+            .fold
+            .live_at(&at)
+            .filter(|(id, e)| {
+                let added = DateTime::parse_from_rfc3339(&e.at).map_or(now, |t| t.with_timezone(&Utc));
+                let age_days = (now - added).num_seconds() as f64 / 86_400.0;
+                let reads = reads.get(*id).copied().unwrap_or(0);
+                current_importance(e.importance, age_days, half_life, reads) < below
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        if gone.is_empty() {
+            continue;
+        }
+        let lines: Vec<String> =
+            gone.iter().map(|id| json!({"op": "delete", "id": id, "at": at}).to_string()).collect();
+        writer.append(&lines, config.memory.fsync)?;
+        compact_if_worth_it(&mut writer, config, &at)?;
+        pruned.extend(gone);
+    }
+    Ok(json!({"pruned": pruned.len(), "ids": pruned}))
+}
+
+/// `memory gc-branches`: deletes the short-term entries of branches that no longer exist.
+pub fn gc_branches(root: &Path, config: &Config) -> Result<Value> {
+    let Some(existing) = store::git::branches(root) else {
+        return Err(Error::Usage(format!("{} is not in a git work tree", root.display())));
+    };
+    let ns = "short-term";
+    let at = stamp(Utc::now());
+    let mut gone_branches = BTreeSet::new();
+    let mut removed = Vec::new();
+    if store::exists(&root.join(log_path(ns))) {
+        let mut writer = Writer::open(root, ns)?;
+        for (id, e) in writer.fold.live_at(&at) {
+            if let Some(b) = &e.branch
+                && !existing.contains(b)
+            {
+                gone_branches.insert(b.clone());
+                removed.push(id.clone());
+            }
+        }
+        if !removed.is_empty() {
+            let lines: Vec<String> =
+                removed.iter().map(|id| json!({"op": "delete", "id": id, "at": at}).to_string()).collect();
+            writer.append(&lines, config.memory.fsync)?;
+            compact_if_worth_it(&mut writer, config, &at)?;
+        }
+    }
+    Ok(json!({"removed": removed.len(), "branches": gone_branches, "ids": removed}))
+}
+
+/// `memory link-commit` (run by the post-commit hook): the entries added on this branch
+/// since the previous commit, not yet linked, get a `link` op with the new commit and the
+/// files it changed.
+pub fn link_commit(root: &Path, config: &Config) -> Result<Value> {
+    let head =
+        store::git_head(root).ok_or_else(|| Error::Usage(format!("{} is not in a git work tree", root.display())))?;
+    let (Some(branch), Some(commit)) = (head.branch, head.commit) else {
+        return Ok(json!({"linked": 0, "ids": [], "why": "HEAD is detached or has no commit"}));
+    };
+    // The previous commit: what HEAD was when the entries were added.
+    let parent =
+        store::git::run(root, &["rev-parse", "--verify", "--quiet", "HEAD^"]).ok().map(|p| p.trim().to_owned());
+    let files: Vec<String> =
+        store::git::run(root, &["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", "HEAD"])?
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect();
+    let short = |c: &str| c.chars().take(12).collect::<String>();
+    let at = stamp(Utc::now());
+    let mut linked = Vec::new();
+    for ns in namespaces(root, config)? {
+        if !store::exists(&root.join(log_path(&ns))) {
+            continue;
+        }
+        let mut writer = Writer::open(root, &ns)?;
+        let ids: Vec<String> = writer
+            .fold
+            .live_at(&at)
+            .filter(|(_, e)| e.branch.as_deref() == Some(branch.as_str()) && e.links.is_empty())
+            .filter(|(_, e)| match (&e.commit, &parent) {
+                (Some(c), Some(p)) => short(c) == short(p),
+                (None, None) => true,
+                _ => false,
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let lines: Vec<String> = ids
+            .iter()
+            .map(|id| {
+                json!({"op": "link", "id": id, "at": at, "commit": short(&commit), "files_changed": files}).to_string()
+            })
+            .collect();
+        writer.append(&lines, config.memory.fsync)?;
+        linked.extend(ids);
+    }
+    Ok(json!({"commit": short(&commit), "linked": linked.len(), "ids": linked, "files_changed": files}))
+}

@@ -1,0 +1,224 @@
+//! Sessions (DESIGN §6): `tmws session record [--since TIME|COMMIT]` sums up a window of
+//! work in one long-term `kind: session` memory: the memories added, the commits made
+//! (subjects and files), the tool calls logged in `.tmws/registry/usage.jsonl`, and the
+//! agents involved, as a short narrative plus structured fields under `session`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use chrono::{DateTime, Duration, NaiveDate, SecondsFormat, Utc};
+use serde_json::{Map, Value, json};
+
+use super::memory::{self, AddRequest, log_path, namespaces};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::parse::jsonl;
+use crate::parse::memlog::{Fold, normalise_time};
+use crate::store;
+
+/// The tool-call log the pool appends to (DESIGN §5).
+pub const USAGE_FILE: &str = ".tmws/registry/usage.jsonl";
+/// The window when `--since` is not given and no session was recorded before.
+const DEFAULT_WINDOW_HOURS: i64 = 24;
+/// At most this many items of each list go into the narrative.
+const LISTED: usize = 10;
+
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Where the window starts: a time (RFC 3339 or a date), a commit (its commit time), or
+/// by default the last session recorded (else 24 hours ago). Also the commit range.
+fn window_start(
+    root: &Path,
+    config: &Config,
+    since: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(String, Option<String>)> {
+    if let Some(s) = since.map(str::trim).filter(|s| !s.is_empty()) {
+        if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+            return Ok((stamp(t.with_timezone(&Utc)), None));
+        }
+        if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+            return Ok((stamp(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc()), None));
+        }
+        let time = store::git::run(root, &["show", "-s", "--format=%cI", s, "--"]).map_err(|_| {
+            Error::Usage(format!("--since `{s}` is neither a time (2026-11-22T10:00:00Z, 2026-11-22) nor a commit"))
+        })?;
+        let t = DateTime::parse_from_rfc3339(time.trim())
+            .map_err(|e| Error::Usage(format!("commit `{s}` has an unreadable time: {e}")))?;
+        return Ok((stamp(t.with_timezone(&Utc)), Some(s.to_owned())));
+    }
+    let last = namespaces(root, config)?
+        .iter()
+        .filter_map(|ns| store::read_opt(&root.join(log_path(ns))).ok().flatten())
+        .flat_map(|bytes| Fold::of(&bytes, false).live.into_values())
+        .filter(|e| e.kind.as_deref() == Some("session"))
+        .map(|e| e.at)
+        .max();
+    Ok((last.unwrap_or_else(|| stamp(now - Duration::hours(DEFAULT_WINDOW_HOURS))), None))
+}
+
+/// A commit in the window.
+struct Commit {
+    hash: String,
+    subject: String,
+    files: Vec<String>,
+}
+
+/// The commits in the window (none outside git).
+fn commits(root: &Path, since: &str, range_from: Option<&str>) -> Vec<Commit> {
+    if store::git_head(root).is_none() {
+        return Vec::new();
+    }
+    let range = range_from.map(|c| format!("{c}..HEAD"));
+    let since_arg = format!("--since={since}");
+    let mut args = vec!["log", "--format=%x01%h%x09%s", "--name-only"];
+    match &range {
+        Some(r) => args.push(r),
+        None => args.push(&since_arg),
+    }
+    let Ok(out) = store::git::run(root, &args) else { return Vec::new() };
+    let mut list: Vec<Commit> = Vec::new();
+    for block in out.split('\u{1}').filter(|b| !b.trim().is_empty()) {
+        let mut lines = block.lines();
+        let Some((hash, subject)) = lines.next().and_then(|l| l.split_once('\t')) else { continue };
+        let files = lines.map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect();
+        list.push(Commit { hash: hash.to_owned(), subject: subject.to_owned(), files });
+    }
+    list.reverse();
+    list
+}
+
+/// Tool calls in the window, by `server/tool`: (calls, failures).
+fn tool_calls(root: &Path, since: &str) -> BTreeMap<String, (u64, u64)> {
+    let bytes = store::read_opt(&root.join(USAGE_FILE)).ok().flatten().unwrap_or_default();
+    let (lines, _) = jsonl::parse(&bytes);
+    let mut calls: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for line in lines {
+        let v = &line.value;
+        let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+        if normalise_time(text("at")).as_str() < since {
+            continue;
+        }
+        let c = calls.entry(format!("{}/{}", text("server"), text("tool"))).or_default();
+        c.0 += 1;
+        if v.get("ok").and_then(Value::as_bool) == Some(false) {
+            c.1 += 1;
+        }
+    }
+    calls
+}
+
+/// `tmws session record` / `session_record`: writes the window's session entry.
+pub fn record(
+    root: &Path,
+    config: &Config,
+    since: Option<&str>,
+    agent: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Value> {
+    let (from, range) = window_start(root, config, since, now)?;
+    let until = stamp(now);
+    // Memories added in the window (not earlier sessions).
+    let mut added: Vec<(String, String, String, Option<String>, String)> = Vec::new();
+    for ns in namespaces(root, config)? {
+        let Some(bytes) = store::read_opt(&root.join(log_path(&ns)))? else { continue };
+        for (id, e) in Fold::of(&bytes, false).live {
+            if e.at.as_str() >= from.as_str() && e.at <= until && e.kind.as_deref() != Some("session") {
+                added.push((e.at, id, e.kind.unwrap_or_else(|| "note".into()), e.agent, e.summary));
+            }
+        }
+    }
+    added.sort();
+    let commits = commits(root, &from, range.as_deref());
+    let calls = tool_calls(root, &from);
+    let mut agents: BTreeSet<String> = added.iter().filter_map(|a| a.3.clone()).collect();
+    agents.extend(agent.map(str::to_owned));
+    let n_calls: u64 = calls.values().map(|c| c.0).sum();
+    if added.is_empty() && commits.is_empty() && n_calls == 0 {
+        return Ok(json!({"recorded": false, "since": from, "until": until, "why": "nothing happened in the window"}));
+    }
+
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for a in &added {
+        *kinds.entry(a.2.as_str()).or_default() += 1;
+    }
+    let kinds_text = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
+    let mut summary = format!("Session {from} – {until}: {} memories", added.len());
+    if !kinds.is_empty() {
+        let _ = write!(summary, " ({kinds_text})");
+    }
+    let _ = write!(summary, ", {} commits, {n_calls} tool calls", commits.len());
+    if !agents.is_empty() {
+        let _ = write!(summary, "; agents: {}", agents.iter().cloned().collect::<Vec<_>>().join(", "));
+    }
+    summary.push('.');
+
+    let mut content = format!("{summary}\n");
+    if !added.is_empty() {
+        let _ = writeln!(content, "\nMemories added:");
+        for (_, id, kind, _, s) in added.iter().take(LISTED) {
+            let _ = writeln!(content, "- [{kind}] {s} ({id})");
+        }
+        if added.len() > LISTED {
+            let _ = writeln!(content, "- … and {} more", added.len() - LISTED);
+        }
+    }
+    if !commits.is_empty() {
+        let _ = writeln!(content, "\nCommits:");
+        for c in commits.iter().take(LISTED) {
+            let files: Vec<&str> = c.files.iter().take(LISTED).map(String::as_str).collect();
+            let more =
+                if c.files.len() > LISTED { format!(" and {} more", c.files.len() - LISTED) } else { String::new() };
+            let _ = writeln!(content, "- {} {} ({}{more})", c.hash, c.subject, files.join(", "));
+        }
+        if commits.len() > LISTED {
+            let _ = writeln!(content, "- … and {} more", commits.len() - LISTED);
+        }
+    }
+    if n_calls > 0 {
+        let _ = writeln!(content, "\nTool calls:");
+        let mut busiest: Vec<(&String, &(u64, u64))> = calls.iter().collect();
+        busiest.sort_by(|a, b| b.1.0.cmp(&a.1.0).then_with(|| a.0.cmp(b.0)));
+        for (tool, (n, failed)) in busiest.iter().take(LISTED) {
+            let failed = if *failed > 0 { format!(", {failed} failed") } else { String::new() };
+            let _ = writeln!(content, "- {tool} × {n}{failed}");
+        }
+    }
+
+    let mut extra = Map::new();
+    extra.insert(
+        "session".into(),
+        json!({
+            "since": from,
+            "until": until,
+            "memories": added.iter().map(|a| &a.1).collect::<Vec<_>>(),
+            "commits": commits.iter().map(|c| json!({"commit": c.hash, "subject": c.subject, "files": c.files})).collect::<Vec<_>>(),
+            "tool_calls": calls.iter().map(|(t, (n, f))| (t.clone(), json!({"calls": n, "failed": f}))).collect::<Map<_, _>>(),
+            "agents": agents,
+        }),
+    );
+    let req = AddRequest {
+        content,
+        namespace: Some("long-term".into()),
+        summary: Some(summary),
+        kind: Some("session".into()),
+        source: Some("session".into()),
+        agent: agent.map(str::to_owned),
+        extra,
+        ..AddRequest::default()
+    };
+    let answer = memory::add(root, config, &req, now)?;
+    Ok(json!({
+        "recorded": true,
+        "id": answer.id,
+        "summary": answer.summary,
+        "since": from,
+        "until": until,
+        "memories": added.len(),
+        "commits": commits.len(),
+        "tool_calls": n_calls,
+    }))
+}

@@ -1,0 +1,124 @@
+//! Git, as memories see it (DESIGN §6): the branch and commit of HEAD, the default branch
+//! and the local branches, read from `.git` without running git; and, where only git can
+//! answer (a commit's parent and changed files, the hooks folder, the log of a window),
+//! `git` run as a child process.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Error, Result};
+
+/// The branch and commit of a git work tree, read from `.git` without running git:
+/// `HEAD`, loose refs and `packed-refs`, following a worktree's `.git` file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitHead {
+    /// None when HEAD is detached.
+    pub branch: Option<String>,
+    /// The full hash HEAD points at, when it can be resolved.
+    pub commit: Option<String>,
+}
+
+/// The git dir of the work tree at `root` and its common dir (where refs live; they
+/// differ in a linked worktree).
+fn git_dirs(root: &Path) -> Option<(PathBuf, PathBuf)> {
+    let dot_git = root.join(".git");
+    let git_dir = if dot_git.is_dir() {
+        dot_git
+    } else {
+        // A worktree or submodule: `.git` is a file `gitdir: PATH`.
+        let text = fs::read_to_string(&dot_git).ok()?;
+        let path = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+        if path.is_absolute() { path } else { root.join(path) }
+    };
+    let common = fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .map(|c| {
+            let p = PathBuf::from(c.trim());
+            if p.is_absolute() { p } else { git_dir.join(p) }
+        })
+        .unwrap_or_else(|| git_dir.clone());
+    Some((git_dir, common))
+}
+
+/// The hash a full reference name (`refs/heads/main`) points at: loose, else packed.
+fn resolve(common: &Path, reference: &str) -> Option<String> {
+    let loose = fs::read_to_string(common.join(reference)).ok().map(|c| c.trim().to_owned());
+    loose.filter(|c| !c.is_empty()).or_else(|| {
+        let packed = fs::read_to_string(common.join("packed-refs")).ok()?;
+        packed.lines().find_map(|line| {
+            let (hash, name) = line.split_once(' ')?;
+            (name.trim() == reference && !hash.starts_with('#')).then(|| hash.to_owned())
+        })
+    })
+}
+
+/// Reads the git HEAD of the work tree at `root`; None when it is not in git.
+pub fn git_head(root: &Path) -> Option<GitHead> {
+    let (git_dir, common) = git_dirs(root)?;
+    let head = fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = head.trim();
+    let Some(reference) = head.strip_prefix("ref:").map(str::trim) else {
+        return Some(GitHead { branch: None, commit: Some(head.to_owned()) });
+    };
+    let branch = reference.strip_prefix("refs/heads/").unwrap_or(reference).to_owned();
+    Some(GitHead { branch: Some(branch), commit: resolve(&common, reference) })
+}
+
+/// The local branches of the repository at `root` (loose and packed); None outside git.
+pub fn branches(root: &Path) -> Option<BTreeSet<String>> {
+    let (_, common) = git_dirs(root)?;
+    let mut names = BTreeSet::new();
+    let heads = common.join("refs/heads");
+    let mut stack = vec![heads.clone()];
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = fs::read_dir(&dir) else { continue };
+        for e in read.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(rel) = path.strip_prefix(&heads) {
+                names.insert(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    if let Ok(packed) = fs::read_to_string(common.join("packed-refs")) {
+        for line in packed.lines().filter(|l| !l.starts_with('#') && !l.starts_with('^')) {
+            if let Some(name) = line.split_once(' ').and_then(|(_, n)| n.trim().strip_prefix("refs/heads/")) {
+                names.insert(name.to_owned());
+            }
+        }
+    }
+    Some(names)
+}
+
+/// The repository's default branch: what `origin/HEAD` names, else `main` or `master`
+/// when such a branch exists.
+pub fn default_branch(root: &Path) -> Option<String> {
+    let (_, common) = git_dirs(root)?;
+    if let Ok(text) = fs::read_to_string(common.join("refs/remotes/origin/HEAD"))
+        && let Some(name) =
+            text.trim().strip_prefix("ref:").map(str::trim).and_then(|r| r.strip_prefix("refs/remotes/origin/"))
+    {
+        return Some(name.to_owned());
+    }
+    let local = branches(root)?;
+    ["main", "master"].into_iter().find(|b| local.contains(*b)).map(str::to_owned)
+}
+
+/// Runs `git ARGS` in `root` and returns its standard output; a git that is missing or
+/// fails is an error with its message.
+pub fn run(root: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .map_err(|e| Error::Usage(format!("cannot run git: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(Error::Usage(format!("git {}: {}", args.join(" "), err.trim())));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
