@@ -28,36 +28,56 @@ fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// Where the window starts: a time (RFC 3339 or a date), a commit (its commit time), or
-/// by default the last session recorded (else 24 hours ago). Also the commit range.
-fn window_start(
-    root: &Path,
-    config: &Config,
-    since: Option<&str>,
-    now: DateTime<Utc>,
-) -> Result<(String, Option<String>)> {
+/// Where a window starts.
+struct Window {
+    /// RFC 3339 UTC.
+    from: String,
+    /// The start itself is outside the window (it is where the last session ended).
+    exclusive: bool,
+    /// Commits after this one (else commits since `from`).
+    after_commit: Option<String>,
+}
+
+impl Window {
+    fn holds(&self, at: &str, until: &str) -> bool {
+        at <= until && if self.exclusive { at > self.from.as_str() } else { at >= self.from.as_str() }
+    }
+}
+
+/// Where the window starts: a time (RFC 3339 or a date), a commit (its commit time and the
+/// commits after it), or by default where the last recorded session ended (else 24 hours ago).
+fn window_start(root: &Path, config: &Config, since: Option<&str>, now: DateTime<Utc>) -> Result<Window> {
     if let Some(s) = since.map(str::trim).filter(|s| !s.is_empty()) {
         if let Ok(t) = DateTime::parse_from_rfc3339(s) {
-            return Ok((stamp(t.with_timezone(&Utc)), None));
+            return Ok(Window { from: stamp(t.with_timezone(&Utc)), exclusive: false, after_commit: None });
         }
         if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-            return Ok((stamp(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc()), None));
+            let from = stamp(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+            return Ok(Window { from, exclusive: false, after_commit: None });
         }
         let time = store::git::run(root, &["show", "-s", "--format=%cI", s, "--"]).map_err(|_| {
             Error::Usage(format!("--since `{s}` is neither a time (2026-11-22T10:00:00Z, 2026-11-22) nor a commit"))
         })?;
         let t = DateTime::parse_from_rfc3339(time.trim())
             .map_err(|e| Error::Usage(format!("commit `{s}` has an unreadable time: {e}")))?;
-        return Ok((stamp(t.with_timezone(&Utc)), Some(s.to_owned())));
+        return Ok(Window { from: stamp(t.with_timezone(&Utc)), exclusive: false, after_commit: Some(s.to_owned()) });
     }
     let last = namespaces(root, config)?
         .iter()
         .filter_map(|ns| store::read_opt(&root.join(log_path(ns))).ok().flatten())
-        .flat_map(|bytes| Fold::of(&bytes, false).live.into_values())
+        .flat_map(|bytes| Fold::of(&bytes, true).live.into_values())
         .filter(|e| e.kind.as_deref() == Some("session"))
-        .map(|e| e.at)
-        .max();
-    Ok((last.unwrap_or_else(|| stamp(now - Duration::hours(DEFAULT_WINDOW_HOURS))), None))
+        .max_by(|a, b| a.at.cmp(&b.at));
+    Ok(match last {
+        Some(e) => {
+            let head =
+                e.record.as_ref().and_then(|r| r.get("session")).and_then(|s| s.get("head")).and_then(Value::as_str);
+            Window { from: e.at, exclusive: true, after_commit: head.map(str::to_owned) }
+        }
+        None => {
+            Window { from: stamp(now - Duration::hours(DEFAULT_WINDOW_HOURS)), exclusive: false, after_commit: None }
+        }
+    })
 }
 
 /// A commit in the window.
@@ -92,14 +112,14 @@ fn commits(root: &Path, since: &str, range_from: Option<&str>) -> Vec<Commit> {
 }
 
 /// Tool calls in the window, by `server/tool`: (calls, failures).
-fn tool_calls(root: &Path, since: &str) -> BTreeMap<String, (u64, u64)> {
+fn tool_calls(root: &Path, window: &Window, until: &str) -> BTreeMap<String, (u64, u64)> {
     let bytes = store::read_opt(&root.join(USAGE_FILE)).ok().flatten().unwrap_or_default();
     let (lines, _) = jsonl::parse(&bytes);
     let mut calls: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for line in lines {
         let v = &line.value;
         let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
-        if normalise_time(text("at")).as_str() < since {
+        if !window.holds(&normalise_time(text("at")), until) {
             continue;
         }
         let c = calls.entry(format!("{}/{}", text("server"), text("tool"))).or_default();
@@ -119,21 +139,22 @@ pub fn record(
     agent: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Value> {
-    let (from, range) = window_start(root, config, since, now)?;
+    let window = window_start(root, config, since, now)?;
+    let from = window.from.clone();
     let until = stamp(now);
     // Memories added in the window (not earlier sessions).
     let mut added: Vec<(String, String, String, Option<String>, String)> = Vec::new();
     for ns in namespaces(root, config)? {
         let Some(bytes) = store::read_opt(&root.join(log_path(&ns)))? else { continue };
         for (id, e) in Fold::of(&bytes, false).live {
-            if e.at.as_str() >= from.as_str() && e.at <= until && e.kind.as_deref() != Some("session") {
+            if window.holds(&e.at, &until) && e.kind.as_deref() != Some("session") {
                 added.push((e.at, id, e.kind.unwrap_or_else(|| "note".into()), e.agent, e.summary));
             }
         }
     }
     added.sort();
-    let commits = commits(root, &from, range.as_deref());
-    let calls = tool_calls(root, &from);
+    let commits = commits(root, &from, window.after_commit.as_deref());
+    let calls = tool_calls(root, &window, &until);
     let mut agents: BTreeSet<String> = added.iter().filter_map(|a| a.3.clone()).collect();
     agents.extend(agent.map(str::to_owned));
     let n_calls: u64 = calls.values().map(|c| c.0).sum();
@@ -194,6 +215,7 @@ pub fn record(
         json!({
             "since": from,
             "until": until,
+            "head": store::git_head(root).and_then(|h| h.commit),
             "memories": added.iter().map(|a| &a.1).collect::<Vec<_>>(),
             "commits": commits.iter().map(|c| json!({"commit": c.hash, "subject": c.subject, "files": c.files})).collect::<Vec<_>>(),
             "tool_calls": calls.iter().map(|(t, (n, f))| (t.clone(), json!({"calls": n, "failed": f}))).collect::<Map<_, _>>(),

@@ -1,0 +1,180 @@
+//! Memories and a real git: the post-commit hook (installed beside an existing one) links
+//! new memories to the commit, a session entry sums up memories and commits, and a merge
+//! of two branches that both appended keeps both sides' entries (`merge=union`).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use super::util::{Output, TestRoot};
+
+fn json(out: &Output) -> Value {
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+}
+
+/// Runs git in `dir` with no user or system configuration but a fixed identity.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=Tester", "-c", "user.email=tester@example.invalid", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("TMWS_LOG")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn log_lines(root: &TestRoot, ns: &str) -> Vec<Value> {
+    root.read(&format!(".tmws/memory/{ns}.jsonl")).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// A git repository with `tmws init` done and committed on `main`.
+fn repo() -> TestRoot {
+    let root = TestRoot::bare();
+    git(root.path(), &["init", "-q"]);
+    assert_eq!(root.run(&["init"]).code, 0);
+    root.write("README.md", "# demo\n");
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "start"]);
+    root
+}
+
+#[test]
+fn the_post_commit_hook_links_new_memories_and_keeps_the_hook_that_was_there() {
+    let root = repo();
+    // Someone's hook, already in place.
+    root.write(".git/hooks/post-commit", "#!/bin/sh\necho ran >> \"$(git rev-parse --show-toplevel)/hook-ran\"\n");
+    make_executable(&root.path().join(".git/hooks/post-commit"));
+    // tmws asks git where hooks go: with the same (empty) configuration as the commits.
+    let install = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .args(args)
+            .current_dir(root.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let installed: Value = serde_json::from_str(&install(&["--json", "hook", "install"])).unwrap();
+    assert_eq!((&installed["installed"], &installed["chained"]), (&json!(true), &json!(true)));
+    let again = install(&["hook", "install"]);
+    assert!(again.starts_with("already installed: "), "{again}");
+
+    let before = git(root.path(), &["rev-parse", "HEAD"]);
+    let added = json(&root.run(&["--json", "memory", "add", "the retry loop needs a jitter", "-n", "long-term"]));
+    assert_eq!(log_lines(&root, "long-term")[0]["git"]["commit"], before.trim()[..12]);
+    root.write("src/retry.rs", "// jitter\n");
+    git(root.path(), &["add", "src/retry.rs"]);
+    git(root.path(), &["commit", "-qm", "retry with jitter"]);
+    let head = git(root.path(), &["rev-parse", "HEAD"]);
+
+    assert_eq!(root.read("hook-ran"), "ran\n", "the hook that was there ran too");
+    let lines = log_lines(&root, "long-term");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(
+        (&lines[1]["op"], &lines[1]["id"], &lines[1]["commit"], &lines[1]["files_changed"]),
+        (&json!("link"), &added["id"], &json!(head.trim()[..12]), &json!(["src/retry.rs"]))
+    );
+    // Linked once: running it again links nothing.
+    let again = json(&root.run(&["--json", "memory", "link-commit"]));
+    assert_eq!(again["linked"], 0);
+}
+
+#[cfg(unix)]
+fn make_executable(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[cfg(not(unix))]
+fn make_executable(_: &Path) {}
+
+#[test]
+fn a_session_entry_sums_up_memories_commits_and_tool_calls() {
+    let root = repo();
+    let since = git(root.path(), &["log", "-1", "--format=%H"]);
+    json(&root.run(&[
+        "--json",
+        "memory",
+        "add",
+        "flaky test traced to a shared port",
+        "--kind",
+        "problem",
+        "--agent",
+        "claude",
+    ]));
+    json(&root.run(&["--json", "memory", "add", "bind tests to port 0", "--agent", "codex"]));
+    root.write("tests/net.rs", "// port 0\n");
+    git(root.path(), &["add", "tests/net.rs"]);
+    git(root.path(), &["commit", "-qm", "tests bind to port 0"]);
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    root.write(
+        ".tmws/registry/usage.jsonl",
+        format!(
+            "{}\n{}\n{}\n",
+            json!({"server": "serena", "tool": "find_symbol", "at": now, "ms": 12, "ok": true}),
+            json!({"server": "serena", "tool": "find_symbol", "at": now, "ms": 9, "ok": false}),
+            json!({"server": "context7", "tool": "get-library-docs", "at": "2020-01-01T00:00:00Z", "ms": 40, "ok": true})
+        ),
+    );
+    let rec = json(&root.run(&["--json", "session", "record", "--since", since.trim(), "--agent", "claude"]));
+    assert_eq!(
+        (&rec["recorded"], &rec["memories"], &rec["commits"], &rec["tool_calls"]),
+        (&json!(true), &json!(2), &json!(1), &json!(2))
+    );
+    let entry = log_lines(&root, "long-term").pop().unwrap();
+    assert_eq!((&entry["kind"], &entry["id"]), (&json!("session"), &rec["id"]));
+    let content = entry["content"].as_str().unwrap();
+    assert!(content.contains("- [problem] flaky test traced to a shared port (m_"), "{content}");
+    assert!(content.contains("tests bind to port 0 (tests/net.rs)"), "{content}");
+    assert!(content.contains("- serena/find_symbol × 2, 1 failed"), "{content}");
+    assert!(!content.contains("context7"), "calls before the window are left out: {content}");
+    assert_eq!(entry["session"]["agents"], json!(["claude", "codex"]));
+    assert!(
+        entry["summary"]
+            .as_str()
+            .unwrap()
+            .ends_with(": 2 memories (1 note, 1 problem), 1 commits, 2 tool calls; agents: claude, codex."),
+        "{}",
+        entry["summary"]
+    );
+    // Found as a session later; and a second record right after has nothing new.
+    let found = json(&root.run(&["--json", "memory", "search", "flaky port", "--kind", "session"]));
+    assert_eq!(found["results"][0]["id"], rec["id"]);
+    let nothing = json(&root.run(&["--json", "session", "record"]));
+    assert_eq!(nothing["recorded"], false);
+    let bad = root.run(&["session", "record", "--since", "not-a-commit"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("is neither a time"), "{}", bad.stderr);
+}
+
+#[test]
+fn a_merge_of_two_branches_that_both_appended_keeps_both_sides() {
+    let root = repo();
+    json(&root.run(&["--json", "memory", "add", "shared base entry", "-n", "long-term"]));
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "base memory"]);
+    git(root.path(), &["checkout", "-qb", "feature"]);
+    let theirs = json(&root.run(&["--json", "memory", "add", "written on the feature branch", "-n", "long-term"]));
+    git(root.path(), &["commit", "-qam", "feature memory"]);
+    git(root.path(), &["checkout", "-q", "main"]);
+    let ours = json(&root.run(&["--json", "memory", "add", "written on main meanwhile", "-n", "long-term"]));
+    git(root.path(), &["commit", "-qam", "main memory"]);
+    git(root.path(), &["merge", "-q", "--no-edit", "feature"]);
+
+    let lines = log_lines(&root, "long-term");
+    assert_eq!(lines.len(), 3, "every line valid, none lost: {lines:?}");
+    let found = json(&root.run(&["--json", "memory", "search", "written", "--branch", "*"]));
+    let mut ids: Vec<&str> = found["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    let mut want = vec![theirs["id"].as_str().unwrap(), ours["id"].as_str().unwrap()];
+    want.sort_unstable();
+    assert_eq!(ids, want);
+}
