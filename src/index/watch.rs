@@ -62,9 +62,15 @@ pub fn run_with(
     } else {
         on(WatchUpdate::Following);
     }
+    // A follower tries for the writer role once a tick, however many events arrive.
+    let mut last_try = std::time::Instant::now();
     while !stop.load(Ordering::Relaxed) {
         let changes = events.next(TICK)?;
         if !index.is_writer() {
+            if last_try.elapsed() < TICK {
+                continue;
+            }
+            last_try = std::time::Instant::now();
             if index.try_take_writer()? {
                 on(WatchUpdate::TookOver);
                 on(WatchUpdate::Syncing);

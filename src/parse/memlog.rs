@@ -64,6 +64,12 @@ pub struct Fold {
     pub offset: u64,
     /// Lines that were skipped, with their line numbers.
     pub problems: Vec<Diagnostic>,
+    /// The id of the live entry holding each upsert key.
+    pub keys: BTreeMap<String, String>,
+    /// Lines held by live entries (expired or not).
+    live_lines: usize,
+    /// No live entry expires before this (an entry that left may have set it earlier).
+    first_expiry: Option<String>,
     /// Keep each entry's whole record (the index needs it; the writer does not).
     keep_records: bool,
 }
@@ -133,21 +139,49 @@ impl Fold {
                 if self.keep_records {
                     entry.record = Some(map);
                 }
-                self.live.insert(id, entry);
+                if let Some(k) = &entry.key {
+                    self.keys.insert(k.clone(), id.clone());
+                }
+                if let Some(e) = &entry.expires_at
+                    && self.first_expiry.as_ref().is_none_or(|f| e < f)
+                {
+                    self.first_expiry = Some(e.clone());
+                }
+                self.live_lines += 1;
+                if let Some(old) = self.live.insert(id, entry) {
+                    self.live_lines -= old.lines();
+                    self.forget_key(&old);
+                }
             }
             Some("delete") => {
-                self.live.remove(&id);
+                if let Some(old) = self.live.remove(&id) {
+                    self.live_lines -= old.lines();
+                    self.forget_key(&old);
+                }
             }
             Some("update") => {
                 let Some(entry) = self.live.get_mut(&id) else { return };
                 entry.later.push(line);
+                self.live_lines += 1;
                 let Some(Value::Object(set)) = map.get("set") else { return };
+                if let Some(k) = set.get("key").and_then(Value::as_str) {
+                    if let Some(old) = entry.key.take() {
+                        self.keys.remove(&old);
+                    }
+                    self.keys.insert(k.to_owned(), id.clone());
+                }
+                let Some(entry) = self.live.get_mut(&id) else { return };
                 let set: Map<String, Value> = set
                     .iter()
                     .filter(|(k, _)| !matches!(k.as_str(), "id" | "op" | "ns"))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
                 entry.set(&set);
+                if let Some(e) = &entry.expires_at
+                    && self.first_expiry.as_ref().is_none_or(|f| e < f)
+                {
+                    self.first_expiry = Some(e.clone());
+                }
                 if let Some(record) = &mut entry.record {
                     record.extend(set);
                     if let Some(at) = map.get("at") {
@@ -158,6 +192,7 @@ impl Fold {
             Some("link") => {
                 let Some(entry) = self.live.get_mut(&id) else { return };
                 entry.later.push(line);
+                self.live_lines += 1;
                 if let Some(c) = text(&map, "commit") {
                     entry.links.push(c);
                 }
@@ -166,14 +201,34 @@ impl Fold {
             _ => {
                 if let Some(entry) = self.live.get_mut(&id) {
                     entry.later.push(line);
+                    self.live_lines += 1;
                 }
             }
         }
     }
 
+    /// Drops the key of an entry that is gone, unless a newer entry holds it now.
+    fn forget_key(&mut self, old: &Entry) {
+        if let Some(k) = &old.key
+            && self.keys.get(k).is_some_and(|id| self.live.get(id).is_none_or(|e| e.line == old.line))
+        {
+            self.keys.remove(k);
+        }
+    }
+
+    /// The live entry with this key at `now`, if any.
+    pub fn by_key(&self, key: &str, now: &str) -> Option<(&String, &Entry)> {
+        let id = self.keys.get(key)?;
+        self.live.get_key_value(id).filter(|(_, e)| !e.expired(now) && e.key.as_deref() == Some(key))
+    }
+
     /// Lines that hold nothing live at `now`: deleted, superseded or expired entries,
     /// delete ops, bad lines.
     pub fn dead_lines(&self, now: &str) -> usize {
+        if self.first_expiry.as_deref().is_none_or(|f| f > now) {
+            // Nothing has expired yet: no need to look at every entry.
+            return self.lines.saturating_sub(self.live_lines);
+        }
         let live: usize = self.live.values().filter(|e| !e.expired(now)).map(Entry::lines).sum();
         self.lines.saturating_sub(live)
     }

@@ -174,6 +174,23 @@ fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
         assert_eq!(stats["by_namespace"]["long-term"].as_i64(), Some(4));
         let r = client.call_tool(tool("memory_delete", json!({"id": id}))).await.unwrap();
         assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        // Maintenance: cleanup compacts (the add and its delete go), clear needs confirm.
+        let r = client.call_tool(tool("memory_cleanup", json!({}))).await.unwrap();
+        let done = tmws::query::yaml::parse(&text(&r)).unwrap();
+        assert_eq!(done["removed_expired"].as_i64(), Some(0), "{}", text(&r));
+        assert!(done["compacted_bytes"].as_i64().unwrap() > 0, "{}", text(&r));
+        // The sample's three long-term memories were written in October.
+        let r = client.call_tool(tool("session_record", json!({"since": "2026-10-01", "agent": "claude"}))).await.unwrap();
+        let rec = tmws::query::yaml::parse(&text(&r)).unwrap();
+        assert_eq!((rec["recorded"].as_bool(), rec["memories"].as_i64()), (Some(true), Some(3)), "{}", text(&r));
+        let r = client.call_tool(tool("memory_clear", json!({"namespace": "long-term"}))).await.unwrap();
+        assert_eq!(
+            (r.is_error, text(&r).as_str()),
+            (Some(true), "refusing to clear long-term without confirmation: pass --yes (CLI) or confirm: true (MCP)")
+        );
+        let r = client.call_tool(tool("memory_clear", json!({"namespace": "long-term", "confirm": true}))).await.unwrap();
+        let cleared = tmws::query::yaml::parse(&text(&r)).unwrap();
+        assert_eq!(cleared["cleared"].as_i64(), Some(4), "{}", text(&r));
         client.cancel().await.unwrap();
     });
 }

@@ -6,6 +6,7 @@ mod index;
 mod init;
 mod mcp;
 mod memory;
+mod memory_crash;
 mod memory_git;
 mod memory_maint;
 mod ranking;

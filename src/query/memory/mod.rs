@@ -211,8 +211,8 @@ pub fn add(root: &Path, config: &Config, req: &AddRequest, now: DateTime<Utc>) -
     let expires_at = stamp(now + chrono::Duration::days(i64::try_from(ns.ttl_days).unwrap_or(i64::MAX / 86_400_000)));
 
     let mut writer = Writer::open(root, ns_name)?;
-    let live: BTreeMap<&String, &crate::parse::memlog::Entry> = writer.fold.live_at(&at).collect();
-    if let Some(existing) = live.get(&id) {
+    let fold = &writer.fold;
+    if let Some(existing) = fold.live.get(&id).filter(|e| !e.expired(&at)) {
         return Ok(AddAnswer {
             id,
             namespace: ns_name.to_owned(),
@@ -228,20 +228,21 @@ pub fn add(root: &Path, config: &Config, req: &AddRequest, now: DateTime<Utc>) -
     }
     let mut lines = Vec::new();
     let delete = |id: &str| json!({"op": "delete", "id": id, "at": at}).to_string();
-    let superseded = req
-        .key
-        .as_ref()
-        .and_then(|k| live.iter().find(|(_, e)| e.key.as_ref() == Some(k)).map(|(id, _)| (*id).clone()));
+    let superseded = req.key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone());
     if let Some(old) = &superseded {
         lines.push(delete(old));
     }
-    // Over max_entries: the oldest live entries go.
-    let mut oldest: Vec<(&String, &crate::parse::memlog::Entry)> =
-        live.iter().filter(|(i, _)| Some(**i) != superseded.as_ref()).map(|(i, e)| (*i, *e)).collect();
-    oldest.sort_by(|a, b| a.1.at.cmp(&b.1.at).then(a.1.line.cmp(&b.1.line)));
-    let over = (oldest.len() + 1).saturating_sub(ns.max_entries.max(1));
-    let evicted: Vec<String> = oldest.iter().take(over).map(|(i, _)| (*i).clone()).collect();
-    drop(live);
+    // Over max_entries: the oldest live entries go. (Expired entries count in `live.len()`,
+    // so when it is within the limit there is nothing to look at.)
+    let limit = ns.max_entries.max(1);
+    let mut evicted: Vec<String> = Vec::new();
+    if fold.live.len() + 1 > limit {
+        let mut oldest: Vec<(&String, &crate::parse::memlog::Entry)> =
+            fold.live_at(&at).filter(|(i, _)| Some(*i) != superseded.as_ref()).collect();
+        oldest.sort_by(|a, b| a.1.at.cmp(&b.1.at).then(a.1.line.cmp(&b.1.line)));
+        let over = (oldest.len() + 1).saturating_sub(limit);
+        evicted = oldest.iter().take(over).map(|(i, _)| (*i).clone()).collect();
+    }
     for old in &evicted {
         lines.push(delete(old));
     }
