@@ -1,8 +1,11 @@
-//! Memory budgets (DESIGN §11): `memory_add` with fsync until the entry is searchable, and
-//! `memory_search` at 100k entries, in-process.
+//! Memory budgets (DESIGN §11): `memory_add` with fsync until the entry is searchable,
+//! `memory_search` (ranked by text × decay × trust) at 100k and 10k entries, in-process,
+//! and `memory cleanup` compacting a log of 100k entries.
 //!
-//! Run with `cargo bench --bench memory`. The 100k-entry root is generated once under the
-//! temp folder (a long-term log written directly, then indexed).
+//! Run with `cargo bench --bench memory`. The roots are generated once under the temp
+//! folder (a long-term log written directly, then indexed). Entries draw their words from
+//! a vocabulary of a few thousand with a Zipf-like spread (a few words are everywhere,
+//! most are rare), as text written by people does.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -44,47 +47,106 @@ const WORDS: [&str; 24] = [
     "session",
 ];
 
+/// The `i`-th entry's content: four words of the Zipf-like vocabulary and a common word.
+fn content(i: usize) -> String {
+    // A cheap deterministic hash spreads the picks.
+    let pick = |salt: usize| {
+        let x = (i.wrapping_mul(2_654_435_761) ^ salt.wrapping_mul(40_503)).wrapping_mul(2_246_822_519) >> 7;
+        // Zipf-like: rank r with probability ~ 1/r over 4,000 words.
+        let u = (x % 1_000_000) as f64 / 1_000_000.0;
+        let r = (4_000f64.powf(u)) as usize;
+        letters(r)
+    };
+    format!(
+        "Entry {i}: the {} {} needs a {} after the {} ({})",
+        pick(1),
+        pick(2),
+        WORDS[i % WORDS.len()],
+        pick(3),
+        pick(4)
+    )
+}
+
+/// A long-term log of `n` entries, of which every `dead_every`-th is deleted again.
+fn log_text(n: usize, dead_every: usize) -> String {
+    let mut log = String::with_capacity(n * 300);
+    for i in 0..n {
+        let content = content(i);
+        let id = memory::memory_id("long-term", &content);
+        let _ = writeln!(
+            log,
+            "{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"long-term\",\"at\":\"2026-11-01T00:00:00Z\",\"expires_at\":\"2036-11-01T00:00:00Z\",\"kind\":\"note\",\"content\":\"{content}\",\"summary\":\"{content}\",\"tags\":[\"{}\"],\"importance\":0.5}}",
+            WORDS[(i / 7) % WORDS.len()]
+        );
+        if dead_every > 0 && i % dead_every == 0 {
+            let _ = writeln!(log, "{{\"op\":\"delete\",\"id\":\"{id}\",\"at\":\"2026-11-02T00:00:00Z\"}}");
+        }
+    }
+    log
+}
+
 /// A root whose long-term log holds `n` live entries, indexed.
 fn memory_root(n: usize) -> PathBuf {
     let root = std::env::temp_dir().join(format!("tmws-bench-memory-{n}"));
     let marker = root.join(".tmws/generated");
-    if std::fs::read_to_string(&marker).is_ok_and(|t| t.trim() == n.to_string()) {
+    let version = format!("{n} v2");
+    if std::fs::read_to_string(&marker).is_ok_and(|t| t.trim() == version) {
         return root;
     }
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
     std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
-    let mut log = String::with_capacity(n * 300);
-    for i in 0..n {
-        let w = |k: usize| WORDS[(i * 7 + k * 13) % WORDS.len()];
-        let content = format!("Entry {i}: the {} {} needs a {} after the {} ({})", w(0), w(1), w(2), w(3), i % 97);
-        let id = memory::memory_id("long-term", &content);
-        let _ = writeln!(
-            log,
-            "{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"long-term\",\"at\":\"2026-11-01T00:00:00Z\",\"expires_at\":\"2036-11-01T00:00:00Z\",\"kind\":\"note\",\"content\":\"{content}\",\"summary\":\"{content}\",\"tags\":[\"{}\"],\"importance\":0.5}}",
-            w(4)
-        );
-    }
-    std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log).unwrap();
+    std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log_text(n, 0)).unwrap();
     let config = Config::load(&root).unwrap();
     let mut index = Index::open(&root).unwrap();
     index.sync(&config, &SyncOptions::default()).unwrap();
-    std::fs::write(&marker, n.to_string()).unwrap();
+    std::fs::write(&marker, version).unwrap();
     root
 }
 
-/// `memory_search` over 100k entries: words from the generated vocabulary.
-#[divan::bench(sample_count = 200, sample_size = 1)]
-fn memory_search_100k(bencher: Bencher) {
-    let root = memory_root(100_000);
+/// Queries of two or three words: a common word and rarer ones, as people search.
+fn queries() -> Vec<String> {
+    (0..50).map(|q| format!("{} {} {}", WORDS[q % WORDS.len()], letters(3 + q * 7), letters(40 + q * 31))).collect()
+}
+
+fn search_bench(bencher: Bencher, n: usize) {
+    let root = memory_root(n);
     let config = Config::load(&root).unwrap();
     let index = Index::open_reader(&root).unwrap();
-    let queries = ["deploy cache", "token refresh timeout", "database pool", "staging release", "lock compaction"];
+    let queries = queries();
     let i = AtomicUsize::new(0);
     bencher.bench_local(|| {
-        let q = queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
-        let req = MemorySearch { query: q.to_owned(), ..MemorySearch::default() };
+        let q = &queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
+        let req = MemorySearch { query: q.clone(), ..MemorySearch::default() };
         memory::search(&root, &config, &index, &req).unwrap()
+    });
+}
+
+/// `memory_search` over 100k entries (budget: 2 ms p50).
+#[divan::bench(sample_count = 200, sample_size = 1)]
+fn memory_search_100k(bencher: Bencher) {
+    search_bench(bencher, 100_000);
+}
+
+/// `memory_search` over 10k entries: every match ranked by BM25 × decay × trust.
+#[divan::bench(sample_count = 200, sample_size = 1)]
+fn memory_search_10k(bencher: Bencher) {
+    search_bench(bencher, 10_000);
+}
+
+/// `memory cleanup` of a log of 100k entries, a fifth of them deleted (budget: 1 s).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn cleanup_100k(bencher: Bencher) {
+    let root = std::env::temp_dir().join("tmws-bench-memory-cleanup");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
+    std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
+    let config = Config::load(&root).unwrap();
+    let log = log_text(100_000, 5);
+    let path = root.join(".tmws/memory/long-term.jsonl");
+    bencher.with_inputs(|| std::fs::write(&path, &log).unwrap()).bench_local_values(|()| {
+        let done = memory::maint::cleanup(&root, &config).unwrap();
+        assert!(done["compacted_bytes"].as_u64().unwrap() > 0);
     });
 }
 
