@@ -20,6 +20,17 @@ pub struct Line {
 
 /// Parses a whole log. Blank lines are allowed and ignored.
 pub fn parse(bytes: &[u8]) -> (Vec<Line>, Vec<Diagnostic>) {
+    let (lines, diags) =
+        parse_as(bytes, |text| serde_json::from_str::<Value>(text).map(|v| v.is_object().then_some(v)));
+    (lines.into_iter().map(|(line, offset, value)| Line { line, offset, value }).collect(), diags)
+}
+
+/// Parses a whole log with any reading of a line's text: `Ok(None)` means the line is not
+/// a JSON object. Returns (line number, byte offset, value) of the good lines.
+pub fn parse_as<'a, T>(
+    bytes: &'a [u8],
+    mut read: impl FnMut(&'a str) -> serde_json::Result<Option<T>>,
+) -> (Vec<(usize, usize, T)>, Vec<Diagnostic>) {
     let mut lines = Vec::new();
     let mut diags = Vec::new();
     let mut offset = 0;
@@ -50,9 +61,14 @@ pub fn parse(bytes: &[u8]) -> (Vec<Line>, Vec<Diagnostic>) {
                 continue;
             }
         };
-        match serde_json::from_str::<Value>(text) {
-            Ok(value @ Value::Object(_)) => lines.push(Line { line: line_no, offset: start, value }),
-            Ok(_) => diags.push(
+        match read(text) {
+            Ok(Some(value)) => lines.push((line_no, start, value)),
+            Ok(None) => diags.push(
+                Diagnostic::error(Rule::JsonlLine, line_no, 1, "line is not a JSON object; line skipped")
+                    .with_hint("each line must be one JSON object, e.g. {\"op\":\"add\",…}"),
+            ),
+            // A typed reading (the memory fold) fails on anything but an object this way.
+            Err(e) if e.is_data() => diags.push(
                 Diagnostic::error(Rule::JsonlLine, line_no, 1, "line is not a JSON object; line skipped")
                     .with_hint("each line must be one JSON object, e.g. {\"op\":\"add\",…}"),
             ),

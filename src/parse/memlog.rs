@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::jsonl;
@@ -86,10 +87,6 @@ pub fn complete(bytes: &[u8]) -> &[u8] {
     bytes.iter().rposition(|b| *b == b'\n').map_or(&[], |i| &bytes[..=i])
 }
 
-fn text(v: &Map<String, Value>, k: &str) -> Option<String> {
-    v.get(k).and_then(Value::as_str).filter(|s| !s.trim().is_empty()).map(str::to_owned)
-}
-
 impl Fold {
     /// An empty fold; `keep_records` keeps each entry's whole `add` object.
     pub fn new(keep_records: bool) -> Fold {
@@ -107,11 +104,17 @@ impl Fold {
     /// Returns how many bytes were consumed.
     pub fn read(&mut self, bytes: &[u8]) -> usize {
         let done = complete(bytes);
-        let (lines, problems) = jsonl::parse(done);
+        let keep = self.keep_records;
+        // Only the fields the fold needs are decoded (and borrowed when they can be); the
+        // content is scanned, not copied. The index's fold also keeps the whole object.
+        let (lines, problems) = jsonl::parse_as(done, |text| {
+            let op: Op<'_> = serde_json::from_str(text)?;
+            let record = if keep { serde_json::from_str::<Map<String, Value>>(text).ok() } else { None };
+            Ok(Some((op, record)))
+        });
         let base = self.lines;
-        for line in lines {
-            let Value::Object(map) = line.value else { continue };
-            self.apply(base + line.line, map);
+        for (line, _, (op, record)) in lines {
+            self.apply(base + line, &op, record);
         }
         self.problems.extend(problems.into_iter().map(|mut d| {
             d.line += base;
@@ -122,31 +125,35 @@ impl Fold {
         done.len()
     }
 
-    /// Applies one op, read at line number `line`.
-    fn apply(&mut self, line: usize, map: Map<String, Value>) {
-        let Some(id) = text(&map, "id") else { return };
-        match map.get("op").and_then(Value::as_str) {
+    fn note_expiry(&mut self, e: Option<&String>) {
+        if let Some(e) = e
+            && self.first_expiry.as_ref().is_none_or(|f| e < f)
+        {
+            self.first_expiry = Some(e.clone());
+        }
+    }
+
+    /// Applies one op, read at line number `line` (`record`: the whole object, when kept).
+    fn apply(&mut self, line: usize, op: &Op<'_>, record: Option<Map<String, Value>>) {
+        let Some(id) = string(op.id) else { return };
+        match string(op.op).as_deref() {
             Some("add") => {
                 let mut entry = Entry {
                     line,
-                    at: text(&map, "at").map(|t| normalise_time(&t)).unwrap_or_default(),
+                    at: string(op.at).map(|t| normalise_time(&t)).unwrap_or_default(),
                     importance: DEFAULT_IMPORTANCE,
                     ..Entry::default()
                 };
-                entry.set(&map);
-                entry.commit = map.get("git").and_then(|g| g.get("commit")).and_then(Value::as_str).map(str::to_owned);
-                entry.branch = map.get("git").and_then(|g| g.get("branch")).and_then(Value::as_str).map(str::to_owned);
-                if self.keep_records {
-                    entry.record = Some(map);
+                entry.set(op);
+                if let Some(git) = op.git.and_then(|g| serde_json::from_str::<Git<'_>>(g.get()).ok()) {
+                    entry.commit = string(git.commit);
+                    entry.branch = string(git.branch);
                 }
+                entry.record = record;
                 if let Some(k) = &entry.key {
                     self.keys.insert(k.clone(), id.clone());
                 }
-                if let Some(e) = &entry.expires_at
-                    && self.first_expiry.as_ref().is_none_or(|f| e < f)
-                {
-                    self.first_expiry = Some(e.clone());
-                }
+                self.note_expiry(entry.expires_at.as_ref());
                 self.live_lines += 1;
                 if let Some(old) = self.live.insert(id, entry) {
                     self.live_lines -= old.lines();
@@ -163,37 +170,35 @@ impl Fold {
                 let Some(entry) = self.live.get_mut(&id) else { return };
                 entry.later.push(line);
                 self.live_lines += 1;
-                let Some(Value::Object(set)) = map.get("set") else { return };
-                if let Some(k) = set.get("key").and_then(Value::as_str) {
+                let Some(set) = op.set.and_then(|s| serde_json::from_str::<Op<'_>>(s.get()).ok()) else { return };
+                if let Some(k) = string(set.key) {
                     if let Some(old) = entry.key.take() {
                         self.keys.remove(&old);
                     }
-                    self.keys.insert(k.to_owned(), id.clone());
+                    self.keys.insert(k, id.clone());
                 }
                 let Some(entry) = self.live.get_mut(&id) else { return };
-                let set: Map<String, Value> = set
-                    .iter()
-                    .filter(|(k, _)| !matches!(k.as_str(), "id" | "op" | "ns"))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
                 entry.set(&set);
-                if let Some(e) = &entry.expires_at
-                    && self.first_expiry.as_ref().is_none_or(|f| e < f)
+                if let Some(rec) = &mut entry.record
+                    && let Some(Value::Object(all)) = record.as_ref().and_then(|r| r.get("set"))
                 {
-                    self.first_expiry = Some(e.clone());
-                }
-                if let Some(record) = &mut entry.record {
-                    record.extend(set);
-                    if let Some(at) = map.get("at") {
-                        record.insert("updated_at".into(), at.clone());
+                    rec.extend(
+                        all.iter()
+                            .filter(|(k, _)| !matches!(k.as_str(), "id" | "op" | "ns"))
+                            .map(|(k, v)| (k.clone(), v.clone())),
+                    );
+                    if let Some(at) = record.as_ref().and_then(|r| r.get("at")) {
+                        rec.insert("updated_at".into(), at.clone());
                     }
                 }
+                let expiry = entry.expires_at.clone();
+                self.note_expiry(expiry.as_ref());
             }
             Some("link") => {
                 let Some(entry) = self.live.get_mut(&id) else { return };
                 entry.later.push(line);
                 self.live_lines += 1;
-                if let Some(c) = text(&map, "commit") {
+                if let Some(c) = string(op.commit) {
                     entry.links.push(c);
                 }
             }
@@ -233,6 +238,38 @@ impl Fold {
         self.lines.saturating_sub(live)
     }
 
+    /// Plans a compaction at `now`: the line numbers to keep (every line of every entry
+    /// live at `now`, ascending), and the fold of the log made of just those lines.
+    pub fn compacted(self, now: &str) -> (Vec<usize>, Fold) {
+        let mut keep: Vec<usize> = self
+            .live
+            .values()
+            .filter(|e| !e.expired(now))
+            .flat_map(|e| std::iter::once(e.line).chain(e.later.iter().copied()))
+            .collect();
+        keep.sort_unstable();
+        // Line `keep[i]` becomes line `i + 1`.
+        let renumber = |n: usize| keep.binary_search(&n).map_or(0, |i| i + 1);
+        let mut fold =
+            Fold { keep_records: self.keep_records, lines: keep.len(), live_lines: keep.len(), ..Fold::default() };
+        for (id, mut e) in self.live.into_iter().filter(|(_, e)| !e.expired(now)) {
+            e.line = renumber(e.line);
+            for l in &mut e.later {
+                *l = renumber(*l);
+            }
+            if let Some(k) = &e.key {
+                fold.keys.insert(k.clone(), id.clone());
+            }
+            if let Some(x) = &e.expires_at
+                && fold.first_expiry.as_ref().is_none_or(|f| x < f)
+            {
+                fold.first_expiry = Some(x.clone());
+            }
+            fold.live.insert(id, e);
+        }
+        (keep, fold)
+    }
+
     /// The live entries at `now`, oldest first.
     pub fn live_at<'a>(&'a self, now: &'a str) -> impl Iterator<Item = (&'a String, &'a Entry)> + 'a {
         let mut v: Vec<(&String, &Entry)> = self.live.iter().filter(|(_, e)| !e.expired(now)).collect();
@@ -243,26 +280,76 @@ impl Fold {
 
 impl Entry {
     /// Takes the fields an `add` or an update's `set` gives.
-    fn set(&mut self, map: &Map<String, Value>) {
-        if let Some(e) = text(map, "expires_at") {
+    fn set(&mut self, op: &Op<'_>) {
+        if let Some(e) = string(op.expires_at) {
             self.expires_at = Some(normalise_time(&e));
         }
-        if let Some(k) = text(map, "key") {
+        if let Some(k) = string(op.key) {
             self.key = Some(k);
         }
-        if let Some(k) = text(map, "kind") {
+        if let Some(k) = string(op.kind) {
             self.kind = Some(k);
         }
-        if let Some(s) = text(map, "summary") {
+        if let Some(s) = string(op.summary) {
             self.summary = s;
         }
-        if let Some(i) = map.get("importance").and_then(Value::as_f64) {
+        if let Some(i) = op.importance.and_then(|r| serde_json::from_str::<f64>(r.get()).ok()) {
             self.importance = i.clamp(0.0, 1.0);
         }
-        if let Some(a) = text(map, "agent") {
+        if let Some(a) = string(op.agent) {
             self.agent = Some(a);
         }
     }
+}
+
+/// The fields of an op line (or of an update's `set`) the fold reads, as raw JSON: a
+/// value of an unexpected type is ignored, not a reason to drop the line.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Op<'a> {
+    #[serde(borrow)]
+    op: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    expires_at: Option<&'a RawValue>,
+    #[serde(borrow)]
+    key: Option<&'a RawValue>,
+    #[serde(borrow)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow)]
+    summary: Option<&'a RawValue>,
+    #[serde(borrow)]
+    importance: Option<&'a RawValue>,
+    #[serde(borrow)]
+    agent: Option<&'a RawValue>,
+    #[serde(borrow)]
+    git: Option<&'a RawValue>,
+    #[serde(borrow)]
+    set: Option<&'a RawValue>,
+    #[serde(borrow)]
+    commit: Option<&'a RawValue>,
+}
+
+/// `git: {branch, commit}`.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Git<'a> {
+    #[serde(borrow)]
+    branch: Option<&'a RawValue>,
+    #[serde(borrow)]
+    commit: Option<&'a RawValue>,
+}
+
+/// A raw JSON string as text (trimmed empty strings and other types are None).
+fn string(raw: Option<&RawValue>) -> Option<String> {
+    let raw = raw?.get();
+    let text: String = match serde_json::from_str::<&str>(raw) {
+        Ok(t) => t.to_owned(),
+        // Escapes: unescaped into a new string.
+        Err(_) => serde_json::from_str::<String>(raw).ok()?,
+    };
+    (!text.trim().is_empty()).then_some(text)
 }
 
 /// The importance of an entry that gives none.
@@ -309,6 +396,31 @@ mod tests {
         assert_eq!(parts.problems.iter().map(|p| p.line).collect::<Vec<_>>(), [5]);
         assert_eq!(whole.live["m_2"].at, "2026-11-22T10:00:00Z");
         assert_eq!(parts.live["m_1"].at, "2026-11-22T11:00:00Z");
+    }
+
+    #[test]
+    fn a_compaction_plan_gives_the_fold_of_the_kept_lines() {
+        let log = [
+            add("m_1", "2026-11-22T10:00:00Z"),
+            "{\"op\":\"delete\",\"id\":\"m_1\"}\n".into(),
+            "{\"op\":\"add\",\"id\":\"m_2\",\"at\":\"2026-11-22T10:00:00Z\",\"key\":\"k\",\"expires_at\":\"2027-01-01T00:00:00Z\"}\n".into(),
+            "junk\n".into(),
+            "{\"op\":\"link\",\"id\":\"m_2\",\"commit\":\"abc\"}\n".into(),
+            "{\"op\":\"add\",\"id\":\"m_3\",\"at\":\"2026-11-22T10:00:00Z\",\"expires_at\":\"2026-11-23T00:00:00Z\"}\n".into(),
+        ]
+        .concat();
+        let now = "2026-12-01T00:00:00Z";
+        let (keep, planned) = Fold::of(log.as_bytes(), false).compacted(now);
+        assert_eq!(keep, [3, 5]);
+        let kept: String =
+            log.split_inclusive('\n').enumerate().filter(|(n, _)| keep.contains(&(n + 1))).map(|(_, l)| l).collect();
+        let mut planned = planned;
+        planned.offset = kept.len() as u64;
+        let read = Fold::of(kept.as_bytes(), false);
+        assert_eq!(planned.live, read.live);
+        assert_eq!((planned.lines, planned.offset, &planned.keys), (read.lines, read.offset, &read.keys));
+        assert_eq!(planned.dead_lines(now), 0);
+        assert_eq!(planned.by_key("k", now).map(|(id, _)| id.as_str()), Some("m_2"));
     }
 
     #[test]

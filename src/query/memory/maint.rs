@@ -10,6 +10,7 @@
 //! superseded and expired entries, delete ops, bad and torn lines.
 
 use std::collections::{BTreeMap, BTreeSet};
+
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -38,21 +39,20 @@ pub struct Compacted {
 pub(crate) fn compact(writer: &mut Writer, now: &str) -> Result<Compacted> {
     let bytes = writer.bytes()?;
     let removed_expired = writer.fold.live.values().filter(|e| e.expired(now)).count();
-    let keep: BTreeSet<usize> = writer
-        .fold
-        .live
-        .values()
-        .filter(|e| !e.expired(now))
-        .flat_map(|e| std::iter::once(e.line).chain(e.later.iter().copied()))
-        .collect();
+    let (keep, mut fold) = std::mem::take(&mut writer.fold).compacted(now);
     let mut out = Vec::with_capacity(bytes.len());
+    let mut wanted = keep.iter().peekable();
     // Line numbers count every line, as the fold does; a torn final line is dropped.
     for (n, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
-        if line.last() == Some(&b'\n') && keep.contains(&(n + 1)) {
-            out.extend_from_slice(line);
+        if wanted.peek() == Some(&&(n + 1)) {
+            wanted.next();
+            if line.last() == Some(&b'\n') {
+                out.extend_from_slice(line);
+            }
         }
     }
-    writer.replace(&out)?;
+    fold.offset = out.len() as u64;
+    writer.replace(&out, fold)?;
     Ok(Compacted { removed_expired, bytes_before: bytes.len() as u64, bytes_after: out.len() as u64 })
 }
 
@@ -119,7 +119,7 @@ pub fn clear(root: &Path, config: &Config, ns: Option<&str>, all: bool, confirm:
         }
         let mut writer = Writer::open(root, ns)?;
         cleared += writer.fold.live_at(&now).count();
-        writer.replace(&[])?;
+        writer.replace(&[], crate::parse::memlog::Fold::new(false))?;
     }
     Ok(json!({"cleared": cleared, "namespaces": targets}))
 }

@@ -120,10 +120,10 @@ impl Writer {
         self.log.read_all()
     }
 
-    /// Replaces the log atomically with `bytes` (compaction, clear).
-    pub fn replace(&mut self, bytes: &[u8]) -> Result<()> {
+    /// Replaces the log atomically with `bytes` (compaction, clear), whose fold is `fold`.
+    pub fn replace(&mut self, bytes: &[u8], fold: Fold) -> Result<()> {
         self.log.replace(bytes)?;
-        self.fold = Fold::of(bytes, false);
+        self.fold = fold;
         self.mark = LogMark::at(self.fold.offset, &bytes[..usize::try_from(self.fold.offset).unwrap_or(0)]);
         Ok(())
     }
