@@ -316,24 +316,42 @@ fn ranked(searcher: &Searcher, query: &dyn Query, limit: usize, r: &Ranking) -> 
             }
             Some((table, col.ords().clone()))
         };
-        let half = by_ord(
-            "namespace",
-            &|ns| r.half_life_days.get(ns).copied().unwrap_or(DEFAULT_HALF_LIFE_DAYS),
-            DEFAULT_HALF_LIFE_DAYS,
-        );
-        let boost = by_ord(
-            "agent",
-            &|a| trust_boost(r.trust.get(a).copied().unwrap_or(DEFAULT_TRUST)),
-            trust_boost(DEFAULT_TRUST),
-        );
+        // Lookups that cannot change the score are skipped: one half-life for every
+        // namespace, nobody verified, nothing read yet (the usual case).
+        let one_half_life = {
+            let mut v = r.half_life_days.values();
+            let first = v.next().copied().unwrap_or(DEFAULT_HALF_LIFE_DAYS);
+            v.all(|h| *h == first).then_some(first)
+        };
+        let half = match one_half_life {
+            Some(_) => None,
+            None => by_ord(
+                "namespace",
+                &|ns| r.half_life_days.get(ns).copied().unwrap_or(DEFAULT_HALF_LIFE_DAYS),
+                DEFAULT_HALF_LIFE_DAYS,
+            ),
+        };
+        let default_half = one_half_life.unwrap_or(DEFAULT_HALF_LIFE_DAYS);
+        let boost = if r.trust.is_empty() {
+            None
+        } else {
+            by_ord(
+                "agent",
+                &|a| trust_boost(r.trust.get(a).copied().unwrap_or(DEFAULT_TRUST)),
+                trust_boost(DEFAULT_TRUST),
+            )
+        };
         // Accesses by the ordinal of the refId (only the few memories ever read).
-        let access: Option<(rustc_hash::FxHashMap<u64, u64>, tantivy::columnar::Column<u64>)> =
+        let access: Option<(rustc_hash::FxHashMap<u64, u64>, tantivy::columnar::Column<u64>)> = if r.access.is_empty() {
+            None
+        } else {
             fast.str("ref_id").ok().flatten().map(|col| {
                 let dict = col.dictionary();
                 let map =
                     r.access.iter().filter_map(|(id, n)| dict.term_ord(id).ok().flatten().map(|o| (o, *n))).collect();
                 (map, col.ords().clone())
-            });
+            })
+        };
         let r = r.clone();
         move |doc: tantivy::DocId, score: Score| {
             let lookup = |t: &Option<(Vec<f64>, tantivy::columnar::Column<u64>)>, default: f64| {
@@ -345,7 +363,7 @@ fn ranked(searcher: &Searcher, query: &dyn Query, limit: usize, r: &Ranking) -> 
             let age_days = added.as_ref().map_or(0.0, |c| (r.now - c.get_val(doc)) as f64 / 86_400.0);
             let reads =
                 access.as_ref().and_then(|(m, col)| col.first(doc).and_then(|o| m.get(&o).copied())).unwrap_or(0);
-            let current = current_importance(imp, age_days, lookup(&half, DEFAULT_HALF_LIFE_DAYS), reads);
+            let current = current_importance(imp, age_days, lookup(&half, default_half), reads);
             let tweaked = f64::from(score) * current * lookup(&boost, trust_boost(DEFAULT_TRUST));
             // Ties: the lower refId rank first, as in every other search.
             let tie = u64::MAX - rank.as_ref().map_or(0, |c| c.get_val(doc));

@@ -327,3 +327,22 @@ fn a_line_with_bytes_that_are_not_utf8_is_reported_and_skipped() {
     json(&root.run(&["--json", "memory", "add", "and one more", "-n", "long-term"]));
     assert_eq!(json(&root.run(&["--json", "memory", "stats"]))["total"], 3);
 }
+
+#[test]
+fn each_namespace_decays_at_its_own_half_life() {
+    let short = add_line("m_0000000000f5", &ago(10), "queue backoff tuned", json!({"ns": "short-term"}));
+    let long = add_line("m_0000000000f6", &ago(10), "queue backoff tested", json!({}));
+    let root = TestRoot::new()
+        .file(".tmws/config.toml", "[namespaces.long-term]\nhalf_life_days = 10\n")
+        .file(".tmws/memory/short-term.jsonl", short)
+        .file(".tmws/memory/long-term.jsonl", long);
+    let found = json(&root.run(&["--json", "memory", "search", "queue backoff", "--min-score", "0"]));
+    let got: Vec<(&str, u64)> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), r["score"].as_u64().unwrap()))
+        .collect();
+    // Ten days: 0.5 at a 10-day half-life against 0.794 at 30 days → 63 %.
+    assert_eq!(got, [("m_0000000000f5", 100), ("m_0000000000f6", 63)]);
+}
