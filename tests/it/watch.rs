@@ -171,6 +171,28 @@ fn an_appended_memory_is_searchable_through_the_watcher() {
 }
 
 #[test]
+fn a_memory_log_edited_by_hand_is_read_again_through_the_watcher() {
+    let log = ".tmws/memory/short-term.jsonl";
+    let add = |id: &str, word: &str| {
+        format!("{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"short-term\",\"content\":\"{word} happened\"}}\n")
+    };
+    let first = add("m_000000000001", "alpha");
+    let second = add("m_000000000002", "bravo");
+    let root = TestRoot::new().file(log, format!("{first}{second}"));
+    let mut w = Watch::start(&root);
+    w.expect("synced: 1 new, 0 changed, 0 removed");
+    assert_eq!(found(&root, "alpha"), vec!["m_000000000001".to_owned()]);
+    // A person deletes the first line and fixes a word in the second, and saves the way
+    // editors do: a new file renamed over the log.
+    std::fs::write(root.path().join(".short-term.jsonl.swp"), second.replace("bravo", "charlie")).unwrap();
+    std::fs::rename(root.path().join(".short-term.jsonl.swp"), root.path().join(log)).unwrap();
+    assert_eq!(w.expect("changed "), format!("changed  {log}"));
+    assert!(found(&root, "alpha").is_empty());
+    assert!(found(&root, "bravo").is_empty());
+    assert_eq!(found(&root, "charlie"), vec!["m_000000000002".to_owned()]);
+}
+
+#[test]
 fn editor_save_patterns_end_with_the_new_content() {
     let target = format!("{L}/260101-note.md");
     let root = TestRoot::new().file(&target, lesson("original"));
