@@ -5,6 +5,7 @@ mod corpora;
 mod index;
 mod init;
 mod mcp;
+mod mcp_mock;
 mod memory;
 mod memory_crash;
 mod memory_git;

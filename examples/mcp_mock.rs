@@ -1,0 +1,155 @@
+//! A tiny real MCP server over stdio (rmcp), for tests and demos of the registry and the
+//! pool: its name, its tools and how it misbehaves are set by flags (or `MCP_MOCK_*`
+//! environment variables).
+//!
+//! ```sh
+//! cargo run --example mcp_mock -- --name serena --tools 20
+//! cargo run --example mcp_mock -- --fail-start "no licence key"
+//! ```
+//!
+//! Tools: `echo {text}`, `sleep {ms}`, `stderr {text}` (writes the text to stderr),
+//! `crash` (exits with status 3 in the middle of the call), and `--tools N` generated ones
+//! (`tool_0` …) that answer with their name and arguments. `--crash-on TOOL` makes any tool
+//! crash; `--fail-start MESSAGE` exits 1 before answering `initialize`; `--startup-ms`
+//! delays the start (a slow cold start).
+
+use std::borrow::Cow;
+use std::io::Write as _;
+use std::sync::Arc;
+
+use clap::Parser;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, Parser)]
+#[command(about = "A tiny MCP server for tests and demos")]
+struct Args {
+    /// The server's name (in `initialize` and in answers).
+    #[arg(long, env = "MCP_MOCK_NAME", default_value = "mock")]
+    name: String,
+    /// How many generated tools (`tool_0` …) to list besides the built-in ones.
+    #[arg(long, env = "MCP_MOCK_TOOLS", default_value_t = 0)]
+    tools: usize,
+    /// Exit (status 3) when this tool is called.
+    #[arg(long, env = "MCP_MOCK_CRASH_ON")]
+    crash_on: Option<String>,
+    /// Print MESSAGE to stderr and exit 1 before answering anything.
+    #[arg(long, env = "MCP_MOCK_FAIL_START", value_name = "MESSAGE")]
+    fail_start: Option<String>,
+    /// Wait this long before serving (a slow cold start).
+    #[arg(long, env = "MCP_MOCK_STARTUP_MS", default_value_t = 0)]
+    startup_ms: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Mock {
+    args: Arc<Args>,
+}
+
+fn schema(props: Value) -> Arc<serde_json::Map<String, Value>> {
+    let v = json!({"type": "object", "properties": props});
+    Arc::new(v.as_object().cloned().unwrap_or_default())
+}
+
+impl Mock {
+    fn tools(&self) -> Vec<Tool> {
+        let mut tools = vec![
+            Tool::new("echo", "Answers with the text it is given.", schema(json!({"text": {"type": "string"}}))),
+            Tool::new("sleep", "Sleeps `ms` milliseconds, then answers.", schema(json!({"ms": {"type": "integer"}}))),
+            Tool::new("stderr", "Writes `text` to standard error.", schema(json!({"text": {"type": "string"}}))),
+            Tool::new("crash", "Exits in the middle of the call.", schema(json!({}))),
+        ];
+        for i in 0..self.args.tools {
+            tools.push(Tool::new(
+                Cow::Owned(format!("tool_{i}")),
+                Cow::Owned(format!("Generated tool number {i} of {}: answers with its arguments.", self.args.name)),
+                schema(json!({"query": {"type": "string"}})),
+            ));
+        }
+        tools
+    }
+}
+
+fn crash(name: &str) -> ! {
+    eprintln!("mcp_mock {name}: crashing on purpose");
+    let _ = std::io::stderr().flush();
+    std::process::exit(3);
+}
+
+impl ServerHandler for Mock {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(self.args.name.clone(), "0.1.0"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let args = request.arguments.clone().unwrap_or_default();
+        let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let name = request.name.as_ref();
+        if self.args.crash_on.as_deref() == Some(name) || name == "crash" {
+            crash(&self.args.name);
+        }
+        let answer = match name {
+            "echo" => text("text"),
+            "sleep" => {
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                format!("slept {ms} ms")
+            }
+            "stderr" => {
+                eprintln!("{}", text("text"));
+                "written to stderr".to_owned()
+            }
+            other
+                if other
+                    .strip_prefix("tool_")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .is_some_and(|n| n < self.args.tools) =>
+            {
+                format!("{}/{other}: {}", self.args.name, Value::Object(args.clone()))
+            }
+            other => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(format!("no tool `{other}`"))]).into());
+            }
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(answer)]).into())
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Some(message) = &args.fail_start {
+        eprintln!("mcp_mock {}: {message}", args.name);
+        std::process::exit(1);
+    }
+    if args.startup_ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(args.startup_ms));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
+    let served = runtime.block_on(async move {
+        let service = Mock { args: Arc::new(args) }.serve(rmcp::transport::stdio()).await?;
+        service.waiting().await?;
+        Ok::<(), Box<dyn std::error::Error>>(())
+    });
+    if let Err(e) = served {
+        eprintln!("mcp_mock: {e}");
+        std::process::exit(2);
+    }
+}
