@@ -4,6 +4,7 @@
 //! input together with the diagnostics it found, so that one bad file or line never stops
 //! the rest (DESIGN §1.4).
 
+pub mod clients;
 pub mod frontmatter;
 pub mod json;
 pub mod jsonl;
