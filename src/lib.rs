@@ -15,6 +15,7 @@ pub mod index;
 pub mod init;
 pub mod model;
 pub mod parse;
+pub mod pool;
 pub mod query;
 pub mod rules;
 pub mod schema;

@@ -3,7 +3,8 @@
 //! registry stores and the pool starts.
 //!
 //! A connection is a stdio command (`command`, `args`, `env`) or an HTTP endpoint (`url`,
-//! `headers`). Values that look like secrets (an env var or header named like a token, a
+//! `headers`). The live connection (what starts the server) keeps the config's values; in
+//! the stored one (what the registry writes), values that look like secrets (an env var or header named like a token, a
 //! key, a password; or a value shaped like an API key) are stored as `${VAR}` references,
 //! never literally. The `config_hash` is blake3 of the connection's canonical JSON (keys
 //! sorted, no spaces) after that substitution, so rotating a secret does not make the
@@ -36,10 +37,27 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// blake3 (hex) of the canonical JSON of this connection.
+    /// The connection as the registry stores it: secret-looking env and header values
+    /// replaced by `${VAR}` references.
+    pub fn stored(&self) -> Connection {
+        let mut c = self.clone();
+        for (k, v) in c.env.iter_mut() {
+            if looks_secret(k, v) {
+                *v = reference(k);
+            }
+        }
+        for (k, v) in c.headers.iter_mut() {
+            if looks_secret(k, v) || (k.eq_ignore_ascii_case("authorization") && !v.starts_with("${")) {
+                *v = reference(k);
+            }
+        }
+        c
+    }
+
+    /// blake3 (hex) of the canonical JSON of the stored connection.
     pub fn config_hash(&self) -> String {
         // serde_json with `preserve_order` keeps insertion order: sort through a BTreeMap.
-        let v = serde_json::to_value(self).unwrap_or(Value::Null);
+        let v = serde_json::to_value(self.stored()).unwrap_or(Value::Null);
         blake3::hash(canonical(&v).as_bytes()).to_hex().to_string()
     }
 
@@ -124,7 +142,7 @@ pub fn parse(text: &str) -> (Vec<(String, Connection)>, Vec<Diagnostic>) {
                 continue;
             }
         };
-        let mut conn = Connection {
+        let conn = Connection {
             kind,
             command: text("command"),
             args: entry
@@ -152,16 +170,6 @@ pub fn parse(text: &str) -> (Vec<(String, Connection)>, Vec<Diagnostic>) {
         if conn.is_tmws() {
             continue;
         }
-        for (k, v) in conn.env.iter_mut() {
-            if looks_secret(k, v) {
-                *v = reference(k);
-            }
-        }
-        for (k, v) in conn.headers.iter_mut() {
-            if looks_secret(k, v) || k.eq_ignore_ascii_case("authorization") {
-                *v = reference(k);
-            }
-        }
         out.push((name.clone(), conn));
     }
     (out, diags)
@@ -185,6 +193,8 @@ mod tests {
         assert_eq!(names, ["context7", "serena"]);
         let serena = &servers[1].1;
         assert_eq!(serena.kind, "stdio");
+        assert_eq!(serena.env["GITHUB_TOKEN"], "ghp_abc", "the live connection keeps the value");
+        let serena = &serena.stored();
         assert_eq!(
             serena.env,
             BTreeMap::from([
@@ -193,7 +203,7 @@ mod tests {
                 ("X".to_owned(), "${X}".to_owned()),
             ])
         );
-        let ctx = &servers[0].1;
+        let ctx = &servers[0].1.stored();
         assert_eq!((ctx.kind.as_str(), ctx.url.as_deref()), ("http", Some("https://mcp.example/ctx")));
         assert_eq!(ctx.headers["Authorization"], "${AUTHORIZATION}");
         assert_eq!(ctx.headers["Accept"], "json");

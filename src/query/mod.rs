@@ -8,6 +8,7 @@ pub mod context;
 pub mod hook;
 pub mod memory;
 pub mod redact;
+pub mod registry;
 pub mod session;
 pub mod trust;
 pub mod yaml;

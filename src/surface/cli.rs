@@ -144,6 +144,9 @@ enum Command {
     /// Remember and recall: short- and long-term memories in .tmws/memory/*.jsonl.
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// The sparse registry of other MCP servers (.tmws/registry/index.json).
+    #[command(subcommand)]
+    Registry(RegistryCommand),
     /// Trust between agents: verifications in .tmws/trust.jsonl boost memory search.
     #[command(subcommand)]
     Trust(TrustCommand),
@@ -263,6 +266,22 @@ enum MemoryCommand {
     LinkCommit,
     /// Forget the short-term memories of branches that no longer exist.
     GcBranches,
+}
+
+#[derive(Debug, Subcommand)]
+enum RegistryCommand {
+    /// Introspect the servers of the MCP client configs (registry.sources) once each and
+    /// write .tmws/registry/index.json; exit 1 if any server failed.
+    Build {
+        /// Introspect every server, changed or not.
+        #[arg(long)]
+        force: bool,
+        /// How long one server may take to start and list its tools.
+        #[arg(long, value_name = "MS", default_value_t = 30_000)]
+        timeout_ms: u64,
+    },
+    /// The registered servers: tools, cold start, popularity, last error.
+    List,
 }
 
 #[derive(Debug, Subcommand)]
@@ -634,6 +653,65 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
                 writeln!(out, "{}", to_json(&answer))?;
             } else {
                 write!(out, "{}", context::render(&answer, context::Format::Yaml))?;
+            }
+            Ok(0)
+        }
+        Command::Registry(RegistryCommand::Build { force, timeout_ms }) => {
+            use crate::query::registry::{self, Outcome};
+            let root = root(cli)?;
+            let config = Config::load(&root)?;
+            let registry::Built { outcomes, problems } =
+                registry::build(&root, &config, *force, std::time::Duration::from_millis(*timeout_ms))?;
+            for p in &problems {
+                eprintln!("tmws: {p}");
+            }
+            let failed = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Failed(_))).count();
+            if cli.json {
+                let rows: Vec<serde_json::Value> = outcomes
+                    .iter()
+                    .map(|(name, o)| match o {
+                        Outcome::Introspected { tools, cold_start_ms } => serde_json::json!({"server": name, "status": "introspected", "tools": tools, "cold_start_ms": cold_start_ms}),
+                        Outcome::Unchanged { tools } => serde_json::json!({"server": name, "status": "unchanged", "tools": tools}),
+                        Outcome::Failed(why) => serde_json::json!({"server": name, "status": "failed", "error": why}),
+                    })
+                    .collect();
+                writeln!(out, "{}", to_json(&serde_json::Value::Array(rows)))?;
+            } else {
+                for (name, o) in &outcomes {
+                    match o {
+                        Outcome::Introspected { tools, cold_start_ms } => {
+                            writeln!(out, "{name}: {tools} tools, cold start {cold_start_ms} ms")?;
+                        }
+                        Outcome::Unchanged { tools } => writeln!(out, "{name}: unchanged ({tools} tools)")?,
+                        Outcome::Failed(why) => writeln!(out, "{name}: failed: {why}")?,
+                    }
+                }
+                if outcomes.is_empty() {
+                    writeln!(out, "no servers in {}", config.registry.sources.join(", "))?;
+                }
+            }
+            Ok(if failed > 0 || !problems.is_empty() { 1 } else { 0 })
+        }
+        Command::Registry(RegistryCommand::List) => {
+            let root = root(cli)?;
+            let rows = crate::query::registry::list(&root)?;
+            if cli.json {
+                writeln!(out, "{}", to_json(&serde_json::to_value(&rows).unwrap_or_default()))?;
+            } else {
+                let w = rows.iter().map(|r| r.server.chars().count()).max().unwrap_or(6).max(6);
+                writeln!(out, "{:<w$}  tools  cold start  popularity  last error", "server")?;
+                for r in &rows {
+                    let cold = r.cold_start_ms.map_or_else(|| "-".to_owned(), |ms| format!("{ms} ms"));
+                    writeln!(
+                        out,
+                        "{:<w$}  {:>5}  {:>10}  {:>10.2}  {}",
+                        r.server,
+                        r.tools,
+                        cold,
+                        r.popularity,
+                        r.error.as_deref().unwrap_or("-")
+                    )?;
+                }
             }
             Ok(0)
         }

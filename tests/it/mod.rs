@@ -11,6 +11,7 @@ mod memory_crash;
 mod memory_git;
 mod memory_maint;
 mod ranking;
+mod registry;
 mod serve;
 mod tidy;
 mod util;

@@ -1,0 +1,233 @@
+//! The sparse registry (DESIGN §2.4): `.tmws/registry/index.json`, built from the MCP
+//! client configs by introspecting each server once.
+//!
+//! A server whose `config_hash` is unchanged is kept as it is (`force` redoes it). A new or
+//! changed one is introspected — all of them at once, each within a timeout — and its
+//! entry rebuilt, keeping the hand-edited fields of the old one (`description`,
+//! `persistent`, `ttl_secs`; per tool `description`, `category`, `usage_hint`,
+//! `dependencies`). A server that fails keeps its previous entry with the error in
+//! `metadata.error`. Servers no longer in any config are dropped. The file is written
+//! atomically, pretty-printed with keys in a stable order, so that people can edit and
+//! diff it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use chrono::{SecondsFormat, Utc};
+use serde_json::{Map, Value, json};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::parse::clients::{self, Connection};
+use crate::pool::{self, Introspection};
+use crate::store;
+
+/// The registry, relative to the root.
+pub const REGISTRY_FILE: &str = ".tmws/registry/index.json";
+
+/// What building did to one server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Introspected now: tools and cold start.
+    Introspected { tools: usize, cold_start_ms: u64 },
+    /// Its config did not change.
+    Unchanged { tools: usize },
+    /// Introspection failed; the previous entry (if any) is kept.
+    Failed(String),
+}
+
+/// The servers of every configured client config, by name (the first source naming a
+/// server wins), with what was wrong in the files.
+pub fn configured(root: &Path, config: &Config) -> Result<(BTreeMap<String, Connection>, Vec<String>)> {
+    let mut servers = BTreeMap::new();
+    let mut problems = Vec::new();
+    for source in &config.registry.sources {
+        let Some(text) = store::read_text_opt(&root.join(source))? else { continue };
+        let (found, diags) = clients::parse(&text);
+        for d in diags {
+            problems.push(format!("{source}:{}:{}: {}", d.line, d.column, d.message));
+        }
+        for (name, conn) in found {
+            servers.entry(name).or_insert(conn);
+        }
+    }
+    Ok((servers, problems))
+}
+
+/// The registry as it is on disk (an empty one when there is none).
+pub fn load(root: &Path) -> Result<Map<String, Value>> {
+    let Some(text) = store::read_text_opt(&root.join(REGISTRY_FILE))? else {
+        return Ok(Map::new());
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Error::Usage(format!("{REGISTRY_FILE}: not a JSON object"))),
+        Err(e) => Err(Error::Usage(format!("{REGISTRY_FILE}:{}:{}: {e}", e.line(), e.column()))),
+    }
+}
+
+/// Copies `keys` of `old` over `new` where `old` has them.
+fn keep(new: &mut Map<String, Value>, old: Option<&Value>, keys: &[&str]) {
+    let Some(Value::Object(old)) = old else { return };
+    for k in keys {
+        if let Some(v) = old.get(*k) {
+            new.insert((*k).to_owned(), v.clone());
+        }
+    }
+}
+
+/// A server's entry from what it said, keeping the hand-edited fields of `old`.
+fn entry(conn: &Connection, seen: &Introspection, old: Option<&Value>) -> Value {
+    let mut tools = Map::new();
+    let mut sorted: Vec<&(String, String, Value)> = seen.tools.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, description, schema) in sorted {
+        let mut t = Map::new();
+        t.insert("description".into(), json!(description));
+        t.insert("input_schema".into(), schema.clone());
+        keep(
+            &mut t,
+            old.and_then(|o| o.get("tools")).and_then(|t| t.get(name)),
+            &["description", "category", "usage_hint", "dependencies"],
+        );
+        tools.insert(name.clone(), Value::Object(t));
+    }
+    let mut e = Map::new();
+    let description = seen.instructions.clone().unwrap_or_else(|| seen.name.clone());
+    e.insert("description".into(), json!(description.lines().next().unwrap_or_default()));
+    e.insert("config_hash".into(), json!(conn.config_hash()));
+    e.insert("connection".into(), serde_json::to_value(conn.stored()).unwrap_or(Value::Null));
+    e.insert("persistent".into(), json!(false));
+    keep(&mut e, old, &["description", "persistent", "ttl_secs"]);
+    let popularity = old.and_then(|o| o.pointer("/metadata/popularity")).cloned().unwrap_or(json!(0.0));
+    e.insert(
+        "metadata".into(),
+        json!({
+            "cold_start_ms": u64::try_from(seen.cold_start.as_millis()).unwrap_or(u64::MAX),
+            "introspected_at": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
+            "popularity": popularity,
+        }),
+    );
+    e.insert("tools".into(), Value::Object(tools));
+    Value::Object(e)
+}
+
+/// What `build` did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Built {
+    /// Each configured server, by name.
+    pub outcomes: Vec<(String, Outcome)>,
+    /// What was wrong in the client configs (`file:line:col: message`).
+    pub problems: Vec<String>,
+}
+
+/// `tmws registry build [--force]`: writes the registry and says what happened to each
+/// server. Failing servers are in the answer (the caller exits non-zero).
+pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Result<Built> {
+    let (servers, problems) = configured(root, config)?;
+    let old = load(root)?;
+    let old_servers = old.get("servers").and_then(Value::as_object).cloned().unwrap_or_default();
+    let todo: Vec<(String, Connection)> = servers
+        .iter()
+        .filter(|(name, conn)| {
+            force
+                || old_servers.get(*name).and_then(|o| o.get("config_hash")).and_then(Value::as_str)
+                    != Some(conn.config_hash().as_str())
+                || old_servers.get(*name).and_then(|o| o.pointer("/metadata/error")).is_some()
+        })
+        .map(|(n, c)| (n.clone(), c.clone()))
+        .collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start the async runtime: {e}")))?;
+    let seen: BTreeMap<String, std::result::Result<Introspection, String>> = runtime.block_on(async {
+        let tasks: Vec<_> = todo
+            .into_iter()
+            .map(|(name, conn)| tokio::spawn(async move { (name, pool::introspect(&conn, timeout).await) }))
+            .collect();
+        let mut out = BTreeMap::new();
+        for t in tasks {
+            if let Ok((name, r)) = t.await {
+                out.insert(name, r);
+            }
+        }
+        out
+    });
+    let mut outcomes = Vec::new();
+    let mut new_servers = Map::new();
+    for (name, conn) in &servers {
+        let old_entry = old_servers.get(name);
+        let tools_of = |v: &Value| v.get("tools").and_then(Value::as_object).map_or(0, Map::len);
+        match seen.get(name) {
+            None => {
+                let e = old_entry.cloned().unwrap_or(Value::Null);
+                outcomes.push((name.clone(), Outcome::Unchanged { tools: tools_of(&e) }));
+                new_servers.insert(name.clone(), e);
+            }
+            Some(Ok(s)) => {
+                let e = entry(conn, s, old_entry);
+                let cold_start_ms = u64::try_from(s.cold_start.as_millis()).unwrap_or(u64::MAX);
+                outcomes.push((name.clone(), Outcome::Introspected { tools: tools_of(&e), cold_start_ms }));
+                new_servers.insert(name.clone(), e);
+            }
+            Some(Err(why)) => {
+                let mut e = match old_entry {
+                    Some(Value::Object(o)) => o.clone(),
+                    _ => {
+                        let mut m = Map::new();
+                        m.insert("description".into(), json!(""));
+                        m.insert("config_hash".into(), json!(conn.config_hash()));
+                        m.insert("connection".into(), serde_json::to_value(conn.stored()).unwrap_or(Value::Null));
+                        m.insert("persistent".into(), json!(false));
+                        m.insert("metadata".into(), json!({}));
+                        m.insert("tools".into(), json!({}));
+                        m
+                    }
+                };
+                if let Some(Value::Object(meta)) = e.get_mut("metadata") {
+                    meta.insert("error".into(), json!(why));
+                } else {
+                    e.insert("metadata".into(), json!({"error": why}));
+                }
+                outcomes.push((name.clone(), Outcome::Failed(why.clone())));
+                new_servers.insert(name.clone(), Value::Object(e));
+            }
+        }
+    }
+    let registry = json!({"version": "1", "servers": new_servers});
+    let mut text = serde_json::to_string_pretty(&registry).map_err(|e| Error::Usage(e.to_string()))?;
+    text.push('\n');
+    store::write_atomic(&root.join(REGISTRY_FILE), text.as_bytes())?;
+    Ok(Built { outcomes, problems })
+}
+
+/// One row of `tmws registry list`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Listed {
+    pub server: String,
+    pub tools: usize,
+    pub cold_start_ms: Option<u64>,
+    pub popularity: f64,
+    pub error: Option<String>,
+}
+
+/// `tmws registry list`: every server of the registry, by name.
+pub fn list(root: &Path) -> Result<Vec<Listed>> {
+    let reg = load(root)?;
+    let servers = reg.get("servers").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut rows: Vec<Listed> = servers
+        .iter()
+        .map(|(name, e)| Listed {
+            server: name.clone(),
+            tools: e.get("tools").and_then(Value::as_object).map_or(0, Map::len),
+            cold_start_ms: e.pointer("/metadata/cold_start_ms").and_then(Value::as_u64),
+            popularity: e.pointer("/metadata/popularity").and_then(Value::as_f64).unwrap_or(0.0),
+            error: e.pointer("/metadata/error").and_then(Value::as_str).map(str::to_owned),
+        })
+        .collect();
+    rows.sort_by(|a, b| a.server.cmp(&b.server));
+    Ok(rows)
+}

@@ -1,0 +1,87 @@
+//! `tmws registry build` and `registry list` against real downstream servers (the example
+//! `mcp_mock`): introspection, secrets stored as references, tmws skipped, a server that
+//! fails to start kept with its error, hand edits surviving rebuilds, and only changed
+//! servers introspected again.
+
+use serde_json::{Value, json};
+
+use super::util::TestRoot;
+
+fn mock() -> String {
+    let tmws = std::path::PathBuf::from(env!("CARGO_BIN_EXE_tmws"));
+    let mock = tmws.parent().unwrap().join("examples").join(format!("mcp_mock{}", std::env::consts::EXE_SUFFIX));
+    assert!(mock.exists(), "{} is missing: `cargo test` builds the examples", mock.display());
+    mock.display().to_string()
+}
+
+fn mcp_json(serena_tools: &str) -> String {
+    json!({"mcpServers": {
+        "serena": {"command": mock(), "args": ["--name", "serena", "--tools", serena_tools], "env": {"GITHUB_TOKEN": "ghp_do_not_store"}},
+        "broken": {"command": mock(), "args": ["--name", "broken", "--fail-start", "no licence key"]},
+        "tmws": {"command": "tmws", "args": ["mcp"]}
+    }})
+    .to_string()
+}
+
+fn registry(root: &TestRoot) -> Value {
+    serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap()
+}
+
+#[test]
+fn build_introspects_keeps_hand_edits_and_redoes_only_changed_servers() {
+    let root = TestRoot::new().file(".mcp.json", mcp_json("2"));
+    let out = root.run(&["registry", "build", "--timeout-ms", "10000"]);
+    assert_eq!(out.code, 1, "a server failed: {}{}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert!(
+        lines[0].starts_with("broken: failed: ") && lines[0].ends_with("stderr: mcp_mock broken: no licence key"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].starts_with("serena: 6 tools, cold start "), "{}", lines[1]);
+
+    let text = root.read(".tmws/registry/index.json");
+    assert!(!text.contains("ghp_do_not_store"), "secrets are stored as references");
+    let reg = registry(&root);
+    assert_eq!(reg["servers"].as_object().unwrap().keys().collect::<Vec<_>>(), ["broken", "serena"]);
+    let serena = &reg["servers"]["serena"];
+    assert_eq!(serena["connection"]["env"], json!({"GITHUB_TOKEN": "${GITHUB_TOKEN}"}));
+    assert_eq!(
+        serena["tools"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["crash", "echo", "sleep", "stderr", "tool_0", "tool_1"]
+    );
+    assert_eq!(serena["tools"]["echo"]["description"], "Answers with the text it is given.");
+    assert_eq!(
+        serena["tools"]["echo"]["input_schema"],
+        json!({"type": "object", "properties": {"text": {"type": "string"}}})
+    );
+    assert!(reg["servers"]["broken"]["metadata"]["error"].as_str().unwrap().ends_with("no licence key"));
+    let check = root.run(&["check", ".tmws/registry/index.json"]);
+    assert_eq!(check.code, 0, "the registry is valid: {}", check.stdout);
+
+    // People edit it; an unchanged config is not introspected again and keeps the edits.
+    let mut edited = reg.clone();
+    edited["servers"]["serena"]["description"] = json!("Code navigation");
+    edited["servers"]["serena"]["ttl_secs"] = json!(60);
+    edited["servers"]["serena"]["tools"]["echo"]["category"] = json!("util");
+    root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&edited).unwrap());
+    let out = root.run(&["registry", "build"]);
+    assert!(out.stdout.contains("serena: unchanged (6 tools)\n"), "{}", out.stdout);
+    assert_eq!(registry(&root)["servers"]["serena"]["description"], "Code navigation");
+
+    // A changed config is introspected again, and the edits survive.
+    root.write(".mcp.json", mcp_json("3"));
+    let out = root.run(&["registry", "build"]);
+    assert!(out.stdout.contains("serena: 7 tools, cold start "), "{}", out.stdout);
+    let serena = &registry(&root)["servers"]["serena"];
+    assert_eq!((&serena["description"], &serena["ttl_secs"]), (&json!("Code navigation"), &json!(60)));
+    assert_eq!(serena["tools"]["echo"]["category"], "util");
+    assert_eq!(serena["tools"].as_object().unwrap().len(), 7);
+
+    let list = root.run(&["registry", "list"]);
+    let rows: Vec<&str> = list.stdout.lines().collect();
+    assert_eq!(rows[0], "server  tools  cold start  popularity  last error");
+    assert!(rows[1].starts_with("broken      0           -        0.00  initialize failed"), "{}", list.stdout);
+    assert!(rows[2].starts_with("serena      7  ") && rows[2].ends_with(" ms        0.00  -"), "{}", list.stdout);
+}
