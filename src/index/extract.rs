@@ -30,6 +30,7 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
         FileKind::Rule => (DocKind::Rule, None, None),
         FileKind::Markdown | FileKind::BadScope { .. } => (DocKind::Doc, None, None),
         FileKind::Skills => return (skills(rel, bytes), Vec::new()),
+        FileKind::Registry => return (registry(rel, bytes), Vec::new()),
         _ => return (Vec::new(), Vec::new()),
     };
     let mut doc = markdown::parse(bytes);
@@ -112,6 +113,49 @@ fn skills(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
             path: rel.to_owned(),
             ..IndexDoc::default()
         });
+    }
+    out
+}
+
+/// The servers and tools of the registry (DESIGN §2.4): a server's refId is its name, a
+/// tool's `server/tool`; a tool's category is its `category`, its body the usage hint and
+/// the names of its parameters (so that `path` finds a tool taking a `path`).
+fn registry(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
+    let Ok(serde_json::Value::Object(root)) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return Vec::new();
+    };
+    let Some(servers) = root.get("servers").and_then(serde_json::Value::as_object) else { return Vec::new() };
+    let text =
+        |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+    let mut out = Vec::new();
+    for (server, entry) in servers {
+        out.push(IndexDoc {
+            ref_id: server.clone(),
+            kind: Some(DocKind::Server),
+            name: server.clone(),
+            description: text(entry, "description"),
+            path: rel.to_owned(),
+            ..IndexDoc::default()
+        });
+        let Some(tools) = entry.get("tools").and_then(serde_json::Value::as_object) else { continue };
+        for (tool, t) in tools {
+            let params: Vec<&str> = t
+                .pointer("/input_schema/properties")
+                .and_then(serde_json::Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            out.push(IndexDoc {
+                ref_id: format!("{server}/{tool}"),
+                kind: Some(DocKind::Tool),
+                name: tool.clone(),
+                description: text(t, "description"),
+                category: Some(text(t, "category")).filter(|c| !c.is_empty()),
+                body: format!("{}\n{}", text(t, "usage_hint"), params.join(" ")).trim().to_owned(),
+                namespace: Some(server.clone()),
+                path: rel.to_owned(),
+                ..IndexDoc::default()
+            });
+        }
     }
     out
 }

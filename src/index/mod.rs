@@ -208,8 +208,8 @@ impl Index {
 
 /// The root-relative folders whose Markdown the index holds (besides includes).
 pub fn layout_dirs() -> Vec<String> {
-    use crate::store::layout::{MEMORY_DIR, RULES_DIR, WORKSPACES_DIR};
-    vec![WORKSPACES_DIR.to_owned(), RULES_DIR.to_owned(), MEMORY_DIR.to_owned()]
+    use crate::store::layout::{MEMORY_DIR, REGISTRY_DIR, RULES_DIR, WORKSPACES_DIR};
+    vec![WORKSPACES_DIR.to_owned(), RULES_DIR.to_owned(), MEMORY_DIR.to_owned(), REGISTRY_DIR.to_owned()]
 }
 
 fn writer_threads() -> usize {

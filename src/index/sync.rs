@@ -119,6 +119,7 @@ fn index_kind(rel: &str, includes: &Includes) -> Option<FileKind> {
         | FileKind::BadScope { .. }
         | FileKind::Rule
         | FileKind::Skills
+        | FileKind::Registry
         | FileKind::MemoryLog { .. } => Some(kind),
         FileKind::Markdown if in_dir(rel, layout::WORKSPACES_DIR) => Some(kind),
         _ if includes.matches(rel) => Some(FileKind::Markdown),
@@ -140,9 +141,13 @@ fn indexed(rel: &str, includes: &Includes) -> bool {
         rel.strip_prefix(layout::RULES_DIR).and_then(|r| r.strip_prefix('/')).is_some_and(|name| !name.contains('/'));
     (markdown && (in_workspaces || rule))
         || rel == ".tmws/skills.yaml"
+        || rel == REGISTRY_FILE
         || memory_namespace(rel).is_some()
         || includes.matches(rel)
 }
+
+/// The sparse registry: its servers and tools are items (DESIGN §2.4).
+const REGISTRY_FILE: &str = ".tmws/registry/index.json";
 
 /// The namespace of a memory log path (`.tmws/memory/{namespace}.jsonl`).
 fn memory_namespace(rel: &str) -> Option<&str> {
@@ -264,7 +269,7 @@ impl Index {
         let root = self.root.clone();
         let starts: Vec<PathBuf> = match targets {
             Some(ts) => ts.iter().map(|t| root.join(t)).collect(),
-            None => [layout::WORKSPACES_DIR, layout::RULES_DIR, ".tmws/skills.yaml", layout::MEMORY_DIR]
+            None => [layout::WORKSPACES_DIR, layout::RULES_DIR, ".tmws/skills.yaml", layout::MEMORY_DIR, REGISTRY_FILE]
                 .iter()
                 .map(|s| root.join(s))
                 .chain(includes.starts().map(|s| root.join(s)))

@@ -15,6 +15,8 @@ pub const WORKSPACES_DIR: &str = "resources/workspaces";
 pub const RULES_DIR: &str = "agent/rules/common";
 /// The memory logs, one per namespace.
 pub const MEMORY_DIR: &str = ".tmws/memory";
+/// The sparse registry and its usage log.
+pub const REGISTRY_DIR: &str = ".tmws/registry";
 /// The file name of scope and topic overviews.
 pub const OVERVIEW: &str = "OVERVIEW.md";
 

@@ -282,6 +282,14 @@ enum RegistryCommand {
     },
     /// The registered servers: tools, cold start, popularity, last error.
     List,
+    /// Find servers and tools by words (from the index: no server is started).
+    Search {
+        query: String,
+        #[arg(long, default_value_t = 8)]
+        limit: usize,
+        #[arg(long, value_enum)]
+        format: Option<SearchFormat>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -692,6 +700,18 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             }
             Ok(if failed > 0 || !problems.is_empty() { 1 } else { 0 })
         }
+        Command::Registry(RegistryCommand::Search { query, limit, format }) => {
+            let root = root(cli)?;
+            let req = SearchRequest {
+                query: query.clone(),
+                kinds: vec![DocKind::Tool, DocKind::Server],
+                limit: *limit,
+                ..SearchRequest::default()
+            };
+            let results = Workspace::open(&root)?.search(&req)?;
+            print_results(out, &results, *format, cli.json)?;
+            Ok(0)
+        }
         Command::Registry(RegistryCommand::List) => {
             let root = root(cli)?;
             let rows = crate::query::registry::list(&root)?;
@@ -822,20 +842,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             };
             let mut ws = Workspace::open(&root)?;
             let results = ws.search(&req)?;
-            let format = match format {
-                Some(f) => *f,
-                None if cli.json => SearchFormat::Json,
-                None if io::stdout().is_terminal() => SearchFormat::Table,
-                None => SearchFormat::Yaml,
-            };
-            match format {
-                SearchFormat::Table => render_hits(out, &results)?,
-                SearchFormat::Json => writeln!(out, "{}", to_json(&results))?,
-                SearchFormat::Yaml => {
-                    let v = serde_json::to_value(&results).map_err(|e| Error::Usage(e.to_string()))?;
-                    write!(out, "{}", context::render(&v, context::Format::Yaml))?;
-                }
-            }
+            print_results(out, &results, *format, cli.json)?;
             Ok(0)
         }
         Command::BuildRules { check, force } => {
@@ -903,6 +910,30 @@ fn render_watch(out: &mut impl Write, update: &WatchUpdate<'_>) -> io::Result<()
 
 /// One result per line in aligned columns: score, kind, scope (a memory's namespace), refId,
 /// then name and summary.
+/// Search results as asked: a table on a terminal, YAML when piped, JSON with `--json`.
+fn print_results(
+    out: &mut impl Write,
+    results: &SearchResults,
+    format: Option<SearchFormat>,
+    json: bool,
+) -> Result<(), Failure> {
+    let format = match format {
+        Some(f) => f,
+        None if json => SearchFormat::Json,
+        None if io::stdout().is_terminal() => SearchFormat::Table,
+        None => SearchFormat::Yaml,
+    };
+    match format {
+        SearchFormat::Table => render_hits(out, results)?,
+        SearchFormat::Json => writeln!(out, "{}", to_json(results))?,
+        SearchFormat::Yaml => {
+            let v = serde_json::to_value(results).map_err(|e| Error::Usage(e.to_string()))?;
+            write!(out, "{}", context::render(&v, context::Format::Yaml))?;
+        }
+    }
+    Ok(())
+}
+
 fn render_hits(out: &mut impl Write, results: &SearchResults) -> io::Result<()> {
     if results.results.is_empty() {
         return writeln!(out, "no results for `{}`", results.query);

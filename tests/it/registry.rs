@@ -79,6 +79,15 @@ fn build_introspects_keeps_hand_edits_and_redoes_only_changed_servers() {
     assert_eq!(serena["tools"]["echo"]["category"], "util");
     assert_eq!(serena["tools"].as_object().unwrap().len(), 7);
 
+    // The registry is in the index: tools are found by their words, with no server started.
+    let found = root.run(&["--json", "registry", "search", "generated tool number 2"]);
+    let v: Value = serde_json::from_str(&found.stdout).unwrap();
+    assert_eq!(v["results"][0]["refId"], "serena/tool_2", "{}", found.stdout);
+    assert_eq!(v["results"][0]["kind"], "tool");
+    let found = root.run(&["--json", "registry", "search", "stderr text"]);
+    let v: Value = serde_json::from_str(&found.stdout).unwrap();
+    assert_eq!(v["results"][0]["refId"], "serena/stderr", "{}", found.stdout);
+
     let list = root.run(&["registry", "list"]);
     let rows: Vec<&str> = list.stdout.lines().collect();
     assert_eq!(rows[0], "server  tools  cold start  popularity  last error");
