@@ -171,6 +171,26 @@ fn an_appended_memory_is_searchable_through_the_watcher() {
 }
 
 #[test]
+fn an_edited_registry_is_indexed_again_through_the_watcher() {
+    let reg = |tool: &str| {
+        serde_json::json!({"version": "1", "servers": {"serena": {
+            "description": "Code navigation", "config_hash": "h", "connection": {"type": "stdio", "command": "serena"},
+            "tools": {tool: {"description": format!("The {tool} tool."), "input_schema": {"type": "object"}}}
+        }}})
+        .to_string()
+    };
+    let file = ".tmws/registry/index.json";
+    let root = TestRoot::new().file(file, reg("find_symbol"));
+    let mut w = Watch::start(&root);
+    w.expect("synced: 1 new, 0 changed, 0 removed");
+    assert_eq!(found(&root, "symbol"), vec!["serena/find_symbol".to_owned()]);
+    root.write(file, reg("get_library_docs"));
+    assert_eq!(w.expect("changed "), format!("changed  {file}"));
+    assert!(found(&root, "symbol").is_empty());
+    assert_eq!(found(&root, "library docs"), vec!["serena/get_library_docs".to_owned()]);
+}
+
+#[test]
 fn a_memory_log_edited_by_hand_is_read_again_through_the_watcher() {
     let log = ".tmws/memory/short-term.jsonl";
     let add = |id: &str, word: &str| {
