@@ -38,18 +38,7 @@ fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
         names.sort_unstable();
         assert_eq!(
             names,
-            [
-                "memory_add",
-                "memory_cleanup",
-                "memory_clear",
-                "memory_delete",
-                "memory_get",
-                "memory_search",
-                "memory_stats",
-                "session_record",
-                "workspace_get_context",
-                "workspace_search"
-            ]
+            super::util::MCP_TOOLS
         );
         let ctx = tools.iter().find(|t| t.name == "workspace_get_context").unwrap();
         let schema = Value::Object((*ctx.input_schema).clone());

@@ -307,21 +307,7 @@ fn mcp_over_http_lists_the_tools_and_answers_like_the_cli() {
         let tools = session.list_all_tools().await.unwrap();
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort_unstable();
-        assert_eq!(
-            names,
-            [
-                "memory_add",
-                "memory_cleanup",
-                "memory_clear",
-                "memory_delete",
-                "memory_get",
-                "memory_search",
-                "memory_stats",
-                "session_record",
-                "workspace_get_context",
-                "workspace_search"
-            ]
-        );
+        assert_eq!(names, super::util::MCP_TOOLS);
 
         let call = |v: Value| CallToolRequestParams::new("workspace_get_context").with_arguments(args(v));
         let r = session.call_tool(call(json!({"workspace": "nihongo", "domain": "mobile"}))).await.unwrap();

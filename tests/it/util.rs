@@ -5,6 +5,20 @@ use std::process::Command;
 
 use tempfile::TempDir;
 
+/// The tools `tmws mcp` and `/mcp` of `tmws serve` list, sorted by name.
+pub const MCP_TOOLS: [&str; 10] = [
+    "memory_add",
+    "memory_cleanup",
+    "memory_clear",
+    "memory_delete",
+    "memory_get",
+    "memory_search",
+    "memory_stats",
+    "session_record",
+    "workspace_get_context",
+    "workspace_search",
+];
+
 /// The repository's own folder (for `testdata/`).
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
