@@ -10,8 +10,10 @@
 //! Tools: `echo {text}`, `sleep {ms}`, `stderr {text}` (writes the text to stderr),
 //! `crash` (exits with status 3 in the middle of the call), and `--tools N` generated ones
 //! (`tool_0` …) that answer with their name and arguments. `--crash-on TOOL` makes any tool
-//! crash; `--fail-start MESSAGE` exits 1 before answering `initialize`; `--startup-ms`
-//! delays the start (a slow cold start).
+//! crash; `--fail-start MESSAGE` exits 1 before answering `initialize` (`--fail-if-exists
+//! FILE`: only while FILE exists, with its text as the message); `--startup-ms`
+//! delays the start (a slow cold start); `--pid-log FILE` appends `NAME PID` to FILE on
+//! start; `--linger-ms` keeps the process alive that long after stdin closes.
 
 use std::borrow::Cow;
 use std::io::Write as _;
@@ -41,9 +43,18 @@ struct Args {
     /// Print MESSAGE to stderr and exit 1 before answering anything.
     #[arg(long, env = "MCP_MOCK_FAIL_START", value_name = "MESSAGE")]
     fail_start: Option<String>,
+    /// Like --fail-start, but only while FILE exists (a server that broke after the build).
+    #[arg(long, env = "MCP_MOCK_FAIL_IF_EXISTS", value_name = "FILE")]
+    fail_if_exists: Option<std::path::PathBuf>,
     /// Wait this long before serving (a slow cold start).
     #[arg(long, env = "MCP_MOCK_STARTUP_MS", default_value_t = 0)]
     startup_ms: u64,
+    /// Append `NAME PID` to FILE on start (tests follow the processes by pid).
+    #[arg(long, env = "MCP_MOCK_PID_LOG", value_name = "FILE")]
+    pid_log: Option<std::path::PathBuf>,
+    /// After stdin closes, stay this long before exiting (a server slow to stop).
+    #[arg(long, env = "MCP_MOCK_LINGER_MS", default_value_t = 0)]
+    linger_ms: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -135,6 +146,23 @@ impl ServerHandler for Mock {
 
 fn main() {
     let args = Args::parse();
+    if let Some(log) = &args.pid_log {
+        let line = format!("{} {}\n", args.name, std::process::id());
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = appended {
+            eprintln!("mcp_mock: cannot write {}: {e}", log.display());
+        }
+    }
+    let linger = std::time::Duration::from_millis(args.linger_ms);
+    if let Some(file) = args.fail_if_exists.as_ref().filter(|f| f.exists()) {
+        let message = std::fs::read_to_string(file).unwrap_or_default();
+        eprintln!("mcp_mock {}: {}", args.name, message.trim());
+        std::process::exit(1);
+    }
     if let Some(message) = &args.fail_start {
         eprintln!("mcp_mock {}: {message}", args.name);
         std::process::exit(1);
@@ -152,4 +180,5 @@ fn main() {
         eprintln!("mcp_mock: {e}");
         std::process::exit(2);
     }
+    std::thread::sleep(linger);
 }

@@ -1,16 +1,27 @@
 //! Downstream MCP servers (DESIGN §2.4, §5): starting one from its registry connection and
 //! talking to it with rmcp's client.
 //!
-//! This first part introspects a server for `tmws registry build`: start it, read
-//! `initialize` and `tools/list`, measure the cold start, stop it. The stderr of a server
-//! that fails is kept (its tail goes into the error). `${VAR}` references in the
-//! connection are filled from the environment; a missing variable is an error that names it.
+//! `start` is the one way a server is started, for `tmws registry build` (`introspect`:
+//! start, read `initialize` and `tools/list`, measure the cold start, stop) and for the
+//! lazy pool (`Pool`) that `tool_call` goes through. A stdio server runs in its own process
+//! group, so that closing it also ends what it started; its stderr is drained all the time
+//! (a chatty server never blocks on a full pipe) and the tail is kept for error messages.
+//! On Linux a server also dies with tmws when tmws is killed (`die_with_parent`); elsewhere
+//! its stdin closes then, which is how MCP tells a stdio server to stop.
+//! `${VAR}` references in the connection are filled from the environment; a missing
+//! variable is an error that names it.
+
+mod lazy;
+
+pub use lazy::{Called, Pool, Settings, Target};
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::ServiceExt;
+use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
@@ -29,6 +40,8 @@ pub struct Introspection {
 
 /// How many bytes of a failed server's stderr an error shows.
 const STDERR_TAIL: usize = 600;
+/// How many bytes of a server's stderr are kept.
+const STDERR_KEEP: usize = 4096;
 
 /// Fills `${VAR}` references from the environment.
 pub fn resolve(value: &str) -> Result<String, String> {
@@ -38,20 +51,81 @@ pub fn resolve(value: &str) -> Result<String, String> {
     }
 }
 
-/// The last `STDERR_TAIL` bytes of `text`, on a char boundary, trimmed.
-fn tail(text: &str) -> &str {
-    let t = text.trim();
-    let mut start = t.len().saturating_sub(STDERR_TAIL);
-    while !t.is_char_boundary(start) {
-        start += 1;
+/// The last bytes a server wrote to stderr.
+#[derive(Debug, Clone, Default)]
+pub struct StderrTail(Arc<Mutex<Vec<u8>>>);
+
+impl StderrTail {
+    fn push(&self, bytes: &[u8]) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.extend_from_slice(bytes);
+        if kept.len() > STDERR_KEEP {
+            let cut = kept.len() - STDERR_KEEP;
+            kept.drain(..cut);
+        }
     }
-    &t[start..]
+
+    /// The last `STDERR_TAIL` bytes, on a char boundary, trimmed.
+    pub fn tail(&self) -> String {
+        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let text = String::from_utf8_lossy(&kept);
+        let t = text.trim();
+        let mut start = t.len().saturating_sub(STDERR_TAIL);
+        while !t.is_char_boundary(start) {
+            start += 1;
+        }
+        t[start..].to_owned()
+    }
+
+    /// `why`, with the stderr tail when there is one.
+    pub fn explain(&self, why: &str) -> String {
+        let t = self.tail();
+        if t.is_empty() { why.to_owned() } else { format!("{why}; stderr: {t}") }
+    }
 }
 
-/// Starts the server, reads what it offers, and stops it; within `timeout`.
-pub async fn introspect(conn: &Connection, timeout: Duration) -> Result<Introspection, String> {
+/// A started server: the client session, its process and its stderr.
+#[derive(Debug)]
+pub(crate) struct Started {
+    pub client: RunningService<RoleClient, ()>,
+    pub pid: Option<u32>,
+    pub stderr: StderrTail,
+    /// From spawn to the `initialize` answer.
+    pub cold_start: Duration,
+}
+
+/// On Linux, the child gets SIGKILL when the thread that started it ends — when tmws is
+/// killed, even with SIGKILL, the one case where nothing of tmws runs to close it. Servers
+/// are started from the async runtime's worker threads, which live as long as tmws.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(cmd: &mut tokio::process::Command) {
+    let parent = i32::try_from(std::process::id()).unwrap_or(0);
+    // SAFETY: the hook runs in the child between fork and exec, and only makes two system
+    // calls (prctl, getppid), which are async-signal-safe; it allocates nothing and takes
+    // no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // tmws died before the prctl took effect: do not start an orphan.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("tmws exited"));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut tokio::process::Command) {}
+
+/// Starts the server and waits for its `initialize` answer, within `timeout`. On failure the
+/// process is gone and the error carries the tail of its stderr.
+pub(crate) async fn start(conn: &Connection, timeout: Duration) -> Result<Started, String> {
     if conn.kind != "stdio" {
-        return Err(format!("{} servers are not introspected yet (only stdio)", conn.kind));
+        return Err(format!("{} servers cannot be started yet (only stdio)", conn.kind));
     }
     let command = conn.command.as_deref().ok_or("no command")?;
     let mut cmd = tokio::process::Command::new(command);
@@ -59,53 +133,66 @@ pub async fn introspect(conn: &Connection, timeout: Duration) -> Result<Introspe
     for (k, v) in &conn.env {
         cmd.env(k, resolve(v)?);
     }
+    die_with_parent(&mut cmd);
+    let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
+    #[cfg(unix)]
+    wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
     let started = Instant::now();
-    let (transport, stderr) = TokioChildProcess::builder(cmd)
+    let (transport, stderr_pipe) = TokioChildProcess::builder(wrapped)
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-    // Drain stderr as it comes, so a chatty server never blocks on a full pipe.
-    let stderr_text = tokio::spawn(async move {
-        let mut all = Vec::new();
-        if let Some(mut s) = stderr {
-            let _ = s.read_to_end(&mut all).await;
+    let pid = transport.id();
+    let stderr = StderrTail::default();
+    let sink = stderr.clone();
+    let drained = tokio::spawn(async move {
+        let Some(mut pipe) = stderr_pipe else { return };
+        let mut buf = [0u8; 1024];
+        while let Ok(n) = pipe.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            sink.push(&buf[..n]);
         }
-        String::from_utf8_lossy(&all).into_owned()
     });
-    let talk = async {
-        let client = ().serve(transport).await.map_err(|e| format!("initialize failed: {e}"))?;
-        let cold_start = started.elapsed();
-        let info = client.peer_info();
-        let tools = client.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
-        let _ = client.cancel().await;
-        Ok::<_, String>((info, cold_start, tools))
+    let why = match tokio::time::timeout(timeout, ().serve(transport)).await {
+        Ok(Ok(client)) => return Ok(Started { client, pid, stderr, cold_start: started.elapsed() }),
+        Ok(Err(e)) => format!("initialize failed: {e}"),
+        Err(_) => format!("no answer to initialize within {} ms", timeout.as_millis()),
     };
-    let result = tokio::time::timeout(timeout, talk).await;
-    let failed = |why: String, stderr: String| {
-        let t = tail(&stderr);
-        if t.is_empty() { why } else { format!("{why}; stderr: {t}") }
-    };
-    match result {
+    // The transport (and with it the process) is gone: stderr ends soon.
+    let _ = tokio::time::timeout(Duration::from_secs(2), drained).await;
+    Err(stderr.explain(&why))
+}
+
+/// Starts the server, reads what it offers, and stops it; within `timeout`.
+pub async fn introspect(conn: &Connection, timeout: Duration) -> Result<Introspection, String> {
+    let deadline = Instant::now() + timeout;
+    let s = start(conn, timeout).await?;
+    let info = s.client.peer_info();
+    let left = deadline.saturating_duration_since(Instant::now());
+    let tools = match tokio::time::timeout(left, s.client.list_all_tools()).await {
+        Ok(Ok(tools)) => tools,
+        Ok(Err(e)) => {
+            let _ = s.client.cancel().await;
+            return Err(s.stderr.explain(&format!("tools/list failed: {e}")));
+        }
         Err(_) => {
-            // The transport (and with it the child, kill_on_drop) is gone: stderr ends.
-            let err = tokio::time::timeout(Duration::from_secs(2), stderr_text).await.ok().and_then(Result::ok);
-            Err(failed(format!("no answer within {} ms", timeout.as_millis()), err.unwrap_or_default()))
+            let _ = s.client.cancel().await;
+            return Err(s.stderr.explain(&format!("no answer within {} ms", timeout.as_millis())));
         }
-        Ok(Err(why)) => {
-            let err = tokio::time::timeout(Duration::from_secs(2), stderr_text).await.ok().and_then(Result::ok);
-            Err(failed(why, err.unwrap_or_default()))
-        }
-        Ok(Ok((info, cold_start, tools))) => Ok(Introspection {
-            name: info.as_ref().and_then(|i| i.server_info.as_ref()).map(|s| s.name.clone()).unwrap_or_default(),
-            instructions: info.and_then(|i| i.instructions.clone()),
-            cold_start,
-            tools: tools
-                .into_iter()
-                .map(|t| {
-                    let schema = Value::Object((*t.input_schema).clone());
-                    (t.name.to_string(), t.description.map(|d| d.to_string()).unwrap_or_default(), schema)
-                })
-                .collect(),
-        }),
-    }
+    };
+    let _ = s.client.cancel().await;
+    Ok(Introspection {
+        name: info.as_ref().and_then(|i| i.server_info.as_ref()).map(|s| s.name.clone()).unwrap_or_default(),
+        instructions: info.and_then(|i| i.instructions.clone()),
+        cold_start: s.cold_start,
+        tools: tools
+            .into_iter()
+            .map(|t| {
+                let schema = Value::Object((*t.input_schema).clone());
+                (t.name.to_string(), t.description.map(|d| d.to_string()).unwrap_or_default(), schema)
+            })
+            .collect(),
+    })
 }

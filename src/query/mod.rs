@@ -10,6 +10,7 @@ pub mod memory;
 pub mod redact;
 pub mod registry;
 pub mod session;
+pub mod tools;
 pub mod trust;
 pub mod yaml;
 

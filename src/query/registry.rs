@@ -57,7 +57,12 @@ pub fn configured(root: &Path, config: &Config) -> Result<(BTreeMap<String, Conn
 
 /// The registry as it is on disk (an empty one when there is none).
 pub fn load(root: &Path) -> Result<Map<String, Value>> {
-    let Some(text) = store::read_text_opt(&root.join(REGISTRY_FILE))? else {
+    load_file(&root.join(REGISTRY_FILE))
+}
+
+/// A registry file (an empty registry when there is none).
+pub fn load_file(path: &Path) -> Result<Map<String, Value>> {
+    let Some(text) = store::read_text_opt(path)? else {
         return Ok(Map::new());
     };
     match serde_json::from_str::<Value>(&text) {

@@ -54,6 +54,13 @@ pub fn is_dir(path: &Path) -> bool {
     path.is_dir()
 }
 
+/// A file's (length, modification time), or None when it does not exist: enough to tell
+/// that a cached reading of it is still good.
+pub fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
+    let m = fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
 /// Reads a whole file.
 pub fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| Error::io(path, e))

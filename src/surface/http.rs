@@ -574,6 +574,7 @@ pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening
     let (service, background) = Service::start(root)?;
     let mcp_config = StreamableHttpServerConfig::default();
     let sessions = mcp_config.cancellation_token.clone();
+    let pool = service.pool().clone();
     let router = app(service, &token, loopback, mcp_config);
     on_listening(&Listening { addr: bound, token_source });
     let result = runtime.block_on(async move {
@@ -596,6 +597,7 @@ pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening
             }
         }
     });
+    runtime.block_on(pool.shutdown());
     background.stop();
     runtime.shutdown_timeout(Duration::from_secs(1));
     result

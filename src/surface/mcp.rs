@@ -222,6 +222,48 @@ pub struct SessionRecordParams {
     pub agent: Option<String>,
 }
 
+/// Parameters of `tool_search`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ToolSearchParams {
+    /// What the tool should do, in words (`find a symbol`, `library docs`); identifiers are
+    /// split, so `find_symbol` and `getLibraryDocs` are found by their words. May be empty
+    /// with `server` to list that server's tools.
+    pub query: String,
+    /// Only tools of this category (as the registry names them).
+    #[serde(default)]
+    pub category: Option<String>,
+    /// Only tools of this server.
+    #[serde(default)]
+    pub server: Option<String>,
+    /// How many results (default 8, at most 50).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// `yaml` (default) or `json`.
+    #[serde(default)]
+    pub format: Option<FormatParam>,
+}
+
+/// Parameters of `tool_describe`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ToolDescribeParams {
+    /// The server, as `tool_search` named it.
+    pub server: String,
+    /// The tool, as `tool_search` named it.
+    pub tool: String,
+}
+
+/// Parameters of `tool_call`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ToolCallParams {
+    /// The server, as `tool_search` named it.
+    pub server: String,
+    /// The tool, as `tool_search` named it.
+    pub tool: String,
+    /// The tool's arguments, following the input schema that `tool_describe` gives.
+    #[serde(default)]
+    pub arguments: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
 fn text_result(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
@@ -241,7 +283,7 @@ impl TmwsServer {
         TmwsServer {
             service,
             defaults_sent: Arc::new(AtomicBool::new(false)),
-            tool_router: Self::tool_router() + Self::memory_router(),
+            tool_router: Self::tool_router() + Self::memory_router() + Self::tools_router(),
         }
     }
 
@@ -464,6 +506,62 @@ sessions find it with memory_search."
     }
 }
 
+#[tool_router(router = tools_router)]
+impl TmwsServer {
+    #[tool(
+        name = "tool_search",
+        description = "Find a tool of the other MCP servers this project uses, by what it should do: returns server, \
+tool, a one-line summary, category and a 0-100 score, best first. Answered from tmws's registry: no server is \
+started. Then tool_describe gives the tool's input schema and tool_call calls it."
+    )]
+    async fn tool_search(
+        &self,
+        Parameters(p): Parameters<ToolSearchParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        let req = crate::query::tools::ToolSearch {
+            query: p.query,
+            category: p.category,
+            server: p.server,
+            limit: p.limit.map_or(8, |n| usize::try_from(n.clamp(1, 50)).unwrap_or(8)),
+        };
+        Ok(match self.service.tool_search(&req).await {
+            Ok(v) => text_result(context::render(&v, p.format.unwrap_or_default().into())),
+            Err(e) => error_result(&e),
+        })
+    }
+
+    #[tool(
+        name = "tool_describe",
+        description = "The full description, usage hint and JSON input schema of one tool found with tool_search, \
+to build the arguments of tool_call. No server is started."
+    )]
+    async fn tool_describe(
+        &self,
+        Parameters(p): Parameters<ToolDescribeParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        Ok(match self.service.tool_describe(&p.server, &p.tool) {
+            Ok(v) => text_result(context::render(&v, Format::Yaml)),
+            Err(e) => error_result(&e),
+        })
+    }
+
+    #[tool(
+        name = "tool_call",
+        description = "Call a tool of another MCP server and get its result as that server gives it. The server is \
+started on the first call and kept for a while; a call can take as long as the tool needs (up to the pool's \
+timeout). Check the arguments with tool_describe first."
+    )]
+    async fn tool_call(
+        &self,
+        Parameters(p): Parameters<ToolCallParams>,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        Ok(match self.service.tool_call(&p.server, &p.tool, p.arguments.unwrap_or_default()).await {
+            Ok(result) => result,
+            Err(e) => error_result(&e),
+        })
+    }
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TmwsServer {
     fn get_info(&self) -> ServerConfig {
@@ -479,6 +577,7 @@ Start a task with workspace_get_context; use workspace_search to find something 
 /// Runs `tmws mcp` on stdin/stdout until stdin closes.
 pub fn run_stdio(root: &Path) -> Result<()> {
     let (service, background) = Service::start(root)?;
+    let pool = service.pool().clone();
     let server = TmwsServer::new(service);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -492,7 +591,9 @@ pub fn run_stdio(root: &Path) -> Result<()> {
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
             Err(e) => return Err(Error::Usage(format!("mcp: {e}"))),
         };
-        service.waiting().await.map_err(|e| Error::Usage(format!("mcp: {e}")))?;
+        let waited = service.waiting().await.map_err(|e| Error::Usage(format!("mcp: {e}")));
+        pool.shutdown().await;
+        waited?;
         Ok::<(), Error>(())
     });
     background.stop();

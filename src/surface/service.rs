@@ -19,9 +19,11 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::index::watch::WatchUpdate;
 use crate::index::{Index, SearchRequest};
+use crate::pool::{self, Pool};
 use crate::query::Workspace;
 use crate::query::context::{self, ContextRequest};
 use crate::query::memory;
+use crate::query::tools::{self, Registry, ToolResults, ToolSearch};
 
 use crate::query::STALE_WAIT;
 
@@ -171,6 +173,10 @@ impl Histogram {
 pub struct Metrics {
     search: Histogram,
     context: Histogram,
+    /// Starting a downstream server for a call (lazy connect).
+    connect: Histogram,
+    tool_calls_ok: AtomicU64,
+    tool_calls_failed: AtomicU64,
     stale_answers: AtomicU64,
     defaults_redundant: AtomicU64,
     /// HTTP requests by (route, status).
@@ -192,6 +198,8 @@ pub struct Service {
     index: Arc<Index>,
     state: Arc<SyncState>,
     metrics: Arc<Metrics>,
+    registry: Arc<Registry>,
+    pool: Pool,
 }
 
 impl Service {
@@ -200,12 +208,15 @@ impl Service {
         let state = Arc::new(SyncState::default());
         let background = Background::start(root, state.clone())?;
         let index = Index::open_reader(root)?;
+        let config = Config::load(root)?;
         let service = Service {
             root: root.to_path_buf(),
-            config: Arc::new(Config::load(root)?),
+            pool: Pool::new(pool::Settings::from_config(&config.pool)),
+            config: Arc::new(config),
             index: Arc::new(index),
             state,
             metrics: Arc::new(Metrics::default()),
+            registry: Arc::new(Registry::new(root)),
         };
         Ok((service, background))
     }
@@ -220,6 +231,11 @@ impl Service {
 
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The downstream connections of this process.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
     }
 
     /// Waits (at most `STALE_WAIT`) for a running sync, then makes the latest commit
@@ -312,6 +328,46 @@ impl Service {
         crate::query::session::record(&self.root, &self.config, since, agent, chrono::Utc::now())
     }
 
+    /// `tool_search` on the latest commit: no downstream server is contacted.
+    pub async fn tool_search(&self, req: &ToolSearch) -> Result<Value> {
+        let stale = self.settle().await?;
+        let started = Instant::now();
+        let answer = tools::search(&self.index, &self.registry, req);
+        self.metrics.search.observe(started.elapsed());
+        let mut answer: ToolResults = answer?;
+        answer.stale = stale;
+        serde_json::to_value(answer).map_err(|e| Error::Usage(e.to_string()))
+    }
+
+    /// `tool_describe`, from the registry file: no downstream server is contacted.
+    pub fn tool_describe(&self, server: &str, tool: &str) -> Result<Value> {
+        tools::describe(&self.registry, server, tool)
+    }
+
+    /// `tool_call` through the pool: the downstream result, verbatim.
+    pub async fn tool_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<rmcp::model::CallToolResult> {
+        let answer = tools::call(&self.root, &self.config, &self.registry, &self.pool, server, tool, arguments).await;
+        let m = &self.metrics;
+        match &answer {
+            Ok(called) => {
+                if let Some(d) = called.started {
+                    m.connect.observe(d);
+                }
+                if called.result.is_error == Some(true) { &m.tool_calls_failed } else { &m.tool_calls_ok }
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_) => {
+                m.tool_calls_failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        answer.map(|c| c.result)
+    }
+
     /// Notes that a session asked again for the context defaults it was already sent.
     pub fn count_redundant_defaults(&self) {
         self.metrics.defaults_redundant.fetch_add(1, Ordering::Relaxed);
@@ -359,6 +415,17 @@ impl Service {
         }
         m.search.render(&mut out, "tmws_search_latency_seconds", "workspace_search time in the index.");
         m.context.render(&mut out, "tmws_context_latency_seconds", "workspace_get_context time in the index.");
+        gauge(
+            &mut out,
+            "tmws_pool_size",
+            "Downstream MCP server processes alive (connected, starting or closing).",
+            self.pool.size().to_string(),
+        );
+        m.connect.render(
+            &mut out,
+            "tmws_pool_connect_latency_seconds",
+            "Lazy connects: from a tool_call to the downstream server's initialize answer.",
+        );
         let counter = |out: &mut String, name: &str, help: &str, value: u64| {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}");
         };
@@ -373,6 +440,13 @@ impl Service {
             "tmws_defaults_redundant_total",
             "Context defaults asked for again within a session.",
             m.defaults_redundant.load(Ordering::Relaxed),
+        );
+        let _ = writeln!(
+            out,
+            "# HELP tmws_tool_calls_total tool_call calls by outcome.\n# TYPE tmws_tool_calls_total counter\n\
+tmws_tool_calls_total{{ok=\"true\"}} {}\ntmws_tool_calls_total{{ok=\"false\"}} {}",
+            m.tool_calls_ok.load(Ordering::Relaxed),
+            m.tool_calls_failed.load(Ordering::Relaxed)
         );
         let requests = m.requests.lock().unwrap_or_else(|e| e.into_inner());
         if !requests.is_empty() {

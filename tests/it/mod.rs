@@ -10,6 +10,7 @@ mod memory;
 mod memory_crash;
 mod memory_git;
 mod memory_maint;
+mod pool;
 mod ranking;
 mod registry;
 mod serve;

@@ -6,7 +6,7 @@ use std::process::Command;
 use tempfile::TempDir;
 
 /// The tools `tmws mcp` and `/mcp` of `tmws serve` list, sorted by name.
-pub const MCP_TOOLS: [&str; 10] = [
+pub const MCP_TOOLS: [&str; 13] = [
     "memory_add",
     "memory_cleanup",
     "memory_clear",
@@ -15,6 +15,9 @@ pub const MCP_TOOLS: [&str; 10] = [
     "memory_search",
     "memory_stats",
     "session_record",
+    "tool_call",
+    "tool_describe",
+    "tool_search",
     "workspace_get_context",
     "workspace_search",
 ];

@@ -1,0 +1,390 @@
+//! The lazy connection pool (DESIGN §5): a downstream server is started on the first call
+//! of one of its tools and kept for the next ones, within limits.
+//!
+//! - At most `max_size` processes exist at any moment (started, serving, or being closed):
+//!   a start first makes room by closing the least recently used connection that is
+//!   neither persistent, busy, nor used within `grace`; if there is none the call fails
+//!   with "pool exhausted". A closed connection's process is reaped before its place is
+//!   given to another.
+//! - A connection expires `ttl` after its last use (`persistent` ones never); a sweep task
+//!   closes expired ones, waking at the earliest expiry and at least every `sweep_every`.
+//! - Concurrent calls to a cold server start it once (one start lock per server).
+//! - A call has a timeout. A server that cannot start, dies during a call or does not
+//!   answer in time gives an error with the tail of its stderr, and is closed; the next
+//!   call starts it again. A JSON-RPC error answer is only an error: the server stays.
+//! - `shutdown` closes everything; stdio servers also see their stdin close when tmws
+//!   exits however it exits, which is how MCP tells a server to stop.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{Peer, RunningService, ServiceError};
+use serde_json::{Map, Value};
+use tokio::sync::Notify;
+
+use super::{StderrTail, start};
+use crate::config::PoolConfig;
+use crate::parse::clients::Connection;
+
+/// The pool's limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub max_size: usize,
+    pub default_ttl: Duration,
+    pub grace: Duration,
+    pub call_timeout: Duration,
+    pub sweep_every: Duration,
+}
+
+impl Settings {
+    pub fn from_config(c: &PoolConfig) -> Settings {
+        Settings {
+            max_size: c.max_size.clamp(1, crate::config::POOL_HARD_CAP),
+            default_ttl: Duration::from_secs(c.default_ttl_secs),
+            grace: Duration::from_secs(c.grace_secs),
+            call_timeout: Duration::from_secs(c.call_timeout_secs),
+            sweep_every: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The server a call goes to.
+#[derive(Debug, Clone)]
+pub struct Target<'a> {
+    pub server: &'a str,
+    /// The live connection (with `${VAR}` references still to fill).
+    pub connection: &'a Connection,
+    pub persistent: bool,
+    /// The server's own TTL (else the pool's default).
+    pub ttl: Option<Duration>,
+}
+
+/// A call's answer.
+#[derive(Debug, Clone)]
+pub struct Called {
+    /// The downstream result, verbatim.
+    pub result: CallToolResult,
+    /// How long starting the server took, when this call started it.
+    pub started: Option<Duration>,
+}
+
+/// A live connection.
+#[derive(Debug)]
+struct Live {
+    id: u64,
+    client: RunningService<RoleClient, ()>,
+    peer: Peer<RoleClient>,
+    pid: Option<u32>,
+    stderr: StderrTail,
+    last_used: Instant,
+    in_flight: usize,
+    persistent: bool,
+    ttl: Duration,
+}
+
+impl Live {
+    fn expired(&self, now: Instant) -> bool {
+        !self.persistent && self.in_flight == 0 && now.duration_since(self.last_used) >= self.ttl
+    }
+
+    fn expiry(&self) -> Option<Instant> {
+        (!self.persistent && self.in_flight == 0).then(|| self.last_used + self.ttl)
+    }
+}
+
+/// One server's place in the pool.
+#[derive(Debug, Default)]
+struct Slot {
+    /// Held while the server starts: concurrent calls wait for that one start.
+    starting: tokio::sync::Mutex<()>,
+    live: Mutex<Option<Live>>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    settings: Settings,
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+    /// Processes that exist: live, being started, or being closed.
+    processes: Mutex<usize>,
+    /// Held while a start makes room, so that two starts never both take the last place.
+    admission: tokio::sync::Mutex<()>,
+    next_id: AtomicU64,
+    sweeping: AtomicBool,
+    /// Wakes the sweep when a connection's expiry moved.
+    wake: Arc<Notify>,
+}
+
+/// The pool of downstream connections of one tmws process.
+#[derive(Debug, Clone)]
+pub struct Pool {
+    inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Pool {
+    pub fn new(settings: Settings) -> Pool {
+        Pool {
+            inner: Arc::new(Inner {
+                settings,
+                slots: Mutex::new(HashMap::new()),
+                processes: Mutex::new(0),
+                admission: tokio::sync::Mutex::new(()),
+                next_id: AtomicU64::new(1),
+                sweeping: AtomicBool::new(false),
+                wake: Arc::new(Notify::new()),
+            }),
+        }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// How many downstream processes exist now (live, starting or closing).
+    pub fn size(&self) -> usize {
+        *lock(&self.inner.processes)
+    }
+
+    /// The servers connected now with their process ids, by name.
+    pub fn live(&self) -> Vec<(String, Option<u32>)> {
+        let slots = lock(&self.inner.slots);
+        let mut out: Vec<(String, Option<u32>)> =
+            slots.iter().filter_map(|(name, slot)| lock(&slot.live).as_ref().map(|l| (name.clone(), l.pid))).collect();
+        out.sort();
+        out
+    }
+
+    fn slot(&self, server: &str) -> Arc<Slot> {
+        lock(&self.inner.slots).entry(server.to_owned()).or_default().clone()
+    }
+
+    /// Calls `tool` of the target server with `arguments`, starting the server if needed.
+    pub async fn call(&self, target: &Target<'_>, tool: &str, arguments: Map<String, Value>) -> Result<Called, String> {
+        let slot = self.slot(target.server);
+        let (id, peer, stderr, started) = self.checkout(&slot, target).await?;
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let timeout = self.inner.settings.call_timeout;
+        let answer = tokio::time::timeout(timeout, peer.call_tool(params)).await;
+        let keep = matches!(answer, Ok(Ok(_)) | Ok(Err(ServiceError::McpError(_))));
+        self.checkin(&slot, id, keep).await;
+        let server = target.server;
+        match answer {
+            Ok(Ok(result)) => Ok(Called { result, started }),
+            Ok(Err(ServiceError::McpError(e))) => {
+                Err(format!("{server} answered {tool} with error {}: {}", e.code.0, e.message))
+            }
+            Ok(Err(e)) => Err(stderr
+                .explain(&format!("{server} stopped during the call of {tool} ({e}); the next call starts it again"))),
+            Err(_) => Err(stderr.explain(&format!(
+                "{server} did not answer {tool} within {} s; it was stopped, the next call starts it again",
+                timeout.as_secs_f64()
+            ))),
+        }
+    }
+
+    /// The live connection of the slot, started if there is none; marked busy.
+    async fn checkout(
+        &self,
+        slot: &Arc<Slot>,
+        target: &Target<'_>,
+    ) -> Result<(u64, Peer<RoleClient>, StderrTail, Option<Duration>), String> {
+        if let Some(got) = Self::reuse(slot) {
+            return Ok(got);
+        }
+        let _starting = slot.starting.lock().await;
+        if let Some(got) = Self::reuse(slot) {
+            return Ok(got);
+        }
+        // A connection that died since: close it (reap the process) first.
+        let dead = lock(&slot.live).take();
+        if let Some(dead) = dead {
+            self.close(dead).await;
+        }
+        self.admit(target.server).await?;
+        let began = Instant::now();
+        let s = match start(target.connection, self.inner.settings.call_timeout).await {
+            Ok(s) => s,
+            Err(why) => {
+                *lock(&self.inner.processes) -= 1;
+                return Err(format!("{} could not be started: {why}", target.server));
+            }
+        };
+        let took = began.elapsed();
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let peer = s.client.peer().clone();
+        let stderr = s.stderr.clone();
+        *lock(&slot.live) = Some(Live {
+            id,
+            client: s.client,
+            peer: peer.clone(),
+            pid: s.pid,
+            stderr: s.stderr,
+            last_used: Instant::now(),
+            in_flight: 1,
+            persistent: target.persistent,
+            ttl: target.ttl.unwrap_or(self.inner.settings.default_ttl),
+        });
+        self.start_sweep();
+        Ok((id, peer, stderr, Some(took)))
+    }
+
+    /// The slot's connection, if it is open; marked busy.
+    fn reuse(slot: &Slot) -> Option<(u64, Peer<RoleClient>, StderrTail, Option<Duration>)> {
+        let mut live = lock(&slot.live);
+        let l = live.as_mut().filter(|l| !l.client.is_closed() && !l.peer.is_transport_closed())?;
+        l.in_flight += 1;
+        l.last_used = Instant::now();
+        Some((l.id, l.peer.clone(), l.stderr.clone(), None))
+    }
+
+    /// Marks the call done; closes the connection when the call showed it broken.
+    async fn checkin(&self, slot: &Slot, id: u64, keep: bool) {
+        let broken = {
+            let mut live = lock(&slot.live);
+            match live.as_mut() {
+                Some(l) if l.id == id => {
+                    l.in_flight = l.in_flight.saturating_sub(1);
+                    l.last_used = Instant::now();
+                    if keep { None } else { live.take() }
+                }
+                _ => None,
+            }
+        };
+        if let Some(l) = broken {
+            self.close(l).await;
+        }
+        self.inner.wake.notify_one();
+    }
+
+    /// Takes a place for a new process, closing the least recently used idle connection
+    /// when the pool is full.
+    async fn admit(&self, server: &str) -> Result<(), String> {
+        let _admission = self.inner.admission.lock().await;
+        loop {
+            {
+                let mut n = lock(&self.inner.processes);
+                if *n < self.inner.settings.max_size {
+                    *n += 1;
+                    return Ok(());
+                }
+            }
+            let Some(victim) = self.victim() else {
+                return Err(format!(
+                    "pool exhausted: {} servers are connected and none can be closed (all busy, persistent or used in \
+the last {} s); cannot start {server}",
+                    self.inner.settings.max_size,
+                    self.inner.settings.grace.as_secs()
+                ));
+            };
+            tracing::info!("pool full: closing {} (least recently used)", victim.0);
+            self.close(victim.1).await;
+        }
+    }
+
+    /// Takes out the least recently used connection that may be closed.
+    fn victim(&self) -> Option<(String, Live)> {
+        let now = Instant::now();
+        let grace = self.inner.settings.grace;
+        let slots = lock(&self.inner.slots);
+        let mut best: Option<(Instant, &String, &Arc<Slot>)> = None;
+        for (name, slot) in slots.iter() {
+            let live = lock(&slot.live);
+            let Some(l) = live.as_ref() else { continue };
+            if l.persistent || l.in_flight > 0 || now.duration_since(l.last_used) < grace {
+                continue;
+            }
+            if best.is_none_or(|(t, _, _)| l.last_used < t) {
+                best = Some((l.last_used, name, slot));
+            }
+        }
+        let (_, name, slot) = best?;
+        let l = lock(&slot.live).take()?;
+        Some((name.clone(), l))
+    }
+
+    /// Closes a connection: stdin closed, the process waited for (then terminated, then
+    /// killed), its place given back.
+    async fn close(&self, live: Live) {
+        let _ = live.client.cancel().await;
+        *lock(&self.inner.processes) -= 1;
+    }
+
+    /// Starts the sweep of expired connections, once.
+    fn start_sweep(&self) {
+        if self.inner.sweeping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let notify = self.inner.wake.clone();
+        tokio::spawn(async move {
+            loop {
+                let wake = notify.notified();
+                let Some(inner) = weak.upgrade() else { return };
+                let pool = Pool { inner };
+                let wait = pool.sweep().await;
+                // The pool may go away while the sweep sleeps.
+                drop(pool);
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = wake => {}
+                }
+            }
+        });
+    }
+
+    /// Closes the expired connections; returns how long until the next one expires.
+    async fn sweep(&self) -> Duration {
+        let now = Instant::now();
+        let mut expired = Vec::new();
+        let mut next = self.inner.settings.sweep_every;
+        {
+            let slots = lock(&self.inner.slots);
+            for (name, slot) in slots.iter() {
+                let mut live = lock(&slot.live);
+                match live.as_ref() {
+                    Some(l) if l.expired(now) => {
+                        if let Some(l) = live.take() {
+                            expired.push((name.clone(), l));
+                        }
+                    }
+                    Some(l) => {
+                        if let Some(at) = l.expiry() {
+                            next = next.min(at.saturating_duration_since(now));
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+        for (name, l) in expired {
+            tracing::info!("pool: closing {name} (idle for its TTL of {} s)", l.ttl.as_secs_f64());
+            self.close(l).await;
+        }
+        next.max(Duration::from_millis(5))
+    }
+
+    /// Closes every connection (tmws is exiting), all at once.
+    pub async fn shutdown(&self) {
+        let all: Vec<Live> = {
+            let slots = lock(&self.inner.slots);
+            slots.values().filter_map(|s| lock(&s.live).take()).collect()
+        };
+        let closing: Vec<_> = all
+            .into_iter()
+            .map(|l| {
+                let pool = self.clone();
+                tokio::spawn(async move { pool.close(l).await })
+            })
+            .collect();
+        for c in closing {
+            let _ = c.await;
+        }
+    }
+}

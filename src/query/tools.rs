@@ -1,0 +1,256 @@
+//! The tools of other MCP servers (DESIGN §4.4): `tool_search` and `tool_describe` answer
+//! from the index and the registry file without contacting any server; `tool_call` checks
+//! the server's live config against the registry and goes through the lazy pool.
+//!
+//! Every call, answered or not, appends `{server, tool, at, ms, ok}` to
+//! `.tmws/registry/usage.jsonl` (DESIGN §5), which popularity and sessions read.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::index::{Index, SearchRequest};
+use crate::model::DocKind;
+use crate::pool::{Called, Pool, Target};
+use crate::query::registry::{self, REGISTRY_FILE};
+use crate::query::session::USAGE_FILE;
+use crate::store::{self, log::LockedLog};
+
+/// The lock of the usage log.
+const USAGE_LOCK: &str = ".tmws/cache/locks/usage.lock";
+/// How many names an "unknown server/tool" error lists.
+const NAMES_SHOWN: usize = 20;
+
+/// The parameters of `tool_search`.
+#[derive(Debug, Clone, Default)]
+pub struct ToolSearch {
+    pub query: String,
+    pub category: Option<String>,
+    pub server: Option<String>,
+    /// Default 8.
+    pub limit: usize,
+}
+
+/// One `tool_search` result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolHit {
+    pub server: String,
+    pub tool: String,
+    pub summary: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// 0–100, relative to the best result.
+    pub score: u32,
+}
+
+/// The answer of `tool_search`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolResults {
+    pub query: String,
+    pub results: Vec<ToolHit>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
+}
+
+/// `tool_search`: tools by words, from the index. With an empty query and a `server`, that
+/// server's tools by name (from the registry).
+pub fn search(index: &Index, registry: &Registry, req: &ToolSearch) -> Result<ToolResults> {
+    let limit = if req.limit == 0 { 8 } else { req.limit };
+    if req.query.trim().is_empty() {
+        let Some(server) = &req.server else {
+            return Err(Error::Usage(
+                "tool_search needs a query (words that describe what the tool should do), or a server to list"
+                    .to_owned(),
+            ));
+        };
+        let reg = registry.get()?;
+        let entry = server_entry(&reg, server)?;
+        let results = tools_of(entry)
+            .iter()
+            .filter(|(_, t)| req.category.as_ref().is_none_or(|c| t.get("category").and_then(Value::as_str) == Some(c)))
+            .take(limit)
+            .map(|(name, t)| ToolHit {
+                server: server.clone(),
+                tool: (*name).clone(),
+                summary: first_line(t.get("description").and_then(Value::as_str).unwrap_or_default()),
+                category: t.get("category").and_then(Value::as_str).map(str::to_owned),
+                score: 100,
+            })
+            .collect();
+        return Ok(ToolResults { query: String::new(), results, stale: false });
+    }
+    let found = index.search(&SearchRequest {
+        query: req.query.clone(),
+        kinds: vec![DocKind::Tool],
+        namespaces: req.server.iter().cloned().collect(),
+        categories: req.category.iter().cloned().collect(),
+        limit,
+        ..SearchRequest::default()
+    })?;
+    let results = found
+        .results
+        .into_iter()
+        .map(|h| {
+            let server = h.namespace.clone().unwrap_or_else(|| h.ref_id.split('/').next().unwrap_or("").to_owned());
+            ToolHit { server, tool: h.name, summary: h.summary, category: h.category, score: h.score }
+        })
+        .collect();
+    Ok(ToolResults { query: req.query.clone(), results, stale: false })
+}
+
+/// `tool_describe`: a tool's description, usage hint, category, dependencies and full input
+/// schema, from the registry.
+pub fn describe(registry: &Registry, server: &str, tool: &str) -> Result<Value> {
+    let reg = registry.get()?;
+    let entry = server_entry(&reg, server)?;
+    let t = tool_entry(entry, server, tool)?;
+    let mut out = Map::new();
+    out.insert("server".into(), json!(server));
+    out.insert("tool".into(), json!(tool));
+    for k in ["description", "usage_hint", "category", "dependencies"] {
+        if let Some(v) = t.get(k).filter(|v| !v.is_null() && v.as_str() != Some("")) {
+            out.insert(k.into(), v.clone());
+        }
+    }
+    out.insert("input_schema".into(), t.get("input_schema").cloned().unwrap_or_else(|| json!({"type": "object"})));
+    Ok(Value::Object(out))
+}
+
+/// `tool_call`: the downstream result, verbatim; the usage log gets a line either way.
+pub async fn call(
+    root: &Path,
+    config: &Config,
+    registry: &Registry,
+    pool: &Pool,
+    server: &str,
+    tool: &str,
+    arguments: Map<String, Value>,
+) -> Result<Called> {
+    let began = Instant::now();
+    let answer = call_inner(root, config, registry, pool, server, tool, arguments).await;
+    let ok = matches!(&answer, Ok(c) if c.result.is_error != Some(true));
+    if let Err(e) = log_usage(root, server, tool, began.elapsed(), ok) {
+        tracing::warn!("cannot write the usage log: {e}");
+    }
+    answer
+}
+
+async fn call_inner(
+    root: &Path,
+    config: &Config,
+    registry: &Registry,
+    pool: &Pool,
+    server: &str,
+    tool: &str,
+    arguments: Map<String, Value>,
+) -> Result<Called> {
+    let reg = registry.get()?;
+    let entry = server_entry(&reg, server)?;
+    tool_entry(entry, server, tool)?;
+    let (live, _) = registry::configured(root, config)?;
+    let Some(connection) = live.get(server) else {
+        return Err(Error::Usage(format!(
+            "`{server}` is in the registry but in none of the client configs ({}); run `tmws registry build` to \
+bring the registry up to date",
+            config.registry.sources.join(", ")
+        )));
+    };
+    let recorded = entry.get("config_hash").and_then(Value::as_str).unwrap_or_default();
+    if connection.config_hash() != recorded {
+        return Err(Error::Usage(format!(
+            "the config of `{server}` changed since the registry was built; run `tmws registry build` to introspect \
+it again before calling it"
+        )));
+    }
+    let target = Target {
+        server,
+        connection,
+        persistent: entry.get("persistent").and_then(Value::as_bool).unwrap_or(false),
+        ttl: entry.get("ttl_secs").and_then(Value::as_u64).map(Duration::from_secs),
+    };
+    pool.call(&target, tool, arguments).await.map_err(Error::Usage)
+}
+
+/// Appends one line to the usage log.
+fn log_usage(root: &Path, server: &str, tool: &str, took: Duration, ok: bool) -> Result<()> {
+    let line = json!({
+        "server": server,
+        "tool": tool,
+        "at": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
+        "ms": u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        "ok": ok,
+    });
+    let mut log = LockedLog::open(&root.join(USAGE_FILE), &root.join(USAGE_LOCK))?;
+    log.append(&[line.to_string()], false)
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or_default().trim().to_owned()
+}
+
+fn server_entry<'a>(reg: &'a Map<String, Value>, server: &str) -> Result<&'a Map<String, Value>> {
+    let servers = reg.get("servers").and_then(Value::as_object);
+    if let Some(e) = servers.and_then(|s| s.get(server)).and_then(Value::as_object) {
+        return Ok(e);
+    }
+    let names: Vec<&str> =
+        servers.map(|s| s.keys().map(String::as_str).take(NAMES_SHOWN).collect()).unwrap_or_default();
+    Err(Error::NoSuchId(if names.is_empty() {
+        format!("no server `{server}`: the registry is empty; run `tmws registry build`")
+    } else {
+        format!("no server `{server}` in the registry; servers: {}", names.join(", "))
+    }))
+}
+
+fn tools_of(entry: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    entry.get("tools").and_then(Value::as_object).map(|t| t.iter().collect()).unwrap_or_default()
+}
+
+fn tool_entry<'a>(entry: &'a Map<String, Value>, server: &str, tool: &str) -> Result<&'a Value> {
+    if let Some(t) = entry.get("tools").and_then(|t| t.get(tool)) {
+        return Ok(t);
+    }
+    let names: Vec<&str> = tools_of(entry).into_iter().map(|(n, _)| n.as_str()).take(NAMES_SHOWN).collect();
+    Err(Error::NoSuchId(format!(
+        "`{server}` has no tool `{tool}` in the registry; its tools: {}",
+        if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+    )))
+}
+
+/// A file's (length, modification time) when it was read (None: it did not exist).
+type Stamp = Option<(u64, std::time::SystemTime)>;
+/// The registry's top-level object, shared between readers.
+type Snapshot = Arc<Map<String, Value>>;
+
+/// The registry file, read again only when it changed on disk.
+#[derive(Debug)]
+pub struct Registry {
+    path: PathBuf,
+    cached: Mutex<Option<(Stamp, Snapshot)>>,
+}
+
+impl Registry {
+    pub fn new(root: &Path) -> Registry {
+        Registry { path: root.join(REGISTRY_FILE), cached: Mutex::new(None) }
+    }
+
+    /// The registry as it is on disk now.
+    pub fn get(&self) -> Result<Snapshot> {
+        let stamp = store::stamp(&self.path);
+        let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((s, reg)) = cached.as_ref()
+            && *s == stamp
+        {
+            return Ok(reg.clone());
+        }
+        let reg = Arc::new(registry::load_file(&self.path)?);
+        *cached = Some((stamp, reg.clone()));
+        Ok(reg)
+    }
+}

@@ -1,0 +1,494 @@
+//! `tool_search`, `tool_describe` and `tool_call` of `tmws mcp`, driven by rmcp's client,
+//! with real downstream processes (the example `mcp_mock`) followed by pid: search and
+//! describe never start a server; calls start one lazily, at most ten live at once with the
+//! least recently used closed and reaped; idle ones closed after their TTL; concurrent cold
+//! calls start one process; a changed config refused; crashes, failed starts and timeouts
+//! reported with stderr and recovered from; no process left when tmws is killed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use super::util::TestRoot;
+
+fn mock() -> String {
+    let tmws = PathBuf::from(env!("CARGO_BIN_EXE_tmws"));
+    let mock = tmws.parent().unwrap().join("examples").join(format!("mcp_mock{}", std::env::consts::EXE_SUFFIX));
+    assert!(mock.exists(), "{} is missing: `cargo test` builds the examples", mock.display());
+    mock.display().to_string()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("")
+}
+
+/// Whether a process is running (not gone, not a zombie).
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Whether a process still exists in any state (a zombie not reaped counts).
+fn exists(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// The (name, pid) lines the mock servers wrote on start.
+fn starts(log: &Path) -> Vec<(String, u32)> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(n, p)| (n.to_owned(), p.parse().unwrap())))
+        .collect()
+}
+
+/// A root whose `.mcp.json` has the given mock servers (name → extra args), all writing
+/// their pids to `pids.log`, with a built registry and `pids.log` emptied after the build.
+fn root_with(servers: &[(&str, &[&str])], config: &str) -> (TestRoot, PathBuf) {
+    let root = TestRoot::new().file(".tmws/config.toml", config);
+    let log = root.path().join("pids.log");
+    let mut map = serde_json::Map::new();
+    for (name, extra) in servers {
+        let mut args = vec!["--name".to_owned(), (*name).to_owned(), "--pid-log".to_owned(), log.display().to_string()];
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        map.insert((*name).to_owned(), json!({"command": mock(), "args": args}));
+    }
+    root.write(".mcp.json", json!({"mcpServers": map}).to_string());
+    let out = root.run(&["registry", "build", "--timeout-ms", "20000"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    std::fs::write(&log, "").unwrap();
+    (root, log)
+}
+
+/// A `tmws mcp` session over a root.
+struct Session {
+    client: RunningService<RoleClient, ()>,
+    pid: u32,
+}
+
+impl Session {
+    async fn start(root: &Path) -> Session {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmws"));
+        cmd.arg("--root").arg(root).arg("mcp").env_remove("TMWS_LOG");
+        let transport = TokioChildProcess::new(cmd).unwrap();
+        let pid = transport.id().unwrap();
+        let client = ().serve(transport).await.expect("initialize");
+        Session { client, pid }
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().unwrap().clone());
+        self.client.call_tool(params).await.unwrap()
+    }
+
+    /// `tool_search` in JSON, once the first sync is done.
+    async fn search(&self, args: Value) -> Value {
+        let mut args = args;
+        args["format"] = json!("json");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let r = self.call("tool_search", args.clone()).await;
+            assert_eq!(r.is_error, Some(false), "{}", text(&r));
+            let v: Value = serde_json::from_str(&text(&r)).unwrap();
+            if v.get("stale").is_none() {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "the first sync never finished");
+        }
+    }
+
+    /// `tool_call` of `server`/`tool`.
+    async fn tool(&self, server: &str, tool: &str, arguments: Value) -> CallToolResult {
+        self.call("tool_call", json!({"server": server, "tool": tool, "arguments": arguments})).await
+    }
+}
+
+fn hits(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| format!("{}/{}", h["server"].as_str().unwrap(), h["tool"].as_str().unwrap()))
+        .collect()
+}
+
+#[test]
+fn search_and_describe_answer_from_the_registry_while_every_server_fails_to_start() {
+    // Three servers whose commands do not exist: the build records them (failed), and
+    // their tools are written into the registry by hand, as people may.
+    let root = TestRoot::new().file(
+        ".mcp.json",
+        json!({"mcpServers": {
+            "serena": {"command": "/nonexistent/serena-mcp"},
+            "context7": {"command": "/nonexistent/context7-mcp", "args": ["--stdio"]},
+            "github": {"command": "/nonexistent/github-mcp"}
+        }})
+        .to_string(),
+    );
+    let out = root.run(&["registry", "build", "--timeout-ms", "5000"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let mut reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
+    let schema = |p: &str| json!({"type": "object", "properties": {p: {"type": "string"}}, "required": [p]});
+    reg["servers"]["serena"]["tools"] = json!({
+        "find_symbol": {"description": "Finds a code symbol by name path.", "category": "code-search",
+            "usage_hint": "Give name_path; use relative_path to narrow.", "input_schema": schema("name_path")},
+        "get_symbols_overview": {"description": "Top-level symbols of a file.", "category": "code-search",
+            "input_schema": schema("relative_path")}
+    });
+    reg["servers"]["context7"]["tools"] = json!({
+        "getLibraryDocs": {"description": "Fetches up-to-date documentation for a library.", "category": "docs",
+            "input_schema": schema("context7CompatibleLibraryID")},
+        "resolve-library-id": {"description": "Resolves a package name to a Context7 library ID.", "category": "docs",
+            "input_schema": schema("libraryName")}
+    });
+    reg["servers"]["github"]["tools"] = json!({
+        "create_issue": {"description": "Opens an issue in a repository.", "category": "issues",
+            "dependencies": ["search_repositories"], "input_schema": schema("title")}
+    });
+    root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&reg).unwrap());
+
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        let v = s.search(json!({"query": "symbol"})).await;
+        let mut found = hits(&v);
+        found.sort();
+        assert_eq!(found, ["serena/find_symbol", "serena/get_symbols_overview"]);
+        assert_eq!(v["results"][0]["score"], 100);
+        assert_eq!(hits(&s.search(json!({"query": "library docs"})).await)[0], "context7/getLibraryDocs");
+        assert_eq!(hits(&s.search(json!({"query": "resolve library"})).await)[0], "context7/resolve-library-id");
+        let v = s.search(json!({"query": "find symbol", "limit": 1})).await;
+        assert_eq!(
+            v["results"],
+            json!([{"server": "serena", "tool": "find_symbol", "summary": "Finds a code symbol by name path.",
+                "category": "code-search", "score": 100}])
+        );
+        assert_eq!(hits(&s.search(json!({"query": "library", "server": "serena"})).await), Vec::<String>::new());
+        assert_eq!(hits(&s.search(json!({"query": "issue", "category": "issues"})).await), ["github/create_issue"]);
+        assert_eq!(
+            hits(&s.search(json!({"query": "", "server": "context7"})).await),
+            ["context7/getLibraryDocs", "context7/resolve-library-id"]
+        );
+
+        let r = s.call("tool_describe", json!({"server": "serena", "tool": "find_symbol"})).await;
+        assert_eq!(r.is_error, Some(false));
+        assert_eq!(
+            text(&r),
+            "server: serena\ntool: find_symbol\ndescription: Finds a code symbol by name path.\nusage_hint: Give \
+name_path; use relative_path to narrow.\ncategory: code-search\ninput_schema:\n  type: object\n  properties:\n    \
+name_path:\n      type: string\n  required:\n    - name_path\n"
+        );
+        let r = s.call("tool_describe", json!({"server": "github", "tool": "create_issue"})).await;
+        assert!(text(&r).contains("dependencies:\n  - search_repositories\n"), "{}", text(&r));
+        let r = s.call("tool_describe", json!({"server": "gitlab", "tool": "x"})).await;
+        assert_eq!(
+            (r.is_error, text(&r)),
+            (Some(true), "no server `gitlab` in the registry; servers: context7, github, serena".to_owned())
+        );
+        let r = s.call("tool_describe", json!({"server": "serena", "tool": "rename"})).await;
+        assert_eq!(
+            text(&r),
+            "`serena` has no tool `rename` in the registry; its tools: find_symbol, get_symbols_overview"
+        );
+
+        // Calling one tries to start it, and says why it could not.
+        let r = s.tool("serena", "find_symbol", json!({"name_path": "main"})).await;
+        assert_eq!(r.is_error, Some(true));
+        assert!(
+            text(&r).starts_with("serena could not be started: cannot start `/nonexistent/serena-mcp`: "),
+            "{}",
+            text(&r)
+        );
+        drop(s.client.cancel().await);
+    });
+    let usage = root.read(".tmws/registry/usage.jsonl");
+    let line: Value = serde_json::from_str(usage.trim()).unwrap();
+    assert_eq!((&line["server"], &line["tool"], &line["ok"]), (&json!("serena"), &json!("find_symbol"), &json!(false)));
+}
+
+#[test]
+fn twelve_servers_called_in_turn_never_have_more_than_ten_alive_and_the_least_recent_goes() {
+    let names: Vec<String> = (0..12).map(|i| format!("s{i:02}")).collect();
+    let servers: Vec<(&str, &[&str])> = names.iter().map(|n| (n.as_str(), &[][..])).collect();
+    let (root, log) = root_with(&servers, "[pool]\ngrace_secs = 0\n");
+    // s00 is persistent: never closed to make room.
+    let mut reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
+    reg["servers"]["s00"]["persistent"] = json!(true);
+    root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&reg).unwrap());
+
+    // Watch the processes all along: the most alive at any moment.
+    let stop = Arc::new(AtomicBool::new(false));
+    let most = Arc::new(AtomicUsize::new(0));
+    let watcher = {
+        let (stop, most, log) = (stop.clone(), most.clone(), log.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let alive = starts(&log).iter().filter(|(_, pid)| running(*pid)).count();
+                most.fetch_max(alive, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        for (i, name) in names.iter().enumerate() {
+            let r = s.tool(name, "echo", json!({"text": format!("hello {name}")})).await;
+            assert_eq!((r.is_error, text(&r)), (Some(false), format!("hello {name}")));
+            let started = starts(&log);
+            assert_eq!(started.len(), i + 1, "one start per new server");
+            let alive: Vec<&str> = started.iter().filter(|(_, p)| running(*p)).map(|(n, _)| n.as_str()).collect();
+            let expected: Vec<&str> = match i {
+                0..=9 => names[..=i].iter().map(String::as_str).collect(),
+                // s01, then s02, closed: the least recently used that is not persistent.
+                _ => std::iter::once("s00").chain(names[i - 8..=i].iter().map(String::as_str)).collect(),
+            };
+            assert_eq!(alive, expected, "after calling {name}");
+        }
+        // The closed ones were reaped, not left as zombies.
+        let started = starts(&log);
+        for (name, pid) in &started[1..3] {
+            assert!(!exists(*pid), "{name} ({pid}) was reaped");
+        }
+        // A live server is called again without a new start; a closed one starts again.
+        s.tool("s00", "echo", json!({"text": "again"})).await;
+        s.tool("s11", "echo", json!({"text": "again"})).await;
+        assert_eq!(starts(&log).len(), 12);
+        let r = s.tool("s01", "echo", json!({"text": "back"})).await;
+        assert_eq!(text(&r), "back");
+        assert_eq!(starts(&log).len(), 13);
+        drop(s.client.cancel().await);
+    });
+    stop.store(true, Ordering::Relaxed);
+    watcher.join().unwrap();
+    assert_eq!(most.load(Ordering::Relaxed), 10, "never more than ten alive");
+    // tmws closed them all on exit.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while starts(&log).iter().any(|(_, p)| running(*p)) {
+        assert!(Instant::now() < deadline, "servers left running after tmws exited");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_full_pool_within_the_grace_period_refuses_with_pool_exhausted() {
+    let (root, log) = root_with(&[("a", &[]), ("b", &[]), ("c", &[])], "[pool]\nmax_size = 2\n");
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        assert_eq!(s.tool("a", "echo", json!({"text": "1"})).await.is_error, Some(false));
+        assert_eq!(s.tool("b", "echo", json!({"text": "2"})).await.is_error, Some(false));
+        let r = s.tool("c", "echo", json!({"text": "3"})).await;
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(
+            text(&r),
+            "pool exhausted: 2 servers are connected and none can be closed (all busy, persistent or used in the \
+last 60 s); cannot start c"
+        );
+        assert_eq!(starts(&log).iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        drop(s.client.cancel().await);
+    });
+}
+
+#[test]
+fn an_idle_server_is_closed_after_its_ttl_and_others_stay() {
+    let (root, log) = root_with(&[("brief", &[]), ("steady", &[])], "");
+    let mut reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
+    reg["servers"]["brief"]["ttl_secs"] = json!(1);
+    root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&reg).unwrap());
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        s.tool("brief", "echo", json!({"text": "x"})).await;
+        s.tool("steady", "echo", json!({"text": "y"})).await;
+        let pids: Vec<u32> = starts(&log).iter().map(|(_, p)| *p).collect();
+        assert!(running(pids[0]) && running(pids[1]));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while exists(pids[0]) {
+            assert!(Instant::now() < deadline, "the idle server outlived its TTL of 1 s");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(running(pids[1]), "a server within its TTL stays");
+        // The next call starts it again.
+        assert_eq!(text(&s.tool("brief", "echo", json!({"text": "again"})).await), "again");
+        assert_eq!(starts(&log).len(), 3);
+        drop(s.client.cancel().await);
+    });
+}
+
+#[test]
+fn concurrent_calls_to_a_cold_server_start_it_once() {
+    let (root, log) = root_with(&[("slow", &["--startup-ms", "300"])], "");
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        let calls = (0..4).map(|i| s.tool("slow", "echo", json!({"text": format!("call {i}")})));
+        let answers = futures_join(calls).await;
+        let texts: Vec<String> = answers.iter().map(text).collect();
+        assert_eq!(texts, ["call 0", "call 1", "call 2", "call 3"]);
+        assert_eq!(starts(&log).len(), 1, "one process for four concurrent calls");
+        drop(s.client.cancel().await);
+    });
+}
+
+/// Runs the futures concurrently and returns their outputs in order.
+async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let mut pinned: Vec<std::pin::Pin<Box<F>>> = futures.map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = pinned.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in pinned.iter_mut().enumerate() {
+            if out[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => out[i] = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
+    })
+    .await;
+    out.into_iter().map(Option::unwrap).collect()
+}
+
+#[test]
+fn a_changed_config_is_refused_with_the_hint_and_nothing_starts() {
+    let (root, log) = root_with(&[("serena", &[])], "");
+    let changed = root.read(".mcp.json").replace("\"serena\",", "\"serena\",\"--tools\",\"2\",");
+    assert_ne!(changed, root.read(".mcp.json"));
+    root.write(".mcp.json", changed);
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        let r = s.tool("serena", "echo", json!({"text": "x"})).await;
+        assert_eq!(
+            (r.is_error, text(&r)),
+            (
+                Some(true),
+                "the config of `serena` changed since the registry was built; run `tmws registry build` to \
+introspect it again before calling it"
+                    .to_owned()
+            )
+        );
+        drop(s.client.cancel().await);
+    });
+    assert_eq!(starts(&log), []);
+}
+
+#[test]
+fn crashes_failed_starts_and_timeouts_are_errors_with_stderr_and_the_next_call_works() {
+    let (root, log) = root_with(&[("flaky", &[]), ("late", &[])], "[pool]\ncall_timeout_secs = 1\n");
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        assert_eq!(text(&s.tool("flaky", "echo", json!({"text": "before"})).await), "before");
+        let r = s.tool("flaky", "crash", json!({})).await;
+        assert_eq!(r.is_error, Some(true));
+        let t = text(&r);
+        assert!(
+            t.starts_with("flaky stopped during the call of crash (")
+                && t.ends_with("; the next call starts it again; stderr: mcp_mock flaky: crashing on purpose"),
+            "{t}"
+        );
+        let first = starts(&log)[0].1;
+        assert!(!exists(first), "the crashed process was reaped");
+        // The next call starts it again.
+        assert_eq!(text(&s.tool("flaky", "echo", json!({"text": "after"})).await), "after");
+        assert_eq!(starts(&log).len(), 2);
+
+        // A tool that answers later than the timeout: an error, the server is stopped.
+        let r = s.tool("late", "sleep", json!({"ms": 5000})).await;
+        assert_eq!(
+            (r.is_error, text(&r)),
+            (
+                Some(true),
+                "late did not answer sleep within 1 s; it was stopped, the next call starts it again".to_owned()
+            )
+        );
+        let late = starts(&log)[2].1;
+        assert!(!exists(late), "the stopped process was reaped");
+        assert_eq!(text(&s.tool("late", "sleep", json!({"ms": 10})).await), "slept 10 ms");
+
+        // A JSON-RPC level answer of the server passes through as it is.
+        let r = s.tool("late", "stderr", json!({"text": "logged"})).await;
+        assert_eq!((r.is_error, text(&r)), (Some(false), "written to stderr".to_owned()));
+        drop(s.client.cancel().await);
+    });
+    let usage: Vec<Value> =
+        root.read(".tmws/registry/usage.jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let seen: Vec<(String, bool)> = usage
+        .iter()
+        .map(|u| {
+            (format!("{}/{}", u["server"].as_str().unwrap(), u["tool"].as_str().unwrap()), u["ok"].as_bool().unwrap())
+        })
+        .collect();
+    let expect = [
+        ("flaky/echo", true),
+        ("flaky/crash", false),
+        ("flaky/echo", true),
+        ("late/sleep", false),
+        ("late/sleep", true),
+        ("late/stderr", true),
+    ];
+    assert_eq!(seen, expect.map(|(a, b)| (a.to_owned(), b)));
+    assert!(usage[3]["ms"].as_u64().unwrap() >= 1000, "{}", usage[3]);
+}
+
+#[test]
+fn a_server_that_fails_to_start_gives_its_stderr_and_is_tried_again_next_time() {
+    let broken = tempfile::tempdir().unwrap();
+    let flag = broken.path().join("licence-expired");
+    let flag_arg = flag.display().to_string();
+    let (root, log) = root_with(&[("ok", &["--fail-if-exists", &flag_arg])], "");
+    // It worked when the registry was built; now it fails at start.
+    std::fs::write(&flag, "licence expired\n").unwrap();
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        let r = s.tool("ok", "echo", json!({"text": "x"})).await;
+        assert_eq!(r.is_error, Some(true));
+        assert!(
+            text(&r).starts_with("ok could not be started: initialize failed: ")
+                && text(&r).ends_with("; stderr: mcp_mock ok: licence expired"),
+            "{}",
+            text(&r)
+        );
+        assert!(!exists(starts(&log)[0].1), "the failed process was reaped");
+        // Not remembered as dead: the next call tries again, and works once it can.
+        std::fs::remove_file(&flag).unwrap();
+        assert_eq!(text(&s.tool("ok", "echo", json!({"text": "x"})).await), "x");
+        assert_eq!(starts(&log).len(), 2);
+        drop(s.client.cancel().await);
+    });
+}
+
+#[test]
+fn killing_tmws_with_sigkill_leaves_no_server_running() {
+    let (root, log) = root_with(&[("one", &[]), ("two", &[]), ("three", &["--linger-ms", "60000"])], "");
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        for name in ["one", "two", "three"] {
+            assert_eq!(text(&s.tool(name, "echo", json!({"text": name})).await), name);
+        }
+        let pids: Vec<u32> = starts(&log).iter().map(|(_, p)| *p).collect();
+        assert_eq!(pids.len(), 3);
+        assert!(pids.iter().all(|p| running(*p)));
+        let killed = std::process::Command::new("kill").args(["-KILL", &s.pid.to_string()]).status().unwrap();
+        assert!(killed.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pids.iter().any(|p| running(*p)) {
+            assert!(
+                Instant::now() < deadline,
+                "servers still running 10 s after tmws was killed: {:?}",
+                pids.iter().filter(|p| running(**p)).collect::<Vec<_>>()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        drop(s.client.cancel().await);
+    });
+}
