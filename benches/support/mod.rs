@@ -166,3 +166,64 @@ pub fn cached_root(files: usize) -> (PathBuf, usize) {
     std::fs::write(&marker, n.to_string()).unwrap();
     (root, n)
 }
+
+const VERBS: [&str; 12] =
+    ["find", "get", "list", "create", "update", "delete", "search", "resolve", "read", "run", "fetch", "explain"];
+const CATEGORIES: [&str; 6] = ["code-search", "docs", "issues", "files", "database", "browser"];
+
+/// Writes `.mcp.json` with `servers` stdio servers running `command` (the example
+/// `mcp_mock`, `--name sNNN`) and a registry of them with `tools_per_server` tools each:
+/// `echo` (which the mock answers) and generated ones named in snake_case, camelCase or
+/// kebab-case from a small vocabulary, with descriptions, categories and schemas.
+pub fn registry(root: &Path, servers: usize, tools_per_server: usize, command: &str) {
+    let mut rng = Lcg(7);
+    let mut configs = serde_json::Map::new();
+    for s in 0..servers {
+        configs.insert(
+            format!("s{s:03}"),
+            serde_json::json!({"command": command, "args": ["--name", format!("s{s:03}")]}),
+        );
+    }
+    let mcp = serde_json::json!({"mcpServers": configs}).to_string();
+    write(&root.join(".mcp.json"), &mcp);
+    write(&root.join(".tmws/config.toml"), "");
+    let (parsed, _) = tmws::parse::clients::parse(&mcp);
+    let mut entries = serde_json::Map::new();
+    for (name, conn) in parsed {
+        let mut tools = serde_json::Map::new();
+        tools.insert(
+            "echo".into(),
+            serde_json::json!({"description": "Answers with the text it is given.",
+                "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}}),
+        );
+        while tools.len() < tools_per_server {
+            let (verb, a, b) =
+                (VERBS[rng.next() % VERBS.len()], rng.word().replace('-', "_"), rng.word().replace('-', "_"));
+            let tool = match rng.next() % 3 {
+                0 => format!("{verb}_{a}_{b}"),
+                1 => format!("{verb}{}{}", capitalise(&a), capitalise(&b)),
+                _ => format!("{verb}-{a}-{b}"),
+            };
+            tools.insert(
+                tool,
+                serde_json::json!({"description": format!("{} the {a} {b}: {}.", capitalise(verb), rng.sentence(10)),
+                    "category": CATEGORIES[rng.next() % CATEGORIES.len()],
+                    "input_schema": {"type": "object", "properties": {a.clone(): {"type": "string"}, "limit": {"type": "integer"}}}}),
+            );
+        }
+        entries.insert(
+            name,
+            serde_json::json!({"description": format!("Server of {}", rng.sentence(4)), "config_hash": conn.config_hash(),
+                "connection": conn.stored(), "persistent": false,
+                "metadata": {"cold_start_ms": 20, "introspected_at": "2026-11-22T00:00:00Z", "popularity": 0.0},
+                "tools": tools}),
+        );
+    }
+    let reg = serde_json::json!({"version": "1", "servers": entries});
+    write(&root.join(".tmws/registry/index.json"), &serde_json::to_string_pretty(&reg).unwrap());
+}
+
+fn capitalise(w: &str) -> String {
+    let mut c = w.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+}
