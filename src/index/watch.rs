@@ -36,12 +36,20 @@ pub enum WatchUpdate<'a> {
     TookOver,
     /// A sync failed; the loop goes on.
     Failed(&'a Error),
+    /// An MCP client config of `registry.sources` changed (the registry may be behind).
+    ClientConfigs,
 }
 
 /// Syncs, then applies file changes until `stop` is set. Returns when stopped.
 pub fn run(index: &mut Index, config: &Config, stop: &AtomicBool, on: impl FnMut(WatchUpdate<'_>)) -> Result<()> {
     let mut dirs = layout_dirs();
     dirs.extend(config.index.include.iter().filter(|p| !p.contains(['*', '?', '[', '{'])).cloned());
+    // The folders of the client configs (`.cursor`, `.vscode`); the root is watched anyway.
+    for source in &config.registry.sources {
+        if let Some((dir, _)) = source.rsplit_once('/') {
+            dirs.push(dir.to_owned());
+        }
+    }
     let mut watcher = FileWatcher::new(index.root(), &dirs, Duration::from_millis(config.watch.debounce_ms))?;
     run_with(index, config, stop, &mut watcher, on)
 }
@@ -88,6 +96,10 @@ pub fn run_with(
             continue;
         }
         let paths: Vec<String> = changes.paths.into_iter().collect();
+        let sources = &config.registry.sources;
+        if paths.iter().any(|p| sources.iter().any(|s| s == p || s.starts_with(&format!("{p}/")))) {
+            on(WatchUpdate::ClientConfigs);
+        }
         let targets = if changes.rescan || paths.len() > BURST { None } else { Some(paths.as_slice()) };
         on(WatchUpdate::Syncing);
         match index.sync_paths(config, &opts, targets) {

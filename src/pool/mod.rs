@@ -124,9 +124,81 @@ fn die_with_parent(_cmd: &mut tokio::process::Command) {}
 /// Starts the server and waits for its `initialize` answer, within `timeout`. On failure the
 /// process is gone and the error carries the tail of its stderr.
 pub(crate) async fn start(conn: &Connection, timeout: Duration) -> Result<Started, String> {
-    if conn.kind != "stdio" {
-        return Err(format!("{} servers cannot be started yet (only stdio)", conn.kind));
+    match conn.kind.as_str() {
+        "stdio" => start_stdio(conn, timeout).await,
+        "http" | "streamable-http" => connect_http(conn, timeout).await,
+        other => Err(format!(
+            "`{other}` servers (the old HTTP+SSE transport) are not supported; use the server's streamable HTTP \
+endpoint (`type: http`)"
+        )),
     }
+}
+
+/// Headers that the streamable HTTP transport sets itself.
+const TRANSPORT_HEADERS: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
+
+/// Connects to a streamable HTTP server and waits for its `initialize` answer.
+async fn connect_http(conn: &Connection, timeout: Duration) -> Result<Started, String> {
+    use reqwest::header::{HeaderName, HeaderValue};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let url = resolve(conn.url.as_deref().ok_or("no url")?)?;
+    if url.starts_with("https://") {
+        return Err(format!(
+            "{url}: https needs TLS, which this build of tmws does not include; use an http:// endpoint (a local \
+server or a local tunnel)"
+        ));
+    }
+    let mut headers = std::collections::HashMap::new();
+    for (k, v) in &conn.headers {
+        if TRANSPORT_HEADERS.contains(&k.to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|e| format!("header `{k}`: {e}"))?;
+        let value = HeaderValue::from_str(&resolve(v)?).map_err(|e| format!("header `{k}`: {e}"))?;
+        headers.insert(name, value);
+    }
+    let client = reqwest::Client::builder()
+        .connect_timeout(timeout)
+        .build()
+        .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers);
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    let started = Instant::now();
+    match tokio::time::timeout(timeout, ().serve(transport)).await {
+        Ok(Ok(client)) => {
+            Ok(Started { client, pid: None, stderr: StderrTail::default(), cold_start: started.elapsed() })
+        }
+        Ok(Err(e)) => Err(format!("{url}: initialize failed: {}", plain(&e))),
+        Err(_) => Err(format!("{url}: no answer to initialize within {} ms", timeout.as_millis())),
+    }
+}
+
+/// An rmcp error in plain words: its message without the transport's type names, and the
+/// deepest cause (`Connection refused`) when there is one.
+fn plain(e: &(dyn std::error::Error + 'static)) -> String {
+    let text = e.to_string();
+    let mut msg = text.rsplit_once("] error: ").map_or(text.as_str(), |(_, m)| m);
+    msg = msg.split(", when send ").next().unwrap_or(msg);
+    let msg = match msg {
+        "Auth required" => "the server refused the credentials (401); check the headers of its config",
+        m => m.strip_prefix("Client error: ").unwrap_or(m),
+    };
+    let mut deepest = None;
+    let mut source = e.source();
+    while let Some(s) = source {
+        deepest = Some(s);
+        source = s.source();
+    }
+    match deepest.map(ToString::to_string) {
+        Some(cause) if !msg.contains(&cause) && !cause.contains(msg) => format!("{msg}: {cause}"),
+        _ => msg.to_owned(),
+    }
+}
+
+/// Starts a stdio server and waits for its `initialize` answer.
+async fn start_stdio(conn: &Connection, timeout: Duration) -> Result<Started, String> {
     let command = conn.command.as_deref().ok_or("no command")?;
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(&conn.args).kill_on_drop(true);

@@ -67,12 +67,20 @@ impl Workspace {
 
     /// Keeps the index in sync with file changes until `stop` is set (`tmws watch`, and
     /// the servers' background task).
+    /// Also introspects, in the background, the servers whose client config changed
+    /// (DESIGN §2.4): the new registry is then indexed like any changed file.
     pub fn watch(
         &mut self,
         stop: &std::sync::atomic::AtomicBool,
-        on: impl FnMut(crate::index::watch::WatchUpdate<'_>),
+        mut on: impl FnMut(crate::index::watch::WatchUpdate<'_>),
     ) -> Result<()> {
-        crate::index::watch::run(&mut self.index, &self.config, stop, on)
+        let rebuilder = registry::Rebuilder::new(&self.root, &self.config);
+        crate::index::watch::run(&mut self.index, &self.config, stop, |update| {
+            if matches!(update, crate::index::watch::WatchUpdate::ClientConfigs) {
+                rebuilder.poke();
+            }
+            on(update);
+        })
     }
 
     /// `workspace_get_context`: syncs when this process may write, then answers; beside a

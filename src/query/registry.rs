@@ -11,7 +11,8 @@
 //! diff it.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
@@ -207,6 +208,74 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
     text.push('\n');
     store::write_atomic(&root.join(REGISTRY_FILE), text.as_bytes())?;
     Ok(Built { outcomes, problems })
+}
+
+/// How long one server may take to be introspected (`tmws registry build --timeout-ms`).
+pub const INTROSPECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Builds the registry again in a background thread when a client config changes: only
+/// the servers whose `config_hash` changed are introspected. One build at a time; a change
+/// during a build runs one more build after it.
+#[derive(Debug, Clone)]
+pub struct Rebuilder {
+    root: PathBuf,
+    config: Arc<Config>,
+    /// (a build runs, another is wanted after it)
+    state: Arc<Mutex<(bool, bool)>>,
+}
+
+impl Rebuilder {
+    pub fn new(root: &Path, config: &Config) -> Rebuilder {
+        Rebuilder { root: root.to_path_buf(), config: Arc::new(config.clone()), state: Arc::default() }
+    }
+
+    /// Asks for a build; returns at once.
+    pub fn poke(&self) {
+        {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            if state.0 {
+                state.1 = true;
+                return;
+            }
+            *state = (true, false);
+        }
+        let this = self.clone();
+        let spawned = std::thread::Builder::new().name("tmws-registry".into()).spawn(move || {
+            loop {
+                this.build_once();
+                let mut state = this.state.lock().unwrap_or_else(|e| e.into_inner());
+                if !state.1 {
+                    state.0 = false;
+                    return;
+                }
+                state.1 = false;
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start the registry build: {e}");
+            *self.state.lock().unwrap_or_else(|e| e.into_inner()) = (false, false);
+        }
+    }
+
+    fn build_once(&self) {
+        match build(&self.root, &self.config, false, INTROSPECT_TIMEOUT) {
+            Ok(built) => {
+                for p in &built.problems {
+                    tracing::warn!("registry: {p}");
+                }
+                for (name, outcome) in &built.outcomes {
+                    match outcome {
+                        Outcome::Introspected { tools, cold_start_ms } => {
+                            tracing::info!("registry: {name}: {tools} tools, cold start {cold_start_ms} ms");
+                        }
+                        Outcome::Failed(why) => tracing::warn!("registry: {name}: failed: {why}"),
+                        Outcome::Unchanged { .. } => {}
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("registry build failed: {e}"),
+        }
+    }
 }
 
 /// One row of `tmws registry list`.

@@ -419,7 +419,9 @@ impl From<io::Error> for Failure {
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TMWS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        // rmcp's transport worker logs a downstream server's failures as errors; tmws reports
+        // them itself, once, in its own words.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp::transport::worker=off"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(io::stderr)
@@ -897,6 +899,9 @@ fn render_watch(out: &mut impl Write, update: &WatchUpdate<'_>) -> io::Result<()
         WatchUpdate::Syncing => return Ok(()),
         WatchUpdate::Following => return writeln!(out, "another tmws process holds the index: following its commits"),
         WatchUpdate::TookOver => return writeln!(out, "the index writer went away: this process took over"),
+        WatchUpdate::ClientConfigs => {
+            return writeln!(out, "client config changed: introspecting changed servers in the background");
+        }
         WatchUpdate::Failed(e) => {
             eprintln!("tmws: {e}");
             return Ok(());

@@ -113,6 +113,9 @@ impl Background {
                         state.set_done();
                     }
                     WatchUpdate::Following | WatchUpdate::TookOver => state.set_done(),
+                    WatchUpdate::ClientConfigs => {
+                        tracing::info!("a client config changed: introspecting changed servers in the background");
+                    }
                     WatchUpdate::Failed(e) => {
                         tracing::warn!("index sync failed: {e}");
                         state.busy.store(false, Ordering::Release);

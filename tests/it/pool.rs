@@ -492,3 +492,132 @@ fn killing_tmws_with_sigkill_leaves_no_server_running() {
         drop(s.client.cancel().await);
     });
 }
+
+/// `tmws serve` on a free loopback port with a token; killed when dropped.
+struct Remote {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Remote {
+    fn start(root: &Path, token: &str) -> Remote {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .arg("--root")
+            .arg(root)
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .env_remove("TMWS_LOG")
+            .env("TMWS_TOKEN", token)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim().strip_prefix("listening on ").unwrap().to_owned();
+        let addr = url.trim_start_matches("http://").to_owned();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+            let mut answer = String::new();
+            s.read_to_string(&mut answer).unwrap();
+            if answer.contains("\"ready\":true") {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the remote's first sync never finished");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Remote { child, url }
+    }
+}
+
+#[test]
+fn an_http_server_is_introspected_with_its_headers_and_called_through_the_pool() {
+    // The downstream server is another tmws, served over streamable HTTP with a token.
+    let remote_root = TestRoot::sample();
+    let remote = Remote::start(remote_root.path(), "remote-secret");
+    let expected = remote_root.run(&["search", "connection pool", "--json"]);
+    let root = TestRoot::new().file(
+        ".mcp.json",
+        json!({"mcpServers": {
+            "remote": {"type": "http", "url": format!("{}/mcp", remote.url), "headers": {"Authorization": "Bearer remote-secret"}},
+            "locked": {"url": format!("{}/mcp", remote.url), "headers": {"Authorization": "Bearer wrong"}},
+            "tls": {"url": "https://mcp.example/mcp"}
+        }})
+        .to_string(),
+    );
+    let out = root.run(&["registry", "build", "--timeout-ms", "20000"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "locked: failed: {}/mcp: initialize failed: the server refused the credentials (401); check the headers \
+of its config",
+            remote.url
+        )
+    );
+    assert!(lines[1].starts_with("remote: 13 tools, cold start "), "{}", lines[1]);
+    assert_eq!(
+        lines[2],
+        "tls: failed: https://mcp.example/mcp: https needs TLS, which this build of tmws does not include; use an \
+http:// endpoint (a local server or a local tunnel)"
+    );
+    let text_of_registry = root.read(".tmws/registry/index.json");
+    assert!(!text_of_registry.contains("remote-secret"), "the token is stored as a reference");
+    let reg: Value = serde_json::from_str(&text_of_registry).unwrap();
+    assert_eq!(reg["servers"]["remote"]["connection"]["headers"], json!({"Authorization": "${AUTHORIZATION}"}));
+    assert_eq!(
+        reg["servers"]["remote"]["description"],
+        "tmws holds this project's workspace knowledge (overviews, plans, decisions, lessons) and memories. Start a task with workspace_get_context; use workspace_search to find something specific."
+    );
+
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        let v = s.search(json!({"query": "search workspace", "server": "remote", "limit": 1})).await;
+        assert_eq!(hits(&v), ["remote/workspace_search"]);
+        let r = s.tool("remote", "workspace_search", json!({"query": "connection pool", "format": "json"})).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        let got: Value = serde_json::from_str(&text(&r)).unwrap();
+        let want: Value = serde_json::from_str(&expected.stdout).unwrap();
+        assert_eq!(got["results"], want["results"], "the remote's answer, verbatim");
+        drop(s.client.cancel().await);
+    });
+}
+
+#[test]
+fn a_changed_client_config_is_introspected_in_the_background_and_searchable() {
+    let (root, log) = root_with(&[("serena", &[])], "");
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        assert_eq!(hits(&s.search(json!({"query": "echo"})).await), ["serena/echo"]);
+        // A new server in the client config: the watcher introspects it (only it).
+        let mut mcp: Value = serde_json::from_str(&root.read(".mcp.json")).unwrap();
+        mcp["mcpServers"]["context7"] =
+            json!({"command": mock(), "args": ["--name", "context7", "--tools", "2", "--pid-log", log.display().to_string()]});
+        root.write(".mcp.json", mcp.to_string());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let found = hits(&s.search(json!({"query": "generated tool", "server": "context7"})).await);
+            if found.len() == 2 {
+                assert_eq!(found.iter().filter(|h| h.starts_with("context7/tool_")).count(), 2);
+                break;
+            }
+            assert!(Instant::now() < deadline, "the new server was never introspected: {found:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let started: Vec<String> = starts(&log).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(started, ["context7"], "serena's config did not change: not started again");
+        // And it can be called at once: the registry has its config hash.
+        assert_eq!(text(&s.tool("context7", "echo", json!({"text": "hi"})).await), "hi");
+        drop(s.client.cancel().await);
+    });
+}
