@@ -15,13 +15,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::{SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::parse::clients::{self, Connection};
+use crate::parse::jsonl;
 use crate::pool::{self, Introspection};
+use crate::query::session::USAGE_FILE;
 use crate::store;
 
 /// The registry, relative to the root.
@@ -106,13 +108,12 @@ fn entry(conn: &Connection, seen: &Introspection, old: Option<&Value>) -> Value 
     e.insert("connection".into(), serde_json::to_value(conn.stored()).unwrap_or(Value::Null));
     e.insert("persistent".into(), json!(false));
     keep(&mut e, old, &["description", "persistent", "ttl_secs"]);
-    let popularity = old.and_then(|o| o.pointer("/metadata/popularity")).cloned().unwrap_or(json!(0.0));
     e.insert(
         "metadata".into(),
         json!({
             "cold_start_ms": u64::try_from(seen.cold_start.as_millis()).unwrap_or(u64::MAX),
             "introspected_at": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
-            "popularity": popularity,
+            "popularity": 0.0,
         }),
     );
     e.insert("tools".into(), Value::Object(tools));
@@ -203,6 +204,20 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
             }
         }
     }
+    let popular = popularity(root, Utc::now());
+    for (name, e) in new_servers.iter_mut() {
+        let share = json!(popular.get(name).copied().unwrap_or(0.0));
+        match e.get_mut("metadata") {
+            Some(Value::Object(meta)) => {
+                meta.insert("popularity".into(), share);
+            }
+            _ => {
+                if let Value::Object(e) = e {
+                    e.insert("metadata".into(), json!({"popularity": share}));
+                }
+            }
+        }
+    }
     let registry = json!({"version": "1", "servers": new_servers});
     let mut text = serde_json::to_string_pretty(&registry).map_err(|e| Error::Usage(e.to_string()))?;
     text.push('\n');
@@ -288,8 +303,36 @@ pub struct Listed {
     pub error: Option<String>,
 }
 
-/// `tmws registry list`: every server of the registry, by name.
+/// How long back popularity looks.
+const POPULARITY_DAYS: i64 = 30;
+
+/// Each server's share of the tool calls of the last 30 days (`usage.jsonl`), 0–1 rounded to
+/// three decimals; servers without calls are absent.
+pub fn popularity(root: &Path, now: DateTime<Utc>) -> BTreeMap<String, f64> {
+    let bytes = store::read_opt(&root.join(USAGE_FILE)).ok().flatten().unwrap_or_default();
+    let (lines, _) = jsonl::parse(&bytes);
+    let since = now - chrono::Duration::days(POPULARITY_DAYS);
+    let mut calls: BTreeMap<String, u64> = BTreeMap::new();
+    let mut total = 0u64;
+    for line in lines {
+        let v = &line.value;
+        let (Some(server), Some(at)) = (v.get("server").and_then(Value::as_str), v.get("at").and_then(Value::as_str))
+        else {
+            continue;
+        };
+        let Ok(at) = DateTime::parse_from_rfc3339(at) else { continue };
+        if at.with_timezone(&Utc) < since || at.with_timezone(&Utc) > now + chrono::Duration::minutes(5) {
+            continue;
+        }
+        *calls.entry(server.to_owned()).or_default() += 1;
+        total += 1;
+    }
+    calls.into_iter().map(|(s, n)| (s, (n as f64 / total as f64 * 1000.0).round() / 1000.0)).collect()
+}
+
+/// `tmws registry list`: every server of the registry, by name, with its popularity now.
 pub fn list(root: &Path) -> Result<Vec<Listed>> {
+    let popular = popularity(root, Utc::now());
     let reg = load(root)?;
     let servers = reg.get("servers").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut rows: Vec<Listed> = servers
@@ -298,7 +341,7 @@ pub fn list(root: &Path) -> Result<Vec<Listed>> {
             server: name.clone(),
             tools: e.get("tools").and_then(Value::as_object).map_or(0, Map::len),
             cold_start_ms: e.pointer("/metadata/cold_start_ms").and_then(Value::as_u64),
-            popularity: e.pointer("/metadata/popularity").and_then(Value::as_f64).unwrap_or(0.0),
+            popularity: popular.get(name).copied().unwrap_or(0.0),
             error: e.pointer("/metadata/error").and_then(Value::as_str).map(str::to_owned),
         })
         .collect();

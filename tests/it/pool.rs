@@ -438,6 +438,25 @@ fn crashes_failed_starts_and_timeouts_are_errors_with_stderr_and_the_next_call_w
     ];
     assert_eq!(seen, expect.map(|(a, b)| (a.to_owned(), b)));
     assert!(usage[3]["ms"].as_u64().unwrap() >= 1000, "{}", usage[3]);
+
+    // Popularity: each server's share of the calls of the last 30 days (older ones and torn
+    // lines do not count).
+    let mut text = root.read(".tmws/registry/usage.jsonl");
+    text.push_str("{\"server\":\"flaky\",\"tool\":\"echo\",\"at\":\"2026-01-01T00:00:00Z\",\"ms\":3,\"ok\":true}\n{\"server\":\"fla");
+    root.write(".tmws/registry/usage.jsonl", text);
+    let list = root.run(&["registry", "list", "--json"]);
+    let rows: Value = serde_json::from_str(&list.stdout).unwrap();
+    let shares: Vec<(&str, f64)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["server"].as_str().unwrap(), r["popularity"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(shares, [("flaky", 0.5), ("late", 0.5)]);
+    let out = root.run(&["registry", "build"]);
+    assert!(out.stdout.contains("flaky: unchanged"), "{}", out.stdout);
+    let reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
+    assert_eq!(reg["servers"]["late"]["metadata"]["popularity"], json!(0.5));
 }
 
 #[test]
@@ -620,4 +639,59 @@ fn a_changed_client_config_is_introspected_in_the_background_and_searchable() {
         assert_eq!(text(&s.tool("context7", "echo", json!({"text": "hi"})).await), "hi");
         drop(s.client.cancel().await);
     });
+}
+
+#[test]
+fn tmws_serve_calls_tools_at_its_mcp_endpoint_and_counts_the_pool_in_metrics() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let (root, log) = root_with(&[("m", &[])], "");
+    let server = Remote::start(root.path(), "tok");
+    runtime().block_on(async {
+        let transport = StreamableHttpClientTransport::with_client(
+            reqwest::Client::new(),
+            StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url)).auth_header("tok"),
+        );
+        let client = ().serve(transport).await.expect("initialize");
+        let call = |tool: &str, args: Value| {
+            CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().unwrap().clone())
+        };
+        let r = client.call_tool(call("tool_search", json!({"query": "sleeps", "format": "json"}))).await.unwrap();
+        let v: Value = serde_json::from_str(&text(&r)).unwrap();
+        assert_eq!(hits(&v), ["m/sleep"]);
+        for word in ["one", "two"] {
+            let r = client
+                .call_tool(call("tool_call", json!({"server": "m", "tool": "echo", "arguments": {"text": word}})))
+                .await
+                .unwrap();
+            assert_eq!((r.is_error, text(&r)), (Some(false), word.to_owned()));
+        }
+        assert_eq!(starts(&log).len(), 1, "one start for both calls");
+        let metrics = reqwest::Client::new()
+            .get(format!("{}/metrics", server.url))
+            .bearer_auth("tok")
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        for line in [
+            "tmws_pool_size 1",
+            "tmws_pool_connect_latency_seconds_count 1",
+            "tmws_tool_calls_total{ok=\"true\"} 2",
+            "tmws_tool_calls_total{ok=\"false\"} 0",
+        ] {
+            assert!(metrics.lines().any(|l| l == line), "no `{line}` in\n{metrics}");
+        }
+        drop(client.cancel().await);
+    });
+    let pid = starts(&log)[0].1;
+    drop(server);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running(pid) {
+        assert!(Instant::now() < deadline, "the server's child outlived tmws serve");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -250,6 +250,9 @@ fn rest_routes_answer_with_the_token_and_refuse_without() {
             "tmws_http_requests_total{route=\"/mcp\",status=\"413\"} 2",
             "tmws_search_latency_seconds_count 2",
             "tmws_context_latency_seconds_count 6",
+            "tmws_pool_size 0",
+            "tmws_pool_connect_latency_seconds_count 0",
+            "tmws_tool_calls_total{ok=\"true\"} 0",
         ] {
             assert!(metrics.lines().any(|l| l == line), "no `{line}` in\n{metrics}");
         }
