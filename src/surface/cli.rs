@@ -290,6 +290,18 @@ enum RegistryCommand {
         #[arg(long, value_enum)]
         format: Option<SearchFormat>,
     },
+    /// A tool's description, usage hint and input schema (from the registry: no server is
+    /// started).
+    Describe { server: String, tool: String },
+    /// Call a tool the way `tool_call` does (config checked, server started, usage logged)
+    /// and print its result; exit 1 when the result is an error.
+    Call {
+        server: String,
+        tool: String,
+        /// The arguments as a JSON object, e.g. '{"text": "hello"}'.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -713,6 +725,54 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             let results = Workspace::open(&root)?.search(&req)?;
             print_results(out, &results, *format, cli.json)?;
             Ok(0)
+        }
+        Command::Registry(RegistryCommand::Describe { server, tool }) => {
+            let root = root(cli)?;
+            let registry = crate::query::tools::Registry::new(&root);
+            let v = crate::query::tools::describe(&registry, server, tool)?;
+            if cli.json {
+                writeln!(out, "{}", to_json(&v))?;
+            } else {
+                write!(out, "{}", crate::query::context::render(&v, crate::query::context::Format::Yaml))?;
+            }
+            Ok(0)
+        }
+        Command::Registry(RegistryCommand::Call { server, tool, arguments }) => {
+            let root = root(cli)?;
+            let config = Config::load(&root)?;
+            let args = match serde_json::from_str::<serde_json::Value>(arguments) {
+                Ok(serde_json::Value::Object(m)) => m,
+                Ok(_) => {
+                    return Err(
+                        Error::Usage("the arguments must be a JSON object, e.g. '{\"text\": \"hi\"}'".into()).into()
+                    );
+                }
+                Err(e) => return Err(Error::Usage(format!("the arguments are not valid JSON: {e}")).into()),
+            };
+            let registry = crate::query::tools::Registry::new(&root);
+            let pool = crate::pool::Pool::new(crate::pool::Settings::from_config(&config.pool));
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| Error::Usage(format!("cannot start the async runtime: {e}")))?;
+            let called = runtime.block_on(async {
+                let called = crate::query::tools::call(&root, &config, &registry, &pool, server, tool, args).await;
+                pool.shutdown().await;
+                called
+            })?;
+            let result = called.result;
+            if cli.json {
+                writeln!(out, "{}", to_json(&serde_json::to_value(&result).unwrap_or_default()))?;
+            } else {
+                for c in &result.content {
+                    match c.as_text() {
+                        Some(t) => writeln!(out, "{}", t.text)?,
+                        None => writeln!(out, "{}", serde_json::to_string(c).unwrap_or_default())?,
+                    }
+                }
+            }
+            Ok(if result.is_error == Some(true) { 1 } else { 0 })
         }
         Command::Registry(RegistryCommand::List) => {
             let root = root(cli)?;

@@ -695,3 +695,53 @@ fn tmws_serve_calls_tools_at_its_mcp_endpoint_and_counts_the_pool_in_metrics() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[path = "../../benches/support/mod.rs"]
+mod support;
+
+#[test]
+fn a_client_searches_a_thousand_tools_and_calls_one_on_a_sleeping_server() {
+    let root = TestRoot::new();
+    support::registry(root.path(), 200, 5, &mock());
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        // 1,000 tools registered, and nothing running yet.
+        let v = s.search(json!({"query": "find token refresh"})).await;
+        assert_eq!(v["results"].as_array().unwrap().len(), 8, "the default limit");
+        assert_eq!(v["results"][0]["score"], 100);
+        let all = s.search(json!({"query": "echo", "limit": 50})).await;
+        assert_eq!(all["results"].as_array().unwrap().len(), 50);
+        assert_eq!(hits(&s.search(json!({"query": "echo", "server": "s123"})).await), ["s123/echo"]);
+        let r = s.tool("s123", "echo", json!({"text": "woken up"})).await;
+        assert_eq!((r.is_error, text(&r)), (Some(false), "woken up".to_owned()));
+        drop(s.client.cancel().await);
+    });
+}
+
+#[test]
+fn the_cli_describes_and_calls_a_tool_like_the_mcp_tools_do() {
+    let (root, log) = root_with(&[("cli", &[])], "");
+    let out = root.run(&["registry", "describe", "cli", "echo"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (
+            0,
+            "server: cli\ntool: echo\ndescription: Answers with the text it is given.\ninput_schema:\n  type: \
+object\n  properties:\n    text:\n      type: string\n"
+        )
+    );
+    let out = root.run(&["registry", "call", "cli", "echo", r#"{"text": "hi there"}"#]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "hi there\n"), "{}", out.stderr);
+    let out = root.run(&["registry", "call", "cli", "nope"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.stderr, "tmws: `cli` has no tool `nope` in the registry; its tools: crash, echo, sleep, stderr\n");
+    let out = root.run(&["registry", "call", "cli", "echo", "[1]"]);
+    assert_eq!(out.stderr, "tmws: the arguments must be a JSON object, e.g. '{\"text\": \"hi\"}'\n");
+    let out = root.run(&["--json", "registry", "call", "cli", "echo", r#"{"text": "json"}"#]);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!((&v["content"][0]["text"], &v["isError"]), (&json!("json"), &json!(false)));
+    // Each call started the server and stopped it at the end.
+    let pids: Vec<u32> = starts(&log).iter().map(|(_, p)| *p).collect();
+    assert_eq!(pids.len(), 2);
+    assert!(pids.iter().all(|p| !running(*p)));
+}
