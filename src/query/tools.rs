@@ -174,7 +174,8 @@ it again before calling it"
         persistent: entry.get("persistent").and_then(Value::as_bool).unwrap_or(false),
         ttl: entry.get("ttl_secs").and_then(Value::as_u64).map(Duration::from_secs),
     };
-    pool.call(&target, tool, arguments).await.map_err(Error::Usage)
+    // A server's stderr may hold a token it was started with: redacted like memories.
+    pool.call(&target, tool, arguments).await.map_err(|why| Error::Usage(crate::query::redact::redact(&why).0))
 }
 
 /// Appends one line to the usage log.

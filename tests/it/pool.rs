@@ -388,12 +388,17 @@ fn crashes_failed_starts_and_timeouts_are_errors_with_stderr_and_the_next_call_w
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
         assert_eq!(text(&s.tool("flaky", "echo", json!({"text": "before"})).await), "before");
+        // What a server prints may hold a secret: errors show its stderr redacted.
+        let leak = "using token ghp_abcdefghijklmnopqrstuvwxyz0123";
+        assert_eq!(text(&s.tool("flaky", "stderr", json!({"text": leak})).await), "written to stderr");
         let r = s.tool("flaky", "crash", json!({})).await;
         assert_eq!(r.is_error, Some(true));
         let t = text(&r);
         assert!(
             t.starts_with("flaky stopped during the call of crash (")
-                && t.ends_with("; the next call starts it again; stderr: mcp_mock flaky: crashing on purpose"),
+                && t.ends_with(
+                    "; the next call starts it again; stderr: using token [REDACTED]\nmcp_mock flaky: crashing on purpose"
+                ),
             "{t}"
         );
         let first = starts(&log)[0].1;
@@ -430,6 +435,7 @@ fn crashes_failed_starts_and_timeouts_are_errors_with_stderr_and_the_next_call_w
         .collect();
     let expect = [
         ("flaky/echo", true),
+        ("flaky/stderr", true),
         ("flaky/crash", false),
         ("flaky/echo", true),
         ("late/sleep", false),
@@ -437,7 +443,7 @@ fn crashes_failed_starts_and_timeouts_are_errors_with_stderr_and_the_next_call_w
         ("late/stderr", true),
     ];
     assert_eq!(seen, expect.map(|(a, b)| (a.to_owned(), b)));
-    assert!(usage[3]["ms"].as_u64().unwrap() >= 1000, "{}", usage[3]);
+    assert!(usage[4]["ms"].as_u64().unwrap() >= 1000, "{}", usage[4]);
 
     // Popularity: each server's share of the calls of the last 30 days (older ones and torn
     // lines do not count).
@@ -452,11 +458,11 @@ fn crashes_failed_starts_and_timeouts_are_errors_with_stderr_and_the_next_call_w
         .iter()
         .map(|r| (r["server"].as_str().unwrap(), r["popularity"].as_f64().unwrap()))
         .collect();
-    assert_eq!(shares, [("flaky", 0.5), ("late", 0.5)]);
+    assert_eq!(shares, [("flaky", 0.571), ("late", 0.429)]);
     let out = root.run(&["registry", "build"]);
     assert!(out.stdout.contains("flaky: unchanged"), "{}", out.stdout);
     let reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
-    assert_eq!(reg["servers"]["late"]["metadata"]["popularity"], json!(0.5));
+    assert_eq!(reg["servers"]["late"]["metadata"]["popularity"], json!(0.429));
 }
 
 #[test]
