@@ -80,6 +80,7 @@ struct Live {
     peer: Peer<RoleClient>,
     pid: Option<u32>,
     stderr: StderrTail,
+    drained: Option<tokio::task::JoinHandle<()>>,
     last_used: Instant,
     in_flight: usize,
     persistent: bool,
@@ -226,6 +227,7 @@ impl Pool {
             peer: peer.clone(),
             pid: s.pid,
             stderr: s.stderr,
+            drained: s.drained,
             last_used: Instant::now(),
             in_flight: 1,
             persistent: target.persistent,
@@ -257,8 +259,13 @@ impl Pool {
                 _ => None,
             }
         };
-        if let Some(l) = broken {
+        if let Some(mut l) = broken {
+            // The error shows the stderr tail: read it to its end (the process is gone).
+            let drained = l.drained.take();
             self.close(l).await;
+            if let Some(d) = drained {
+                let _ = tokio::time::timeout(Duration::from_secs(1), d).await;
+            }
         }
         self.inner.wake.notify_one();
     }

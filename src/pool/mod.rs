@@ -90,6 +90,8 @@ pub(crate) struct Started {
     pub client: RunningService<RoleClient, ()>,
     pub pid: Option<u32>,
     pub stderr: StderrTail,
+    /// Ends when the server's stderr does (the process is gone).
+    pub drained: Option<tokio::task::JoinHandle<()>>,
     /// From spawn to the `initialize` answer.
     pub cold_start: Duration,
 }
@@ -167,9 +169,13 @@ server or a local tunnel)"
     let transport = StreamableHttpClientTransport::with_client(client, config);
     let started = Instant::now();
     match tokio::time::timeout(timeout, ().serve(transport)).await {
-        Ok(Ok(client)) => {
-            Ok(Started { client, pid: None, stderr: StderrTail::default(), cold_start: started.elapsed() })
-        }
+        Ok(Ok(client)) => Ok(Started {
+            client,
+            pid: None,
+            stderr: StderrTail::default(),
+            drained: None,
+            cold_start: started.elapsed(),
+        }),
         Ok(Err(e)) => Err(format!("{url}: initialize failed: {}", plain(&e))),
         Err(_) => Err(format!("{url}: no answer to initialize within {} ms", timeout.as_millis())),
     }
@@ -228,7 +234,9 @@ async fn start_stdio(conn: &Connection, timeout: Duration) -> Result<Started, St
         }
     });
     let why = match tokio::time::timeout(timeout, ().serve(transport)).await {
-        Ok(Ok(client)) => return Ok(Started { client, pid, stderr, cold_start: started.elapsed() }),
+        Ok(Ok(client)) => {
+            return Ok(Started { client, pid, stderr, drained: Some(drained), cold_start: started.elapsed() });
+        }
         Ok(Err(e)) => format!("initialize failed: {e}"),
         Err(_) => format!("no answer to initialize within {} ms", timeout.as_millis()),
     };
