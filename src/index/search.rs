@@ -6,8 +6,8 @@
 //! the results without changing their order.
 
 use serde::Serialize;
-use tantivy::collector::TopDocs;
 use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue};
+use tantivy::collector::{Count, DocSetCollector, TopDocs};
 use tantivy::query::{
     AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, ExistsQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
 };
@@ -58,6 +58,10 @@ pub struct Ranking {
     /// Reads of each memory (a derived count).
     pub access: std::collections::BTreeMap<String, u64>,
 }
+
+/// Up to this many expired memories are dropped from the top after a search rather than
+/// excluded by the query (which would be slower for every search).
+const EXPIRED_DROPPED_AFTER: usize = 256;
 
 /// The half-life of a namespace that names none (DESIGN §9).
 pub const DEFAULT_HALF_LIFE_DAYS: f64 = 30.0;
@@ -243,14 +247,36 @@ impl Index {
             }
             clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0))));
         }
-        clauses.push((Occur::MustNot, expired(f)));
-        let query = BooleanQuery::new(clauses);
         let limit = if req.limit == 0 { 10 } else { req.limit };
         let searcher = self.reader.searcher();
         if let Some(ranking) = &req.ranking {
-            let top = ranked(&searcher, &query, limit, ranking)?;
+            clauses.push((Occur::MustNot, expired(f)));
+            let top = ranked(&searcher, &BooleanQuery::new(clauses), limit, ranking)?;
             return self.finish(req, &searcher, top);
         }
+        // Expired memories (awaiting compaction) are few: they are dropped from the top
+        // after the search instead of by a clause, which would keep tantivy from skipping
+        // the blocks that cannot make the top (block-max WAND needs a query that is nothing
+        // but a union of terms).
+        let expired_query = expired(f);
+        let expired_docs = match searcher.search(&expired_query, &Count).map_err(tantivy_err)? {
+            0 => Some(std::collections::HashSet::new()),
+            n if n <= EXPIRED_DROPPED_AFTER => {
+                Some(searcher.search(&expired_query, &DocSetCollector).map_err(tantivy_err)?)
+            }
+            _ => None,
+        };
+        if expired_docs.is_none() {
+            clauses.push((Occur::MustNot, expired_query));
+        }
+        let query: Box<dyn Query> = if clauses.len() == 1 && clauses[0].0 == Occur::Must {
+            // Words only: the union itself, so that block-max WAND applies.
+            clauses.pop().map_or_else(|| Box::new(AllQuery) as Box<dyn Query>, |(_, q)| q)
+        } else {
+            Box::new(BooleanQuery::new(clauses))
+        };
+        let dropped = expired_docs.as_ref().map_or(0, std::collections::HashSet::len);
+        let live = |addr: &DocAddress| expired_docs.as_ref().is_none_or(|e| !e.contains(addr));
         // The same files must always give the same answer, however documents fell into
         // segments: ties are broken by a rank derived from the refId. Ordering by (score,
         // rank) in the collector scores every match; ordering by score alone lets tantivy
@@ -258,15 +284,21 @@ impl Index {
         // asked: when the last kept and the first dropped differ, the set is the same in any
         // build and only its ties need ordering; otherwise ties straddle the cut and the
         // exhaustive order decides.
-        let fast = searcher.search(&query, &TopDocs::with_limit(limit + 1).order_by_score()).map_err(tantivy_err)?;
+        let fast: Vec<(f32, DocAddress)> = searcher
+            .search(&query, &TopDocs::with_limit(limit + 1 + dropped).order_by_score())
+            .map_err(tantivy_err)?
+            .into_iter()
+            .filter(|(_, addr)| live(addr))
+            .collect();
         let straddles = fast.len() > limit && fast[limit - 1].0 == fast[limit].0;
         let top: Vec<(f32, DocAddress)> = if straddles {
             let by = (
                 (SortBySimilarityScore, Order::Desc),
                 (SortByStaticFastValue::<u64>::for_field("ref_rank"), Order::Asc),
             );
-            let all = searcher.search(&query, &TopDocs::with_limit(limit).order_by(by)).map_err(tantivy_err)?;
-            all.into_iter().map(|((score, _), addr)| (score, addr)).collect()
+            let all =
+                searcher.search(&query, &TopDocs::with_limit(limit + dropped).order_by(by)).map_err(tantivy_err)?;
+            all.into_iter().filter(|(_, addr)| live(addr)).map(|((score, _), addr)| (score, addr)).take(limit).collect()
         } else {
             fast.into_iter().take(limit).collect()
         };
