@@ -69,6 +69,15 @@ fn search_100k(bencher: Bencher) {
     });
 }
 
+/// The same, query by query (which ones cost what).
+#[divan::bench(sample_count = 50, sample_size = 1, args = QUERIES)]
+fn search_100k_by_query(bencher: Bencher, query: &str) {
+    let (root, _) = built(100_000);
+    let index = Index::open(&root).unwrap();
+    let req = SearchRequest { query: query.to_owned(), limit: 10, ..SearchRequest::default() };
+    bencher.bench_local(|| index.search(&req).unwrap());
+}
+
 #[divan::bench(sample_count = 30, sample_size = 1)]
 fn tmws_search_process_100k(bencher: Bencher) {
     let (root, _) = built(100_000);

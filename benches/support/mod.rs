@@ -3,7 +3,9 @@
 //!
 //! The tree is deterministic for a given size: 10 workspaces, 10 domains each, then
 //! repositories as needed; every scope has an OVERVIEW.md and topic folders (plans,
-//! decisions, lessons, features, spikes) holding dated entries of about 1 KB.
+//! decisions, lessons, features, spikes) holding dated entries of about 1 KB. Running text
+//! draws from a 4,000-word vocabulary with a Zipf-like spread, so that a query word matches
+//! a realistic share of the documents (from nearly all to a few hundred).
 
 #![allow(dead_code, reason = "each bench uses a different part of the support module")]
 
@@ -55,6 +57,26 @@ const WORDS: [&str; 40] = [
     "stemming",
 ];
 
+/// Distinct words of running text.
+const VOCABULARY: usize = 4_000;
+
+/// The `r`-th made-up word: consonant-vowel syllables and an `n` (`ban`, `kodun`).
+fn syllables(mut r: usize) -> String {
+    const C: &[u8] = b"bdfgklmprstvz";
+    const V: &[u8] = b"aeiou";
+    let mut w = String::new();
+    loop {
+        w.push(char::from(C[r % C.len()]));
+        w.push(char::from(V[(r / C.len()) % V.len()]));
+        r /= C.len() * V.len();
+        if r == 0 {
+            break;
+        }
+    }
+    w.push('n');
+    w
+}
+
 /// A small deterministic pseudo-random generator (no dependency, stable across runs).
 struct Lcg(u64);
 
@@ -68,13 +90,22 @@ impl Lcg {
         WORDS[self.next() % WORDS.len()]
     }
 
+    /// A word of running text: rank r of a 4,000-word vocabulary with probability ~ 1/r
+    /// (Zipf-like, as in real prose), the domain words spread over the ranks (`index` is
+    /// everywhere, `stemming` rare) and the others made of syllables.
+    fn text_word(&mut self) -> String {
+        let u = (self.next() % 1_000_000) as f64 / 1_000_000.0;
+        let r = (VOCABULARY as f64).powf(u) as usize;
+        if r % 50 == 7 && r / 50 < WORDS.len() { WORDS[r / 50].to_owned() } else { syllables(r) }
+    }
+
     fn sentence(&mut self, words: usize) -> String {
         let mut s = String::new();
         for i in 0..words {
             if i > 0 {
                 s.push(' ');
             }
-            s.push_str(self.word());
+            s.push_str(&self.text_word());
         }
         s
     }
@@ -154,7 +185,8 @@ pub fn generate(root: &Path, files: usize) -> usize {
 
 /// A generated root of `files` files, made once and reused (under the system temp folder).
 pub fn cached_root(files: usize) -> (PathBuf, usize) {
-    let root = std::env::temp_dir().join(format!("tmws-bench-root-{files}"));
+    // `-z`: the Zipf-like vocabulary (an earlier generator drew every word from 40).
+    let root = std::env::temp_dir().join(format!("tmws-bench-root-z-{files}"));
     let marker = root.join(".tmws/generated");
     if let Ok(text) = std::fs::read_to_string(&marker)
         && let Ok(n) = text.trim().parse()
