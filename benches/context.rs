@@ -5,8 +5,7 @@
 //! Run with `cargo bench --bench context`. Uses the 100k-document root of the index
 //! benches (10 workspaces of 10k files each), generated once under the temp folder.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -90,40 +89,5 @@ fn tmws_context_process_with_watcher(bencher: Bencher) {
 fn mcp_spawn_to_tools_list(bencher: Bencher) {
     let root = built();
     let bin = env!("CARGO_BIN_EXE_tmws");
-    bencher.bench(|| mcp_round(bin, &root));
-}
-
-fn mcp_round(bin: &str, root: &Path) {
-    let mut child = Command::new(bin)
-        .arg("--root")
-        .arg(root)
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    stdin
-        .write_all(
-            concat!(
-                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
-                "\n",
-                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-                "\n",
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-                "\n"
-            )
-            .as_bytes(),
-        )
-        .unwrap();
-    stdin.flush().unwrap();
-    let first = lines.next().unwrap().unwrap();
-    assert!(first.contains("\"id\":1"), "{first}");
-    let second = lines.next().unwrap().unwrap();
-    assert!(second.contains("workspace_get_context"), "{second}");
-    drop(stdin);
-    let _ = child.kill();
-    let _ = child.wait();
+    bencher.bench(|| support::mcp_spawn_to_tools_list(bin, &root, "workspace_get_context"));
 }

@@ -5,9 +5,7 @@
 //! Run with `cargo bench --bench pool` (after `cargo build --release --examples`, which
 //! builds the example server `mcp_mock`).
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use divan::Bencher;
 use tmws::config::Config;
@@ -47,40 +45,7 @@ fn root() -> &'static Path {
 fn mcp_spawn_to_tools_list_200_servers(bencher: Bencher) {
     let root = root();
     let bin = env!("CARGO_BIN_EXE_tmws");
-    bencher.bench(|| {
-        let mut child = Command::new(bin)
-            .arg("--root")
-            .arg(root)
-            .arg("mcp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        stdin
-            .write_all(
-                concat!(
-                    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
-                    "\n",
-                    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-                    "\n",
-                    r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-                    "\n"
-                )
-                .as_bytes(),
-            )
-            .unwrap();
-        stdin.flush().unwrap();
-        let first = lines.next().unwrap().unwrap();
-        assert!(first.contains("\"id\":1"), "{first}");
-        let second = lines.next().unwrap().unwrap();
-        assert!(second.contains("tool_search"), "{second}");
-        drop(stdin);
-        let _ = child.kill();
-        let _ = child.wait();
-    });
+    bencher.bench(|| support::mcp_spawn_to_tools_list(bin, root, "tool_search"));
 }
 
 const QUERIES: [&str; 8] = [

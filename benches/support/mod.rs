@@ -259,3 +259,42 @@ fn capitalise(w: &str) -> String {
     let mut c = w.chars();
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }
+
+/// Spawns `tmws mcp` on `root`, sends initialize, initialized and tools/list, reads both
+/// answers (the list must name `expect`), and stops it.
+pub fn mcp_spawn_to_tools_list(bin: &str, root: &Path, expect: &str) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(bin)
+        .arg("--root")
+        .arg(root)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    stdin
+        .write_all(
+            concat!(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+                "\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    stdin.flush().unwrap();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("\"id\":1"), "{first}");
+    let second = lines.next().unwrap().unwrap();
+    assert!(second.contains(expect), "{second}");
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -133,49 +133,40 @@ pub async fn call(
     arguments: Map<String, Value>,
 ) -> Result<Called> {
     let began = Instant::now();
-    let answer = call_inner(root, config, registry, pool, server, tool, arguments).await;
+    let answer = async {
+        let reg = registry.get()?;
+        let entry = server_entry(&reg, server)?;
+        tool_entry(entry, server, tool)?;
+        let (live, _) = registry::configured(root, config)?;
+        let Some(connection) = live.get(server) else {
+            return Err(Error::Usage(format!(
+                "`{server}` is in the registry but in none of the client configs ({}); run `tmws registry build` to \
+    bring the registry up to date",
+                config.registry.sources.join(", ")
+            )));
+        };
+        let recorded = entry.get("config_hash").and_then(Value::as_str).unwrap_or_default();
+        if connection.config_hash() != recorded {
+            return Err(Error::Usage(format!(
+                "the config of `{server}` changed since the registry was built; run `tmws registry build` to introspect \
+    it again before calling it"
+            )));
+        }
+        let target = Target {
+            server,
+            connection,
+            persistent: entry.get("persistent").and_then(Value::as_bool).unwrap_or(false),
+            ttl: entry.get("ttl_secs").and_then(Value::as_u64).map(Duration::from_secs),
+        };
+        // A server's stderr may hold a token it was started with: redacted like memories.
+        pool.call(&target, tool, arguments).await.map_err(|why| Error::Usage(crate::query::redact::redact(&why).0))
+    }
+    .await;
     let ok = matches!(&answer, Ok(c) if c.result.is_error != Some(true));
     if let Err(e) = log_usage(root, server, tool, began.elapsed(), ok) {
         tracing::warn!("cannot write the usage log: {e}");
     }
     answer
-}
-
-async fn call_inner(
-    root: &Path,
-    config: &Config,
-    registry: &Registry,
-    pool: &Pool,
-    server: &str,
-    tool: &str,
-    arguments: Map<String, Value>,
-) -> Result<Called> {
-    let reg = registry.get()?;
-    let entry = server_entry(&reg, server)?;
-    tool_entry(entry, server, tool)?;
-    let (live, _) = registry::configured(root, config)?;
-    let Some(connection) = live.get(server) else {
-        return Err(Error::Usage(format!(
-            "`{server}` is in the registry but in none of the client configs ({}); run `tmws registry build` to \
-bring the registry up to date",
-            config.registry.sources.join(", ")
-        )));
-    };
-    let recorded = entry.get("config_hash").and_then(Value::as_str).unwrap_or_default();
-    if connection.config_hash() != recorded {
-        return Err(Error::Usage(format!(
-            "the config of `{server}` changed since the registry was built; run `tmws registry build` to introspect \
-it again before calling it"
-        )));
-    }
-    let target = Target {
-        server,
-        connection,
-        persistent: entry.get("persistent").and_then(Value::as_bool).unwrap_or(false),
-        ttl: entry.get("ttl_secs").and_then(Value::as_u64).map(Duration::from_secs),
-    };
-    // A server's stderr may hold a token it was started with: redacted like memories.
-    pool.call(&target, tool, arguments).await.map_err(|why| Error::Usage(crate::query::redact::redact(&why).0))
 }
 
 /// Appends one line to the usage log.
