@@ -131,6 +131,14 @@ impl Node {
 /// does not parse) and the diagnostics: syntax errors, duplicate keys, nesting and alias
 /// limits.
 pub fn parse(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) {
+    if let Some(node) = parse_simple(text, first_line) {
+        return (Some(node), Vec::new());
+    }
+    parse_full(text, first_line)
+}
+
+/// `parse` without the fast path: every text through yaml-rust2.
+pub fn parse_full(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) {
     if possible_depth(text) > DEEP_TEXT {
         let owned = text.to_owned();
         let worker = std::thread::Builder::new()
@@ -176,6 +184,84 @@ fn parse_here(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) 
         return (None, builder.diags);
     }
     (builder.root, builder.diags)
+}
+
+/// The fast path of `parse`, for the front-matter most files have: one `key: value` per
+/// line at column 1, each value a plain scalar or a flow list of plain scalars
+/// (`tags: [a, b]`), no comments, quotes, tabs, empty values or repeated keys. It gives
+/// exactly the tree yaml-rust2 gives (same values, lines, columns and lengths: the corpora
+/// test compares them), or None for anything else, which then takes the full parser.
+pub fn parse_simple(text: &str, first_line: usize) -> Option<Node> {
+    if text.contains(['\t', '\r', '#', '"', '\'']) {
+        return None;
+    }
+    let mut entries: Vec<Entry> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = first_line + i;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (key, rest) = line.split_once(':')?;
+        let key_ok = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !key_ok || !rest.starts_with(' ') {
+            return None;
+        }
+        let value = rest.trim();
+        if value.is_empty() {
+            return None;
+        }
+        let column = key.len() + 1 + (rest.len() - rest.trim_start().len()) + 1;
+        let value_node = if let Some(inner) = value.strip_prefix('[') {
+            let inner = inner.strip_suffix(']')?;
+            let mut items = Vec::new();
+            if !inner.trim().is_empty() {
+                let mut offset = column + 1; // the column after `[`, in characters
+                for raw in inner.split(',') {
+                    let item = raw.trim();
+                    if !plain_ok(item, true) {
+                        return None;
+                    }
+                    let lead = raw.len() - raw.trim_start().len();
+                    items.push(scalar(item, line_no, offset + lead));
+                    offset += raw.chars().count() + 1;
+                }
+            }
+            Node { value: Value::Seq(items), line: line_no, column, len: 1 }
+        } else {
+            if !plain_ok(value, false) {
+                return None;
+            }
+            scalar(value, line_no, column)
+        };
+        let key_node = scalar(key, line_no, 1);
+        if matches!(key_node.value, Value::Seq(_) | Value::Map(_))
+            || entries.iter().any(|e| e.key.key_text() == key_node.key_text())
+        {
+            return None;
+        }
+        entries.push(Entry { key: key_node, value: value_node });
+    }
+    let first = entries.first()?;
+    let (line, column) = (first.key.line, first.key.column);
+    Some(Node { value: Value::Map(entries), line, column, len: 1 })
+}
+
+/// A plain scalar that reads the same everywhere: not starting with an indicator, no
+/// `: ` inside, not ending with `:`, and in a flow list no `[]{},`. (Non-ASCII columns are
+/// counted in characters by the caller.)
+fn plain_ok(text: &str, in_flow: bool) -> bool {
+    !text.is_empty()
+        && !text.starts_with(['-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`'])
+        && !text.contains(": ")
+        && !text.ends_with(':')
+        && !(in_flow && text.contains(['[', ']', '{', '}', ',']))
+        && !text.contains(['[', ']', '{', '}'])
+}
+
+fn scalar(text: &str, line: usize, column: usize) -> Node {
+    let len = text.chars().count().max(1);
+    Node { value: resolve(text.to_owned(), TScalarStyle::Plain, None), line, column, len }
 }
 
 /// libyaml (and so PyYAML and most Markdown tools) accepts a flow collection whose
@@ -440,6 +526,37 @@ fn resolve(text: String, style: TScalarStyle, tag: Option<&str>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fast_path_gives_the_full_parsers_tree_or_steps_aside() {
+        let same = [
+            "name: Token refresh\ncreated: 2026-11-22\nimportance: 0.8\ncount: 12\nhex: 0x1F\ndone: true\nnone: ~\n",
+            "tags: [auth, 2, null, データ]\nurl: http://example.com/a:b\nlist: a,b\nempty: []\nwide:    spaced out\n",
+            "\nname: データベース接続プール\n\ndescription: 接続の上限 (max 10)\ninf: .inf\nn: Null\n",
+        ];
+        for text in same {
+            let fast = parse_simple(text, 2);
+            assert!(fast.is_some(), "{text}");
+            assert_eq!(fast, parse_full(text, 2).0, "{text}");
+        }
+        let others = [
+            "a: \"quoted\"\n",
+            "a: b # comment\n",
+            "a:\n  b: c\n",
+            "- x\n",
+            "a: b: c\n",
+            " a: b\n",
+            "a: 1\na: 2\n",
+            "a: [b, [c]]\n",
+            "a: &x b\n",
+            "a: b\n  continued\n",
+            "a:\tb\n",
+            "",
+        ];
+        for text in others {
+            assert_eq!(parse_simple(text, 1), None, "{text}");
+        }
+    }
 
     fn ok(text: &str) -> Node {
         let (node, diags) = parse(text, 2);

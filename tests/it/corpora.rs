@@ -68,3 +68,41 @@ fn well_formed_corpora_check_clean() {
         assert_eq!((corpus, code, found), (corpus, 0, BTreeMap::new()));
     }
 }
+
+/// Markdown files below `dir`, recursively.
+fn markdown_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            markdown_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn the_yaml_fast_path_gives_exactly_what_the_full_parser_gives() {
+    use tmws::parse::frontmatter::{Split, split};
+    use tmws::parse::yaml::{parse_full, parse_simple};
+    let mut files = Vec::new();
+    markdown_files(&corpora(), &mut files);
+    markdown_files(&super::util::repo().join("testdata"), &mut files);
+    files.sort();
+    let (mut with_front_matter, mut fast) = (0, 0);
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(f) else { continue };
+        let Split::Found(block) = split(&text) else { continue };
+        with_front_matter += 1;
+        let Some(simple) = parse_simple(block.yaml, block.yaml_line) else { continue };
+        fast += 1;
+        let (full, diags) = parse_full(block.yaml, block.yaml_line);
+        assert_eq!(diags, [], "{}: the fast path took a text with problems", f.display());
+        assert_eq!(Some(simple), full, "{}", f.display());
+    }
+    assert!(with_front_matter > 1000, "{with_front_matter}");
+    // Real-world front-matter is often richer (quotes, block lists, comments) and takes the
+    // full parser; the fast path must still see plenty of it here to be tested.
+    assert!(fast > 900, "the fast path took only {fast} of {with_front_matter} front-matters");
+}
