@@ -251,12 +251,13 @@ pub fn parse_simple(text: &str, first_line: usize) -> Option<Node> {
 /// `: ` inside, not ending with `:`, and in a flow list no `[]{},`. (Non-ASCII columns are
 /// counted in characters by the caller.)
 fn plain_ok(text: &str, in_flow: bool) -> bool {
-    !text.is_empty()
-        && !text.starts_with(['-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`'])
-        && !text.contains(": ")
-        && !text.ends_with(':')
-        && !(in_flow && text.contains(['[', ']', '{', '}', ',']))
-        && !text.contains(['[', ']', '{', '}'])
+    let bad = text.is_empty()
+        || text.starts_with(['-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`'])
+        || text.contains(": ")
+        || text.ends_with(':')
+        || text.contains(['[', ']', '{', '}'])
+        || (in_flow && text.contains(','));
+    !bad
 }
 
 fn scalar(text: &str, line: usize, column: usize) -> Node {
