@@ -97,6 +97,48 @@ impl Live {
     }
 }
 
+/// A place counted in the pool's processes, given back when dropped unless a live connection
+/// keeps it: a call cancelled while its server starts or closes leaks no place.
+#[derive(Debug)]
+struct Place {
+    inner: Arc<Inner>,
+    held: bool,
+}
+
+impl Place {
+    fn keep(mut self) {
+        self.held = false;
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        if self.held {
+            let mut n = lock(&self.inner.processes);
+            *n = n.saturating_sub(1);
+        }
+    }
+}
+
+/// A call under way on a connection: marks it busy until dropped (also when the call is
+/// cancelled), so that it is neither evicted nor expired meanwhile, and never stays busy.
+#[derive(Debug)]
+struct Busy {
+    slot: Arc<Slot>,
+    id: u64,
+    wake: Arc<Notify>,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if let Some(l) = lock(&self.slot.live).as_mut().filter(|l| l.id == self.id) {
+            l.in_flight = l.in_flight.saturating_sub(1);
+            l.last_used = Instant::now();
+        }
+        self.wake.notify_one();
+    }
+}
+
 /// One server's place in the pool.
 #[derive(Debug, Default)]
 struct Slot {
@@ -170,11 +212,14 @@ impl Pool {
     pub async fn call(&self, target: &Target<'_>, tool: &str, arguments: Map<String, Value>) -> Result<Called, String> {
         let slot = self.slot(target.server);
         let (id, peer, stderr, started) = self.checkout(&slot, target).await?;
+        let busy = Busy { slot: slot.clone(), id, wake: self.inner.wake.clone() };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let timeout = self.inner.settings.call_timeout;
         let answer = tokio::time::timeout(timeout, peer.call_tool(params)).await;
-        let keep = matches!(answer, Ok(Ok(_)) | Ok(Err(ServiceError::McpError(_))));
-        self.checkin(&slot, id, keep).await;
+        drop(busy);
+        if !matches!(answer, Ok(Ok(_)) | Ok(Err(ServiceError::McpError(_)))) {
+            self.close_broken(&slot, id).await;
+        }
         let server = target.server;
         match answer {
             Ok(Ok(result)) => Ok(Called { result, started }),
@@ -208,15 +253,12 @@ impl Pool {
         if let Some(dead) = dead {
             self.close(dead).await;
         }
-        self.admit(target.server).await?;
+        let place = self.admit(target.server).await?;
         let began = Instant::now();
-        let s = match start(target.connection, self.inner.settings.call_timeout).await {
-            Ok(s) => s,
-            Err(why) => {
-                *lock(&self.inner.processes) -= 1;
-                return Err(format!("{} could not be started: {why}", target.server));
-            }
-        };
+        // On failure the place goes back as `place` drops.
+        let s = start(target.connection, self.inner.settings.call_timeout)
+            .await
+            .map_err(|why| format!("{} could not be started: {why}", target.server))?;
         let took = began.elapsed();
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let peer = s.client.peer().clone();
@@ -233,6 +275,7 @@ impl Pool {
             persistent: target.persistent,
             ttl: target.ttl.unwrap_or(self.inner.settings.default_ttl),
         });
+        place.keep();
         self.start_sweep();
         Ok((id, peer, stderr, Some(took)))
     }
@@ -246,18 +289,11 @@ impl Pool {
         Some((l.id, l.peer.clone(), l.stderr.clone(), None))
     }
 
-    /// Marks the call done; closes the connection when the call showed it broken.
-    async fn checkin(&self, slot: &Slot, id: u64, keep: bool) {
+    /// Closes the connection `id` of the slot after a call showed it broken.
+    async fn close_broken(&self, slot: &Slot, id: u64) {
         let broken = {
             let mut live = lock(&slot.live);
-            match live.as_mut() {
-                Some(l) if l.id == id => {
-                    l.in_flight = l.in_flight.saturating_sub(1);
-                    l.last_used = Instant::now();
-                    if keep { None } else { live.take() }
-                }
-                _ => None,
-            }
+            if live.as_ref().is_some_and(|l| l.id == id) { live.take() } else { None }
         };
         if let Some(mut l) = broken {
             // The error shows the stderr tail: read it to its end (the process is gone).
@@ -267,25 +303,24 @@ impl Pool {
                 let _ = tokio::time::timeout(Duration::from_secs(1), d).await;
             }
         }
-        self.inner.wake.notify_one();
     }
 
     /// Takes a place for a new process, closing the least recently used idle connection
     /// when the pool is full.
-    async fn admit(&self, server: &str) -> Result<(), String> {
+    async fn admit(&self, server: &str) -> Result<Place, String> {
         let _admission = self.inner.admission.lock().await;
         loop {
             {
                 let mut n = lock(&self.inner.processes);
                 if *n < self.inner.settings.max_size {
                     *n += 1;
-                    return Ok(());
+                    return Ok(Place { inner: self.inner.clone(), held: true });
                 }
             }
             let Some(victim) = self.victim() else {
                 return Err(format!(
-                    "pool exhausted: {} servers are connected and none can be closed (all busy, persistent or used in \
-the last {} s); cannot start {server}",
+                    "pool exhausted: all {} places are held by servers that cannot be closed (busy, persistent or \
+used in the last {} s); cannot start {server}",
                     self.inner.settings.max_size,
                     self.inner.settings.grace.as_secs()
                 ));
@@ -319,8 +354,9 @@ the last {} s); cannot start {server}",
     /// Closes a connection: stdin closed, the process waited for (then terminated, then
     /// killed), its place given back.
     async fn close(&self, live: Live) {
+        // Given back when the process is gone, or if this close is cancelled half-way.
+        let _place = Place { inner: self.inner.clone(), held: true };
         let _ = live.client.cancel().await;
-        *lock(&self.inner.processes) -= 1;
     }
 
     /// Starts the sweep of expired connections, once.

@@ -554,10 +554,17 @@ timeout). Check the arguments with tool_describe first."
     async fn tool_call(
         &self,
         Parameters(p): Parameters<ToolCallParams>,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        Ok(match self.service.tool_call(&p.server, &p.tool, p.arguments.unwrap_or_default()).await {
-            Ok(result) => result,
-            Err(e) => error_result(&e),
+        // A cancelled request stops waiting: the downstream call is cancelled in turn and
+        // the connection is free again at once.
+        let call = self.service.tool_call(&p.server, &p.tool, p.arguments.unwrap_or_default());
+        Ok(tokio::select! {
+            answer = call => match answer {
+                Ok(result) => result,
+                Err(e) => error_result(&e),
+            },
+            () = context.ct.cancelled() => CallToolResult::error(vec![ContentBlock::text("cancelled")]),
         })
     }
 }

@@ -292,8 +292,8 @@ fn a_full_pool_within_the_grace_period_refuses_with_pool_exhausted() {
         assert_eq!(r.is_error, Some(true));
         assert_eq!(
             text(&r),
-            "pool exhausted: 2 servers are connected and none can be closed (all busy, persistent or used in the \
-last 60 s); cannot start c"
+            "pool exhausted: all 2 places are held by servers that cannot be closed (busy, persistent or used in \
+the last 60 s); cannot start c"
         );
         assert_eq!(starts(&log).iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["a", "b"]);
         drop(s.client.cancel().await);
@@ -750,4 +750,32 @@ object\n  properties:\n    text:\n      type: string\n"
     let pids: Vec<u32> = starts(&log).iter().map(|(_, p)| *p).collect();
     assert_eq!(pids.len(), 2);
     assert!(pids.iter().all(|p| !running(*p)));
+}
+
+#[test]
+fn a_cancelled_call_frees_its_connection_at_once() {
+    let (root, log) = root_with(&[("a", &[]), ("b", &[])], "[pool]\nmax_size = 1\ngrace_secs = 0\n");
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        // The client gives up on a long call: rmcp sends notifications/cancelled.
+        let gave_up =
+            tokio::time::timeout(Duration::from_millis(500), s.tool("a", "sleep", json!({"ms": 60_000}))).await;
+        assert!(gave_up.is_err());
+        // The only place in the pool is free again: b starts, a is closed and reaped.
+        let began = Instant::now();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let r = loop {
+            let r = s.tool("b", "echo", json!({"text": "next"})).await;
+            if r.is_error != Some(true) || Instant::now() > deadline {
+                break r;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!((r.is_error, text(&r)), (Some(false), "next".to_owned()), "{:?}", began.elapsed());
+        assert!(began.elapsed() < Duration::from_secs(5), "not waiting for the cancelled call to end");
+        let started = starts(&log);
+        assert_eq!(started.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert!(!exists(started[0].1), "a was closed and reaped");
+        drop(s.client.cancel().await);
+    });
 }
