@@ -151,9 +151,17 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
         .build()
         .map_err(|e| Error::Usage(format!("cannot start the async runtime: {e}")))?;
     let seen: BTreeMap<String, std::result::Result<Introspection, String>> = runtime.block_on(async {
+        // In parallel, but not hundreds of processes at once.
+        let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(INTROSPECT_AT_ONCE));
         let tasks: Vec<_> = todo
             .into_iter()
-            .map(|(name, conn)| tokio::spawn(async move { (name, pool::introspect(&conn, timeout).await) }))
+            .map(|(name, conn)| {
+                let limit = limit.clone();
+                tokio::spawn(async move {
+                    let _turn = limit.acquire_owned().await;
+                    (name, pool::introspect(&conn, timeout).await)
+                })
+            })
             .collect();
         let mut out = BTreeMap::new();
         for t in tasks {
@@ -224,6 +232,9 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
     store::write_atomic(&root.join(REGISTRY_FILE), text.as_bytes())?;
     Ok(Built { outcomes, problems })
 }
+
+/// How many servers `build` introspects at the same time.
+const INTROSPECT_AT_ONCE: usize = 8;
 
 /// How long one server may take to be introspected (`tmws registry build --timeout-ms`).
 pub const INTROSPECT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -779,3 +779,37 @@ fn a_cancelled_call_frees_its_connection_at_once() {
         drop(s.client.cancel().await);
     });
 }
+
+#[test]
+fn a_registry_build_introspects_at_most_eight_servers_at_once() {
+    let root = TestRoot::new();
+    let log = root.path().join("pids.log");
+    let mut map = serde_json::Map::new();
+    for i in 0..20 {
+        let name = format!("m{i:02}");
+        map.insert(
+            name.clone(),
+            json!({"command": mock(), "args": ["--name", name, "--startup-ms", "300", "--pid-log", log.display().to_string()]}),
+        );
+    }
+    root.write(".mcp.json", json!({"mcpServers": map}).to_string());
+    let stop = Arc::new(AtomicBool::new(false));
+    let most = Arc::new(AtomicUsize::new(0));
+    let watcher = {
+        let (stop, most, log) = (stop.clone(), most.clone(), log.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let alive = starts(&log).iter().filter(|(_, pid)| running(*pid)).count();
+                most.fetch_max(alive, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    let out = root.run(&["registry", "build", "--timeout-ms", "20000"]);
+    stop.store(true, Ordering::Relaxed);
+    watcher.join().unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.lines().filter(|l| l.contains(": 4 tools, cold start ")).count(), 20, "{}", out.stdout);
+    assert_eq!(starts(&log).len(), 20);
+    assert_eq!(most.load(Ordering::Relaxed), 8);
+}
