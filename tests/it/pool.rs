@@ -55,6 +55,35 @@ fn starts(log: &Path) -> Vec<(String, u32)> {
         .collect()
 }
 
+/// Samples the processes of a pid log every millisecond, keeping the most seen running.
+struct MostAlive {
+    stop: Arc<AtomicBool>,
+    most: Arc<AtomicUsize>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl MostAlive {
+    fn watch(log: &Path) -> MostAlive {
+        let (stop, most) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+        let (s, m, log) = (stop.clone(), most.clone(), log.to_path_buf());
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                let alive = starts(&log).iter().filter(|(_, pid)| running(*pid)).count();
+                m.fetch_max(alive, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        MostAlive { stop, most, thread }
+    }
+
+    /// Stops sampling; the most processes seen running at once.
+    fn most(self) -> usize {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap();
+        self.most.load(Ordering::Relaxed)
+    }
+}
+
 /// A root whose `.mcp.json` has the given mock servers (name → extra args), all writing
 /// their pids to `pids.log`, with a built registry and `pids.log` emptied after the build.
 fn root_with(servers: &[(&str, &[&str])], config: &str) -> (TestRoot, PathBuf) {
@@ -229,18 +258,7 @@ fn twelve_servers_called_in_turn_never_have_more_than_ten_alive_and_the_least_re
     root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&reg).unwrap());
 
     // Watch the processes all along: the most alive at any moment.
-    let stop = Arc::new(AtomicBool::new(false));
-    let most = Arc::new(AtomicUsize::new(0));
-    let watcher = {
-        let (stop, most, log) = (stop.clone(), most.clone(), log.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                let alive = starts(&log).iter().filter(|(_, pid)| running(*pid)).count();
-                most.fetch_max(alive, Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        })
-    };
+    let watcher = MostAlive::watch(&log);
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
         for (i, name) in names.iter().enumerate() {
@@ -270,9 +288,7 @@ fn twelve_servers_called_in_turn_never_have_more_than_ten_alive_and_the_least_re
         assert_eq!(starts(&log).len(), 13);
         drop(s.client.cancel().await);
     });
-    stop.store(true, Ordering::Relaxed);
-    watcher.join().unwrap();
-    assert_eq!(most.load(Ordering::Relaxed), 10, "never more than ten alive");
+    assert_eq!(watcher.most(), 10, "never more than ten alive");
     // tmws closed them all on exit.
     let deadline = Instant::now() + Duration::from_secs(10);
     while starts(&log).iter().any(|(_, p)| running(*p)) {
@@ -793,23 +809,11 @@ fn a_registry_build_introspects_at_most_eight_servers_at_once() {
         );
     }
     root.write(".mcp.json", json!({"mcpServers": map}).to_string());
-    let stop = Arc::new(AtomicBool::new(false));
-    let most = Arc::new(AtomicUsize::new(0));
-    let watcher = {
-        let (stop, most, log) = (stop.clone(), most.clone(), log.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                let alive = starts(&log).iter().filter(|(_, pid)| running(*pid)).count();
-                most.fetch_max(alive, Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        })
-    };
+    let watcher = MostAlive::watch(&log);
     let out = root.run(&["registry", "build", "--timeout-ms", "20000"]);
-    stop.store(true, Ordering::Relaxed);
-    watcher.join().unwrap();
+    let most = watcher.most();
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.lines().filter(|l| l.contains(": 4 tools, cold start ")).count(), 20, "{}", out.stdout);
     assert_eq!(starts(&log).len(), 20);
-    assert_eq!(most.load(Ordering::Relaxed), 8);
+    assert_eq!(most, 8);
 }
