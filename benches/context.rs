@@ -91,3 +91,45 @@ fn mcp_spawn_to_tools_list(bencher: Bencher) {
     let bin = env!("CARGO_BIN_EXE_tmws");
     bencher.bench(|| support::mcp_spawn_to_tools_list(bin, &root, "workspace_get_context"));
 }
+
+/// Resident memory of an idle `tmws mcp` over the 100k-document root once its first sync is
+/// done (budget: 60 MB). The time measured is spawn → synced; each run prints the RSS.
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn mcp_idle_resident_memory_100k(bencher: Bencher) {
+    use std::io::{BufRead, BufReader, Write};
+    let root = built();
+    let bin = env!("CARGO_BIN_EXE_tmws");
+    bencher.bench(|| {
+        let mut child = Command::new(bin)
+            .arg("--root")
+            .arg(&root)
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
+        writeln!(stdin, "{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}").unwrap();
+        lines.next().unwrap().unwrap();
+        // Ask until an answer is no longer stale: the first sync is done.
+        for id in 2.. {
+            let call = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"workspace_search","arguments":{{"query":"index"}}}}}}"#
+            );
+            writeln!(stdin, "{call}").unwrap();
+            let answer = lines.next().unwrap().unwrap();
+            if !answer.contains("stale: true") {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+        let rss = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("VmRSS: ?").to_owned();
+        eprintln!("idle tmws mcp, 100k documents: {}", rss.split_whitespace().skip(1).collect::<Vec<_>>().join(" "));
+        drop(stdin);
+        let _ = child.wait();
+    });
+}

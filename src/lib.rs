@@ -21,5 +21,6 @@ pub mod rules;
 pub mod schema;
 pub mod store;
 pub mod surface;
+pub mod sys;
 
 pub use error::{Error, Result};

@@ -106,7 +106,14 @@ impl Background {
             .spawn(move || {
                 let result = ws.watch(&flag, |update| match update {
                     WatchUpdate::Syncing => state.set_busy(),
-                    WatchUpdate::Synced(r) | WatchUpdate::Applied(r) => {
+                    WatchUpdate::Synced(r) => {
+                        state.set_done();
+                        tracing::info!("synced {} files in {} ms", r.files, r.millis);
+                        // A whole sync's scratch memory is freed now: give it back, so an
+                        // idle server holds only what it uses (DESIGN §11).
+                        crate::sys::release_free_memory();
+                    }
+                    WatchUpdate::Applied(r) => {
                         for (path, what) in &r.changes {
                             tracing::info!("{what} {path} (synced in {} ms)", r.millis);
                         }
