@@ -96,24 +96,11 @@ fn mcp_spawn_to_tools_list(bencher: Bencher) {
 /// done (budget: 60 MB). The time measured is spawn → synced; each run prints the RSS.
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn mcp_idle_resident_memory_100k(bencher: Bencher) {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::Write;
     let root = built();
     let bin = env!("CARGO_BIN_EXE_tmws");
     bencher.bench(|| {
-        let mut child = Command::new(bin)
-            .arg("--root")
-            .arg(&root)
-            .arg("mcp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
-        writeln!(stdin, "{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}").unwrap();
-        lines.next().unwrap().unwrap();
+        let support::McpChild { mut child, mut stdin, mut lines } = support::start_mcp(bin, &root);
         // Ask until an answer is no longer stale: the first sync is done.
         for id in 2.. {
             let call = format!(

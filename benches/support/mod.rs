@@ -260,9 +260,15 @@ fn capitalise(w: &str) -> String {
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }
 
-/// Spawns `tmws mcp` on `root`, sends initialize, initialized and tools/list, reads both
-/// answers (the list must name `expect`), and stops it.
-pub fn mcp_spawn_to_tools_list(bin: &str, root: &Path, expect: &str) {
+/// A `tmws mcp` child that has answered `initialize`: its stdin and its stdout's lines.
+pub struct McpChild {
+    pub child: std::process::Child,
+    pub stdin: std::process::ChildStdin,
+    pub lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+/// Spawns `tmws mcp` on `root`, sends initialize and initialized, reads the answer.
+pub fn start_mcp(bin: &str, root: &Path) -> McpChild {
     use std::io::{BufRead, BufReader, Write};
     use std::process::{Command, Stdio};
     let mut child = Command::new(bin)
@@ -276,25 +282,24 @@ pub fn mcp_spawn_to_tools_list(bin: &str, root: &Path, expect: &str) {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    stdin
-        .write_all(
-            concat!(
-                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
-                "\n",
-                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-                "\n",
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-                "\n"
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
+    writeln!(stdin, "{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}").unwrap();
     stdin.flush().unwrap();
     let first = lines.next().unwrap().unwrap();
     assert!(first.contains("\"id\":1"), "{first}");
-    let second = lines.next().unwrap().unwrap();
+    McpChild { child, stdin, lines }
+}
+
+/// Spawns `tmws mcp` on `root`, has it answer initialize and tools/list (which must name
+/// `expect`), and stops it.
+pub fn mcp_spawn_to_tools_list(bin: &str, root: &Path, expect: &str) {
+    use std::io::Write;
+    let mut mcp = start_mcp(bin, root);
+    writeln!(mcp.stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"}}"#).unwrap();
+    mcp.stdin.flush().unwrap();
+    let second = mcp.lines.next().unwrap().unwrap();
     assert!(second.contains(expect), "{second}");
-    drop(stdin);
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(mcp.stdin);
+    let _ = mcp.child.kill();
+    let _ = mcp.child.wait();
 }
