@@ -112,7 +112,8 @@ fn mcp_idle_resident_memory_100k(bencher: Bencher) {
                 break;
             }
         }
-        std::thread::sleep(Duration::from_millis(500));
+        // Idle means after the segment merges tantivy starts behind a commit, too.
+        std::thread::sleep(Duration::from_secs(2));
         let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
         let rss = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("VmRSS: ?").to_owned();
         eprintln!("idle tmws mcp, 100k documents: {}", rss.split_whitespace().skip(1).collect::<Vec<_>>().join(" "));

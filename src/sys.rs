@@ -1,22 +1,64 @@
-//! What tmws asks of the operating system beyond files.
+//! The memory allocator, and what tmws asks of it beyond allocating.
 //!
-//! A sync of a large root allocates tens of megabytes (the manifest, the scan) from several
-//! threads and frees them at the end; glibc keeps freed memory in its per-thread arenas, so
-//! an idle server would go on holding it. `release_free_memory` gives it back.
+//! tmws allocates through mimalloc: a full index build spends most of its time creating and
+//! dropping small strings and vectors on several threads, and mimalloc's thread-local free
+//! lists made it ~25 % cheaper in CPU than glibc's malloc (DESIGN §11 full build).
+//!
+//! mimalloc returns freed memory to the operating system one second (ten for whole arenas)
+//! after it was freed, and only when the program next allocates: right for a command that
+//! exits, wrong for a server that goes idle after its first sync of a large root and would
+//! go on holding tens of megabytes. Long-running commands call [`long_running`] first, and
+//! the servers call [`release_free_memory`] after each whole sync.
 
-/// Returns the heap's free memory to the operating system (glibc's `malloc_trim`); a no-op
-/// elsewhere.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+use std::os::raw::c_int;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// `mi_option_purge_delay` in mimalloc 3's `mi_option_e` (the `libmimalloc-sys` we pin has
+/// no constant for it; `purge_delay_is_the_option_we_mean` checks the number).
+const MI_OPTION_PURGE_DELAY: c_int = 15;
+
+/// Makes the allocator give freed memory back at once rather than after a delay, and turns
+/// transparent huge pages off for the process (mimalloc asks for them; a 2 MiB page stays
+/// resident while any 4 KiB of it is in use). For processes that stay up and idle (`mcp`,
+/// `serve`, `watch`): their first sync is ~10 % slower, their idle footprint a third smaller.
 #[allow(unsafe_code)]
-pub fn release_free_memory() {
-    // SAFETY: malloc_trim takes no pointers and may be called at any time from any thread;
-    // it only returns unused pages of the allocator's arenas to the kernel.
+pub fn long_running() {
+    // SAFETY: mi_option_set takes two integers and only stores the value in mimalloc's
+    // option table, which may be changed at any time from any thread.
     unsafe {
-        libc::malloc_trim(0);
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes integers only and changes a flag of this process;
+    // a kernel without it answers EINVAL, which changes nothing and is ignored.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
 
-/// Returns the heap's free memory to the operating system (glibc's `malloc_trim`); a no-op
-/// elsewhere.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn release_free_memory() {}
+/// Returns the allocator's free memory to the operating system now (mimalloc's
+/// `mi_collect(force)`).
+#[allow(unsafe_code)]
+pub fn release_free_memory() {
+    // SAFETY: mi_collect takes no pointers and may be called at any time from any thread;
+    // it only frees the calling thread's empty pages and purges memory already freed.
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(unsafe_code)]
+    fn purge_delay_is_the_option_we_mean() {
+        // mimalloc 3 gives purge_delay a default of 1000 ms, and no other option that value.
+        // SAFETY: reads one integer from mimalloc's option table.
+        let value = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        assert_eq!(value, 1000, "option {MI_OPTION_PURGE_DELAY} is not mimalloc's purge_delay");
+    }
+}

@@ -385,6 +385,9 @@ pub fn run() -> ExitCode {
         }
     };
     init_logging();
+    if matches!(cli.command, Command::Mcp | Command::Serve { .. } | Command::Watch) {
+        crate::sys::long_running();
+    }
     let result = if matches!(cli.command, Command::Mcp) {
         // The protocol owns stdout: holding its lock here would block every answer.
         root(&cli).and_then(|root| crate::surface::mcp::run_stdio(&root)).map(|()| 0).map_err(Failure::from)
