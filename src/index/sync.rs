@@ -283,6 +283,7 @@ impl Index {
         };
         let scanned = store::scan(&root, &starts, |rel| indexed(rel, &includes));
         report.files = scanned.len();
+        tracing::debug!(files = scanned.len(), ms = started.elapsed().as_millis(), "sync: scanned");
 
         // Both lists are sorted by path: one merge finds what vanished and what changed.
         let mut vanished: Vec<String> = Vec::new();
@@ -447,6 +448,7 @@ impl Index {
             }
             Ok(())
         })?;
+        tracing::debug!(read = to_read.len(), ms = started.elapsed().as_millis(), "sync: applied");
         let touched = !applied.is_empty();
         for (rel, state, _) in applied {
             manifest.files.insert(rel, state);
@@ -455,8 +457,10 @@ impl Index {
             let epoch = payload.epoch + 1;
             let payload = Payload { version: SCHEMA_VERSION, epoch, logs };
             let mut prepared = writer.prepare_commit().map_err(tantivy_err)?;
+            tracing::debug!(ms = started.elapsed().as_millis(), "sync: segments written");
             prepared.set_payload(&serde_json::to_string(&payload).unwrap_or_default());
             prepared.commit().map_err(tantivy_err)?;
+            tracing::debug!(ms = started.elapsed().as_millis(), "sync: committed");
             manifest.epoch = epoch;
         }
         if dirty || full || touched {
@@ -472,6 +476,7 @@ impl Index {
         }
         self.reader.reload().map_err(tantivy_err)?;
         report.items = self.reader.searcher().num_docs();
+        tracing::debug!(ms = started.elapsed().as_millis(), "sync: reader reloaded");
         report.millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(report)
     }
