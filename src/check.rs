@@ -347,7 +347,7 @@ impl Checker {
         }
         for entry in root.entries() {
             let key = entry.key.key_text();
-            if props.contains(&key.as_str()) {
+            if props.contains(&key.as_ref()) {
                 continue;
             }
             if let Some(p) = props.iter().find(|p| p.eq_ignore_ascii_case(&key)) {
@@ -409,7 +409,7 @@ impl Checker {
                                 yaml::Value::Seq(items) => items,
                                 _ => return None,
                             };
-                            let v: Vec<String> = items.iter().map(yaml::Node::key_text).collect();
+                            let v: Vec<String> = items.iter().map(|n| n.key_text().into_owned()).collect();
                             (!v.is_empty()).then_some(v)
                         };
                         Arc::new(TopicEnums { status: list("status_values"), category: list("category_values") })

@@ -101,7 +101,7 @@ fn skills(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
     let yaml::Value::Seq(items) = &node.value else { return Vec::new() };
     let mut out = Vec::new();
     for item in items {
-        let field = |k: &str| item.get(k).map(|e| e.value.key_text()).filter(|s| !s.is_empty());
+        let field = |k: &str| item.get(k).map(|e| e.value.key_text().into_owned()).filter(|s| !s.is_empty());
         let Some(name) = field("name") else { continue };
         out.push(IndexDoc {
             ref_id: format!("{rel}#{name}"),

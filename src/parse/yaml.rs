@@ -8,6 +8,7 @@
 //!
 //! Parsing never fails: it returns the tree it could build and the diagnostics it found.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value as Json;
@@ -56,15 +57,16 @@ pub struct Entry {
 }
 
 impl Node {
-    /// The key's text when this node is a scalar used as a key.
-    pub fn key_text(&self) -> String {
+    /// The key's text when this node is a scalar used as a key (borrowed for a string,
+    /// which nearly every key is).
+    pub fn key_text(&self) -> Cow<'_, str> {
         match &self.value {
-            Value::Null => String::new(),
-            Value::Bool(b) => b.to_string(),
-            Value::Int(i) => i.to_string(),
-            Value::Float(f) => f.to_string(),
-            Value::Str(s) => s.clone(),
-            Value::Seq(_) | Value::Map(_) => "<complex key>".to_owned(),
+            Value::Null => Cow::Borrowed(""),
+            Value::Bool(b) => Cow::Borrowed(if *b { "true" } else { "false" }),
+            Value::Int(i) => Cow::Owned(i.to_string()),
+            Value::Float(f) => Cow::Owned(f.to_string()),
+            Value::Str(s) => Cow::Borrowed(s),
+            Value::Seq(_) | Value::Map(_) => Cow::Borrowed("<complex key>"),
         }
     }
 
@@ -117,7 +119,7 @@ impl Node {
             Value::Map(entries) => {
                 let mut map = serde_json::Map::with_capacity(entries.len());
                 for e in entries {
-                    map.insert(e.key.key_text(), e.value.to_json());
+                    map.insert(e.key.key_text().into_owned(), e.value.to_json());
                 }
                 Json::Object(map)
             }
@@ -192,7 +194,7 @@ fn parse_here(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) 
 /// exactly the tree yaml-rust2 gives (same values, lines, columns and lengths: the corpora
 /// test compares them), or None for anything else, which then takes the full parser.
 pub fn parse_simple(text: &str, first_line: usize) -> Option<Node> {
-    if text.contains(['\t', '\r', '#', '"', '\'']) {
+    if text.bytes().any(|b| matches!(b, b'\t' | b'\r' | b'#' | b'"' | b'\'')) {
         return None;
     }
     let mut entries: Vec<Entry> = Vec::new();
@@ -235,9 +237,10 @@ pub fn parse_simple(text: &str, first_line: usize) -> Option<Node> {
             scalar(value, line_no, column)
         };
         let key_node = scalar(key, line_no, 1);
-        if matches!(key_node.value, Value::Seq(_) | Value::Map(_))
-            || entries.iter().any(|e| e.key.key_text() == key_node.key_text())
-        {
+        if matches!(key_node.value, Value::Seq(_) | Value::Map(_)) || {
+            let text = key_node.key_text();
+            entries.iter().any(|e| e.key.key_text() == text)
+        } {
             return None;
         }
         entries.push(Entry { key: key_node, value: value_node });
@@ -251,13 +254,42 @@ pub fn parse_simple(text: &str, first_line: usize) -> Option<Node> {
 /// `: ` inside, not ending with `:`, and in a flow list no `[]{},`. (Non-ASCII columns are
 /// counted in characters by the caller.)
 fn plain_ok(text: &str, in_flow: bool) -> bool {
-    let bad = text.is_empty()
-        || text.starts_with(['-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`'])
-        || text.contains(": ")
-        || text.ends_with(':')
-        || text.contains(['[', ']', '{', '}'])
-        || (in_flow && text.contains(','));
-    !bad
+    let bytes = text.as_bytes();
+    let (Some(first), Some(last)) = (bytes.first(), bytes.last()) else { return false };
+    if matches!(
+        first,
+        b'-' | b'?'
+            | b':'
+            | b','
+            | b'['
+            | b']'
+            | b'{'
+            | b'}'
+            | b'#'
+            | b'&'
+            | b'*'
+            | b'!'
+            | b'|'
+            | b'>'
+            | b'%'
+            | b'@'
+            | b'`'
+    ) || *last == b':'
+    {
+        return false;
+    }
+    // One pass: no flow indicator, no `: `, and in a flow list no `,`.
+    let mut prev = 0u8;
+    for &b in bytes {
+        match b {
+            b'[' | b']' | b'{' | b'}' => return false,
+            b',' if in_flow => return false,
+            b' ' if prev == b':' => return false,
+            _ => {}
+        }
+        prev = b;
+    }
+    true
 }
 
 fn scalar(text: &str, line: usize, column: usize) -> Node {
@@ -509,6 +541,13 @@ fn resolve(text: String, style: TScalarStyle, tag: Option<&str>) -> Value {
     if style != TScalarStyle::Plain {
         return Value::Str(text);
     }
+    // A plain scalar that starts with a letter is a string unless it is one of the core
+    // schema's words: no number starts with a letter (`inf` and `nan` need a dot, `.inf`).
+    if text.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !matches!(text.as_str(), "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE")
+    {
+        return Value::Str(text);
+    }
     match yaml_rust2::Yaml::from_str(&text) {
         yaml_rust2::Yaml::Null => Value::Null,
         yaml_rust2::Yaml::Boolean(b) => Value::Bool(b),
@@ -534,6 +573,9 @@ mod tests {
             "name: Token refresh\ncreated: 2026-11-22\nimportance: 0.8\ncount: 12\nhex: 0x1F\ndone: true\nnone: ~\n",
             "tags: [auth, 2, null, データ]\nurl: http://example.com/a:b\nlist: a,b\nempty: []\nwide:    spaced out\n",
             "\nname: データベース接続プール\n\ndescription: 接続の上限 (max 10)\ninf: .inf\nn: Null\n",
+            // Words that look like numbers or keywords, and ones that only start like them.
+            "a: inf\nb: nan\nc: e5\nd: x1\ne: Yes\nf: TRUE\ng: FALSE\nh: nULL\ni: +12\nk: 1e3\nl: 0o17\n",
+            "m: [True, false, NULL, infinity, 1.5, +2, z9]\nnote: a:b, c\nurl: x:y\n",
         ];
         for text in same {
             let fast = parse_simple(text, 2);
@@ -548,6 +590,8 @@ mod tests {
             "a: b: c\n",
             " a: b\n",
             "a: 1\na: 2\n",
+            // The same key to a YAML loader: both are the boolean true.
+            "True: 1\ntrue: 2\n",
             "a: [b, [c]]\n",
             "a: &x b\n",
             "a: b\n  continued\n",
@@ -557,6 +601,35 @@ mod tests {
         for text in others {
             assert_eq!(parse_simple(text, 1), None, "{text}");
         }
+    }
+
+    #[test]
+    fn plain_scalars_resolve_by_the_core_schema() {
+        let cases = [
+            ("TRUE", Value::Bool(true)),
+            ("False", Value::Bool(false)),
+            ("NULL", Value::Null),
+            ("Null", Value::Null),
+            ("~", Value::Null),
+            ("nULL", Value::Str("nULL".into())),
+            ("Yes", Value::Str("Yes".into())),
+            ("inf", Value::Str("inf".into())),
+            ("nan", Value::Str("nan".into())),
+            ("infinity", Value::Str("infinity".into())),
+            ("e5", Value::Str("e5".into())),
+            ("x1", Value::Str("x1".into())),
+            // Infinity has no JSON form, and front-matter is read as JSON: it stays text.
+            (".inf", Value::Str(".inf".into())),
+            ("1e3", Value::Float(1000.0)),
+            ("0o17", Value::Int(15)),
+            ("0x1F", Value::Int(31)),
+            ("+12", Value::Int(12)),
+            ("2026-11-22", Value::Str("2026-11-22".into())),
+        ];
+        for (text, want) in cases {
+            assert_eq!(resolve(text.to_owned(), TScalarStyle::Plain, None), want, "{text}");
+        }
+        assert_eq!(resolve("true".to_owned(), TScalarStyle::SingleQuoted, None), Value::Str("true".into()));
     }
 
     fn ok(text: &str) -> Node {
