@@ -345,7 +345,7 @@ impl Index {
                             }
                             continue;
                         }
-                        let r = store::read(&root.join(&s.rel)).map(|bytes| {
+                        let r = store::read_sized(&root.join(&s.rel), s.size).map(|bytes| {
                             let hash = *blake3::hash(&bytes).as_bytes();
                             let unchanged = known.get(s.rel.as_str()).is_some_and(|k| k.hash == hash);
                             let (docs, problems) = if unchanged {
