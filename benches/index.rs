@@ -106,9 +106,9 @@ fn tmws_search_process_100k_with_watcher(bencher: Bencher) {
 }
 
 /// One saved file until a reader finds it, with the watcher (50 ms debounce) in between.
-#[divan::bench(sample_count = 40, sample_size = 1)]
-fn save_to_searchable_10k(bencher: Bencher) {
-    let (root, _) = built(10_000);
+#[divan::bench(sample_count = 40, sample_size = 1, args = [10_000, 100_000])]
+fn save_to_searchable(bencher: Bencher, docs: usize) {
+    let (root, _) = built(docs);
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let watch_root = root.clone();

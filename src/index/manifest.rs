@@ -8,6 +8,14 @@
 //! 100k JSON entries alone took a quarter of the no-op sync budget): a magic, the version
 //! and epoch, the entries in path order, and a blake3 of all of it at the end. A file that
 //! is cut short, altered or of another format reads as an empty manifest.
+//!
+//! Rewriting 100k entries (12 MB) after every saved file would cost a watcher more than
+//! its whole budget, so a sync that changed a few files appends a record of just those to
+//! a journal beside it (`manifest.log`) instead. Each record names the checksum of the
+//! manifest it extends and carries its own: a record of another manifest (left over from
+//! before the manifest was rewritten) or a torn one ends the replay, and the next append
+//! truncates there. The manifest is rewritten, and the journal dropped, by a full sync or
+//! once the journal has grown to an eighth of it.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +23,12 @@ use std::collections::BTreeMap;
 pub const MANIFEST_PATH: &str = ".tmws/cache/manifest.bin";
 
 const MAGIC: &[u8; 8] = b"TMWSMAN1";
+/// The journal's path, relative to the root.
+pub const JOURNAL_PATH: &str = ".tmws/cache/manifest.log";
+const JOURNAL_MAGIC: &[u8; 8] = b"TMWSMJ01";
+
+/// One file's change in a journal record: its new state, or None when it went away.
+pub type Change = (String, Option<FileState>);
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Manifest {
@@ -70,12 +84,7 @@ impl Manifest {
         let mut entries = Vec::with_capacity(usize::try_from(count).ok()?.min(body.len() / 52));
         for _ in 0..count {
             let rel = r.string()?;
-            let size = r.u64()?;
-            let mtime = r.u64()?;
-            let hash: [u8; 32] = r.take(32)?.try_into().ok()?;
-            let n = r.u32()?;
-            let refs = (0..n).map(|_| r.string()).collect::<Option<Vec<_>>>()?;
-            entries.push((rel, FileState { size, mtime, hash, refs }));
+            entries.push((rel, r.state()?));
         }
         if !r.0.is_empty() {
             return None;
@@ -84,29 +93,166 @@ impl Manifest {
         Some(Manifest { version, epoch, files: entries.into_iter().collect() })
     }
 
+    /// Parses a manifest and gives the checksum its bytes end with, what the journal's
+    /// records name as their base; an empty manifest and None when they do not parse.
+    pub fn from_bytes_with_checksum(bytes: &[u8]) -> (Manifest, Option<[u8; 32]>) {
+        match Self::decode(bytes) {
+            Some(m) => (m, bytes.get(bytes.len() - 32..).and_then(|s| s.try_into().ok())),
+            None => (Manifest::default(), None),
+        }
+    }
+
+    /// Applies the records of `journal` that extend the manifest whose checksum is `base`,
+    /// in order, and returns how many bytes they span: the end of the last good record,
+    /// where the next one is to be written. Replay stops at a torn or altered record and at
+    /// one of another base.
+    pub fn apply_journal(&mut self, base: &[u8; 32], journal: &[u8]) -> usize {
+        let mut at = 0;
+        while let Some((len, record)) = Self::journal_record(journal.get(at..).unwrap_or_default(), base) {
+            self.version = record.version;
+            self.epoch = record.epoch;
+            for (rel, state) in record.changes {
+                match state {
+                    Some(state) => self.files.insert(rel, state),
+                    None => self.files.remove(&rel),
+                };
+            }
+            at += len;
+        }
+        at
+    }
+
+    /// The first record of `bytes` and its length, if it is whole and extends `base`.
+    fn journal_record(bytes: &[u8], base: &[u8; 32]) -> Option<(usize, Record)> {
+        let mut r = Reader(bytes);
+        if r.take(8)? != JOURNAL_MAGIC {
+            return None;
+        }
+        let len = usize::try_from(r.u32()?).ok()?;
+        let body = r.take(len)?;
+        let sum = r.take(32)?;
+        if blake3::hash(&bytes[..12 + len]).as_bytes() != sum {
+            return None;
+        }
+        let mut r = Reader(body);
+        if r.take(32)? != base {
+            return None;
+        }
+        let version = r.u32()?;
+        let epoch = r.u64()?;
+        let count = r.u64()?;
+        let mut changes = Vec::new();
+        for _ in 0..count {
+            let rel = r.string()?;
+            let state = match r.take(1)?[0] {
+                0 => None,
+                _ => Some(r.state()?),
+            };
+            changes.push((rel, state));
+        }
+        r.0.is_empty().then_some((12 + len + 32, Record { version, epoch, changes }))
+    }
+
+    /// A journal record that brings the manifest whose checksum is `base` to `version`
+    /// and `epoch` with `changes`.
+    pub fn journal_bytes(base: &[u8; 32], version: u32, epoch: u64, changes: &[Change]) -> Vec<u8> {
+        let mut body = Vec::with_capacity(52 + changes.len() * 128);
+        body.extend_from_slice(base);
+        body.extend_from_slice(&version.to_le_bytes());
+        body.extend_from_slice(&epoch.to_le_bytes());
+        body.extend_from_slice(&(changes.len() as u64).to_le_bytes());
+        for (rel, state) in changes {
+            put_str(&mut body, rel);
+            match state {
+                None => body.push(0),
+                Some(f) => {
+                    body.push(1);
+                    put_state(&mut body, f);
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(12 + body.len() + 32);
+        out.extend_from_slice(JOURNAL_MAGIC);
+        out.extend_from_slice(&u32::try_from(body.len()).unwrap_or(u32::MAX).to_le_bytes());
+        out.extend_from_slice(&body);
+        let sum = blake3::hash(&out);
+        out.extend_from_slice(sum.as_bytes());
+        out
+    }
+
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(28 + self.files.len() * 128);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&self.version.to_le_bytes());
         out.extend_from_slice(&self.epoch.to_le_bytes());
         out.extend_from_slice(&(self.files.len() as u64).to_le_bytes());
-        let put_str = |out: &mut Vec<u8>, s: &str| {
-            out.extend_from_slice(&u32::try_from(s.len()).unwrap_or(u32::MAX).to_le_bytes());
-            out.extend_from_slice(s.as_bytes());
-        };
         for (rel, f) in &self.files {
             put_str(&mut out, rel);
-            out.extend_from_slice(&f.size.to_le_bytes());
-            out.extend_from_slice(&f.mtime.to_le_bytes());
-            out.extend_from_slice(&f.hash);
-            out.extend_from_slice(&u32::try_from(f.refs.len()).unwrap_or(u32::MAX).to_le_bytes());
-            for r in &f.refs {
-                put_str(&mut out, r);
-            }
+            put_state(&mut out, f);
         }
         let sum = blake3::hash(&out);
         out.extend_from_slice(sum.as_bytes());
         out
+    }
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&u32::try_from(s.len()).unwrap_or(u32::MAX).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn put_state(out: &mut Vec<u8>, f: &FileState) {
+    out.extend_from_slice(&f.size.to_le_bytes());
+    out.extend_from_slice(&f.mtime.to_le_bytes());
+    out.extend_from_slice(&f.hash);
+    out.extend_from_slice(&u32::try_from(f.refs.len()).unwrap_or(u32::MAX).to_le_bytes());
+    for r in &f.refs {
+        put_str(out, r);
+    }
+}
+
+/// One journal record: the version and epoch it brings the manifest to, and the changes.
+struct Record {
+    version: u32,
+    epoch: u64,
+    changes: Vec<Change>,
+}
+
+/// The writer's manifest between syncs, and where its journal stands.
+#[derive(Debug, Clone, Default)]
+pub struct Cached {
+    pub manifest: Manifest,
+    /// The checksum of the manifest file that the journal extends; None when there is no
+    /// good one, so the next save writes it whole.
+    pub base: Option<[u8; 32]>,
+    pub base_len: usize,
+    /// The end of the journal's last good record.
+    pub journal_len: u64,
+}
+
+impl Cached {
+    /// Reads a manifest file and replays its journal onto it.
+    pub fn read(manifest: &[u8], journal: &[u8]) -> Cached {
+        let (mut m, base) = Manifest::from_bytes_with_checksum(manifest);
+        let journal_len = base.map_or(0, |b| m.apply_journal(&b, journal) as u64);
+        Cached { manifest: m, base, base_len: manifest.len(), journal_len }
+    }
+
+    /// The record to append for `changes`, or None when the manifest is to be written
+    /// whole: there is no good one, or the journal would grow past an eighth of it
+    /// (256 KiB at least).
+    pub fn record(&self, changes: &[Change]) -> Option<Vec<u8>> {
+        let base = self.base?;
+        let record = Manifest::journal_bytes(&base, self.manifest.version, self.manifest.epoch, changes);
+        let limit = (self.base_len as u64 / 8).max(256 << 10);
+        (self.journal_len + record.len() as u64 <= limit).then_some(record)
+    }
+
+    /// Notes that the manifest was written whole as `bytes`.
+    pub fn rewritten(&mut self, bytes: &[u8]) {
+        self.base = bytes.get(bytes.len().saturating_sub(32)..).and_then(|s| s.try_into().ok());
+        self.base_len = bytes.len();
+        self.journal_len = 0;
     }
 }
 
@@ -131,6 +277,15 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Option<String> {
         let n = usize::try_from(self.u32()?).ok()?;
         String::from_utf8(self.take(n)?.to_vec()).ok()
+    }
+
+    fn state(&mut self) -> Option<FileState> {
+        let size = self.u64()?;
+        let mtime = self.u64()?;
+        let hash: [u8; 32] = self.take(32)?.try_into().ok()?;
+        let n = self.u32()?;
+        let refs = (0..n).map(|_| self.string()).collect::<Option<Vec<_>>>()?;
+        Some(FileState { size, mtime, hash, refs })
     }
 }
 
@@ -165,5 +320,51 @@ mod tests {
         flipped[40] ^= 1;
         assert_eq!(Manifest::from_bytes(&flipped), Manifest::default());
         assert_eq!(Manifest::from_bytes(br#"{"version":3,"epoch":1,"files":{}}"#), Manifest::default());
+    }
+
+    fn state(size: u64) -> FileState {
+        FileState { size, mtime: size * 10, hash: [size as u8; 32], refs: Vec::new() }
+    }
+
+    #[test]
+    fn journal_records_replay_in_order_onto_their_base() {
+        let base = sample();
+        let (read, sum) = Manifest::from_bytes_with_checksum(&base.to_bytes());
+        assert_eq!(read, base);
+        let sum = sum.unwrap();
+        let first = Manifest::journal_bytes(&sum, 3, 43, &[("b.md".into(), Some(state(5)))]);
+        let second = Manifest::journal_bytes(
+            &sum,
+            3,
+            44,
+            &[("a/OVERVIEW.md".into(), None), ("b.md".into(), Some(state(6))), ("c.md".into(), Some(state(7)))],
+        );
+        let journal = [first.clone(), second.clone()].concat();
+        let mut m = base.clone();
+        assert_eq!(m.apply_journal(&sum, &journal), journal.len());
+        let mut want = base.clone();
+        want.epoch = 44;
+        want.files.remove("a/OVERVIEW.md");
+        want.files.insert("b.md".into(), state(6));
+        want.files.insert("c.md".into(), state(7));
+        assert_eq!(m, want);
+
+        // A torn or altered second record: only the first applies, and the next append
+        // goes where the second began.
+        for cut in [1, 12, second.len() / 2, second.len() - 1] {
+            let mut m = base.clone();
+            assert_eq!(m.apply_journal(&sum, &journal[..first.len() + cut]), first.len(), "cut {cut}");
+            assert_eq!((m.epoch, m.files.get("b.md")), (43, Some(&state(5))));
+        }
+        let mut altered = journal.clone();
+        altered[first.len() + 60] ^= 1;
+        let mut m = base.clone();
+        assert_eq!(m.apply_journal(&sum, &altered), first.len());
+
+        // Records of another manifest (one since rewritten) are not this one's.
+        let mut m = base.clone();
+        assert_eq!(m.apply_journal(&[9; 32], &journal), 0);
+        assert_eq!(m, base);
+        assert_eq!(Manifest::from_bytes_with_checksum(b"not a manifest"), (Manifest::default(), None));
     }
 }

@@ -54,6 +54,8 @@ pub struct Index {
     fields: Fields,
     reader: IndexReader,
     writer: Option<IndexWriter>,
+    /// The writer's manifest, kept between syncs.
+    manifest: Option<manifest::Cached>,
     /// Why the index was rebuilt on open, if it was.
     pub rebuilt: Option<String>,
 }
@@ -93,7 +95,7 @@ impl Index {
             Err(e) => return Err(tantivy_err(e)),
         };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
-        Ok(Index { root: root.to_path_buf(), index, fields, reader, writer, rebuilt })
+        Ok(Index { root: root.to_path_buf(), index, fields, reader, writer, manifest: None, rebuilt })
     }
 
     /// Opens the index of `root` to read only, never taking the writer role: what a server
@@ -109,7 +111,7 @@ impl Index {
         };
         index.tokenizers().register(analyzer::ANALYZER, analyzer::analyzer());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
-        Ok(Index { root: root.to_path_buf(), index, fields, reader, writer: None, rebuilt: None })
+        Ok(Index { root: root.to_path_buf(), index, fields, reader, writer: None, manifest: None, rebuilt: None })
     }
 
     /// The existing index, None when there is none, or why it cannot be used.

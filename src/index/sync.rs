@@ -3,7 +3,8 @@
 //! A scan stats the canonical folders (and the configured extra folders) without reading
 //! anything; only files whose size or mtime differ from the manifest are read, and only
 //! those whose blake3 differs are parsed again. Vanished files lose their items. All of it
-//! goes into one commit, after which the manifest is written with the commit's epoch.
+//! goes into one commit, after which the manifest is written with the commit's epoch:
+//! whole after a full sync, else as a journal record of the files this sync changed.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +15,7 @@ use serde::Serialize;
 use tantivy::{TantivyDocument, Term};
 
 use super::extract::extract_with_diagnostics;
-use super::manifest::{FileState, MANIFEST_PATH, Manifest};
+use super::manifest::{Cached, Change, FileState, JOURNAL_PATH, MANIFEST_PATH, Manifest};
 use super::memlog::{self, LogRead, Op};
 use super::{Index, Payload, SCHEMA_VERSION, tantivy_err};
 use crate::config::Config;
@@ -251,9 +252,11 @@ impl Index {
         patterns.extend(opts.include.iter().cloned());
         let includes = Includes::new(&patterns)?;
 
-        let manifest_path = self.root.join(MANIFEST_PATH);
-        let mut manifest =
-            store::read_opt(&manifest_path).ok().flatten().map(|b| Manifest::from_bytes(&b)).unwrap_or_default();
+        // The writer keeps its manifest between syncs (no other process writes it while
+        // this one holds the writer lock); a sync that fails leaves none, so the next one
+        // reads the files again.
+        let mut cached = self.manifest.take().unwrap_or_else(|| read_manifest(&self.root));
+        let mut manifest = std::mem::take(&mut cached.manifest);
         let payload = read_payload_of(&self.index)?;
         let mut logs = payload.logs.clone();
         let first_build = manifest == Manifest::default() && payload == Payload::default();
@@ -309,9 +312,11 @@ impl Index {
             store::write_marker(&marker, std::process::id().to_string().as_bytes())?;
         }
         let mut dirty = false;
+        let mut changes: Vec<Change> = Vec::new();
         for rel in &vanished {
             logs.remove(rel);
             if let Some(old) = manifest.files.remove(rel) {
+                changes.push((rel.clone(), None));
                 for r in old.refs_of(rel) {
                     writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
                 }
@@ -451,6 +456,9 @@ impl Index {
         tracing::debug!(read = to_read.len(), ms = started.elapsed().as_millis(), "sync: applied");
         let touched = !applied.is_empty();
         for (rel, state, _) in applied {
+            if !full {
+                changes.push((rel.clone(), Some(state.clone())));
+            }
             manifest.files.insert(rel, state);
         }
         if dirty || full {
@@ -463,9 +471,25 @@ impl Index {
             tracing::debug!(ms = started.elapsed().as_millis(), "sync: committed");
             manifest.epoch = epoch;
         }
+        cached.manifest = manifest;
         if dirty || full || touched {
-            manifest.version = SCHEMA_VERSION;
-            store::write_atomic(&manifest_path, &manifest.to_bytes())?;
+            cached.manifest.version = SCHEMA_VERSION;
+            match cached.record(&changes).filter(|_| !full) {
+                Some(record) => {
+                    store::append_at(&self.root.join(JOURNAL_PATH), cached.journal_len, &record)?;
+                    cached.journal_len += record.len() as u64;
+                }
+                None => {
+                    let bytes = cached.manifest.to_bytes();
+                    store::write_atomic(&self.root.join(MANIFEST_PATH), &bytes)?;
+                    cached.rewritten(&bytes);
+                    // Its records extend the manifest just replaced: a replay would skip
+                    // them, and the next append would cut them off; drop them now.
+                    if let Err(e) = store::remove_file(&self.root.join(JOURNAL_PATH)) {
+                        tracing::debug!("{e}");
+                    }
+                }
+            }
         }
         // Also the marker of a writer that died mid-sync: this sync converged.
         if (working || store::exists(&marker))
@@ -474,12 +498,19 @@ impl Index {
         {
             return Err(e);
         }
+        self.manifest = Some(cached);
         self.reader.reload().map_err(tantivy_err)?;
         report.items = self.reader.searcher().num_docs();
         tracing::debug!(ms = started.elapsed().as_millis(), "sync: reader reloaded");
         report.millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(report)
     }
+}
+
+/// The manifest as the files have it: the manifest file with its journal replayed.
+fn read_manifest(root: &std::path::Path) -> Cached {
+    let read = |rel: &str| store::read_opt(&root.join(rel)).ok().flatten().unwrap_or_default();
+    Cached::read(&read(MANIFEST_PATH), &read(JOURNAL_PATH))
 }
 
 /// Reads a memory log from its mark when the mark still holds, else whole.

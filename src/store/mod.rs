@@ -165,6 +165,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result.map_err(|e| Error::io(path, e))
 }
 
+/// Writes `bytes` at offset `at` of a journal file, cutting off whatever was after `at`
+/// (a torn or stale tail), and syncs the data. Creates the file when it is missing.
+pub fn append_at(path: &Path, at: u64, bytes: &[u8]) -> Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let result = (|| -> io::Result<()> {
+        let mut f = fs::OpenOptions::new().write(true).create(true).truncate(false).open(path)?;
+        if f.metadata()?.len() != at {
+            f.set_len(at)?;
+        }
+        f.seek(SeekFrom::Start(at))?;
+        f.write_all(bytes)?;
+        f.sync_data()
+    })();
+    result.map_err(|e| Error::io(path, e))
+}
+
 /// Writes a script atomically and makes it executable (mode 0755 on Unix).
 pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic(path, bytes)?;
@@ -342,5 +358,17 @@ mod tests {
         let gone = dir.path().join("gone.md");
         let err = read_sized(&gone, 5).unwrap_err().to_string();
         assert!(err.contains("gone.md"), "{err}");
+    }
+
+    #[test]
+    fn a_journal_append_cuts_off_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("j.log");
+        append_at(&journal, 0, b"first").unwrap();
+        append_at(&journal, 5, b"second").unwrap();
+        assert_eq!(fs::read(&journal).unwrap(), b"firstsecond");
+        fs::write(&journal, b"firstsecondTORN").unwrap();
+        append_at(&journal, 11, b"third").unwrap();
+        assert_eq!(fs::read(&journal).unwrap(), b"firstsecondthird");
     }
 }

@@ -42,6 +42,56 @@ fn sync_counts_new_changed_removed_and_a_second_sync_does_nothing() {
 }
 
 #[test]
+fn small_syncs_journal_the_manifest_and_the_next_process_replays_the_journal() {
+    let plan = |n: u32| format!("resources/workspaces/w/_plans/26010{n}-p.md");
+    let root = TestRoot::new()
+        .file(&plan(1), entry("Alpha", "First plan.", "alpha body"))
+        .file(&plan(2), entry("Beta", "Second plan.", "beta body"));
+    assert!(root.run(&["index"]).stdout.starts_with("indexed 2 new, 0 changed, 0 removed"));
+    let manifest_path = root.path().join(".tmws/cache/manifest.bin");
+    let journal = root.path().join(".tmws/cache/manifest.log");
+    let manifest = std::fs::read(&manifest_path).unwrap();
+    assert!(!journal.exists());
+
+    root.write(&plan(1), entry("Alpha", "First plan, now gamma.", "alpha body"));
+    std::fs::remove_file(root.path().join(plan(2))).unwrap();
+    root.write(&plan(3), entry("Gamma", "Third plan.", "gamma body"));
+    let out = root.run(&["index"]);
+    assert!(out.stdout.starts_with("indexed 1 new, 1 changed, 1 removed"), "{}", out.stdout);
+    // The manifest is as the full build wrote it; the three changes went to the journal.
+    assert_eq!(std::fs::read(&manifest_path).unwrap(), manifest);
+    let one_record = std::fs::metadata(&journal).unwrap().len();
+    assert!(one_record > 0);
+    // A new process replays it and has nothing to do. Without the journal its manifest
+    // would be a commit behind the index, and it would rebuild everything.
+    let out = root.run(&["index"]);
+    assert!(out.stdout.starts_with("indexed 0 new, 0 changed, 0 removed"), "{}", out.stdout);
+    assert!(!out.stdout.contains("rebuilt"), "{}", out.stdout);
+
+    // A torn record (a crash in the middle of an append) is ignored, and the next append
+    // writes over it.
+    let mut torn = std::fs::read(&journal).unwrap();
+    torn.extend_from_slice(b"TMWSMJ01\x40\x00\x00\x00half a rec");
+    std::fs::write(&journal, &torn).unwrap();
+    let out = root.run(&["index"]);
+    assert!(out.stdout.starts_with("indexed 0 new, 0 changed, 0 removed"), "{}", out.stdout);
+    root.write(&plan(3), entry("Gamma", "Third plan, changed.", "gamma body"));
+    assert!(root.run(&["index"]).stdout.starts_with("indexed 0 new, 1 changed, 0 removed"));
+    let journal_bytes = std::fs::read(&journal).unwrap();
+    assert!(!journal_bytes.windows(10).any(|w| w == b"half a rec"));
+    let out = root.run(&["index"]);
+    assert!(out.stdout.starts_with("indexed 0 new, 0 changed, 0 removed"), "{}", out.stdout);
+    assert!(!out.stdout.contains("rebuilt"), "{}", out.stdout);
+    assert_eq!(hits(&root.run(&["--json", "search", "gamma"])), vec![plan(3), plan(1)]);
+
+    // A rebuild writes the manifest whole and drops the journal.
+    assert!(root.run(&["index", "--rebuild"]).stdout.starts_with("indexed 2 new, 0 changed, 0 removed"));
+    assert!(!journal.exists());
+    assert_ne!(std::fs::read(&manifest_path).unwrap(), manifest);
+    assert!(root.run(&["index"]).stdout.starts_with("indexed 0 new, 0 changed, 0 removed"));
+}
+
+#[test]
 fn analysis_finds_stems_identifier_parts_and_cjk_words() {
     let root = TestRoot::new()
         .file(
