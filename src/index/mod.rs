@@ -134,6 +134,16 @@ impl Index {
         tantivy::Index::create_in_dir(dir, fields.schema.clone()).map_err(tantivy_err)
     }
 
+    /// Whether the writer keeps its manifest in memory now.
+    pub fn holds_manifest(&self) -> bool {
+        self.manifest.is_some()
+    }
+
+    /// Drops the manifest kept in memory; the next sync reads it from the files.
+    pub fn forget_manifest(&mut self) {
+        self.manifest = None;
+    }
+
     /// Whether this process holds the writer role.
     pub fn is_writer(&self) -> bool {
         self.writer.is_some()

@@ -20,6 +20,9 @@ use crate::store::watch::{Events, FileWatcher};
 const BURST: usize = 2000;
 /// How often the loop looks at the stop flag and, as a reader, for the writer's commits.
 const TICK: Duration = Duration::from_millis(100);
+/// How long the writer keeps its manifest in memory after a sync: a burst of saves reuses
+/// it, and an idle server does not hold it (100k files' worth is ~11 MB).
+const KEEP_MANIFEST: Duration = Duration::from_secs(1);
 
 /// What the watch loop tells its caller.
 #[derive(Debug)]
@@ -72,6 +75,7 @@ pub fn run_with(
     }
     // A follower tries for the writer role once a tick, however many events arrive.
     let mut last_try = std::time::Instant::now();
+    let mut last_sync = std::time::Instant::now();
     while !stop.load(Ordering::Relaxed) {
         let changes = events.next(TICK)?;
         if !index.is_writer() {
@@ -86,15 +90,19 @@ pub fn run_with(
                     Ok(r) => on(WatchUpdate::Synced(&r)),
                     Err(e) => on(WatchUpdate::Failed(&e)),
                 }
+                last_sync = std::time::Instant::now();
             } else {
                 index.reload()?;
             }
             continue;
         }
-        let Some(changes) = changes else { continue };
-        if changes.paths.is_empty() && !changes.rescan {
+        let Some(changes) = changes.filter(|c| !c.paths.is_empty() || c.rescan) else {
+            if last_sync.elapsed() >= KEEP_MANIFEST && index.holds_manifest() {
+                index.forget_manifest();
+                crate::sys::release_free_memory();
+            }
             continue;
-        }
+        };
         let paths: Vec<String> = changes.paths.into_iter().collect();
         let sources = &config.registry.sources;
         if paths.iter().any(|p| sources.iter().any(|s| s == p || s.starts_with(&format!("{p}/")))) {
@@ -107,6 +115,7 @@ pub fn run_with(
             Ok(r) => on(WatchUpdate::Applied(&r)),
             Err(e) => on(WatchUpdate::Failed(&e)),
         }
+        last_sync = std::time::Instant::now();
     }
     Ok(())
 }
@@ -140,6 +149,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// No events at all: each call waits its timeout, and the loop is stopped after `ticks`.
+    struct Quiet<'a> {
+        ticks: usize,
+        stop: &'a AtomicBool,
+    }
+
+    impl Events for Quiet<'_> {
+        fn next(&mut self, timeout: Duration) -> Result<Option<Changes>> {
+            std::thread::sleep(timeout);
+            self.ticks = self.ticks.saturating_sub(1);
+            if self.ticks == 0 {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+            Ok(None)
+        }
+    }
+
+    #[test]
+    fn the_writer_lets_go_of_its_manifest_once_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::create_dir_all(root.join("resources/workspaces/w/_lessons")).unwrap();
+        std::fs::write(root.join("resources/workspaces/w/_lessons/260101-a.md"), lesson("alpha")).unwrap();
+        std::fs::create_dir_all(root.join(".tmws")).unwrap();
+        let mut index = Index::open(&root).unwrap();
+        // A tick after the sync: the manifest is kept for the next batch.
+        let stop = AtomicBool::new(false);
+        run_with(&mut index, &Config::default(), &stop, &mut Quiet { ticks: 1, stop: &stop }, |_| {}).unwrap();
+        assert!(index.holds_manifest());
+        // Idle past KEEP_MANIFEST: let go, and the next sync reads it from the files.
+        let stop = AtomicBool::new(false);
+        let ticks = (KEEP_MANIFEST.as_millis() / TICK.as_millis()) as usize + 3;
+        run_with(&mut index, &Config::default(), &stop, &mut Quiet { ticks, stop: &stop }, |_| {}).unwrap();
+        assert!(!index.holds_manifest());
+        let report = index.sync(&Config::default(), &SyncOptions::default()).unwrap();
+        assert_eq!((report.new, report.changed, report.removed, report.rebuilt), (0, 0, 0, false));
+        assert!(index.holds_manifest());
     }
 
     fn lesson(word: &str) -> String {
