@@ -254,8 +254,8 @@ impl Index {
 
         // The writer keeps its manifest between syncs (no other process writes it while
         // this one holds the writer lock); a sync that fails leaves none, so the next one
-        // reads the files again.
-        let mut cached = self.manifest.take().unwrap_or_else(|| read_manifest(&self.root));
+        // reads the files again. A batch of a few paths reads only their entries.
+        let mut cached = self.manifest.take().unwrap_or_else(|| read_manifest(&self.root, targets));
         let mut manifest = std::mem::take(&mut cached.manifest);
         let payload = read_payload_of(&self.index)?;
         let mut logs = payload.logs.clone();
@@ -263,6 +263,7 @@ impl Index {
         let full = opts.rebuild || manifest.epoch != payload.epoch || manifest.version != SCHEMA_VERSION;
         let targets = if full { None } else { targets };
         if full {
+            cached.partial = false;
             writer.delete_all_documents().map_err(tantivy_err)?;
             manifest.files.clear();
             logs.clear();
@@ -278,12 +279,7 @@ impl Index {
                 .chain(includes.starts().map(|s| root.join(s)))
                 .collect(),
         };
-        let under_targets = |k: &str| match targets {
-            None => true,
-            Some(ts) => {
-                ts.iter().any(|t| k == t || (k.starts_with(t.as_str()) && k.as_bytes().get(t.len()) == Some(&b'/')))
-            }
-        };
+        let under_targets = |k: &str| targets.is_none_or(|ts| under(k, ts));
         let scanned = store::scan(&root, &starts, |rel| indexed(rel, &includes));
         report.files = scanned.len();
         tracing::debug!(files = scanned.len(), ms = started.elapsed().as_millis(), "sync: scanned");
@@ -480,6 +476,19 @@ impl Index {
                     cached.journal_len += record.len() as u64;
                 }
                 None => {
+                    if cached.partial {
+                        // Written whole, it needs every entry: read them, then this sync's.
+                        let mut whole = read_manifest(&self.root, None);
+                        for (rel, state) in changes {
+                            match state {
+                                Some(state) => whole.manifest.files.insert(rel, state),
+                                None => whole.manifest.files.remove(&rel),
+                            };
+                        }
+                        whole.manifest.version = cached.manifest.version;
+                        whole.manifest.epoch = cached.manifest.epoch;
+                        cached = whole;
+                    }
                     let bytes = cached.manifest.to_bytes();
                     store::write_atomic(&self.root.join(MANIFEST_PATH), &bytes)?;
                     cached.rewritten(&bytes);
@@ -498,7 +507,7 @@ impl Index {
         {
             return Err(e);
         }
-        self.manifest = Some(cached);
+        self.manifest = (!cached.partial).then_some(cached);
         self.reader.reload().map_err(tantivy_err)?;
         report.items = self.reader.searcher().num_docs();
         tracing::debug!(ms = started.elapsed().as_millis(), "sync: reader reloaded");
@@ -507,10 +516,17 @@ impl Index {
     }
 }
 
-/// The manifest as the files have it: the manifest file with its journal replayed.
-fn read_manifest(root: &std::path::Path) -> Cached {
+/// The manifest as the files have it: the manifest file with its journal replayed; only
+/// the entries at or below `targets` when there are some.
+fn read_manifest(root: &std::path::Path, targets: Option<&[String]>) -> Cached {
     let read = |rel: &str| store::read_opt(&root.join(rel)).ok().flatten().unwrap_or_default();
-    Cached::read(&read(MANIFEST_PATH), &read(JOURNAL_PATH))
+    let keep = |k: &str| targets.is_none_or(|ts| under(k, ts));
+    Cached::read_some(&read(MANIFEST_PATH), &read(JOURNAL_PATH), targets.map(|_| &keep as &dyn Fn(&str) -> bool))
+}
+
+/// Whether root-relative `k` is one of `targets` or below one of them.
+fn under(k: &str, targets: &[String]) -> bool {
+    targets.iter().any(|t| k == t || (k.starts_with(t.as_str()) && k.as_bytes().get(t.len()) == Some(&b'/')))
 }
 
 /// Reads a memory log from its mark when the mark still holds, else whole.
@@ -569,6 +585,59 @@ fn read_payload_of(index: &tantivy::Index) -> Result<Payload> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_reads_only_its_entries_and_still_writes_the_manifest_whole_when_due() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let plans = root.join("resources/workspaces/w/_plans");
+        std::fs::create_dir_all(&plans).unwrap();
+        for n in 1..=5 {
+            std::fs::write(plans.join(format!("26010{n}-p.md")), format!("---\nname: plan {n}\n---\nword{n}\n"))
+                .unwrap();
+        }
+        let config = Config::default();
+        let mut index = Index::open(root).unwrap();
+        assert_eq!(index.sync(&config, &SyncOptions::default()).unwrap().new, 5);
+        index.forget_manifest();
+        let rel = |n: u32| format!("resources/workspaces/w/_plans/26010{n}-p.md");
+
+        // A batch of one path: the journal gets one record, and no manifest is kept.
+        std::fs::write(plans.join("260101-p.md"), "---\nname: plan one\n---\nchanged\n").unwrap();
+        let r = index.sync_paths(&config, &SyncOptions::default(), Some(&[rel(1)])).unwrap();
+        assert_eq!((r.new, r.changed, r.removed), (0, 1, 0));
+        assert!(!index.holds_manifest());
+        let whole = read_manifest(root, None);
+        assert_eq!(whole.manifest.files.len(), 5);
+        assert!(whole.journal_len > 0);
+
+        // Fill the journal past its limit with records that leave the manifest as it is.
+        let base = whole.base.unwrap();
+        let mut filler = Vec::new();
+        let (v, e) = (whole.manifest.version, whole.manifest.epoch);
+        while filler.len() < 300 << 10 {
+            let keep = (rel(2), whole.manifest.files.get(&rel(2)).cloned());
+            filler.extend(Manifest::journal_bytes(&base, v, e, &[keep]));
+        }
+        store::append_at(&root.join(JOURNAL_PATH), whole.journal_len, &filler).unwrap();
+
+        // The next batch is due to write the manifest whole: from every entry, not just
+        // the one it read.
+        std::fs::remove_file(plans.join("260103-p.md")).unwrap();
+        let r = index.sync_paths(&config, &SyncOptions::default(), Some(&[rel(3)])).unwrap();
+        assert_eq!((r.new, r.changed, r.removed), (0, 0, 1));
+        assert!(!store::exists(&root.join(JOURNAL_PATH)));
+        let after = read_manifest(root, None);
+        assert_eq!(after.journal_len, 0);
+        let paths: Vec<&String> = after.manifest.files.keys().collect();
+        assert_eq!(paths, [&rel(1), &rel(2), &rel(4), &rel(5)]);
+        assert_eq!(after.manifest.files[&rel(1)], whole.manifest.files[&rel(1)]);
+        // And a new process agrees: nothing to do.
+        drop(index);
+        let mut index = Index::open(root).unwrap();
+        let r = index.sync(&config, &SyncOptions::default()).unwrap();
+        assert_eq!((r.new, r.changed, r.removed, r.rebuilt), (0, 0, 0, false));
+    }
 
     #[test]
     fn a_log_is_read_on_from_the_checkpoint_in_the_commit_payload() {
