@@ -4,25 +4,37 @@
 //! does not (a crash between the commit and the manifest write, a deleted file), the next
 //! sync rebuilds from the files.
 //!
-//! Every sync reads it whole, so it is a compact binary file rather than JSON (parsing
-//! 100k JSON entries alone took a quarter of the no-op sync budget): a magic, the version
-//! and epoch, the entries in path order, and a blake3 of all of it at the end. A file that
-//! is cut short, altered or of another format reads as an empty manifest.
+//! A no-op sync reads it whole, so it is a compact binary file rather than JSON (parsing
+//! 100k JSON entries alone took a quarter of the no-op sync budget): a header (magic,
+//! version, epoch, entry count), the entries in path order cut into blocks of ~32 KiB, an
+//! index of the blocks (first path, offset, length, entry count and blake3 of each), and a
+//! footer naming where the index is, ending with a blake3 of the header, the index and the
+//! footer. That checksum covers every entry through the blocks' own, so it names the
+//! manifest; and a watcher's batch of a few paths reads the header, the index and only the
+//! blocks that can hold its paths (a few KiB of 12 MB at 100k files). A file that is cut
+//! short, altered or of another format reads as an empty manifest.
 //!
-//! Rewriting 100k entries (12 MB) after every saved file would cost a watcher more than
-//! its whole budget, so a sync that changed a few files appends a record of just those to
-//! a journal beside it (`manifest.log`) instead. Each record names the checksum of the
-//! manifest it extends and carries its own: a record of another manifest (left over from
-//! before the manifest was rewritten) or a torn one ends the replay, and the next append
-//! truncates there. The manifest is rewritten, and the journal dropped, by a full sync or
-//! once the journal has grown to an eighth of it.
+//! Rewriting 100k entries after every saved file would cost a watcher more than its whole
+//! budget, so a sync that changed a few files appends a record of just those to a journal
+//! beside it (`manifest.log`) instead. Each record names the checksum of the manifest it
+//! extends and carries its own: a record of another manifest (left over from before the
+//! manifest was rewritten) or a torn one ends the replay, and the next append truncates
+//! there. The manifest is rewritten, and the journal dropped, by a full sync or once the
+//! journal has grown to an eighth of it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// The manifest's path, relative to the root.
 pub const MANIFEST_PATH: &str = ".tmws/cache/manifest.bin";
 
-const MAGIC: &[u8; 8] = b"TMWSMAN1";
+const MAGIC: &[u8; 8] = b"TMWSMAN2";
+/// Magic, version, epoch, entry count.
+const HEADER_LEN: usize = 8 + 4 + 8 + 8;
+/// The index's offset and length, the checksum.
+const FOOTER_LEN: usize = 8 + 8 + 32;
+/// A block is closed once its entries reach this many bytes.
+const BLOCK_BYTES: usize = 32 << 10;
 /// The journal's path, relative to the root.
 pub const JOURNAL_PATH: &str = ".tmws/cache/manifest.log";
 const JOURNAL_MAGIC: &[u8; 8] = b"TMWSMJ01";
@@ -63,57 +75,151 @@ impl FileState {
     }
 }
 
+/// Where a manifest's bytes come from: all of them in memory, or a file read in pieces.
+pub trait Source {
+    /// The length in bytes.
+    fn size(&self) -> usize;
+    /// `len` bytes from `at`, or None when they cannot be read.
+    fn bytes_at(&self, at: usize, len: usize) -> Option<Cow<'_, [u8]>>;
+}
+
+impl Source for [u8] {
+    fn size(&self) -> usize {
+        self.len()
+    }
+
+    fn bytes_at(&self, at: usize, len: usize) -> Option<Cow<'_, [u8]>> {
+        self.get(at..at.checked_add(len)?).map(Cow::Borrowed)
+    }
+}
+
+/// A block of entries as the manifest's index describes it.
+struct Block<'a> {
+    first: &'a str,
+    offset: usize,
+    len: usize,
+    count: usize,
+    hash: &'a [u8],
+}
+
+/// Whether root-relative `k` is one of `targets` or below one of them.
+pub fn under(k: &str, targets: &[String]) -> bool {
+    targets.iter().any(|t| k == t || (k.starts_with(t.as_str()) && k.as_bytes().get(t.len()) == Some(&b'/')))
+}
+
+/// The blocks that can hold a path at or below one of `targets`, in order.
+fn blocks_under(blocks: &[Block], targets: &[String]) -> Vec<usize> {
+    let mut wanted = vec![false; blocks.len()];
+    for t in targets {
+        // `0` follows `/`: `t` and every path below it sort before `t0`. Block i holds the
+        // paths from its first to the next block's first.
+        let end = format!("{t}0");
+        let lo = blocks.partition_point(|b| b.first <= t.as_str()).saturating_sub(1);
+        let hi = blocks.partition_point(|b| b.first < end.as_str());
+        for w in wanted.iter_mut().take(hi).skip(lo) {
+            *w = true;
+        }
+    }
+    wanted.iter().enumerate().filter(|(_, w)| **w).map(|(i, _)| i).collect()
+}
+
 impl Manifest {
     /// Parses a manifest; anything unreadable is an empty one (the index is then rebuilt).
     pub fn from_bytes(bytes: &[u8]) -> Manifest {
-        Self::decode(bytes).unwrap_or_default()
+        Self::from_bytes_with_checksum(bytes).0
     }
 
-    fn decode(bytes: &[u8]) -> Option<Manifest> {
-        Self::decode_some(bytes, &|_| true)
+    /// Parses a manifest and gives its checksum, what the journal's records name as their
+    /// base; an empty manifest and None when it does not parse.
+    pub fn from_bytes_with_checksum(bytes: &[u8]) -> (Manifest, Option<[u8; 32]>) {
+        Self::read_from(bytes, None)
     }
 
-    /// Decodes the header and the entries whose path `keep` accepts; the others are
-    /// stepped over without allocating anything.
-    fn decode_some(bytes: &[u8], keep: &dyn Fn(&str) -> bool) -> Option<Manifest> {
-        let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
-        if blake3::hash(body).as_bytes() != sum {
+    /// The same from `source`, with only the entries at or below `targets` when there are
+    /// some: then only the header, the index and the blocks that can hold them are read.
+    pub fn read_from(source: &(impl Source + ?Sized), targets: Option<&[String]>) -> (Manifest, Option<[u8; 32]>) {
+        match Self::decode(source, targets) {
+            Some((m, sum)) => (m, Some(sum)),
+            None => (Manifest::default(), None),
+        }
+    }
+
+    fn decode(source: &(impl Source + ?Sized), targets: Option<&[String]>) -> Option<(Manifest, [u8; 32])> {
+        let size = source.size();
+        let footer = source.bytes_at(size.checked_sub(FOOTER_LEN)?, FOOTER_LEN)?;
+        let mut r = Reader(&footer);
+        let index_at = usize::try_from(r.u64()?).ok()?;
+        let index_len = usize::try_from(r.u64()?).ok()?;
+        let sum: [u8; 32] = r.take(32)?.try_into().ok()?;
+        if index_at < HEADER_LEN || index_at.checked_add(index_len)?.checked_add(FOOTER_LEN)? != size {
             return None;
         }
-        let mut r = Reader(body);
+        let header = source.bytes_at(0, HEADER_LEN)?;
+        let index = source.bytes_at(index_at, index_len)?;
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(&header);
+        hasher.update(&index);
+        hasher.update(&footer[..16]);
+        if hasher.finalize().as_bytes() != &sum {
+            return None;
+        }
+        let mut r = Reader(&header);
         if r.take(8)? != MAGIC {
             return None;
         }
         let version = r.u32()?;
         let epoch = r.u64()?;
-        let count = r.u64()?;
-        let mut entries = Vec::with_capacity(usize::try_from(count).ok()?.min(body.len() / 52));
-        for _ in 0..count {
-            let rel = r.str()?;
-            let state = r.state()?;
-            if keep(rel) {
-                entries.push((rel.to_owned(), state));
+        let count = usize::try_from(r.u64()?).ok()?;
+
+        let mut blocks: Vec<Block> = Vec::new();
+        let (mut r, mut at, mut total) = (Reader(&index), HEADER_LEN, 0usize);
+        while !r.0.is_empty() {
+            let block = Block {
+                first: r.str()?,
+                offset: usize::try_from(r.u64()?).ok()?,
+                len: usize::try_from(r.u32()?).ok()?,
+                count: usize::try_from(r.u32()?).ok()?,
+                hash: r.take(32)?,
+            };
+            // Back to back from the header to the index, in path order.
+            if block.offset != at || blocks.last().is_some_and(|b| b.first >= block.first) {
+                return None;
             }
+            at = block.offset.checked_add(block.len)?;
+            total = total.checked_add(block.count)?;
+            blocks.push(block);
         }
-        if !r.0.is_empty() {
+        if at != index_at || total != count {
             return None;
         }
-        // Written in path order, so this is a bulk build, not 100k inserts.
-        Some(Manifest { version, epoch, files: entries.into_iter().collect() })
-    }
 
-    /// Parses a manifest and gives the checksum its bytes end with, what the journal's
-    /// records name as their base; an empty manifest and None when they do not parse.
-    pub fn from_bytes_with_checksum(bytes: &[u8]) -> (Manifest, Option<[u8; 32]>) {
-        Self::some_from_bytes_with_checksum(bytes, &|_| true)
-    }
-
-    /// The same, keeping only the entries whose path `keep` accepts.
-    pub fn some_from_bytes_with_checksum(bytes: &[u8], keep: &dyn Fn(&str) -> bool) -> (Manifest, Option<[u8; 32]>) {
-        match Self::decode_some(bytes, keep) {
-            Some(m) => (m, bytes.get(bytes.len() - 32..).and_then(|s| s.try_into().ok())),
-            None => (Manifest::default(), None),
+        let wanted = match targets {
+            None => (0..blocks.len()).collect(),
+            Some(ts) => blocks_under(&blocks, ts),
+        };
+        let mut entries = Vec::with_capacity(if targets.is_none() { count } else { 0 });
+        for b in wanted.into_iter().map(|i| &blocks[i]) {
+            let bytes = source.bytes_at(b.offset, b.len)?;
+            if blake3::hash(&bytes).as_bytes() != b.hash {
+                return None;
+            }
+            let mut r = Reader(&bytes);
+            for n in 0..b.count {
+                let rel = r.str()?;
+                let state = r.state()?;
+                if n == 0 && rel != b.first {
+                    return None;
+                }
+                if targets.is_none_or(|ts| under(rel, ts)) {
+                    entries.push((rel.to_owned(), state));
+                }
+            }
+            if !r.0.is_empty() {
+                return None;
+            }
         }
+        // Written in path order, so this is a bulk build, not 100k inserts.
+        Some((Manifest { version, epoch, files: entries.into_iter().collect() }, sum))
     }
 
     /// Applies the records of `journal` that extend the manifest whose checksum is `base`,
@@ -200,17 +306,43 @@ impl Manifest {
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(28 + self.files.len() * 128);
+        let mut out = Vec::with_capacity(HEADER_LEN + self.files.len() * 128 + FOOTER_LEN);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&self.version.to_le_bytes());
         out.extend_from_slice(&self.epoch.to_le_bytes());
         out.extend_from_slice(&(self.files.len() as u64).to_le_bytes());
+        let mut index = Vec::with_capacity(self.files.len() / 2);
+        let close = |out: &[u8], index: &mut Vec<u8>, (first, start, count): (&str, usize, u32)| {
+            put_str(index, first);
+            index.extend_from_slice(&(start as u64).to_le_bytes());
+            index.extend_from_slice(&u32::try_from(out.len() - start).unwrap_or(u32::MAX).to_le_bytes());
+            index.extend_from_slice(&count.to_le_bytes());
+            index.extend_from_slice(blake3::hash(&out[start..]).as_bytes());
+        };
+        let mut block: Option<(&str, usize, u32)> = None;
         for (rel, f) in &self.files {
+            let (_, start, count) = block.get_or_insert((rel.as_str(), out.len(), 0));
+            let start = *start;
+            *count += 1;
             put_str(&mut out, rel);
             put_state(&mut out, f);
+            if out.len() - start >= BLOCK_BYTES
+                && let Some(b) = block.take()
+            {
+                close(&out, &mut index, b);
+            }
         }
-        let sum = blake3::hash(&out);
-        out.extend_from_slice(sum.as_bytes());
+        if let Some(b) = block.take() {
+            close(&out, &mut index, b);
+        }
+        let index_at = out.len();
+        out.extend_from_slice(&index);
+        out.extend_from_slice(&(index_at as u64).to_le_bytes());
+        out.extend_from_slice(&(index.len() as u64).to_le_bytes());
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(&out[..HEADER_LEN]);
+        hasher.update(&out[index_at..]);
+        out.extend_from_slice(hasher.finalize().as_bytes());
         out
     }
 }
@@ -257,14 +389,13 @@ impl Cached {
         Self::read_some(manifest, journal, None)
     }
 
-    /// The same, keeping only the entries whose path `keep` accepts, when there is one:
-    /// what a batch of a few changed paths needs, at a fraction of the cost of 100k.
-    pub fn read_some(manifest: &[u8], journal: &[u8], keep: Option<&dyn Fn(&str) -> bool>) -> Cached {
-        let all = |_: &str| true;
-        let filter: &dyn Fn(&str) -> bool = keep.unwrap_or(&all);
-        let (mut m, base) = Manifest::some_from_bytes_with_checksum(manifest, filter);
-        let journal_len = base.map_or(0, |b| m.apply_journal_to_some(&b, journal, filter) as u64);
-        Cached { manifest: m, base, base_len: manifest.len(), journal_len, partial: keep.is_some() }
+    /// The same, keeping only the entries at or below `targets` when there are some: what
+    /// a batch of a few changed paths needs, at a fraction of the cost of 100k.
+    pub fn read_some(manifest: &(impl Source + ?Sized), journal: &[u8], targets: Option<&[String]>) -> Cached {
+        let (mut m, base) = Manifest::read_from(manifest, targets);
+        let keep = |rel: &str| targets.is_none_or(|ts| under(rel, ts));
+        let journal_len = base.map_or(0, |b| m.apply_journal_to_some(&b, journal, &keep) as u64);
+        Cached { manifest: m, base, base_len: manifest.size(), journal_len, partial: targets.is_some() }
     }
 
     /// The record to append for `changes`, or None when the manifest is to be written
@@ -349,9 +480,11 @@ mod tests {
         for cut in [0, 1, 8, 30, bytes.len() / 2, bytes.len() - 1] {
             assert_eq!(Manifest::from_bytes(&bytes[..cut]), Manifest::default(), "cut at {cut}");
         }
-        let mut flipped = bytes.clone();
-        flipped[40] ^= 1;
-        assert_eq!(Manifest::from_bytes(&flipped), Manifest::default());
+        for at in 0..bytes.len() {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 1;
+            assert_eq!(Manifest::from_bytes(&flipped), Manifest::default(), "byte {at} altered");
+        }
         assert_eq!(Manifest::from_bytes(br#"{"version":3,"epoch":1,"files":{}}"#), Manifest::default());
     }
 
@@ -395,8 +528,7 @@ mod tests {
         assert_eq!(m.apply_journal(&sum, &altered), first.len());
 
         // Only some paths: the rest of the manifest and of the journal is stepped over.
-        let only_b = |rel: &str| rel == "b.md";
-        let some = Cached::read_some(&base.to_bytes(), &journal, Some(&only_b));
+        let some = Cached::read_some(base.to_bytes().as_slice(), &journal, Some(&["b.md".to_owned()]));
         assert!(some.partial);
         assert_eq!(some.journal_len, journal.len() as u64);
         assert_eq!(some.manifest.epoch, 44);
@@ -407,5 +539,74 @@ mod tests {
         assert_eq!(m.apply_journal(&[9; 32], &journal), 0);
         assert_eq!(m, base);
         assert_eq!(Manifest::from_bytes_with_checksum(b"not a manifest"), (Manifest::default(), None));
+    }
+
+    /// A manifest of `n` files spread over folders whose names share prefixes (`d1`,
+    /// `d10`, `d1-x`), so targets fall at block edges and next to paths that only look
+    /// below them.
+    fn spread(n: u64) -> Manifest {
+        let mut m = Manifest { version: 3, epoch: 9, files: BTreeMap::new() };
+        for i in 0..n {
+            let dir = ["d1", "d10", "d1-x", "d2"][(i % 4) as usize];
+            let refs = if i % 7 == 0 { vec![format!("ref{i}#a")] } else { Vec::new() };
+            m.files.insert(format!("{dir}/sub{}/f{i:05}.md", i % 13), FileState { refs, ..state(i) });
+        }
+        m.files.insert("d1".into(), state(1));
+        m
+    }
+
+    #[test]
+    fn a_few_paths_read_only_the_blocks_that_can_hold_them_and_find_all_their_entries() {
+        let m = spread(6_000);
+        let bytes = m.to_bytes();
+        let (whole, sum) = Manifest::from_bytes_with_checksum(&bytes);
+        assert_eq!(whole, m);
+        let sum = sum.unwrap();
+
+        /// Counts the bytes read.
+        struct Counting<'a>(&'a [u8], std::cell::Cell<usize>);
+        impl Source for Counting<'_> {
+            fn size(&self) -> usize {
+                self.0.len()
+            }
+            fn bytes_at(&self, at: usize, len: usize) -> Option<Cow<'_, [u8]>> {
+                self.1.set(self.1.get() + len);
+                self.0.bytes_at(at, len)
+            }
+        }
+        let first = m.files.keys().next().unwrap().clone();
+        let last = m.files.keys().next_back().unwrap().clone();
+        let cases: Vec<Vec<String>> = vec![
+            vec!["d1".into()],
+            vec!["d10".into()],
+            vec!["d1-x/sub3".into()],
+            vec!["d2/sub12/f00011.md".into()],
+            vec!["d2/sub1".into(), "d10/sub0/f00001.md".into()],
+            vec![first.clone()],
+            vec![last.clone()],
+            vec!["d1/sub4/nothing-here.md".into()],
+            vec!["a".into()],
+            vec!["zzz".into()],
+            vec!["d".into()],
+        ];
+        for targets in cases {
+            let source = Counting(&bytes, std::cell::Cell::new(0));
+            let (some, some_sum) = Manifest::read_from(&source, Some(&targets));
+            let want: BTreeMap<String, FileState> =
+                m.files.iter().filter(|(k, _)| under(k, &targets)).map(|(k, v)| (k.clone(), v.clone())).collect();
+            assert!(some.files == want, "{targets:?}: read {:?}, want {:?}", some.files.keys(), want.keys());
+            assert_eq!((some.version, some.epoch, some_sum), (3, 9, Some(sum)), "{targets:?}");
+            if targets.len() == 1 && !targets[0].starts_with("d1") {
+                // A path, or a folder of a quarter of the files: a few blocks, not all.
+                assert!(source.1.get() < bytes.len() / 3, "{targets:?} read {} of {}", source.1.get(), bytes.len());
+            }
+        }
+        assert!(bytes.len() > 8 * BLOCK_BYTES, "the test needs many blocks");
+
+        // A block that a read needs and that was altered: no manifest, so a rebuild.
+        let mut altered = bytes.clone();
+        let at = bytes.len() / 2;
+        altered[at] ^= 1;
+        assert_eq!(Manifest::from_bytes_with_checksum(&altered), (Manifest::default(), None));
     }
 }

@@ -6,6 +6,7 @@
 //! goes into one commit, after which the manifest is written with the commit's epoch:
 //! whole after a full sync, else as a journal record of the files this sync changed.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
@@ -15,7 +16,7 @@ use serde::Serialize;
 use tantivy::{TantivyDocument, Term};
 
 use super::extract::extract_with_diagnostics;
-use super::manifest::{Cached, Change, FileState, JOURNAL_PATH, MANIFEST_PATH, Manifest};
+use super::manifest::{self, Cached, Change, FileState, JOURNAL_PATH, MANIFEST_PATH, Manifest, under};
 use super::memlog::{self, LogRead, Op};
 use super::{Index, Payload, SCHEMA_VERSION, tantivy_err};
 use crate::config::Config;
@@ -517,19 +518,34 @@ impl Index {
 }
 
 /// The manifest as the files have it: the manifest file with its journal replayed; only
-/// the entries at or below `targets` when there are some.
+/// the entries at or below `targets` when there are some (then only the blocks of the
+/// manifest that can hold them are read).
 fn read_manifest(root: &std::path::Path, targets: Option<&[String]>) -> Cached {
-    let read = |rel: &str| store::read_opt(&root.join(rel)).ok().flatten().unwrap_or_default();
-    let keep = |k: &str| targets.is_none_or(|ts| under(k, ts));
-    Cached::read_some(&read(MANIFEST_PATH), &read(JOURNAL_PATH), targets.map(|_| &keep as &dyn Fn(&str) -> bool))
+    let journal = store::read_opt(&root.join(JOURNAL_PATH)).ok().flatten().unwrap_or_default();
+    let path = root.join(MANIFEST_PATH);
+    let file = match targets {
+        Some(_) => store::FileAt::open_opt(&path).ok().flatten(),
+        None => None,
+    };
+    match file {
+        Some(file) => Cached::read_some(&file, &journal, targets),
+        None => {
+            let bytes = if targets.is_none() { store::read_opt(&path).ok().flatten() } else { None };
+            Cached::read_some(bytes.unwrap_or_default().as_slice(), &journal, targets)
+        }
+    }
 }
 
-/// Whether root-relative `k` is one of `targets` or below one of them.
-fn under(k: &str, targets: &[String]) -> bool {
-    targets.iter().any(|t| k == t || (k.starts_with(t.as_str()) && k.as_bytes().get(t.len()) == Some(&b'/')))
+impl manifest::Source for store::FileAt {
+    fn size(&self) -> usize {
+        usize::try_from(self.len()).unwrap_or(usize::MAX)
+    }
+
+    fn bytes_at(&self, at: usize, len: usize) -> Option<Cow<'_, [u8]>> {
+        self.read_at(at as u64, len).ok().map(Cow::Owned)
+    }
 }
 
-/// Reads a memory log from its mark when the mark still holds, else whole.
 fn read_log(path: &std::path::Path, s: &Scanned, namespace: &str, mark: Option<&memlog::LogMark>) -> Result<Read> {
     let state = FileState { size: s.size, mtime: s.mtime, ..FileState::default() };
     let tail = match mark {

@@ -88,6 +88,45 @@ pub fn read_from(path: &Path, offset: u64) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// A file open for reads at any offset: what reads a few blocks of a large file.
+#[derive(Debug)]
+pub struct FileAt {
+    path: PathBuf,
+    file: fs::File,
+    len: u64,
+}
+
+impl FileAt {
+    /// Opens a file, or None when it does not exist.
+    pub fn open_opt(path: &Path) -> Result<Option<FileAt>> {
+        let file = match fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        Ok(Some(FileAt { path: path.to_path_buf(), file, len }))
+    }
+
+    /// The file's length when it was opened.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the file was empty when it was opened.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Reads exactly `len` bytes from offset `at`.
+    pub fn read_at(&self, at: u64, len: usize) -> Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let mut out = vec![0; len];
+        self.file.read_exact_at(&mut out, at).map_err(|e| Error::io(&self.path, e))?;
+        Ok(out)
+    }
+}
+
 /// Reads a whole file, or None when it does not exist.
 pub fn read_opt(path: &Path) -> Result<Option<Vec<u8>>> {
     match fs::read(path) {
