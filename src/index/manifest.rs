@@ -197,7 +197,8 @@ impl Manifest {
             None => (0..blocks.len()).collect(),
             Some(ts) => blocks_under(&blocks, ts),
         };
-        let mut entries = Vec::with_capacity(if targets.is_none() { count } else { 0 });
+        // An entry takes 56 bytes at least: a count the bytes cannot hold allocates nothing.
+        let mut entries = Vec::with_capacity(if targets.is_none() { count.min(index_at / 56) } else { 0 });
         for b in wanted.into_iter().map(|i| &blocks[i]) {
             let bytes = source.bytes_at(b.offset, b.len)?;
             if blake3::hash(&bytes).as_bytes() != b.hash {
