@@ -5,8 +5,6 @@
 //! the system temp folder and reused.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use divan::Bencher;
@@ -105,29 +103,36 @@ fn tmws_search_process_100k_with_watcher(bencher: Bencher) {
     let _ = watcher.wait();
 }
 
-/// One saved file until a reader finds it, with the watcher (50 ms debounce) in between.
+/// One saved file until a reader finds it, through a `tmws watch` process (50 ms debounce)
+/// as an editor session runs it: with the allocator settings of a long-running process.
 #[divan::bench(sample_count = 40, sample_size = 1, args = [10_000, 100_000])]
 fn save_to_searchable(bencher: Bencher, docs: usize) {
     save_and_search(bencher, docs, Duration::ZERO);
 }
 
 /// The same with saves 1.5 s apart, as an editor makes them: the watcher has let go of its
-/// manifest in between and reads it again for each save.
+/// manifest in between and reads the part it needs again for each save.
 #[divan::bench(sample_count = 15, sample_size = 1, args = [100_000])]
 fn save_to_searchable_after_idle(bencher: Bencher, docs: usize) {
     save_and_search(bencher, docs, Duration::from_millis(1500));
 }
 
 fn save_and_search(bencher: Bencher, docs: usize, pause: Duration) {
+    use std::io::BufRead;
     let (root, _) = built(docs);
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let watch_root = root.clone();
-    let watcher = std::thread::spawn(move || {
-        let mut ws = Workspace::open(&watch_root).unwrap();
-        ws.watch(&flag, |_| {}).unwrap();
-    });
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut watcher = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .arg("--root")
+        .arg(&root)
+        .arg("watch")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Ready once its first sync is reported (its watches are set up before that sync);
+    // the rest of its output is drained so it never blocks on a full pipe.
+    let mut lines = std::io::BufReader::new(watcher.stdout.take().unwrap()).lines();
+    assert!(lines.by_ref().any(|l| l.is_ok_and(|l| l.starts_with("synced"))), "the watcher never synced");
+    let drain = std::thread::spawn(move || lines.for_each(drop));
     let reader = Index::open(&root).unwrap();
     let mut n = 0;
     // The pause and the write are outside the timing: it starts once the file is saved.
@@ -152,8 +157,14 @@ fn save_and_search(bencher: Bencher, docs: usize, pause: Duration) {
                 std::thread::sleep(Duration::from_millis(1));
             }
         });
-    stop.store(true, Ordering::Relaxed);
-    watcher.join().unwrap();
+    // Ctrl-C: the watcher commits and exits.
+    #[allow(unsafe_code)]
+    // SAFETY: kill takes integers only; the pid is of a child not yet waited for.
+    unsafe {
+        libc::kill(watcher.id() as libc::pid_t, libc::SIGINT);
+    }
+    watcher.wait().unwrap();
+    drain.join().unwrap();
     for k in 1..=n {
         let _ = std::fs::remove_file(root.join(format!("resources/workspaces/w0/d0/r0/_lessons/261122-bench-{k}.md")));
     }
