@@ -30,6 +30,8 @@ use crate::store;
 
 /// Where the index lives, relative to the root.
 pub const INDEX_DIR: &str = ".tmws/cache/index";
+/// Held while a process opens the index (beside it: a rebuild deletes the index folder).
+const OPEN_LOCK: &str = ".tmws/cache/index-open.lock";
 /// Present while the writer applies changes it has found, removed after its commit: how
 /// readers in other processes know that the index is behind the files.
 pub const SYNCING_MARKER: &str = ".tmws/cache/syncing";
@@ -74,6 +76,10 @@ impl Index {
     /// Opens (or creates) the index of `root`, taking the writer role when it is free.
     pub fn open(root: &Path) -> Result<Index> {
         let dir = root.join(INDEX_DIR);
+        // One process at a time finds, creates or rebuilds the index and tries for the
+        // writer: two that both found none would both create it, and one rebuilding would
+        // delete the folder (and the writer lock in it) under another that already writes.
+        let _opening = store::FileLock::exclusive(&root.join(OPEN_LOCK))?;
         store::create_dir_all(&dir)?;
         let fields = Fields::new();
         let mut rebuilt = None;
@@ -231,4 +237,47 @@ fn writer_threads() -> usize {
 fn read_payload(index: &tantivy::Index) -> tantivy::Result<Payload> {
     let metas = index.load_metas()?;
     Ok(metas.payload.as_deref().and_then(|p| serde_json::from_str(p).ok()).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processes_that_open_a_new_root_at_once_all_get_the_index_and_one_writes() {
+        for round in 0..30 {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            let start = std::sync::Barrier::new(6);
+            // Each keeps its index open (a writer lets the lock go when dropped).
+            let opened: Vec<Index> = std::thread::scope(|s| {
+                let opens: Vec<_> = (0..6)
+                    .map(|_| {
+                        s.spawn(|| {
+                            start.wait();
+                            Index::open(root)
+                        })
+                    })
+                    .collect();
+                opens.into_iter().map(|h| h.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e}"))).collect()
+            });
+            let writers: Vec<bool> = opened.iter().map(Index::is_writer).collect();
+            assert_eq!(writers.iter().filter(|w| **w).count(), 1, "round {round}: {writers:?}");
+            assert!(opened.iter().all(|i| i.rebuilt.is_none()), "round {round}: one saw another's index half made");
+        }
+    }
+
+    #[test]
+    fn an_open_waits_while_another_process_is_opening() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let held = store::FileLock::exclusive(&root.join(OPEN_LOCK)).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| tx.send(Index::open(root).map(|i| i.is_writer())).unwrap());
+            assert!(rx.recv_timeout(std::time::Duration::from_millis(300)).is_err(), "opened while the lock was held");
+            drop(held);
+            assert!(rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap().unwrap());
+        });
+    }
 }

@@ -88,6 +88,31 @@ pub fn read_from(path: &Path, offset: u64) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// An exclusive advisory lock (the operating system's) on a lock file, held until dropped;
+/// a process that dies holding it releases it.
+#[derive(Debug)]
+pub struct FileLock {
+    _file: fs::File,
+}
+
+impl FileLock {
+    /// Takes the lock at `path`, creating the file and its folders, and waiting while
+    /// another process (or another handle in this one) holds it.
+    pub fn exclusive(path: &Path) -> Result<FileLock> {
+        if let Some(dir) = path.parent() {
+            create_dir_all(dir)?;
+        }
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        file.lock().map_err(|e| Error::io(path, e))?;
+        Ok(FileLock { _file: file })
+    }
+}
+
 /// A file open for reads at any offset: what reads a few blocks of a large file.
 #[derive(Debug)]
 pub struct FileAt {
