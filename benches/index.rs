@@ -89,18 +89,45 @@ fn tmws_search_process_100k(bencher: Bencher) {
 fn tmws_search_process_100k_with_watcher(bencher: Bencher) {
     let (root, _) = built(100_000);
     let bin = env!("CARGO_BIN_EXE_tmws");
-    let mut watcher = std::process::Command::new(bin)
-        .arg("--root")
-        .arg(&root)
-        .arg("watch")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(3));
+    let watcher = WatchProcess::start(&root);
     bencher.bench(|| search_process(bin, &root));
-    let _ = watcher.kill();
-    let _ = watcher.wait();
+    watcher.stop();
+}
+
+/// A `tmws watch` process over a root, its output drained so it never blocks on a pipe.
+struct WatchProcess {
+    child: std::process::Child,
+    drain: std::thread::JoinHandle<()>,
+}
+
+impl WatchProcess {
+    /// Starts one and returns once its first sync is reported (its watches are set up
+    /// before that sync).
+    fn start(root: &Path) -> WatchProcess {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .arg("--root")
+            .arg(root)
+            .arg("watch")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        assert!(lines.by_ref().any(|l| l.is_ok_and(|l| l.starts_with("synced"))), "the watcher never synced");
+        WatchProcess { child, drain: std::thread::spawn(move || lines.for_each(drop)) }
+    }
+
+    /// Ctrl-C: the watcher commits and exits.
+    fn stop(mut self) {
+        #[allow(unsafe_code)]
+        // SAFETY: kill takes integers only; the pid is of a child not yet waited for.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
+        }
+        self.child.wait().unwrap();
+        self.drain.join().unwrap();
+    }
 }
 
 /// One saved file until a reader finds it, through a `tmws watch` process (50 ms debounce)
@@ -118,21 +145,8 @@ fn save_to_searchable_after_idle(bencher: Bencher, docs: usize) {
 }
 
 fn save_and_search(bencher: Bencher, docs: usize, pause: Duration) {
-    use std::io::BufRead;
     let (root, _) = built(docs);
-    let mut watcher = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
-        .arg("--root")
-        .arg(&root)
-        .arg("watch")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // Ready once its first sync is reported (its watches are set up before that sync);
-    // the rest of its output is drained so it never blocks on a full pipe.
-    let mut lines = std::io::BufReader::new(watcher.stdout.take().unwrap()).lines();
-    assert!(lines.by_ref().any(|l| l.is_ok_and(|l| l.starts_with("synced"))), "the watcher never synced");
-    let drain = std::thread::spawn(move || lines.for_each(drop));
+    let watcher = WatchProcess::start(&root);
     let reader = Index::open(&root).unwrap();
     let mut n = 0;
     // The pause and the write are outside the timing: it starts once the file is saved.
@@ -157,14 +171,7 @@ fn save_and_search(bencher: Bencher, docs: usize, pause: Duration) {
                 std::thread::sleep(Duration::from_millis(1));
             }
         });
-    // Ctrl-C: the watcher commits and exits.
-    #[allow(unsafe_code)]
-    // SAFETY: kill takes integers only; the pid is of a child not yet waited for.
-    unsafe {
-        libc::kill(watcher.id() as libc::pid_t, libc::SIGINT);
-    }
-    watcher.wait().unwrap();
-    drain.join().unwrap();
+    watcher.stop();
     for k in 1..=n {
         let _ = std::fs::remove_file(root.join(format!("resources/workspaces/w0/d0/r0/_lessons/261122-bench-{k}.md")));
     }

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 pub struct LockedLog {
     path: PathBuf,
     file: File,
-    _lock: File,
+    _lock: super::FileLock,
 }
 
 impl LockedLog {
@@ -32,9 +32,7 @@ impl LockedLog {
                 fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
             }
         }
-        let lock_file =
-            OpenOptions::new().write(true).create(true).truncate(false).open(lock).map_err(|e| Error::io(lock, e))?;
-        lock_file.lock().map_err(|e| Error::io(lock, e))?;
+        let lock_file = super::FileLock::exclusive(lock)?;
         let file =
             OpenOptions::new().read(true).append(true).create(true).open(path).map_err(|e| Error::io(path, e))?;
         Ok(LockedLog { path: path.to_path_buf(), file, _lock: lock_file })
