@@ -8,14 +8,15 @@
 //!
 //! Debouncing is done here rather than by a debouncer crate: a batch is handed over once no
 //! event came for the debounce time after the last one (timed when the event arrived), so a
-//! save is seen exactly `debounce` after it, nothing ticks while the root is quiet, and no
+//! save is seen exactly `debounce` after it, and events that queued up during a sync are
+//! handed over together, nothing ticks while the root is quiet, and no
 //! map of every file's id is built at start (which cost ~0.6 s and ~10 MB at 100k files).
 //! Reads (inotify's open and close events) are dropped where they arrive: a sync's own
 //! reads neither start a batch nor hold one back.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError, channel};
 use std::time::{Duration, Instant};
 
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
@@ -129,8 +130,9 @@ impl FileWatcher {
     }
 
     /// The next batch of changes, or None when nothing happened within `timeout`: the
-    /// events until none came for the debounce time. Fails only when the watcher itself is
-    /// gone.
+    /// events until none came for the debounce time. Events that queued up while the
+    /// caller was busy (a sync of the previous batch) all join this batch, however long
+    /// ago they arrived. Fails only when the watcher itself is gone.
     pub fn next(&mut self, timeout: Duration) -> Result<Option<Changes>> {
         let gone = || Error::Usage("the file watcher stopped".into());
         let (first_at, first) = match self.rx.recv_timeout(timeout) {
@@ -140,18 +142,31 @@ impl FileWatcher {
         };
         let mut changes = Changes::default();
         add_event(&self.root, first, &mut changes);
-        let cap = first_at + self.debounce * MAX_BATCH_DEBOUNCES;
+        // The cap counts from now, not from the first event's arrival: a backlog's first
+        // event may be older than the cap, and the batch must still take the rest of it.
+        let cap = Instant::now() + self.debounce * MAX_BATCH_DEBOUNCES;
         let mut quiet_at = first_at + self.debounce;
         loop {
-            let until = quiet_at.min(cap);
-            let Some(left) = until.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else { break };
-            match self.rx.recv_timeout(left) {
-                Ok((at, e)) => {
-                    add_event(&self.root, e, &mut changes);
-                    quiet_at = quiet_at.max(at + self.debounce);
+            let arrived = match self.rx.try_recv() {
+                Ok(arrived) => Some(arrived),
+                Err(TryRecvError::Disconnected) => return Err(gone()),
+                Err(TryRecvError::Empty) => {
+                    let until = quiet_at.min(cap);
+                    let Some(left) = until.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else {
+                        break;
+                    };
+                    match self.rx.recv_timeout(left) {
+                        Ok(arrived) => Some(arrived),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => return Err(gone()),
+                    }
                 }
-                Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => return Err(gone()),
+            };
+            let Some((at, e)) = arrived else { break };
+            add_event(&self.root, e, &mut changes);
+            quiet_at = quiet_at.max(at + self.debounce);
+            if Instant::now() >= cap {
+                break;
             }
         }
         // Folders that appeared get their own recursive watch, and a rescan of their
@@ -263,5 +278,25 @@ mod tests {
         // Reading a file is not a change.
         let _ = std::fs::read(root.join("notes/0.md")).unwrap();
         assert_eq!(w.next(Duration::from_millis(400)).unwrap(), None);
+    }
+
+    #[test]
+    fn events_that_queued_while_the_caller_was_busy_are_one_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("notes")).unwrap();
+        let debounce = Duration::from_millis(20);
+        let mut w = FileWatcher::new(&root, &["notes".to_owned()], debounce).unwrap();
+        // While the caller syncs something else, 50 files are written, each 5 ms after the
+        // last: every event is older than the debounce time when the caller comes back.
+        for n in 0..50 {
+            std::fs::write(root.join(format!("notes/{n:02}.md")), "x").unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(debounce * 10);
+        let changes = w.next(Duration::from_secs(5)).unwrap().unwrap();
+        let want: BTreeSet<String> = (0..50).map(|n| format!("notes/{n:02}.md")).collect();
+        assert_eq!(changes, Changes { paths: want, rescan: false });
+        assert_eq!(w.next(Duration::from_millis(100)).unwrap(), None);
     }
 }
