@@ -2,19 +2,20 @@
 //!
 //! Each debounced batch of file events becomes one `sync_paths` over exactly the changed
 //! paths (a folder means its subtree), committed at once. An overflow, an error, or a
-//! burst of more than `BURST` paths falls back to a sync of everything. A process that
-//! cannot get the writer follows the writer's commits and takes the role over when the
-//! writer goes away. A bad file never stops the loop: its problems are reported and it is
+//! burst of more than `BURST` paths falls back to a sync of everything, and so does a sync
+//! that failed (its batch was not applied), after a wait that doubles while they keep
+//! failing. A process that cannot get the writer follows the writer's commits and takes
+//! the role over when the writer goes away. A bad file never stops the loop: its problems are reported and it is
 //! indexed anyway.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::sync::{SyncOptions, SyncReport};
 use super::{Index, layout_dirs};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::store::watch::{Events, FileWatcher};
+use crate::store::watch::{Changes, Events, FileWatcher};
 
 /// More changed paths than this in one batch (a `git checkout`, say) sync everything.
 const BURST: usize = 2000;
@@ -23,6 +24,17 @@ const TICK: Duration = Duration::from_millis(100);
 /// How long the writer keeps its manifest in memory after a sync: a burst of saves reuses
 /// it, and an idle server does not hold it (100k files' worth is ~11 MB).
 const KEEP_MANIFEST: Duration = Duration::from_secs(1);
+/// After a failed sync, everything is synced again this long after it, then twice as long
+/// after each further failure, up to `LAST_RETRY`.
+const FIRST_RETRY: Duration = Duration::from_millis(500);
+const LAST_RETRY: Duration = Duration::from_secs(30);
+
+/// A sync of everything, due at `at` because the last sync failed.
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    at: Instant,
+    wait: Duration,
+}
 
 /// What the watch loop tells its caller.
 #[derive(Debug)]
@@ -37,7 +49,7 @@ pub enum WatchUpdate<'a> {
     Following,
     /// The writer went away and this process took its role.
     TookOver,
-    /// A sync failed; the loop goes on.
+    /// A sync failed; the loop goes on, and syncs everything again soon.
     Failed(&'a Error),
     /// An MCP client config of `registry.sources` changed (the registry may be behind).
     ClientConfigs,
@@ -74,15 +86,16 @@ pub fn run_with(
         on(WatchUpdate::Following);
     }
     // A follower tries for the writer role once a tick, however many events arrive.
-    let mut last_try = std::time::Instant::now();
-    let mut last_sync = std::time::Instant::now();
+    let mut last_try = Instant::now();
+    let mut last_sync = Instant::now();
+    let mut retry: Option<Retry> = None;
     while !stop.load(Ordering::Relaxed) {
         let changes = events.next(TICK)?;
         if !index.is_writer() {
             if last_try.elapsed() < TICK {
                 continue;
             }
-            last_try = std::time::Instant::now();
+            last_try = Instant::now();
             if index.try_take_writer()? {
                 on(WatchUpdate::TookOver);
                 on(WatchUpdate::Syncing);
@@ -90,13 +103,14 @@ pub fn run_with(
                     Ok(r) => on(WatchUpdate::Synced(&r)),
                     Err(e) => on(WatchUpdate::Failed(&e)),
                 }
-                last_sync = std::time::Instant::now();
+                last_sync = Instant::now();
             } else {
                 index.reload()?;
             }
             continue;
         }
-        let Some(changes) = changes.filter(|c| !c.paths.is_empty() || c.rescan) else {
+        let due = retry.is_some_and(|r| r.at <= Instant::now());
+        let Some(changes) = changes.filter(|c| !c.paths.is_empty() || c.rescan).or(due.then(Changes::default)) else {
             if last_sync.elapsed() >= KEEP_MANIFEST && index.holds_manifest() {
                 index.forget_manifest();
                 crate::sys::release_free_memory();
@@ -108,14 +122,27 @@ pub fn run_with(
         if paths.iter().any(|p| sources.iter().any(|s| s == p || s.starts_with(&format!("{p}/")))) {
             on(WatchUpdate::ClientConfigs);
         }
-        let targets = if changes.rescan || paths.len() > BURST { None } else { Some(paths.as_slice()) };
+        if retry.is_some() && !due {
+            // The sync of everything that is due soon covers these paths too.
+            continue;
+        }
+        let whole = retry.is_some() || changes.rescan || paths.len() > BURST;
+        let targets = if whole { None } else { Some(paths.as_slice()) };
         on(WatchUpdate::Syncing);
         match index.sync_paths(config, &opts, targets) {
-            Ok(r) if targets.is_none() => on(WatchUpdate::Synced(&r)),
-            Ok(r) => on(WatchUpdate::Applied(&r)),
-            Err(e) => on(WatchUpdate::Failed(&e)),
+            Ok(r) => {
+                retry = None;
+                on(if whole { WatchUpdate::Synced(&r) } else { WatchUpdate::Applied(&r) });
+            }
+            Err(e) => {
+                // The batch's paths were not applied: everything is synced again later,
+                // sooner after a first failure than after a run of them (a full disk).
+                let wait = retry.map_or(FIRST_RETRY, |r| (r.wait * 2).min(LAST_RETRY));
+                retry = Some(Retry { at: Instant::now() + wait, wait });
+                on(WatchUpdate::Failed(&e));
+            }
         }
-        last_sync = std::time::Instant::now();
+        last_sync = Instant::now();
     }
     Ok(())
 }
@@ -127,7 +154,6 @@ mod tests {
 
     use super::*;
     use crate::index::SearchRequest;
-    use crate::store::watch::Changes;
 
     /// Plays a script: each step may change files behind the loop's back, then hands it
     /// a batch. When the script ends the loop is stopped.
@@ -243,5 +269,56 @@ mod tests {
         assert_eq!(hits(&index, "charlie"), ["resources/workspaces/w/_lessons/260103-c.md"]);
         assert!(hits(&index, "delta").is_empty(), "a path no batch named is left for the next sync");
         assert!(Path::new(&root).join(".tmws/cache/manifest.bin").exists());
+    }
+
+    #[test]
+    fn a_batch_whose_sync_failed_is_applied_by_a_sync_of_everything_soon_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let lessons = root.join("resources/workspaces/w/_lessons");
+        std::fs::create_dir_all(&lessons).unwrap();
+        std::fs::write(lessons.join("260101-a.md"), lesson("alpha")).unwrap();
+        std::fs::create_dir_all(root.join(".tmws")).unwrap();
+        let mut index = Index::open(&root).unwrap();
+        let stop = AtomicBool::new(false);
+        // A folder where the sync writes its marker makes the sync fail before it reads.
+        let blocker = root.join(crate::index::SYNCING_MARKER);
+        let (l1, l2, b1, b2) = (lessons.clone(), lessons.clone(), blocker.clone(), blocker.clone());
+        let path = |name: &str| format!("resources/workspaces/w/_lessons/{name}");
+        let steps: VecDeque<(Box<dyn FnOnce()>, Changes)> = VecDeque::from([
+            (
+                Box::new(move || {
+                    std::fs::create_dir_all(b1.join("in-the-way")).unwrap();
+                    std::fs::write(l1.join("260102-b.md"), lesson("bravo")).unwrap();
+                }) as Box<dyn FnOnce()>,
+                Changes { paths: [path("260102-b.md")].into(), rescan: false },
+            ),
+            // Before the retry is due, a batch waits for it.
+            (
+                Box::new(move || std::fs::write(l2.join("260103-c.md"), lesson("charlie")).unwrap()),
+                Changes { paths: [path("260103-c.md")].into(), rescan: false },
+            ),
+            // Once it is due the root is synced whole, with no event asking for it.
+            (
+                Box::new(move || {
+                    std::fs::remove_dir_all(b2).unwrap();
+                    std::thread::sleep(FIRST_RETRY + Duration::from_millis(50));
+                }),
+                Changes::default(),
+            ),
+        ]);
+        let mut script = Script { steps, stop: &stop };
+        let mut seen = Vec::new();
+        run_with(&mut index, &Config::default(), &stop, &mut script, |u| match u {
+            WatchUpdate::Synced(r) => seen.push(format!("synced {} new", r.new)),
+            WatchUpdate::Applied(r) => seen.push(format!("applied {} new", r.new)),
+            WatchUpdate::Failed(_) => seen.push("failed".to_owned()),
+            WatchUpdate::Syncing => {}
+            other => panic!("{other:?}"),
+        })
+        .unwrap();
+        assert_eq!(seen, ["synced 1 new", "failed", "synced 2 new"]);
+        assert_eq!(hits(&index, "bravo"), [path("260102-b.md")]);
+        assert_eq!(hits(&index, "charlie"), [path("260103-c.md")]);
     }
 }

@@ -8,9 +8,9 @@
 //!
 //! Debouncing is done here rather than by a debouncer crate: a batch is handed over once no
 //! event came for the debounce time after the last one (timed when the event arrived), so a
-//! save is seen exactly `debounce` after it, and events that queued up during a sync are
-//! handed over together, nothing ticks while the root is quiet, and no
-//! map of every file's id is built at start (which cost ~0.6 s and ~10 MB at 100k files).
+//! save is seen exactly `debounce` after it; events that queued up during a sync are handed
+//! over together; nothing ticks while the root is quiet; and no map of every file's id is
+//! built at start (which cost ~0.6 s and ~10 MB at 100k files).
 //! Reads (inotify's open and close events) are dropped where they arrive: a sync's own
 //! reads neither start a batch nor hold one back.
 

@@ -966,7 +966,7 @@ fn render_watch(out: &mut impl Write, update: &WatchUpdate<'_>) -> io::Result<()
             return writeln!(out, "client config changed: introspecting changed servers in the background");
         }
         WatchUpdate::Failed(e) => {
-            eprintln!("tmws: {e}");
+            eprintln!("tmws: sync failed: {e} (the whole root is synced again shortly)");
             return Ok(());
         }
     };

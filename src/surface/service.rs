@@ -124,7 +124,7 @@ impl Background {
                         tracing::info!("a client config changed: introspecting changed servers in the background");
                     }
                     WatchUpdate::Failed(e) => {
-                        tracing::warn!("index sync failed: {e}");
+                        tracing::warn!("index sync failed: {e} (the whole root is synced again shortly)");
                         state.busy.store(false, Ordering::Release);
                     }
                 });
