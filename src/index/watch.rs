@@ -101,7 +101,10 @@ pub fn run_with(
                 on(WatchUpdate::Syncing);
                 match index.sync(config, &opts) {
                     Ok(r) => on(WatchUpdate::Synced(&r)),
-                    Err(e) => on(WatchUpdate::Failed(&e)),
+                    Err(e) => {
+                        retry = Some(Retry { at: Instant::now() + FIRST_RETRY, wait: FIRST_RETRY });
+                        on(WatchUpdate::Failed(&e));
+                    }
                 }
                 last_sync = Instant::now();
             } else {
