@@ -153,7 +153,7 @@ pub fn run_with(
 #[cfg(test)]
 mod tests {
     use std::collections::VecDeque;
-    use std::path::Path;
+    use std::path::PathBuf;
 
     use super::*;
     use crate::index::SearchRequest;
@@ -199,12 +199,7 @@ mod tests {
 
     #[test]
     fn the_writer_lets_go_of_its_manifest_once_idle() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        std::fs::create_dir_all(root.join("resources/workspaces/w/_lessons")).unwrap();
-        std::fs::write(root.join("resources/workspaces/w/_lessons/260101-a.md"), lesson("alpha")).unwrap();
-        std::fs::create_dir_all(root.join(".tmws")).unwrap();
-        let mut index = Index::open(&root).unwrap();
+        let (_dir, _, mut index) = one_lesson();
         // A tick after the sync: the manifest is kept for the next batch.
         let stop = AtomicBool::new(false);
         run_with(&mut index, &Config::default(), &stop, &mut Quiet { ticks: 1, stop: &stop }, |_| {}).unwrap();
@@ -223,6 +218,17 @@ mod tests {
         format!("---\nname: {word}\ndescription: about {word}\ncreated: 2026-11-22\n---\n")
     }
 
+    /// A root with one lesson (`alpha`) in `_lessons/`, opened: (its folder, `_lessons/`, index).
+    fn one_lesson() -> (tempfile::TempDir, PathBuf, Index) {
+        let dir = tempfile::tempdir().unwrap();
+        let lessons = dir.path().join("resources/workspaces/w/_lessons");
+        std::fs::create_dir_all(&lessons).unwrap();
+        std::fs::write(lessons.join("260101-a.md"), lesson("alpha")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".tmws")).unwrap();
+        let index = Index::open(dir.path()).unwrap();
+        (dir, lessons, index)
+    }
+
     fn hits(index: &Index, q: &str) -> Vec<String> {
         let req = SearchRequest { query: q.into(), limit: 10, ..SearchRequest::default() };
         index.search(&req).unwrap().results.into_iter().map(|h| h.ref_id).collect()
@@ -230,13 +236,7 @@ mod tests {
 
     #[test]
     fn an_overflow_falls_back_to_a_sync_of_everything() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        let lessons = root.join("resources/workspaces/w/_lessons");
-        std::fs::create_dir_all(&lessons).unwrap();
-        std::fs::write(lessons.join("260101-a.md"), lesson("alpha")).unwrap();
-        std::fs::create_dir_all(root.join(".tmws")).unwrap();
-        let mut index = Index::open(&root).unwrap();
+        let (dir, lessons, mut index) = one_lesson();
         let stop = AtomicBool::new(false);
         let (l1, l2) = (lessons.clone(), lessons.clone());
         let steps: VecDeque<(Box<dyn FnOnce()>, Changes)> = VecDeque::from([
@@ -271,21 +271,15 @@ mod tests {
         assert!(hits(&index, "alpha").is_empty());
         assert_eq!(hits(&index, "charlie"), ["resources/workspaces/w/_lessons/260103-c.md"]);
         assert!(hits(&index, "delta").is_empty(), "a path no batch named is left for the next sync");
-        assert!(Path::new(&root).join(".tmws/cache/manifest.bin").exists());
+        assert!(dir.path().join(".tmws/cache/manifest.bin").exists());
     }
 
     #[test]
     fn a_batch_whose_sync_failed_is_applied_by_a_sync_of_everything_soon_after() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        let lessons = root.join("resources/workspaces/w/_lessons");
-        std::fs::create_dir_all(&lessons).unwrap();
-        std::fs::write(lessons.join("260101-a.md"), lesson("alpha")).unwrap();
-        std::fs::create_dir_all(root.join(".tmws")).unwrap();
-        let mut index = Index::open(&root).unwrap();
+        let (dir, lessons, mut index) = one_lesson();
         let stop = AtomicBool::new(false);
         // A folder where the sync writes its marker makes the sync fail before it reads.
-        let blocker = root.join(crate::index::SYNCING_MARKER);
+        let blocker = dir.path().join(crate::index::SYNCING_MARKER);
         let (l1, l2, b1, b2) = (lessons.clone(), lessons.clone(), blocker.clone(), blocker.clone());
         let path = |name: &str| format!("resources/workspaces/w/_lessons/{name}");
         let steps: VecDeque<(Box<dyn FnOnce()>, Changes)> = VecDeque::from([

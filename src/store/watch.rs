@@ -244,13 +244,19 @@ mod tests {
         assert!(changes.rescan);
     }
 
-    #[test]
-    fn a_batch_is_handed_over_once_the_root_is_quiet_for_the_debounce_time() {
+    /// A watcher over a new root's `notes/` folder: (the root's folder, its path, watcher).
+    fn watching_notes(debounce: Duration) -> (tempfile::TempDir, PathBuf, FileWatcher) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("notes")).unwrap();
+        let w = FileWatcher::new(&root, &["notes".to_owned()], debounce).unwrap();
+        (dir, root, w)
+    }
+
+    #[test]
+    fn a_batch_is_handed_over_once_the_root_is_quiet_for_the_debounce_time() {
         let debounce = Duration::from_millis(200);
-        let mut w = FileWatcher::new(&root, &["notes".to_owned()], debounce).unwrap();
+        let (_dir, root, mut w) = watching_notes(debounce);
         assert_eq!(w.next(Duration::from_millis(50)).unwrap(), None);
 
         // Writes 100 ms apart keep the batch open; it closes 200 ms after the last one.
@@ -282,11 +288,8 @@ mod tests {
 
     #[test]
     fn events_that_queued_while_the_caller_was_busy_are_one_batch() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("notes")).unwrap();
         let debounce = Duration::from_millis(20);
-        let mut w = FileWatcher::new(&root, &["notes".to_owned()], debounce).unwrap();
+        let (_dir, root, mut w) = watching_notes(debounce);
         // While the caller syncs something else, 50 files are written, each 5 ms after the
         // last: every event is older than the debounce time when the caller comes back.
         for n in 0..50 {
