@@ -22,18 +22,24 @@ impl Watch {
             .current_dir(root.path())
             .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // Both streams arrive as lines on one channel (errors go to stderr).
         let (tx, rx) = channel();
         let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
+        let stderr = child.stderr.take().unwrap();
+        fn forward(stream: impl std::io::Read + Send + 'static, tx: std::sync::mpsc::Sender<String>) {
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
                 }
-            }
-        });
+            });
+        }
+        forward(stdout, tx.clone());
+        forward(stderr, tx);
         Watch { child, lines: rx, seen: Vec::new() }
     }
 
@@ -264,6 +270,23 @@ fn a_checkout_of_hundreds_of_files_is_applied() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(found(&root, "plan399").len(), 1);
+}
+
+#[test]
+fn a_sync_that_failed_is_made_good_without_another_change() {
+    let root = TestRoot::new();
+    let mut w = Watch::start(&root);
+    w.expect("synced:");
+    // A folder in the way of the sync's marker file makes the next sync fail.
+    let blocker = root.path().join(".tmws/cache/syncing");
+    std::fs::create_dir_all(blocker.join("in-the-way")).unwrap();
+    root.write(&format!("{L}/260102-b.md"), lesson("bravo"));
+    let failed = w.expect("tmws: sync failed:");
+    assert!(failed.ends_with("(the whole root is synced again shortly)"), "{failed}");
+    // Nothing changes after the way is clear, and the file is indexed all the same.
+    std::fs::remove_dir_all(&blocker).unwrap();
+    w.expect("synced: 1 new, 0 changed, 0 removed");
+    assert_eq!(found(&root, "bravo"), vec![format!("{L}/260102-b.md")]);
 }
 
 #[test]
