@@ -5,8 +5,8 @@
 //! burst of more than `BURST` paths falls back to a sync of everything, and so does a sync
 //! that failed (its batch was not applied), after a wait that doubles while they keep
 //! failing. A process that cannot get the writer follows the writer's commits and takes
-//! the role over when the writer goes away. A bad file never stops the loop: its problems are reported and it is
-//! indexed anyway.
+//! the role over when the writer goes away. A bad file never stops the loop: its problems
+//! are reported and it is indexed anyway.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
