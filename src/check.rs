@@ -88,7 +88,7 @@ pub fn run(opts: &CheckOptions) -> Result<Report> {
     for p in &opts.paths {
         let joined = opts.cwd.join(p);
         if !store::exists(&joined) {
-            return Err(Error::NotFound(p.clone()));
+            return Err(Error::NoSuchPath(p.clone()));
         }
         let abs = store::canonicalize(&joined)?;
         let root = match &forced_root {

@@ -227,7 +227,7 @@ fn register_client(root: &Path, client: McpClient) -> Result<Change> {
         });
     }
     let replaced = servers.insert("tmws".to_owned(), client.entry()).is_some();
-    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| Error::Usage(e.to_string()))?;
+    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| Error::Environment(e.to_string()))?;
     text.push('\n');
     store::write_atomic(&path, text.as_bytes())?;
     let action = if existing.is_some() { Action::Updated } else { Action::Created };

@@ -95,7 +95,7 @@ pub fn resolve_scope(root: &Path, req: &ContextRequest) -> Result<Scope> {
             let known = scope_children(&dir)?;
             let place = if at.is_empty() { String::new() } else { format!(" in `{at}`") };
             let list = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
-            return Err(Error::UnknownScope(format!("unknown {} `{part}`{place}; known: {list}", levels[i])));
+            return Err(Error::NotFound(format!("unknown {} `{part}`{place}; known: {list}", levels[i])));
         }
         dir = next;
         if !at.is_empty() {

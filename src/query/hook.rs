@@ -20,7 +20,7 @@ const CHAINED: &str = "post-commit.tmws-chained";
 /// The hooks folder git uses for the work tree at `root` (honours `core.hooksPath`).
 fn hooks_dir(root: &Path) -> Result<PathBuf> {
     if store::git_head(root).is_none() {
-        return Err(Error::Usage(format!("{} is not in a git work tree", root.display())));
+        return Err(Error::Environment(format!("{} is not in a git work tree", root.display())));
     }
     let out = store::git::run(root, &["rev-parse", "--git-path", "hooks"])?;
     let p = PathBuf::from(out.trim());
@@ -63,7 +63,7 @@ pub fn install(root: &Path, tmws: &Path) -> Result<Value> {
         if !existing.contains(MARKER) {
             // Someone else's hook: kept, and run first.
             if store::exists(&dir.join(CHAINED)) {
-                return Err(Error::Usage(format!(
+                return Err(Error::Conflict(format!(
                     "{} exists already: move it or the current post-commit hook aside and run again",
                     dir.join(CHAINED).display()
                 )));

@@ -70,8 +70,8 @@ pub fn load_file(path: &Path) -> Result<Map<String, Value>> {
     };
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(Error::Usage(format!("{REGISTRY_FILE}: not a JSON object"))),
-        Err(e) => Err(Error::Usage(format!("{REGISTRY_FILE}:{}:{}: {e}", e.line(), e.column()))),
+        Ok(_) => Err(Error::Environment(format!("{REGISTRY_FILE}: not a JSON object"))),
+        Err(e) => Err(Error::Environment(format!("{REGISTRY_FILE}:{}:{}: {e}", e.line(), e.column()))),
     }
 }
 
@@ -149,7 +149,7 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::Usage(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
     let seen: BTreeMap<String, std::result::Result<Introspection, String>> = runtime.block_on(async {
         // In parallel, but not hundreds of processes at once.
         let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(INTROSPECT_AT_ONCE));
@@ -227,7 +227,7 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
         }
     }
     let registry = json!({"version": "1", "servers": new_servers});
-    let mut text = serde_json::to_string_pretty(&registry).map_err(|e| Error::Usage(e.to_string()))?;
+    let mut text = serde_json::to_string_pretty(&registry).map_err(|e| Error::Environment(e.to_string()))?;
     text.push('\n');
     store::write_atomic(&root.join(REGISTRY_FILE), text.as_bytes())?;
     Ok(Built { outcomes, problems })

@@ -139,7 +139,7 @@ pub async fn call(
         tool_entry(entry, server, tool)?;
         let (live, _) = registry::configured(root, config)?;
         let Some(connection) = live.get(server) else {
-            return Err(Error::Usage(format!(
+            return Err(Error::Conflict(format!(
                 "`{server}` is in the registry but in none of the client configs ({}); run `tmws registry build` to \
     bring the registry up to date",
                 config.registry.sources.join(", ")
@@ -147,7 +147,7 @@ pub async fn call(
         };
         let recorded = entry.get("config_hash").and_then(Value::as_str).unwrap_or_default();
         if connection.config_hash() != recorded {
-            return Err(Error::Usage(format!(
+            return Err(Error::Conflict(format!(
                 "the config of `{server}` changed since the registry was built; run `tmws registry build` to introspect \
     it again before calling it"
             )));
@@ -159,7 +159,7 @@ pub async fn call(
             ttl: entry.get("ttl_secs").and_then(Value::as_u64).map(Duration::from_secs),
         };
         // A server's stderr may hold a token it was started with: redacted like memories.
-        pool.call(&target, tool, arguments).await.map_err(|why| Error::Usage(crate::query::redact::redact(&why).0))
+        pool.call(&target, tool, arguments).await.map_err(|why| Error::Downstream(crate::query::redact::redact(&why).0))
     }
     .await;
     let ok = matches!(&answer, Ok(c) if c.result.is_error != Some(true));
@@ -193,7 +193,7 @@ fn server_entry<'a>(reg: &'a Map<String, Value>, server: &str) -> Result<&'a Map
     }
     let names: Vec<&str> =
         servers.map(|s| s.keys().map(String::as_str).take(NAMES_SHOWN).collect()).unwrap_or_default();
-    Err(Error::NoSuchId(if names.is_empty() {
+    Err(Error::NotFound(if names.is_empty() {
         format!("no server `{server}`: the registry is empty; run `tmws registry build`")
     } else {
         format!("no server `{server}` in the registry; servers: {}", names.join(", "))
@@ -209,7 +209,7 @@ fn tool_entry<'a>(entry: &'a Map<String, Value>, server: &str, tool: &str) -> Re
         return Ok(t);
     }
     let names: Vec<&str> = tools_of(entry).into_iter().map(|(n, _)| n.as_str()).take(NAMES_SHOWN).collect();
-    Err(Error::NoSuchId(format!(
+    Err(Error::NotFound(format!(
         "`{server}` has no tool `{tool}` in the registry; its tools: {}",
         if names.is_empty() { "none".to_owned() } else { names.join(", ") }
     )))

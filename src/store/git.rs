@@ -115,10 +115,10 @@ pub fn run(root: &Path, args: &[&str]) -> Result<String> {
         .arg(root)
         .args(args)
         .output()
-        .map_err(|e| Error::Usage(format!("cannot run git: {e}")))?;
+        .map_err(|e| Error::Environment(format!("cannot run git: {e}")))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(Error::Usage(format!("git {}: {}", args.join(" "), err.trim())));
+        return Err(Error::Environment(format!("git {}: {}", args.join(" "), err.trim())));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

@@ -69,7 +69,7 @@ impl std::fmt::Debug for FileWatcher {
 }
 
 fn notify_err(root: &Path, e: &notify::Error) -> Error {
-    Error::Usage(format!("cannot watch {}: {e}", root.display()))
+    Error::Environment(format!("cannot watch {}: {e}", root.display()))
 }
 
 impl FileWatcher {
@@ -134,7 +134,7 @@ impl FileWatcher {
     /// caller was busy (a sync of the previous batch) all join this batch, however long
     /// ago they arrived. Fails only when the watcher itself is gone.
     pub fn next(&mut self, timeout: Duration) -> Result<Option<Changes>> {
-        let gone = || Error::Usage("the file watcher stopped".into());
+        let gone = || Error::Environment("the file watcher stopped".into());
         let (first_at, first) = match self.rx.recv_timeout(timeout) {
             Ok(arrived) => arrived,
             Err(RecvTimeoutError::Timeout) => return Ok(None),

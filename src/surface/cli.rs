@@ -405,8 +405,7 @@ pub fn run() -> ExitCode {
             if let Some(hint) = e.hint() {
                 eprintln!("  hint: {hint}");
             }
-            // An unknown scope is "no such id" (1), not a usage error (2).
-            ExitCode::from(if matches!(e, Error::UnknownScope(_) | Error::NoSuchId(_)) { 1 } else { 2 })
+            ExitCode::from(e.category().exit_code())
         }
     }
 }
@@ -455,7 +454,7 @@ fn root(cli: &Cli) -> Result<PathBuf, Error> {
         Some(r) => {
             let r = cwd.join(r);
             if !store::is_dir(&r) {
-                return Err(Error::NotFound(r));
+                return Err(Error::NoSuchPath(r));
             }
             store::canonicalize(&r)
         }
@@ -563,7 +562,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             let stop = Arc::new(AtomicBool::new(false));
             let flag = stop.clone();
             ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-                .map_err(|e| Error::Usage(format!("cannot handle Ctrl-C: {e}")))?;
+                .map_err(|e| Error::Environment(format!("cannot handle Ctrl-C: {e}")))?;
             eprintln!("watching {} (Ctrl-C to stop)", root.display());
             let mut write_err = None;
             ws.watch(&stop, |update| {
@@ -758,7 +757,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
                 .worker_threads(2)
                 .enable_all()
                 .build()
-                .map_err(|e| Error::Usage(format!("cannot start the async runtime: {e}")))?;
+                .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
             let called = runtime.block_on(async {
                 let called = crate::query::tools::call(&root, &config, &registry, &pool, server, tool, args).await;
                 pool.shutdown().await;
@@ -842,7 +841,8 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         }
         Command::Hook(HookCommand::Install) => {
             let root = root(cli)?;
-            let exe = std::env::current_exe().map_err(|e| Error::Usage(format!("cannot find the tmws binary: {e}")))?;
+            let exe =
+                std::env::current_exe().map_err(|e| Error::Environment(format!("cannot find the tmws binary: {e}")))?;
             let answer = crate::query::hook::install(&root, &exe)?;
             if cli.json {
                 writeln!(out, "{}", to_json(&answer))?;

@@ -75,7 +75,7 @@ pub fn resolve_token(root: &Path, env: Option<String>, loopback: bool) -> Result
         ));
     }
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| Error::Usage(format!("cannot make a token: {e}")))?;
+    getrandom::fill(&mut bytes).map_err(|e| Error::Environment(format!("cannot make a token: {e}")))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     if store::create_private(&path, format!("{token}\n").as_bytes())? {
         Ok((token, TokenSource::Created))
@@ -124,11 +124,7 @@ impl ApiError {
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
-        let status = match &e {
-            Error::UnknownScope(_) | Error::NoSuchId(_) => StatusCode::NOT_FOUND,
-            Error::Usage(_) => StatusCode::BAD_REQUEST,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
+        let status = StatusCode::from_u16(e.category().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         ApiError { status, message: e.to_string(), hint: e.hint().map(str::to_owned) }
     }
 }
@@ -524,7 +520,7 @@ impl Signals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
-            let err = |e: std::io::Error| Error::Usage(format!("cannot listen for signals: {e}"));
+            let err = |e: std::io::Error| Error::Environment(format!("cannot listen for signals: {e}"));
             Ok(Signals {
                 interrupt: signal(SignalKind::interrupt()).map_err(err)?,
                 terminate: signal(SignalKind::terminate()).map_err(err)?,
@@ -562,11 +558,11 @@ pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::Usage(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind(addr))
-        .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
-    let bound = listener.local_addr().map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
+        .map_err(|e| Error::Environment(format!("cannot listen on {addr}: {e}")))?;
+    let bound = listener.local_addr().map_err(|e| Error::Environment(format!("cannot listen on {addr}: {e}")))?;
     let signals = {
         let _guard = runtime.enter();
         Signals::listen()?
@@ -587,7 +583,7 @@ pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening
         });
         let server = std::pin::pin!(server.into_future());
         tokio::select! {
-            r = server => r.map_err(|e| Error::Usage(format!("serve: {e}"))),
+            r = server => r.map_err(|e| Error::Environment(format!("serve: {e}"))),
             () = async {
                 let _ = stopping_rx.await;
                 tokio::time::sleep(SHUTDOWN_GRACE).await;

@@ -590,15 +590,15 @@ pub fn run_stdio(root: &Path) -> Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::Usage(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
     let result = runtime.block_on(async move {
         let service = match server.serve(rmcp::transport::stdio()).await {
             Ok(service) => service,
             // stdin closed before a client said anything: nothing to serve, not a failure.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(Error::Usage(format!("mcp: {e}"))),
+            Err(e) => return Err(Error::Environment(format!("mcp: {e}"))),
         };
-        let waited = service.waiting().await.map_err(|e| Error::Usage(format!("mcp: {e}")));
+        let waited = service.waiting().await.map_err(|e| Error::Environment(format!("mcp: {e}")));
         pool.shutdown().await;
         waited?;
         Ok::<(), Error>(())

@@ -133,7 +133,7 @@ impl Background {
                 }
                 state.set_done();
             })
-            .map_err(|e| Error::Usage(format!("cannot start the watcher thread: {e}")))?;
+            .map_err(|e| Error::Environment(format!("cannot start the watcher thread: {e}")))?;
         Ok(Background { stop, thread: Some(thread) })
     }
 

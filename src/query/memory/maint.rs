@@ -182,7 +182,7 @@ pub fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>) -> Re
 /// `memory gc-branches`: deletes the short-term entries of branches that no longer exist.
 pub fn gc_branches(root: &Path, config: &Config) -> Result<Value> {
     let Some(existing) = store::git::branches(root) else {
-        return Err(Error::Usage(format!("{} is not in a git work tree", root.display())));
+        return Err(Error::Environment(format!("{} is not in a git work tree", root.display())));
     };
     let ns = "short-term";
     let at = stamp(Utc::now());
@@ -212,8 +212,8 @@ pub fn gc_branches(root: &Path, config: &Config) -> Result<Value> {
 /// since the previous commit, not yet linked, get a `link` op with the new commit and the
 /// files it changed.
 pub fn link_commit(root: &Path, config: &Config) -> Result<Value> {
-    let head =
-        store::git_head(root).ok_or_else(|| Error::Usage(format!("{} is not in a git work tree", root.display())))?;
+    let head = store::git_head(root)
+        .ok_or_else(|| Error::Environment(format!("{} is not in a git work tree", root.display())))?;
     let (Some(branch), Some(commit)) = (head.branch, head.commit) else {
         return Ok(json!({"linked": 0, "ids": [], "why": "HEAD is detached or has no commit"}));
     };

@@ -390,19 +390,19 @@ pub fn get(root: &Path, index: &Index, id: &str, include_content: bool) -> Resul
             maint::count_access(root, &item.ref_id);
             Ok(Shown::of_item(&item).value(None, include_content, false))
         }
-        None => Err(Error::NoSuchId(format!("no memory `{}`", id.trim()))),
+        None => Err(Error::NotFound(format!("no memory `{}`", id.trim()))),
     }
 }
 
 /// `memory_delete`: appends a delete op to the entry's log.
 pub fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> Result<Value> {
     let id = id.trim();
-    let Some(item) = find(index, id)? else { return Err(Error::NoSuchId(format!("no memory `{id}`"))) };
+    let Some(item) = find(index, id)? else { return Err(Error::NotFound(format!("no memory `{id}`"))) };
     let ns = namespace_of(&item.path).ok_or_else(|| Error::Index(format!("memory `{id}` has no log path")))?;
     let mut writer = Writer::open(root, ns)?;
     let at = stamp(Utc::now());
     if writer.fold.live.get(id).is_none_or(|e| e.expired(&at)) {
-        return Err(Error::NoSuchId(format!("no memory `{id}`")));
+        return Err(Error::NotFound(format!("no memory `{id}`")));
     }
     writer.append(&[json!({"op": "delete", "id": id, "at": at}).to_string()], config.memory.fsync)?;
     maint::compact_if_worth_it(&mut writer, config, &at)?;
