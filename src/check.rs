@@ -13,14 +13,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use crate::config::{CONFIG_PATH, Config};
+use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::layout::{self, CONFIG_FILE, FileKind};
 use crate::model::{Diagnostic, Rule, Scope, Severity};
 use crate::parse::markdown::{self, FrontMatterState, MarkdownDoc};
 use crate::parse::{self, json, jsonl, rules as rule_files, yaml};
 use crate::schema::{Builtin, Compiled, Violation};
-use crate::store::layout::{self, FileKind};
-use crate::store::{self};
+use crate::store;
 
 /// What to check.
 #[derive(Debug, Clone, Default)]
@@ -155,12 +155,12 @@ impl Checker {
         if let Some(root) = &root {
             // An invalid config is reported when the config file itself is checked; the
             // check goes on with the defaults.
-            if let Ok(Some(text)) = store::read_text_opt(&root.join(CONFIG_PATH))
+            if let Ok(Some(text)) = store::read_text_opt(&root.join(CONFIG_FILE))
                 && let Ok(c) = Config::parse(&text)
             {
                 config = c;
             }
-            let dir = root.join(".tmws/schemas");
+            let dir = root.join(layout::SCHEMAS_DIR);
             for name in store::list_dir(&dir).unwrap_or_default() {
                 let Some(stem) = name.strip_suffix(".schema.json") else { continue };
                 let Ok(bytes) = store::read(&dir.join(&name)) else { continue };
@@ -207,11 +207,11 @@ impl Checker {
     fn check_file(&self, target: &Target, abs: &Path) {
         let kind = match &self.root {
             Some(root) => match abs.strip_prefix(root) {
-                Ok(rel) => layout::classify(rel),
-                Err(_) if layout::is_markdown(abs) => FileKind::Markdown,
+                Ok(rel) => layout::classify(&rel.to_string_lossy()),
+                Err(_) if layout::is_markdown(&abs.to_string_lossy()) => FileKind::Markdown,
                 Err(_) => FileKind::Other,
             },
-            None if layout::is_markdown(abs) => FileKind::Markdown,
+            None if layout::is_markdown(&abs.to_string_lossy()) => FileKind::Markdown,
             None => FileKind::Other,
         };
         if kind == FileKind::Other {

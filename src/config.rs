@@ -12,8 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::model::{Diagnostic, Rule, validate_component};
 
-/// The path of the config file, relative to the root.
-pub const CONFIG_PATH: &str = ".tmws/config.toml";
+use crate::layout::CONFIG_FILE;
 /// The hard cap of `pool.max_size` (DESIGN §5).
 pub const POOL_HARD_CAP: usize = 10;
 
@@ -191,12 +190,12 @@ impl Config {
     /// Reads `<root>/.tmws/config.toml`; a missing file gives the defaults. An invalid file
     /// is an error naming the file, the line and the key.
     pub fn load(root: &Path) -> Result<Config, Error> {
-        let path = root.join(CONFIG_PATH);
+        let path = root.join(CONFIG_FILE);
         let Some(text) = crate::store::read_text_opt(&path)? else {
             return Ok(Config::default());
         };
         Config::parse(&text).map_err(|d| Error::WithLine {
-            path: PathBuf::from(CONFIG_PATH),
+            path: PathBuf::from(CONFIG_FILE),
             line: d.line,
             column: d.column,
             message: d.message,
@@ -340,9 +339,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(Config::load(dir.path()).unwrap(), Config::default());
         std::fs::create_dir_all(dir.path().join(".tmws")).unwrap();
-        std::fs::write(dir.path().join(CONFIG_PATH), "[watch]\ndebounce_ms = 5\n").unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), "[watch]\ndebounce_ms = 5\n").unwrap();
         assert_eq!(Config::load(dir.path()).unwrap().watch.debounce_ms, 5);
-        std::fs::write(dir.path().join(CONFIG_PATH), "[watch]\ndebounce = 5\n").unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), "[watch]\ndebounce = 5\n").unwrap();
         let err = Config::load(dir.path()).unwrap_err().to_string();
         assert!(err.starts_with(".tmws/config.toml:2:1: unknown field `debounce`"), "{err}");
     }

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::config::CONFIG_PATH;
 use crate::error::{Error, Result};
+use crate::layout::CONFIG_FILE;
 use crate::store;
 
 /// An MCP client whose project config `init` can register tmws in.
@@ -138,13 +138,13 @@ pub fn init(root: &Path, clients: &[McpClient]) -> Result<InitReport> {
     let root = store::canonicalize(root)?;
     let mut changes = Vec::new();
 
-    let config = root.join(CONFIG_PATH);
+    let config = root.join(CONFIG_FILE);
     if store::exists(&config) {
-        changes.push(Change { path: CONFIG_PATH.into(), action: Action::Unchanged, detail: "kept as it is".into() });
+        changes.push(Change { path: CONFIG_FILE.into(), action: Action::Unchanged, detail: "kept as it is".into() });
     } else {
         store::write_atomic(&config, CONFIG_TEMPLATE.as_bytes())?;
         changes.push(Change {
-            path: CONFIG_PATH.into(),
+            path: CONFIG_FILE.into(),
             action: Action::Created,
             detail: "every key commented, with its default".into(),
         });

@@ -13,6 +13,7 @@ pub mod config;
 pub mod error;
 pub mod index;
 pub mod init;
+pub mod layout;
 pub mod model;
 pub mod parse;
 pub mod pool;

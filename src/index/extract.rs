@@ -4,10 +4,10 @@
 //! does not parse is still indexed by its body and file name, and flagged, so it never
 //! silently disappears (DESIGN §1.4).
 
+use crate::layout::FileKind;
 use crate::model::{Diagnostic, DocKind, IndexDoc};
 use crate::parse::markdown::{self, FrontMatterState};
 use crate::parse::{self, yaml};
-use crate::store::layout::FileKind;
 
 /// Longest description taken from a body when the front-matter has none.
 const SUMMARY_CHARS: usize = 280;

@@ -25,9 +25,6 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// The manifest's path, relative to the root.
-pub const MANIFEST_PATH: &str = ".tmws/cache/manifest.bin";
-
 const MAGIC: &[u8; 8] = b"TMWSMAN2";
 /// Magic, version, epoch, entry count.
 const HEADER_LEN: usize = 8 + 4 + 8 + 8;
@@ -35,8 +32,6 @@ const HEADER_LEN: usize = 8 + 4 + 8 + 8;
 const FOOTER_LEN: usize = 8 + 8 + 32;
 /// A block is closed once its entries reach this many bytes.
 const BLOCK_BYTES: usize = 32 << 10;
-/// The journal's path, relative to the root.
-pub const JOURNAL_PATH: &str = ".tmws/cache/manifest.log";
 const JOURNAL_MAGIC: &[u8; 8] = b"TMWSMJ01";
 
 /// One file's change in a journal record: its new state, or None when it went away.

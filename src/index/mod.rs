@@ -26,15 +26,9 @@ pub use self::schema::{Fields, SCHEMA_VERSION};
 pub use self::search::{Ranking, SearchHit, SearchRequest, SearchResults, current_importance, trust_boost};
 pub use self::sync::{SyncOptions, SyncReport};
 use crate::error::{Error, Result};
+use crate::layout::{self, INDEX_DIR, INDEX_OPEN_LOCK, SYNCING_MARKER};
 use crate::store;
 
-/// Where the index lives, relative to the root.
-pub const INDEX_DIR: &str = ".tmws/cache/index";
-/// Held while a process opens the index (beside it: a rebuild deletes the index folder).
-const OPEN_LOCK: &str = ".tmws/cache/index-open.lock";
-/// Present while the writer applies changes it has found, removed after its commit: how
-/// readers in other processes know that the index is behind the files.
-pub const SYNCING_MARKER: &str = ".tmws/cache/syncing";
 /// Memory for the writer's indexing buffers.
 const WRITER_MEMORY: usize = 256 << 20;
 
@@ -79,7 +73,7 @@ impl Index {
         // One process at a time finds, creates or rebuilds the index and tries for the
         // writer: two that both found none would both create it, and one rebuilding would
         // delete the folder (and the writer lock in it) under another that already writes.
-        let _opening = store::FileLock::exclusive(&root.join(OPEN_LOCK))?;
+        let _opening = store::FileLock::exclusive(&root.join(INDEX_OPEN_LOCK))?;
         store::create_dir_all(&dir)?;
         let fields = Fields::new();
         let mut rebuilt = None;
@@ -190,14 +184,14 @@ impl Index {
     /// Whether a memory log holds a complete line past what the last commit indexed: an
     /// entry another process just added that the writer has not applied yet.
     fn logs_ahead(&self) -> bool {
-        let Ok(names) = store::list_dir(&self.root.join(store::layout::MEMORY_DIR)) else { return false };
+        let Ok(names) = store::list_dir(&self.root.join(layout::MEMORY_DIR)) else { return false };
         let logs: Vec<String> = names.into_iter().filter(|n| n.ends_with(".jsonl")).collect();
         if logs.is_empty() {
             return false;
         }
         let marks = self.payload().map(|p| p.logs).unwrap_or_default();
         logs.iter().any(|name| {
-            let rel = format!("{}/{name}", store::layout::MEMORY_DIR);
+            let rel = format!("{}/{name}", layout::MEMORY_DIR);
             let offset = marks.get(&rel).map_or(0, |m| m.offset);
             store::read_from(&self.root.join(&rel), offset).is_ok_and(|tail| tail.contains(&b'\n'))
         })
@@ -222,12 +216,6 @@ impl Index {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
-
-/// The root-relative folders whose Markdown the index holds (besides includes).
-pub fn layout_dirs() -> Vec<String> {
-    use crate::store::layout::{MEMORY_DIR, REGISTRY_DIR, RULES_DIR, WORKSPACES_DIR};
-    vec![WORKSPACES_DIR.to_owned(), RULES_DIR.to_owned(), MEMORY_DIR.to_owned(), REGISTRY_DIR.to_owned()]
 }
 
 fn writer_threads() -> usize {
@@ -271,7 +259,7 @@ mod tests {
     fn an_open_waits_while_another_process_is_opening() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let held = store::FileLock::exclusive(&root.join(OPEN_LOCK)).unwrap();
+        let held = store::FileLock::exclusive(&root.join(INDEX_OPEN_LOCK)).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::scope(|s| {
             s.spawn(|| tx.send(Index::open(root).map(|i| i.is_writer())).unwrap());

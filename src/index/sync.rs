@@ -16,13 +16,13 @@ use serde::Serialize;
 use tantivy::{TantivyDocument, Term};
 
 use super::extract::extract_with_diagnostics;
-use super::manifest::{self, Cached, Change, FileState, JOURNAL_PATH, MANIFEST_PATH, Manifest, under};
+use super::manifest::{self, Cached, Change, FileState, Manifest, under};
 use super::memlog::{self, LogRead, Op};
 use super::{Index, Payload, SCHEMA_VERSION, tantivy_err};
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::layout::{self, FileKind, Includes, JOURNAL_FILE, MANIFEST_FILE};
 use crate::model::{Diagnostic, IndexDoc};
-use crate::store::layout::{self, FileKind};
 use crate::store::{self, Scanned};
 
 /// How to sync.
@@ -61,99 +61,6 @@ pub struct SyncReport {
     /// Syntax problems of the files read (they are indexed anyway).
     #[serde(skip)]
     pub problems: Vec<Diagnostic>,
-}
-
-/// The extra folders and globs to index as kind `doc`.
-#[derive(Debug, Default)]
-struct Includes {
-    dirs: Vec<String>,
-    globs: Option<globset::GlobSet>,
-    glob_roots: Vec<String>,
-}
-
-impl Includes {
-    fn new(patterns: &[String]) -> Result<Includes> {
-        let mut inc = Includes::default();
-        let mut set = globset::GlobSetBuilder::new();
-        let mut any_glob = false;
-        for p in patterns {
-            let p = p.trim_start_matches("./").trim_end_matches('/').to_owned();
-            if p.is_empty() || p.split('/').any(|c| c == "..") || p.starts_with('/') {
-                return Err(Error::Usage(format!("index include `{p}` must be a path inside the root")));
-            }
-            if p.contains(['*', '?', '[', '{']) {
-                let glob = globset::Glob::new(&p).map_err(|e| Error::Usage(format!("index include `{p}`: {e}")))?;
-                set.add(glob);
-                any_glob = true;
-                let literal: Vec<&str> = p.split('/').take_while(|c| !c.contains(['*', '?', '[', '{'])).collect();
-                inc.glob_roots.push(literal.join("/"));
-            } else {
-                inc.dirs.push(p);
-            }
-        }
-        if any_glob {
-            inc.globs = Some(set.build().map_err(|e| Error::Usage(format!("index include: {e}")))?);
-        }
-        Ok(inc)
-    }
-
-    fn starts(&self) -> impl Iterator<Item = &String> {
-        self.dirs.iter().chain(self.glob_roots.iter())
-    }
-
-    fn matches(&self, rel: &str) -> bool {
-        if !layout::is_markdown(std::path::Path::new(rel)) {
-            return false;
-        }
-        self.dirs.iter().any(|d| rel == d || rel.starts_with(&format!("{d}/")))
-            || self.globs.as_ref().is_some_and(|g| g.is_match(rel))
-    }
-}
-
-/// What a file is to the index: its layout kind, or `Markdown` when only an include
-/// brings it in. `None` when the index does not hold it.
-fn index_kind(rel: &str, includes: &Includes) -> Option<FileKind> {
-    let kind = layout::classify(std::path::Path::new(rel));
-    match kind {
-        FileKind::ScopeOverview { .. }
-        | FileKind::TopicOverview { .. }
-        | FileKind::Entry { .. }
-        | FileKind::BadScope { .. }
-        | FileKind::Rule
-        | FileKind::Skills
-        | FileKind::Registry
-        | FileKind::MemoryLog { .. } => Some(kind),
-        FileKind::Markdown if in_dir(rel, layout::WORKSPACES_DIR) => Some(kind),
-        _ if includes.matches(rel) => Some(FileKind::Markdown),
-        _ => None,
-    }
-}
-
-/// Whether `rel` is below the folder `dir` (both root-relative).
-fn in_dir(rel: &str, dir: &str) -> bool {
-    rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
-}
-
-/// Whether the index holds the file at `rel`: the same answer as `index_kind(..).is_some()`,
-/// without classifying (this runs for every file of every sync).
-fn indexed(rel: &str, includes: &Includes) -> bool {
-    let markdown = layout::is_markdown(std::path::Path::new(rel));
-    let in_workspaces = in_dir(rel, layout::WORKSPACES_DIR);
-    let rule =
-        rel.strip_prefix(layout::RULES_DIR).and_then(|r| r.strip_prefix('/')).is_some_and(|name| !name.contains('/'));
-    (markdown && (in_workspaces || rule))
-        || rel == ".tmws/skills.yaml"
-        || rel == REGISTRY_FILE
-        || memory_namespace(rel).is_some()
-        || includes.matches(rel)
-}
-
-/// The sparse registry: its servers and tools are items (DESIGN §2.4).
-const REGISTRY_FILE: &str = ".tmws/registry/index.json";
-
-/// The namespace of a memory log path (`.tmws/memory/{namespace}.jsonl`).
-fn memory_namespace(rel: &str) -> Option<&str> {
-    rel.strip_prefix(layout::MEMORY_DIR)?.strip_prefix('/')?.strip_suffix(".jsonl").filter(|n| !n.contains('/'))
 }
 
 /// The tantivy document of an item.
@@ -274,14 +181,10 @@ impl Index {
         let root = self.root.clone();
         let starts: Vec<PathBuf> = match targets {
             Some(ts) => ts.iter().map(|t| root.join(t)).collect(),
-            None => [layout::WORKSPACES_DIR, layout::RULES_DIR, ".tmws/skills.yaml", layout::MEMORY_DIR, REGISTRY_FILE]
-                .iter()
-                .map(|s| root.join(s))
-                .chain(includes.starts().map(|s| root.join(s)))
-                .collect(),
+            None => layout::index_starts(&includes).iter().map(|s| root.join(s)).collect(),
         };
         let under_targets = |k: &str| targets.is_none_or(|ts| under(k, ts));
-        let scanned = store::scan(&root, &starts, |rel| indexed(rel, &includes));
+        let scanned = store::scan(&root, &starts, |rel| layout::is_indexed(rel, &includes));
         report.files = scanned.len();
         tracing::debug!(files = scanned.len(), ms = started.elapsed().as_millis(), "sync: scanned");
 
@@ -303,7 +206,7 @@ impl Index {
             }
             vanished.extend(known.filter(|(k, _)| under_targets(k)).map(|(k, _)| k.clone()));
         }
-        let marker = root.join(super::SYNCING_MARKER);
+        let marker = root.join(layout::SYNCING_MARKER);
         let working = full || !vanished.is_empty() || !to_read.is_empty();
         if working {
             store::write_marker(&marker, std::process::id().to_string().as_bytes())?;
@@ -340,7 +243,7 @@ impl Index {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(s) = to_read.get(i) else { break };
-                        if let Some(namespace) = memory_namespace(&s.rel) {
+                        if let Some(namespace) = layout::memory_namespace(&s.rel) {
                             let r = read_log(&root.join(&s.rel), s, namespace, marks.get(&s.rel));
                             if tx.send(r).is_err() {
                                 break;
@@ -353,7 +256,7 @@ impl Index {
                             let (docs, problems) = if unchanged {
                                 (None, Vec::new())
                             } else {
-                                let kind = index_kind(&s.rel, includes).unwrap_or(FileKind::Markdown);
+                                let kind = layout::index_kind(&s.rel, includes).unwrap_or(FileKind::Markdown);
                                 let (docs, mut problems) = extract_with_diagnostics(&kind, &s.rel, &bytes);
                                 for p in &mut problems {
                                     p.path.clone_from(&s.rel);
@@ -473,7 +376,7 @@ impl Index {
             cached.manifest.version = SCHEMA_VERSION;
             match cached.record(&changes).filter(|_| !full) {
                 Some(record) => {
-                    store::append_at(&self.root.join(JOURNAL_PATH), cached.journal_len, &record)?;
+                    store::append_at(&self.root.join(JOURNAL_FILE), cached.journal_len, &record)?;
                     cached.journal_len += record.len() as u64;
                 }
                 None => {
@@ -491,11 +394,11 @@ impl Index {
                         cached = whole;
                     }
                     let bytes = cached.manifest.to_bytes();
-                    store::write_atomic(&self.root.join(MANIFEST_PATH), &bytes)?;
+                    store::write_atomic(&self.root.join(MANIFEST_FILE), &bytes)?;
                     cached.rewritten(&bytes);
                     // Its records extend the manifest just replaced: a replay would skip
                     // them, and the next append would cut them off; drop them now.
-                    if let Err(e) = store::remove_file(&self.root.join(JOURNAL_PATH)) {
+                    if let Err(e) = store::remove_file(&self.root.join(JOURNAL_FILE)) {
                         tracing::debug!("{e}");
                     }
                 }
@@ -521,8 +424,8 @@ impl Index {
 /// the entries at or below `targets` when there are some (then only the blocks of the
 /// manifest that can hold them are read).
 fn read_manifest(root: &std::path::Path, targets: Option<&[String]>) -> Cached {
-    let journal = store::read_opt(&root.join(JOURNAL_PATH)).ok().flatten().unwrap_or_default();
-    let path = root.join(MANIFEST_PATH);
+    let journal = store::read_opt(&root.join(JOURNAL_FILE)).ok().flatten().unwrap_or_default();
+    let path = root.join(MANIFEST_FILE);
     let file = match targets {
         Some(_) => store::FileAt::open_opt(&path).ok().flatten(),
         None => None,
@@ -635,14 +538,14 @@ mod tests {
             let keep = (rel(2), whole.manifest.files.get(&rel(2)).cloned());
             filler.extend(Manifest::journal_bytes(&base, v, e, &[keep]));
         }
-        store::append_at(&root.join(JOURNAL_PATH), whole.journal_len, &filler).unwrap();
+        store::append_at(&root.join(JOURNAL_FILE), whole.journal_len, &filler).unwrap();
 
         // The next batch is due to write the manifest whole: from every entry, not just
         // the one it read.
         std::fs::remove_file(plans.join("260103-p.md")).unwrap();
         let r = index.sync_paths(&config, &SyncOptions::default(), Some(&[rel(3)])).unwrap();
         assert_eq!((r.new, r.changed, r.removed), (0, 0, 1));
-        assert!(!store::exists(&root.join(JOURNAL_PATH)));
+        assert!(!store::exists(&root.join(JOURNAL_FILE)));
         let after = read_manifest(root, None);
         assert_eq!(after.journal_len, 0);
         let paths: Vec<&String> = after.manifest.files.keys().collect();
@@ -687,33 +590,5 @@ mod tests {
         index.sync(&config, &SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap();
         assert!(find(&index, "alpha").is_empty());
         assert_eq!(find(&index, "alphx"), ["m_1"]);
-    }
-
-    #[test]
-    fn the_quick_filter_agrees_with_classification() {
-        let includes = Includes::new(&["docs/adr".to_owned(), "guide/**/*.md".to_owned()]).unwrap();
-        for rel in [
-            "resources/workspaces/w/OVERVIEW.md",
-            "resources/workspaces/w/_plans/260101-a.md",
-            "resources/workspaces/bad name/x.md",
-            "resources/workspaces/README.md",
-            "resources/workspaces/w/notes.txt",
-            "resources/workspacesX/a.md",
-            "agent/rules/common/00-core.md",
-            "agent/rules/common/sub/x.md",
-            "agent/rules/other.md",
-            ".tmws/skills.yaml",
-            ".tmws/config.toml",
-            ".tmws/memory/long-term.jsonl",
-            ".tmws/memory/sub/x.jsonl",
-            ".tmws/memory/notes.md",
-            ".tmws/registry/usage.jsonl",
-            "docs/adr/0001.md",
-            "docs/other.md",
-            "guide/a/b.md",
-            "README.md",
-        ] {
-            assert_eq!(indexed(rel, &includes), index_kind(rel, &includes).is_some(), "{rel}");
-        }
     }
 }

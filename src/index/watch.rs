@@ -11,10 +11,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::Index;
 use super::sync::{SyncOptions, SyncReport};
-use super::{Index, layout_dirs};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::layout::{self, Includes};
 use crate::store::watch::{Changes, Events, FileWatcher};
 
 /// More changed paths than this in one batch (a `git checkout`, say) sync everything.
@@ -57,8 +58,7 @@ pub enum WatchUpdate<'a> {
 
 /// Syncs, then applies file changes until `stop` is set. Returns when stopped.
 pub fn run(index: &mut Index, config: &Config, stop: &AtomicBool, on: impl FnMut(WatchUpdate<'_>)) -> Result<()> {
-    let mut dirs = layout_dirs();
-    dirs.extend(config.index.include.iter().filter(|p| !p.contains(['*', '?', '[', '{'])).cloned());
+    let mut dirs = layout::watched_dirs(&Includes::new(&config.index.include)?);
     // The folders of the client configs (`.cursor`, `.vscode`); the root is watched anyway.
     for source in &config.registry.sources {
         if let Some((dir, _)) = source.rsplit_once('/') {
@@ -279,7 +279,7 @@ mod tests {
         let (dir, lessons, mut index) = one_lesson();
         let stop = AtomicBool::new(false);
         // A folder where the sync writes its marker makes the sync fail before it reads.
-        let blocker = dir.path().join(crate::index::SYNCING_MARKER);
+        let blocker = dir.path().join(crate::layout::SYNCING_MARKER);
         let (l1, l2, b1, b2) = (lessons.clone(), lessons.clone(), blocker.clone(), blocker.clone());
         let path = |name: &str| format!("resources/workspaces/w/_lessons/{name}");
         let steps: VecDeque<(Box<dyn FnOnce()>, Changes)> = VecDeque::from([

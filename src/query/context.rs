@@ -15,8 +15,9 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
 use crate::index::{Index, Item, ItemList, ItemQuery};
+use crate::layout;
 use crate::model::{DocKind, Scope, validate_component};
-use crate::store::{self, layout};
+use crate::store;
 
 /// The default answer cap, and the most `max_chars` may ask for (DESIGN §4).
 pub const DEFAULT_MAX_CHARS: usize = 24_000;

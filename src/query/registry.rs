@@ -20,14 +20,11 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::layout::{REGISTRY_FILE, USAGE_FILE};
 use crate::parse::clients::{self, Connection};
 use crate::parse::jsonl;
 use crate::pool::{self, Introspection};
-use crate::query::session::USAGE_FILE;
 use crate::store;
-
-/// The registry, relative to the root.
-pub const REGISTRY_FILE: &str = ".tmws/registry/index.json";
 
 /// What building did to one server.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,15 +10,14 @@ use std::path::Path;
 use chrono::{DateTime, Duration, NaiveDate, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
-use super::memory::{self, AddRequest, log_path, namespaces};
+use super::memory::{self, AddRequest, namespaces};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::layout;
 use crate::parse::jsonl;
 use crate::parse::memlog::{Fold, normalise_time};
 use crate::store;
 
-/// The tool-call log the pool appends to (DESIGN §5).
-pub const USAGE_FILE: &str = ".tmws/registry/usage.jsonl";
 /// The window when `--since` is not given and no session was recorded before.
 const DEFAULT_WINDOW_HOURS: i64 = 24;
 /// At most this many items of each list go into the narrative.
@@ -64,7 +63,7 @@ fn window_start(root: &Path, config: &Config, since: Option<&str>, now: DateTime
     }
     let last = namespaces(root, config)?
         .iter()
-        .filter_map(|ns| store::read_opt(&root.join(log_path(ns))).ok().flatten())
+        .filter_map(|ns| store::read_opt(&root.join(layout::memory_log(ns))).ok().flatten())
         .flat_map(|bytes| Fold::of(&bytes, true).live.into_values())
         .filter(|e| e.kind.as_deref() == Some("session"))
         .max_by(|a, b| a.at.cmp(&b.at));
@@ -113,7 +112,7 @@ fn commits(root: &Path, since: &str, range_from: Option<&str>) -> Vec<Commit> {
 
 /// Tool calls in the window, by `server/tool`: (calls, failures).
 fn tool_calls(root: &Path, window: &Window, until: &str) -> BTreeMap<String, (u64, u64)> {
-    let bytes = store::read_opt(&root.join(USAGE_FILE)).ok().flatten().unwrap_or_default();
+    let bytes = store::read_opt(&root.join(layout::USAGE_FILE)).ok().flatten().unwrap_or_default();
     let (lines, _) = jsonl::parse(&bytes);
     let mut calls: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for line in lines {
@@ -145,7 +144,7 @@ pub fn record(
     // Memories added in the window (not earlier sessions).
     let mut added: Vec<(String, String, String, Option<String>, String)> = Vec::new();
     for ns in namespaces(root, config)? {
-        let Some(bytes) = store::read_opt(&root.join(log_path(&ns)))? else { continue };
+        let Some(bytes) = store::read_opt(&root.join(layout::memory_log(&ns)))? else { continue };
         for (id, e) in Fold::of(&bytes, false).live {
             if window.holds(&e.at, &until) && e.kind.as_deref() != Some("session") {
                 added.push((e.at, id, e.kind.unwrap_or_else(|| "note".into()), e.agent, e.summary));

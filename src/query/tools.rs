@@ -16,14 +16,12 @@ use serde_json::{Map, Value, json};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::index::{Index, SearchRequest};
+use crate::layout::{self, REGISTRY_FILE};
 use crate::model::DocKind;
 use crate::pool::{Called, Pool, Target};
-use crate::query::registry::{self, REGISTRY_FILE};
-use crate::query::session::USAGE_FILE;
+use crate::query::registry;
 use crate::store::{self, log::LockedLog};
 
-/// The lock of the usage log.
-const USAGE_LOCK: &str = ".tmws/cache/locks/usage.lock";
 /// How many names an "unknown server/tool" error lists.
 const NAMES_SHOWN: usize = 20;
 
@@ -178,7 +176,7 @@ fn log_usage(root: &Path, server: &str, tool: &str, took: Duration, ok: bool) ->
         "ms": u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
         "ok": ok,
     });
-    let mut log = LockedLog::open(&root.join(USAGE_FILE), &root.join(USAGE_LOCK))?;
+    let mut log = LockedLog::open(&root.join(layout::USAGE_FILE), &root.join(layout::USAGE_LOCK))?;
     log.append(&[line.to_string()], false)
 }
 

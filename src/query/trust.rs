@@ -13,12 +13,10 @@ use serde_json::{Value, json};
 use super::redact::redact;
 use crate::error::{Error, Result};
 use crate::index::search::DEFAULT_TRUST;
+use crate::layout::{TRUST_FILE, TRUST_LOCK};
 use crate::parse::jsonl;
 use crate::store::{self, log::LockedLog};
 
-/// The trust log, relative to the root.
-pub const TRUST_FILE: &str = ".tmws/trust.jsonl";
-const TRUST_LOCK: &str = ".tmws/cache/locks/trust.lock";
 const SUCCESS_STEP: f64 = 0.05;
 const FAILURE_STEP: f64 = 0.10;
 

@@ -2,10 +2,9 @@
 //!
 //! It finds the root, walks the canonical folders, reads files and writes them atomically.
 //! What the bytes mean is `parse`'s business; where a path belongs in the canonical layout
-//! is `layout`'s.
+//! is `crate::layout`'s.
 
 pub mod git;
-pub mod layout;
 pub mod log;
 mod scan;
 pub mod watch;
@@ -19,10 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// The folder of canonical tmws state below the root.
-pub const TMWS_DIR: &str = ".tmws";
-/// Derived state: safe to delete at any time.
-pub const CACHE_DIR: &str = ".tmws/cache";
+pub use crate::layout::TMWS_DIR;
 
 /// Walks up from `start` to the first folder holding `.tmws/` or `.git`.
 pub fn find_root(start: &Path) -> Option<PathBuf> {
@@ -386,7 +382,7 @@ fn walker(start: &Path) -> ignore::WalkParallel {
         .hidden(false)
         .require_git(false)
         .git_global(false)
-        .add_custom_ignore_filename(".tmwsignore")
+        .add_custom_ignore_filename(crate::layout::IGNORE_FILE)
         .threads(threads)
         .filter_entry(|e| {
             if e.depth() == 0 || !e.file_type().is_some_and(|t| t.is_dir()) {

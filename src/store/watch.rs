@@ -198,7 +198,7 @@ fn add_event(root: &Path, event: notify::Result<notify::Event>, changes: &mut Ch
     for path in &event.paths {
         let Ok(rel) = path.strip_prefix(root) else { continue };
         let rel = rel.to_string_lossy().replace('\\', "/");
-        if rel.is_empty() || rel == ".git" || rel.starts_with(".git/") || rel.starts_with(super::CACHE_DIR) {
+        if rel.is_empty() || rel == ".git" || rel.starts_with(".git/") || rel.starts_with(crate::layout::CACHE_DIR) {
             continue;
         }
         changes.paths.insert(rel);

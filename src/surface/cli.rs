@@ -878,8 +878,8 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             http::serve(&root, addr, |l| {
                 let token = match l.token_source {
                     TokenSource::Env => "the token is TMWS_TOKEN".to_owned(),
-                    TokenSource::File => format!("the token is in {}", http::TOKEN_FILE),
-                    TokenSource::Created => format!("a new token was written to {}", http::TOKEN_FILE),
+                    TokenSource::File => format!("the token is in {}", crate::layout::TOKEN_FILE),
+                    TokenSource::Created => format!("a new token was written to {}", crate::layout::TOKEN_FILE),
                 };
                 eprintln!("tmws: serving {} ({token}; Ctrl-C to stop)", root.display());
                 written = if cli.json {
@@ -919,7 +919,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
                 writeln!(
                     out,
                     "AGENTS.md and {} are up to date ({} rule files, {} lines)",
-                    rules::LINKS_DIR,
+                    crate::layout::LINKS_DIR,
                     report.sources.len(),
                     report.lines
                 )?;

@@ -25,6 +25,7 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::index::SearchRequest;
+use crate::layout::TOKEN_FILE;
 use crate::model::DocKind;
 use crate::query::context::{self, ContextRequest, Format};
 use crate::store;
@@ -33,8 +34,6 @@ use crate::surface::service::Service;
 
 /// The default address of `tmws serve`.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3456";
-/// Where the generated token is kept, relative to the root.
-pub const TOKEN_FILE: &str = ".tmws/cache/token";
 /// Larger request bodies are refused with 413.
 pub const MAX_BODY: usize = 1 << 20;
 /// How long a graceful shutdown may take before the server stops anyway.

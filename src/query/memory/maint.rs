@@ -16,16 +16,15 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::{Writer, log_path, namespace, namespaces, stamp};
+use super::{Writer, namespace, namespaces, stamp};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::index::current_importance;
+use crate::layout;
 use crate::store;
 
 /// Logs shorter than this are never compacted automatically.
 const MIN_AUTO_COMPACT_LINES: usize = 64;
-/// The derived access counts (DESIGN §6: a cache, never written to the logs).
-const ACCESS_FILE: &str = ".tmws/cache/memory-access.json";
 
 /// What one compaction did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -67,7 +66,7 @@ pub(crate) fn compact_if_worth_it(writer: &mut Writer, config: &Config, now: &st
         let done = compact(writer, now)?;
         tracing::info!(
             "compacted {} ({dead} of {lines} lines dead): {} → {} bytes",
-            log_path(&writer.namespace),
+            layout::memory_log(&writer.namespace),
             done.bytes_before,
             done.bytes_after
         );
@@ -81,7 +80,7 @@ pub fn cleanup(root: &Path, config: &Config) -> Result<Value> {
     let (mut removed, mut saved) = (0usize, 0u64);
     let mut by_namespace = serde_json::Map::new();
     for ns in namespaces(root, config)? {
-        if !store::exists(&root.join(log_path(&ns))) {
+        if !store::exists(&root.join(layout::memory_log(&ns))) {
             continue;
         }
         let mut writer = Writer::open(root, &ns)?;
@@ -114,7 +113,7 @@ pub fn clear(root: &Path, config: &Config, ns: Option<&str>, all: bool, confirm:
     let now = stamp(Utc::now());
     let mut cleared = 0;
     for ns in &targets {
-        if !store::exists(&root.join(log_path(ns))) {
+        if !store::exists(&root.join(layout::memory_log(ns))) {
             continue;
         }
         let mut writer = Writer::open(root, ns)?;
@@ -126,7 +125,7 @@ pub fn clear(root: &Path, config: &Config, ns: Option<&str>, all: bool, confirm:
 
 /// The access counts (memory id → reads).
 pub fn accesses(root: &Path) -> BTreeMap<String, u64> {
-    let bytes = store::read_opt(&root.join(ACCESS_FILE)).ok().flatten().unwrap_or_default();
+    let bytes = store::read_opt(&root.join(layout::ACCESS_FILE)).ok().flatten().unwrap_or_default();
     serde_json::from_slice(&bytes).unwrap_or_default()
 }
 
@@ -136,7 +135,7 @@ pub(crate) fn count_access(root: &Path, id: &str) {
     let mut counts = accesses(root);
     *counts.entry(id.to_owned()).or_default() += 1;
     let text = serde_json::to_vec(&counts).unwrap_or_default();
-    if let Err(e) = store::write_atomic(&root.join(ACCESS_FILE), &text) {
+    if let Err(e) = store::write_atomic(&root.join(layout::ACCESS_FILE), &text) {
         tracing::debug!("access count of {id} not saved: {e}");
     }
 }
@@ -151,7 +150,7 @@ pub fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>) -> Re
     let reads = accesses(root);
     let mut pruned = Vec::new();
     for ns in namespaces(root, config)? {
-        if !store::exists(&root.join(log_path(&ns))) {
+        if !store::exists(&root.join(layout::memory_log(&ns))) {
             continue;
         }
         let half_life = config.namespaces.get(&ns).map_or(30.0, |c| c.half_life_days);
@@ -188,7 +187,7 @@ pub fn gc_branches(root: &Path, config: &Config) -> Result<Value> {
     let at = stamp(Utc::now());
     let mut gone_branches = BTreeSet::new();
     let mut removed = Vec::new();
-    if store::exists(&root.join(log_path(ns))) {
+    if store::exists(&root.join(layout::memory_log(ns))) {
         let mut writer = Writer::open(root, ns)?;
         for (id, e) in writer.fold.live_at(&at) {
             if let Some(b) = &e.branch
@@ -230,7 +229,7 @@ pub fn link_commit(root: &Path, config: &Config) -> Result<Value> {
     let at = stamp(Utc::now());
     let mut linked = Vec::new();
     for ns in namespaces(root, config)? {
-        if !store::exists(&root.join(log_path(&ns))) {
+        if !store::exists(&root.join(layout::memory_log(&ns))) {
             continue;
         }
         let mut writer = Writer::open(root, &ns)?;

@@ -25,9 +25,10 @@ use crate::error::{Error, Result};
 use crate::index::extract::{cut, first_sentences};
 use crate::index::memlog::LogMark;
 use crate::index::{Index, ItemQuery, Ranking, SearchRequest};
+use crate::layout;
 use crate::model::{DocKind, validate_component};
 use crate::parse::memlog::Fold;
-use crate::store::{self, layout, log::LockedLog};
+use crate::store::{self, log::LockedLog};
 
 /// The namespace of an add that names none.
 pub const DEFAULT_NAMESPACE: &str = "short-term";
@@ -35,16 +36,6 @@ pub const DEFAULT_NAMESPACE: &str = "short-term";
 const EXTRACTED_SUMMARY_CHARS: usize = 280;
 /// `include_content` previews are this long (DESIGN §4.3).
 pub const PREVIEW_CHARS: usize = 1200;
-
-/// The log of a namespace, relative to the root.
-pub fn log_path(namespace: &str) -> String {
-    format!("{}/{namespace}.jsonl", layout::MEMORY_DIR)
-}
-
-/// The lock file of a namespace's log, in the derived cache.
-fn lock_path(namespace: &str) -> String {
-    format!(".tmws/cache/locks/memory-{namespace}.lock")
-}
 
 /// `memory_add`'s parameters.
 #[derive(Debug, Clone, Default)]
@@ -97,8 +88,8 @@ impl Writer {
     /// Takes the namespace's lock and folds what was appended since this process last
     /// looked (the whole log when it was rewritten meanwhile).
     pub fn open(root: &Path, namespace: &str) -> Result<Writer> {
-        let path = root.join(log_path(namespace));
-        let mut log = LockedLog::open(&path, &root.join(lock_path(namespace)))?;
+        let path = root.join(layout::memory_log(namespace));
+        let mut log = LockedLog::open(&path, &root.join(layout::memory_lock(namespace)))?;
         let cached = FOLDS.lock().ok().and_then(|mut f| f.remove(&path));
         let (fold, mark) = match cached {
             Some((fold, mark)) => catch_up(&mut log, fold, mark)?,
@@ -303,11 +294,6 @@ pub fn is_memory_id(text: &str) -> bool {
     t.len() == 14 && t.starts_with("m_") && t[2..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// The namespace of a log path (`.tmws/memory/{namespace}.jsonl`).
-fn namespace_of(path: &str) -> Option<&str> {
-    path.strip_prefix(layout::MEMORY_DIR)?.strip_prefix('/')?.strip_suffix(".jsonl")
-}
-
 /// One memory as `memory_get` and `memory_search` answer it.
 struct Shown<'a> {
     id: &'a str,
@@ -352,7 +338,7 @@ impl Shown<'_> {
     fn of_item(item: &crate::index::Item) -> Shown<'_> {
         Shown {
             id: &item.ref_id,
-            namespace: namespace_of(&item.path),
+            namespace: layout::memory_namespace(&item.path),
             kind: item.category.as_deref(),
             summary: &item.description,
             tags: &item.tags,
@@ -398,7 +384,8 @@ pub fn get(root: &Path, index: &Index, id: &str, include_content: bool) -> Resul
 pub fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> Result<Value> {
     let id = id.trim();
     let Some(item) = find(index, id)? else { return Err(Error::NotFound(format!("no memory `{id}`"))) };
-    let ns = namespace_of(&item.path).ok_or_else(|| Error::Index(format!("memory `{id}` has no log path")))?;
+    let ns =
+        layout::memory_namespace(&item.path).ok_or_else(|| Error::Index(format!("memory `{id}` has no log path")))?;
     let mut writer = Writer::open(root, ns)?;
     let at = stamp(Utc::now());
     if writer.fold.live.get(id).is_none_or(|e| e.expired(&at)) {
@@ -512,7 +499,7 @@ pub fn stats(root: &Path, config: &Config, defaults_redundant: Option<u64>) -> R
     let mut by_namespace = Map::new();
     let (mut total, mut expired_pending, mut log_bytes, mut dead_lines) = (0u64, 0u64, 0u64, 0u64);
     for ns in namespaces(root, config)? {
-        let bytes = store::read_opt(&root.join(log_path(&ns)))?.unwrap_or_default();
+        let bytes = store::read_opt(&root.join(layout::memory_log(&ns)))?.unwrap_or_default();
         let fold = Fold::of(&bytes, false);
         let n = fold.live_at(&now).count() as u64;
         expired_pending += fold.live.len() as u64 - n;
