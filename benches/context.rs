@@ -10,11 +10,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use divan::Bencher;
-use tmws::index::{Index, SyncOptions};
-use tmws::query::Workspace;
-use tmws::query::context::{ContextRequest, get_context};
+use tmws::query::api::ContextRequest;
+use tmws::query::{Engine, SyncOptions};
 
 mod support;
+
+// The binary's allocator, so that in-process figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     divan::main();
@@ -22,8 +25,7 @@ fn main() {
 
 fn built() -> PathBuf {
     let (root, _) = support::cached_root(100_000);
-    let mut ws = Workspace::open(&root).unwrap();
-    ws.sync(&SyncOptions::default()).unwrap();
+    Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
     root
 }
 
@@ -37,10 +39,12 @@ fn request(topics: &[&str], scope: (&str, Option<&str>, Option<&str>)) -> Contex
     }
 }
 
+/// `workspace_get_context` in a serving engine (as `tmws mcp` answers it): freshness
+/// check, the answer, its YAML text within the cap.
 fn bench_context(bencher: Bencher, req: &ContextRequest) {
     let root = built();
-    let index = Index::open_reader(&root).unwrap();
-    bencher.bench_local(|| get_context(&root, &index, req, false).unwrap());
+    let engine = support::serving(&root);
+    bencher.bench_local(|| engine.context(req).unwrap().text());
 }
 
 /// Defaults for a whole workspace of 10k files (the answer is cut to 24,000 chars).

@@ -9,10 +9,14 @@ use std::time::{Duration, Instant};
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use tmws::index::{Index, SearchRequest, SyncOptions};
-use tmws::query::Workspace;
+use tmws::query::api::SearchRequest;
+use tmws::query::{Engine, SyncOptions};
 
 mod support;
+
+// The binary's allocator, so that in-process figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     divan::main();
@@ -31,39 +35,38 @@ const QUERIES: [&str; 8] = [
 
 fn built(files: usize) -> (PathBuf, usize) {
     let (root, n) = support::cached_root(files);
-    let mut ws = Workspace::open(&root).unwrap();
-    ws.sync(&SyncOptions::default()).unwrap();
+    Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
     (root, n)
 }
 
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn full_build_100k(bencher: Bencher) {
     let (root, n) = support::cached_root(100_000);
-    bencher.counter(ItemsCount::new(n)).bench(|| {
-        let mut ws = Workspace::open(&root).unwrap();
-        ws.sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap()
-    });
+    bencher
+        .counter(ItemsCount::new(n))
+        .bench(|| Engine::open(&root).unwrap().sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap());
 }
 
 #[divan::bench(sample_count = 10, sample_size = 1)]
 fn noop_sync_100k(bencher: Bencher) {
     let (root, _) = built(100_000);
-    let mut ws = Workspace::open(&root).unwrap();
+    let engine = Engine::open(&root).unwrap();
     bencher.bench_local(|| {
-        let r = ws.sync(&SyncOptions::default()).unwrap();
+        let r = engine.sync(&SyncOptions::default()).unwrap();
         assert_eq!((r.new, r.changed, r.removed), (0, 0, 0));
     });
 }
 
+/// `workspace_search` in a serving engine (as `tmws mcp` answers it): freshness check,
+/// search, answer as YAML text within its cap.
 #[divan::bench(sample_count = 200, sample_size = 1)]
 fn search_100k(bencher: Bencher) {
     let (root, _) = built(100_000);
-    let index = Index::open(&root).unwrap();
+    let engine = support::serving(&root);
     let mut i = 0;
     bencher.bench_local(|| {
         i += 1;
-        let req = SearchRequest { query: QUERIES[i % QUERIES.len()].to_owned(), limit: 10, ..SearchRequest::default() };
-        index.search(&req).unwrap()
+        engine.search(&SearchRequest::new(QUERIES[i % QUERIES.len()])).unwrap().text()
     });
 }
 
@@ -71,9 +74,9 @@ fn search_100k(bencher: Bencher) {
 #[divan::bench(sample_count = 50, sample_size = 1, args = QUERIES)]
 fn search_100k_by_query(bencher: Bencher, query: &str) {
     let (root, _) = built(100_000);
-    let index = Index::open(&root).unwrap();
-    let req = SearchRequest { query: query.to_owned(), limit: 10, ..SearchRequest::default() };
-    bencher.bench_local(|| index.search(&req).unwrap());
+    let engine = support::serving(&root);
+    let req = SearchRequest::new(query);
+    bencher.bench_local(|| engine.search(&req).unwrap().text());
 }
 
 #[divan::bench(sample_count = 30, sample_size = 1)]
@@ -147,7 +150,8 @@ fn save_to_searchable_after_idle(bencher: Bencher, docs: usize) {
 fn save_and_search(bencher: Bencher, docs: usize, pause: Duration) {
     let (root, _) = built(docs);
     let watcher = WatchProcess::start(&root);
-    let reader = Index::open(&root).unwrap();
+    // A reader beside the watcher's writer, as a `tmws search` process is.
+    let reader = Engine::open(&root).unwrap();
     let mut n = 0;
     // The pause and the write are outside the timing: it starts once the file is saved.
     bencher
@@ -161,10 +165,9 @@ fn save_and_search(bencher: Bencher, docs: usize, pause: Duration) {
         })
         .bench_local_values(|word| {
             let start = Instant::now();
-            let req = SearchRequest { query: word, limit: 1, ..SearchRequest::default() };
+            let req = SearchRequest { limit: 1, ..SearchRequest::new(word) };
             loop {
-                reader.reload().unwrap();
-                if !reader.search(&req).unwrap().results.is_empty() {
+                if !reader.search(&req).unwrap().answer.results.is_empty() {
                     break;
                 }
                 assert!(start.elapsed() < Duration::from_secs(10), "never became searchable");
@@ -179,23 +182,19 @@ fn save_and_search(bencher: Bencher, docs: usize, pause: Duration) {
 
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn index_real_world_corpora(bencher: Bencher) {
-    let corpora = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora");
-    if !corpora.is_dir() {
+    let Some(corpora) = std::env::var_os("TMWS_CORPORA").map(PathBuf::from).filter(|c| c.is_dir()) else {
+        eprintln!("index_real_world_corpora: TMWS_CORPORA names no folder; skipped");
         return;
-    }
+    };
     let root = std::env::temp_dir().join("tmws-bench-corpora-root");
     let _ = std::fs::remove_dir_all(&root);
     write(&root.join(".tmws/config.toml"), "[index]\ninclude = [\"corpora\"]\n");
     copy_tree(&corpora, &root.join("corpora"));
     let mut n = 0;
-    {
-        let mut ws = Workspace::open(&root).unwrap();
-        n += ws.sync(&SyncOptions::default()).unwrap().items as usize;
-    }
-    bencher.counter(ItemsCount::new(n)).bench(|| {
-        let mut ws = Workspace::open(&root).unwrap();
-        ws.sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap()
-    });
+    n += Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap().items as usize;
+    bencher
+        .counter(ItemsCount::new(n))
+        .bench(|| Engine::open(&root).unwrap().sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap());
 }
 
 /// One `tmws search` run as a separate process.

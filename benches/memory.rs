@@ -12,9 +12,15 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use divan::Bencher;
-use tmws::config::Config;
-use tmws::index::{Index, SyncOptions};
-use tmws::query::memory::{self, AddRequest, MemorySearch};
+use tmws::query::api::{FormatOnly, MemoryAddRequest, MemorySearchRequest};
+use tmws::query::memory::memory_id;
+use tmws::query::{Engine, SyncOptions};
+
+mod support;
+
+// The binary's allocator, so that in-process figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     divan::main();
@@ -72,7 +78,7 @@ fn log_text(n: usize, dead_every: usize) -> String {
     let mut log = String::with_capacity(n * 300);
     for i in 0..n {
         let content = content(i);
-        let id = memory::memory_id("long-term", &content);
+        let id = memory_id("long-term", &content);
         let _ = writeln!(
             log,
             "{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"long-term\",\"at\":\"2026-11-01T00:00:00Z\",\"expires_at\":\"2036-11-01T00:00:00Z\",\"kind\":\"note\",\"content\":\"{content}\",\"summary\":\"{content}\",\"tags\":[\"{}\"],\"importance\":0.5}}",
@@ -97,9 +103,7 @@ fn memory_root(n: usize) -> PathBuf {
     std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
     std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
     std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log_text(n, 0)).unwrap();
-    let config = Config::load(&root).unwrap();
-    let mut index = Index::open(&root).unwrap();
-    index.sync(&config, &SyncOptions::default()).unwrap();
+    Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
     std::fs::write(&marker, version).unwrap();
     root
 }
@@ -109,16 +113,15 @@ fn queries() -> Vec<String> {
     (0..50).map(|q| format!("{} {} {}", WORDS[q % WORDS.len()], letters(3 + q * 7), letters(40 + q * 31))).collect()
 }
 
+/// Searches through a serving engine (as `tmws mcp` answers), once its first sync is done.
 fn search_bench(bencher: Bencher, n: usize) {
     let root = memory_root(n);
-    let config = Config::load(&root).unwrap();
-    let index = Index::open_reader(&root).unwrap();
+    let engine = support::serving(&root);
     let queries = queries();
     let i = AtomicUsize::new(0);
     bencher.bench_local(|| {
         let q = &queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
-        let req = MemorySearch { query: q.clone(), ..MemorySearch::default() };
-        memory::search(&root, &config, &index, &req).unwrap()
+        engine.memory_search(&MemorySearchRequest::new(q.clone())).unwrap()
     });
 }
 
@@ -141,12 +144,12 @@ fn cleanup_100k(bencher: Bencher) {
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
     std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
-    let config = Config::load(&root).unwrap();
+    let engine = Engine::open(&root).unwrap();
     let log = log_text(100_000, 5);
     let path = root.join(".tmws/memory/long-term.jsonl");
     bencher.with_inputs(|| std::fs::write(&path, &log).unwrap()).bench_local_values(|()| {
-        let done = memory::maint::cleanup(&root, &config).unwrap();
-        assert!(done["compacted_bytes"].as_u64().unwrap() > 0);
+        let done = engine.memory_cleanup(&FormatOnly::default()).unwrap();
+        assert!(done.answer.compacted_bytes > 0);
     });
 }
 
@@ -169,20 +172,16 @@ fn memory_add_fsync_to_searchable(bencher: Bencher) {
     let root = std::env::temp_dir().join("tmws-bench-memory-add");
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join(".tmws")).unwrap();
-    let config = Config::load(&root).unwrap();
-    assert!(config.memory.fsync);
-    let mut index = Index::open(&root).unwrap();
-    index.sync(&config, &SyncOptions::default()).unwrap();
+    // A one-shot engine syncs before it searches: add, sync, search.
+    let engine = Engine::open(&root).unwrap();
+    assert!(engine.config().memory.fsync);
+    engine.sync(&SyncOptions::default()).unwrap();
     let n = AtomicUsize::new(0);
     bencher.bench_local(|| {
         let i = n.fetch_add(1, Ordering::Relaxed);
         let word = letters(i);
-        let req = AddRequest { content: format!("bench note about {word}"), ..AddRequest::default() };
-        let added = memory::add(&root, &config, &req, chrono::Utc::now()).unwrap();
-        index.sync(&config, &SyncOptions::default()).unwrap();
-        let found =
-            memory::search(&root, &config, &index, &MemorySearch { query: word.clone(), ..MemorySearch::default() })
-                .unwrap();
-        assert_eq!(found["results"][0]["id"], added.id.as_str(), "{found}");
+        let added = engine.memory_add(&MemoryAddRequest::new(format!("bench note about {word}"))).unwrap().answer;
+        let found = engine.memory_search(&MemorySearchRequest::new(word.clone())).unwrap().answer;
+        assert_eq!(found.results[0].id, added.id, "{found:?}");
     });
 }

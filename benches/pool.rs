@@ -8,13 +8,14 @@
 use std::path::{Path, PathBuf};
 
 use divan::Bencher;
-use tmws::config::Config;
-use tmws::index::{Index, SyncOptions};
-use tmws::pool::{Pool, Settings};
-use tmws::query::Workspace;
-use tmws::query::tools::{self, Registry, ToolSearch};
+use tmws::query::api::{ToolCallRequest, ToolSearchRequest};
+use tmws::query::{Engine, SyncOptions};
 
 mod support;
+
+// The binary's allocator, so that in-process figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     divan::main();
@@ -34,8 +35,7 @@ fn root() -> &'static Path {
         let root = std::env::temp_dir().join("tmws-bench-registry-200");
         let _ = std::fs::remove_dir_all(&root);
         support::registry(&root, 200, 5, &mock());
-        let mut ws = Workspace::open(&root).unwrap();
-        ws.sync(&SyncOptions::default()).unwrap();
+        Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
         root
     })
 }
@@ -59,20 +59,22 @@ const QUERIES: [&str; 8] = [
     "fetch docs",
 ];
 
-/// `tool_search` over 1,000 tools, in process.
+/// `tool_search` over 1,000 tools in a serving engine (as `tmws mcp` answers it).
 #[divan::bench(sample_count = 200, sample_size = 10)]
 fn tool_search_1000_tools(bencher: Bencher) {
-    let root = root();
-    let index = Index::open_reader(root).unwrap();
-    let registry = Registry::new(root);
+    let engine = support::serving(root());
     let mut i = 0;
     bencher.bench_local(|| {
         i += 1;
-        let req = ToolSearch { query: QUERIES[i % QUERIES.len()].to_owned(), limit: 8, ..ToolSearch::default() };
-        let found = tools::search(&index, &registry, &req).unwrap();
-        assert!(!found.results.is_empty());
-        found
+        let found = engine.tool_search(&ToolSearchRequest::new(QUERIES[i % QUERIES.len()])).unwrap();
+        assert!(!found.answer.results.is_empty());
+        found.text()
     });
+}
+
+fn echo(server: &str) -> ToolCallRequest {
+    let arguments = serde_json::json!({"text": "hello"}).as_object().unwrap().clone();
+    ToolCallRequest { server: server.into(), tool: "echo".into(), arguments }
 }
 
 /// A cold server: config-hash check, start, `initialize`, and the first `tools/call`
@@ -81,33 +83,24 @@ fn tool_search_1000_tools(bencher: Bencher) {
 #[divan::bench(sample_count = 30, sample_size = 1)]
 fn lazy_connect_and_first_call(bencher: Bencher) {
     let root = root();
-    let config = Config::load(root).unwrap();
-    let registry = Registry::new(root);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let pools = std::cell::RefCell::new(Vec::new());
-    bencher.with_inputs(|| Pool::new(Settings::from_config(&config.pool))).bench_local_values(|pool| {
-        let args = serde_json::json!({"text": "hello"}).as_object().unwrap().clone();
-        let called = rt.block_on(tools::call(root, &config, &registry, &pool, "s000", "echo", args)).unwrap();
-        assert_eq!(called.result.is_error, Some(false));
-        pools.borrow_mut().push(pool);
+    let engines = std::cell::RefCell::new(Vec::new());
+    bencher.with_inputs(|| Engine::open(root).unwrap()).bench_local_values(|engine| {
+        let called = rt.block_on(engine.tool_call(&echo("s000"))).unwrap();
+        assert!(!called.is_error);
+        engines.borrow_mut().push(engine);
     });
-    for pool in pools.into_inner() {
-        rt.block_on(pool.shutdown());
+    for engine in engines.into_inner() {
+        rt.block_on(engine.shutdown());
     }
 }
 
 /// A call to a server that is already connected, for comparison.
 #[divan::bench(sample_count = 100, sample_size = 1)]
 fn warm_call(bencher: Bencher) {
-    let root = root();
-    let config = Config::load(root).unwrap();
-    let registry = Registry::new(root);
+    let engine = Engine::open(root()).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let pool = Pool::new(Settings::from_config(&config.pool));
-    let args = serde_json::json!({"text": "hello"}).as_object().unwrap().clone();
-    rt.block_on(tools::call(root, &config, &registry, &pool, "s001", "echo", args.clone())).unwrap();
-    bencher.bench_local(|| {
-        rt.block_on(tools::call(root, &config, &registry, &pool, "s001", "echo", args.clone())).unwrap()
-    });
-    rt.block_on(pool.shutdown());
+    rt.block_on(engine.tool_call(&echo("s001"))).unwrap();
+    bencher.bench_local(|| rt.block_on(engine.tool_call(&echo("s001"))).unwrap());
+    rt.block_on(engine.shutdown());
 }

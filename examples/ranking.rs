@@ -12,9 +12,8 @@
 
 use std::path::Path;
 
-use tmws::index::SearchRequest;
-use tmws::parse::markdown;
-use tmws::query::Workspace;
+use tmws::query::api::SearchRequest;
+use tmws::query::{Engine, SyncOptions};
 
 fn copy(from: &Path, to: &Path, files: &mut Vec<(String, Vec<u8>)>) {
     for entry in std::fs::read_dir(from).unwrap() {
@@ -32,12 +31,11 @@ fn copy(from: &Path, to: &Path, files: &mut Vec<(String, Vec<u8>)>) {
 }
 
 /// (MRR@10, recall@1, queries) for the given (query, expected refId) pairs.
-fn score(ws: &mut Workspace, cases: &[(String, String)]) -> (f64, f64, usize) {
+fn score(engine: &Engine, cases: &[(String, String)]) -> (f64, f64, usize) {
     let (mut rr, mut first) = (0.0, 0);
     for (q, want) in cases {
-        let req = SearchRequest { query: q.clone(), limit: 10, ..SearchRequest::default() };
-        let Ok(res) = ws.index().search(&req) else { continue };
-        if let Some(i) = res.results.iter().position(|h| &h.ref_id == want) {
+        let Ok(res) = engine.search(&SearchRequest::new(q.clone())) else { continue };
+        if let Some(i) = res.answer.results.iter().position(|h| &h.ref_id == want) {
             rr += 1.0 / (i as f64 + 1.0);
             if i == 0 {
                 first += 1;
@@ -55,24 +53,24 @@ fn main() {
         std::fs::write(dir.join(".tmws/config.toml"), "[index]\ninclude = [\"corpus\"]\n").unwrap();
         let mut files = Vec::new();
         copy(Path::new(&corpus), &dir.join("corpus"), &mut files);
-        let mut ws = Workspace::open(&dir).unwrap();
+        let engine = Engine::open(&dir).unwrap();
         let started = std::time::Instant::now();
-        let report = ws.sync(&Default::default()).unwrap();
+        let report = engine.sync(&SyncOptions::default()).unwrap();
         let secs = started.elapsed().as_secs_f64();
         let mut titles = Vec::new();
         let mut descriptions = Vec::new();
         for (path, bytes) in &files {
             let rel = Path::new(path).strip_prefix(&dir).unwrap().to_string_lossy().into_owned();
-            let fm = markdown::parse(bytes).front_matter();
-            if let Some(t) = fm.name.filter(|t| !t.trim().is_empty()) {
+            let name = field(bytes, "name").or_else(|| field(bytes, "title"));
+            if let Some(t) = name {
                 titles.push((t, rel.clone()));
             }
-            if let Some(d) = fm.description.filter(|d| d.split_whitespace().count() >= 3) {
+            if let Some(d) = field(bytes, "description").filter(|d| d.split_whitespace().count() >= 3) {
                 descriptions.push((d, rel));
             }
         }
-        let (t_mrr, t_r1, t_n) = score(&mut ws, &titles);
-        let (d_mrr, d_r1, d_n) = score(&mut ws, &descriptions);
+        let (t_mrr, t_r1, t_n) = score(&engine, &titles);
+        let (d_mrr, d_r1, d_n) = score(&engine, &descriptions);
         println!(
             "{corpus}: {} docs indexed in {secs:.2} s ({:.0} docs/s); titles: MRR@10 {t_mrr:.3}, recall@1 {t_r1:.3} ({t_n} queries); descriptions: MRR@10 {d_mrr:.3}, recall@1 {d_r1:.3} ({d_n} queries)",
             report.items,
@@ -80,6 +78,15 @@ fn main() {
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// A text field of a file's front-matter (a BOM and CRLF allowed), when it parses.
+fn field(bytes: &[u8], key: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes).replace("\r\n", "\n");
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let (front, _) = text.strip_prefix("---\n")?.split_once("\n---")?;
+    let yaml = yaml_rust2::YamlLoader::load_from_str(front).ok()?.into_iter().next()?;
+    yaml[key].as_str().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned)
 }
 
 fn tempfile_dir() -> std::path::PathBuf {

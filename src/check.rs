@@ -214,7 +214,7 @@ impl Checker {
             None if layout::is_markdown(&abs.to_string_lossy()) => FileKind::Markdown,
             None => FileKind::Other,
         };
-        if kind == FileKind::Other {
+        if !kind.is_checked() {
             return;
         }
         self.files.fetch_add(1, Ordering::Relaxed);

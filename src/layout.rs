@@ -79,11 +79,6 @@ pub fn memory_namespace(rel: &str) -> Option<&str> {
     rel.strip_prefix(MEMORY_DIR)?.strip_prefix('/')?.strip_suffix(".jsonl").filter(|n| !n.contains('/'))
 }
 
-/// A project's schema override for `name`.
-pub fn schema_override(name: &str) -> String {
-    format!("{SCHEMAS_DIR}/{name}.schema.json")
-}
-
 /// What a file is to tmws.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileKind {
@@ -116,17 +111,6 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    /// Whether tmws' own front-matter rules apply (not just YAML syntax).
-    pub fn is_canonical_markdown(&self) -> bool {
-        matches!(
-            self,
-            FileKind::ScopeOverview { .. }
-                | FileKind::TopicOverview { .. }
-                | FileKind::Entry { .. }
-                | FileKind::BadScope { .. }
-        )
-    }
-
     /// Whether `tmws check` checks a file of this kind.
     pub fn is_checked(&self) -> bool {
         *self != FileKind::Other
@@ -415,7 +399,10 @@ mod tests {
         assert_eq!(classify(TRUST_FILE), FileKind::Log);
         assert_eq!(classify(&memory_log("long-term")), FileKind::MemoryLog { namespace: "long-term".into() });
         assert_eq!(memory_namespace(&memory_log("short-term")), Some("short-term"));
-        assert_eq!(classify(&schema_override("plans")), FileKind::SchemaOverride { name: "plans".into() });
+        assert_eq!(
+            classify(&format!("{SCHEMAS_DIR}/plans.schema.json")),
+            FileKind::SchemaOverride { name: "plans".into() }
+        );
         for derived in [INDEX_DIR, SYNCING_MARKER, MANIFEST_FILE, JOURNAL_FILE, ACCESS_FILE, TOKEN_FILE, USAGE_LOCK] {
             assert!(in_dir(derived, CACHE_DIR), "{derived}");
             assert_eq!(classify(&format!("{derived}.jsonl")), FileKind::Other, "{derived}");

@@ -5,23 +5,59 @@
 //! under `.tmws/`. This library reads and validates them; the binary's surfaces are thin
 //! layers over it. See ARCHITECTURE.md for the map.
 //!
-//! Data flows one way: `store` (disk) → `parse` (pure) → `model` (plain data) → `check`
-//! and the commands (`init`, `rules`) → `surface` (CLI).
+//! Data flows one way: `store` (disk) → `parse` (pure) → `model` (plain data) → `index`
+//! (derived) and `check` → `query` (the engine, the one API) → `surface` (CLI, MCP, HTTP).
+//! [`query::Engine`] is what the binary, tests, benches and examples use; the modules it
+//! builds on are private to the crate.
 
 pub mod check;
 pub mod config;
 pub mod error;
-pub mod index;
+pub(crate) mod index;
 pub mod init;
-pub mod layout;
+pub(crate) mod layout;
 pub mod model;
-pub mod parse;
-pub mod pool;
+pub(crate) mod parse;
+pub(crate) mod pool;
 pub mod query;
 pub mod rules;
-pub mod schema;
-pub mod store;
+pub(crate) mod schema;
+pub(crate) mod store;
 pub mod surface;
-pub mod sys;
+pub(crate) mod sys;
 
 pub use error::{Error, Result};
+
+/// Helpers of the unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::path::{Path, PathBuf};
+
+    /// Real-world Markdown nobody here wrote: the folder `TMWS_CORPORA` names (the full
+    /// corpora), else the samples in `testdata/corpora`; and whether it is the full set.
+    pub fn corpora() -> (PathBuf, bool) {
+        match std::env::var_os("TMWS_CORPORA") {
+            Some(dir) if !dir.is_empty() => (PathBuf::from(dir), true),
+            _ => (PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/corpora"), false),
+        }
+    }
+
+    /// Markdown files below `dir`, recursively, sorted.
+    pub fn markdown_files(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else { continue };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "md") {
+                    out.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}

@@ -1,4 +1,10 @@
-//! The `tmws` binary: everything happens in the library; this only hands over.
+//! The `tmws` binary: everything happens in the library; this only picks the allocator and
+//! hands over.
+
+// mimalloc: a full index build takes a quarter less CPU than with glibc's malloc (see
+// `sys.rs` for what tmws asks of it besides).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     tmws::surface::cli::run()

@@ -1,8 +1,10 @@
-//! The memory allocator, and what tmws asks of it beyond allocating.
+//! What tmws asks of its memory allocator beyond allocating.
 //!
-//! tmws allocates through mimalloc: a full index build spends most of its time creating and
-//! dropping small strings and vectors on several threads, and mimalloc's thread-local free
-//! lists made it ~25 % cheaper in CPU than glibc's malloc (DESIGN §11 full build).
+//! The binary allocates through mimalloc (declared in `main.rs`: a full index build spends
+//! most of its time creating and dropping small strings and vectors on several threads, and
+//! mimalloc's thread-local free lists made it ~25 % cheaper in CPU than glibc's malloc,
+//! DESIGN §11 full build). A program that links the library with another allocator loses
+//! nothing here: these calls then act on mimalloc's empty heap.
 //!
 //! mimalloc returns freed memory to the operating system one second (ten for whole arenas)
 //! after it was freed, and only when the program next allocates: right for a command that
@@ -11,9 +13,6 @@
 //! the servers call [`release_free_memory`] after each whole sync.
 
 use std::os::raw::c_int;
-
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// `mi_option_purge_delay` in mimalloc 3's `mi_option_e` (the `libmimalloc-sys` we pin has
 /// no constant for it; `purge_delay_is_the_option_we_mean` checks the number).
@@ -52,6 +51,9 @@ pub fn release_free_memory() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[global_allocator]
+    static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
     #[test]
     #[allow(unsafe_code)]

@@ -219,9 +219,10 @@ pub fn registry(root: &Path, servers: usize, tools_per_server: usize, command: &
     let mcp = serde_json::json!({"mcpServers": configs}).to_string();
     write(&root.join(".mcp.json"), &mcp);
     write(&root.join(".tmws/config.toml"), "");
-    let (parsed, _) = tmws::parse::clients::parse(&mcp);
+    let configured = tmws::query::Engine::open(root).unwrap().configured_servers().unwrap();
     let mut entries = serde_json::Map::new();
-    for (name, conn) in parsed {
+    for server in configured {
+        let name = server.name;
         let mut tools = serde_json::Map::new();
         tools.insert(
             "echo".into(),
@@ -245,8 +246,8 @@ pub fn registry(root: &Path, servers: usize, tools_per_server: usize, command: &
         }
         entries.insert(
             name,
-            serde_json::json!({"description": format!("Server of {}", rng.sentence(4)), "config_hash": conn.config_hash(),
-                "connection": conn.stored(), "persistent": false,
+            serde_json::json!({"description": format!("Server of {}", rng.sentence(4)), "config_hash": server.config_hash,
+                "connection": server.connection, "persistent": false,
                 "metadata": {"cold_start_ms": 20, "introspected_at": "2026-11-22T00:00:00Z", "popularity": 0.0},
                 "tools": tools}),
         );
@@ -302,4 +303,13 @@ pub fn mcp_spawn_to_tools_list(bin: &str, root: &Path, expect: &str) {
     drop(mcp.stdin);
     let _ = mcp.child.kill();
     let _ = mcp.child.wait();
+}
+
+/// A serving engine over `root` (as `tmws mcp` runs one), once its first sync is done.
+pub fn serving(root: &Path) -> tmws::query::Engine {
+    let engine = tmws::query::Engine::serve(root).unwrap();
+    while !engine.health().ready {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    engine
 }

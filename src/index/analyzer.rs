@@ -522,4 +522,54 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn the_one_pass_normalizer_gives_exactly_what_tantivys_filters_give() {
+        use super::{CodeTokenizer, analyzer};
+        use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, TokenStream};
+        let stemmer = frostem::Stemmer::new(frostem::Algorithm::English);
+        let mut reference = TextAnalyzer::builder(CodeTokenizer::default())
+            .filter(RemoveLongFilter::limit(64))
+            .filter(LowerCaser)
+            .filter(AsciiFoldingFilter)
+            .build();
+        let mut ours = analyzer();
+        let mut texts = vec![
+            "Café ÜBER naïve Straße İstanbul ΣΊΣΥΦΟΣ σοφός Ωmega ﬁnancial ＡＢＣ half-width ｶﾀｶﾅ".to_owned(),
+            "happiness HAPPINESS generalizations getLibraryDocs XMLHttpRequest __init__ v2.3.1 a_b-c.d".to_owned(),
+            "データベース接続プールの設定を変更した 数据库连接池 데이터베이스 연결 🙂 émoji✓ x".to_owned(),
+            format!("{} {} {}", "internationalization".repeat(2), "a".repeat(70), "Ünïcödé".repeat(12)),
+        ];
+        let (corpora, full) = crate::testing::corpora();
+        let files = crate::testing::markdown_files(&corpora);
+        // Every fifth file keeps the test quick in a debug build; all languages of the corpora
+        // are among them.
+        texts.extend(files.iter().step_by(5).filter_map(|f| std::fs::read_to_string(f).ok()));
+        let mut tokens = 0;
+        for text in &texts {
+            let mut want = reference.token_stream(text);
+            let mut got = ours.token_stream(text);
+            loop {
+                let (w, g) = (want.advance(), got.advance());
+                assert_eq!(w, g, "a stream ended early in {:?}", &text[..text.len().min(80)]);
+                if !w {
+                    break;
+                }
+                tokens += 1;
+                let (w, g) = (want.token(), got.token());
+                let mut expected = w.text.clone();
+                if expected.len() >= 3 && expected.bytes().all(|b| b.is_ascii_lowercase()) {
+                    expected = stemmer.stem(&expected).into_owned();
+                }
+                assert_eq!(
+                    (&g.text, g.position, g.offset_from, g.offset_to),
+                    (&expected, w.position, w.offset_from, w.offset_to),
+                    "token {:?} of {:?}",
+                    w.text,
+                    &text[..text.len().min(80)]
+                );
+            }
+        }
+        assert!(tokens > if full { 1_000_000 } else { 30_000 }, "{tokens}");
+    }
 }

@@ -7,14 +7,15 @@
 use crate::layout::FileKind;
 use crate::model::{Diagnostic, DocKind, IndexDoc};
 use crate::parse::markdown::{self, FrontMatterState};
+use crate::parse::text::first_sentences;
 use crate::parse::{self, yaml};
 
 /// Longest description taken from a body when the front-matter has none.
-const SUMMARY_CHARS: usize = 280;
 /// The front-matter fields of an overview that answers carry (DESIGN §2.2, §4.1).
 pub const OVERVIEW_META: [&str; 4] = ["folder_structure", "status_values", "category_values", "tag_values"];
 
 /// The items of one file. `rel` is its root-relative path with `/` separators.
+#[cfg(test)]
 pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
     extract_with_diagnostics(kind, rel, bytes).0
 }
@@ -172,43 +173,6 @@ fn stem_name(rel: &str) -> String {
     stem.replace(['-', '_'], " ")
 }
 
-/// The first meaningful sentences of a body, at most SUMMARY_CHARS, cut at a word boundary.
-pub fn first_sentences(body: &str) -> String {
-    let mut text = String::new();
-    let mut in_code = false;
-    for line in body.lines() {
-        let t = line.trim();
-        if t.starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code || t.is_empty() || t.starts_with('#') || t.starts_with("<!--") || t.starts_with('|') {
-            if !text.is_empty() && t.is_empty() {
-                break;
-            }
-            continue;
-        }
-        if !text.is_empty() {
-            text.push(' ');
-        }
-        text.push_str(t.trim_start_matches(['-', '*', '>', ' ']));
-        if text.chars().count() >= SUMMARY_CHARS {
-            break;
-        }
-    }
-    cut(&text, SUMMARY_CHARS)
-}
-
-/// Cuts at a word boundary with an ellipsis when longer than `max` characters.
-pub fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let head: String = text.chars().take(max).collect();
-    let at = head.rfind(char::is_whitespace).filter(|i| *i > max / 2).unwrap_or(head.len());
-    format!("{}…", head[..at].trim_end())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,14 +235,5 @@ mod tests {
         );
         assert_eq!(docs.len(), 1);
         assert_eq!((docs[0].ref_id.as_str(), docs[0].kind), (".tmws/skills.yaml#a", Some(DocKind::Skill)));
-    }
-
-    #[test]
-    fn summaries_cut_at_a_word() {
-        assert_eq!(cut("alpha beta gamma", 12), "alpha beta…");
-        assert_eq!(
-            first_sentences("# T\n\n```\ncode\n```\nFirst line\ncontinues.\n\nSecond para."),
-            "First line continues."
-        );
     }
 }

@@ -51,15 +51,6 @@ impl ItemList {
         self.refs.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.refs.is_empty()
-    }
-
-    /// The `i`th item's refId (read from the fast field, no stored document).
-    pub fn ref_id(&self, i: usize) -> &str {
-        &self.refs[i].0
-    }
-
     /// The `i`th item's stored fields.
     pub fn get(&self, i: usize) -> Result<Item> {
         let f = &self.index;

@@ -120,12 +120,14 @@ fn blocks_under(blocks: &[Block], targets: &[String]) -> Vec<usize> {
 
 impl Manifest {
     /// Parses a manifest; anything unreadable is an empty one (the index is then rebuilt).
+    #[cfg(test)]
     pub fn from_bytes(bytes: &[u8]) -> Manifest {
         Self::from_bytes_with_checksum(bytes).0
     }
 
     /// Parses a manifest and gives its checksum, what the journal's records name as their
     /// base; an empty manifest and None when it does not parse.
+    #[cfg(test)]
     pub fn from_bytes_with_checksum(bytes: &[u8]) -> (Manifest, Option<[u8; 32]>) {
         Self::read_from(bytes, None)
     }
@@ -222,6 +224,7 @@ impl Manifest {
     /// in order, and returns how many bytes they span: the end of the last good record,
     /// where the next one is to be written. Replay stops at a torn or altered record and at
     /// one of another base.
+    #[cfg(test)]
     pub fn apply_journal(&mut self, base: &[u8; 32], journal: &[u8]) -> usize {
         self.apply_journal_to_some(base, journal, &|_| true)
     }
@@ -380,12 +383,7 @@ pub struct Cached {
 }
 
 impl Cached {
-    /// Reads a manifest file and replays its journal onto it.
-    pub fn read(manifest: &[u8], journal: &[u8]) -> Cached {
-        Self::read_some(manifest, journal, None)
-    }
-
-    /// The same, keeping only the entries at or below `targets` when there are some: what
+    /// Reads a manifest file and replays its journal onto it, keeping only the entries at or below `targets` when there are some: what
     /// a batch of a few changed paths needs, at a fraction of the cost of 100k.
     pub fn read_some(manifest: &(impl Source + ?Sized), journal: &[u8], targets: Option<&[String]>) -> Cached {
         let (mut m, base) = Manifest::read_from(manifest, targets);

@@ -10,10 +10,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::extract::{cut, first_sentences};
 use crate::model::{Diagnostic, DocKind, IndexDoc, MemoryAttrs};
 use crate::parse::jsonl;
 use crate::parse::memlog::{DEFAULT_IMPORTANCE, Entry, Fold, complete};
+use crate::parse::text::{cut, first_sentences};
 
 /// How many bytes before a checkpoint its hash covers.
 const TAIL_BYTES: u64 = 256;

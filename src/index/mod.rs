@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use tantivy::directory::error::LockError;
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyError};
 
-pub use self::items::{Counts, Item, ItemList, ItemQuery};
+pub use self::items::{Item, ItemList, ItemQuery};
 pub use self::schema::{Fields, SCHEMA_VERSION};
-pub use self::search::{Ranking, SearchHit, SearchRequest, SearchResults, current_importance, trust_boost};
+pub use self::search::{Ranking, SearchHit, SearchResults, TextQuery, current_importance};
 pub use self::sync::{SyncOptions, SyncReport};
 use crate::error::{Error, Result};
 use crate::layout::{self, INDEX_DIR, INDEX_OPEN_LOCK, SYNCING_MARKER};
@@ -195,26 +195,6 @@ impl Index {
             let offset = marks.get(&rel).map_or(0, |m| m.offset);
             store::read_from(&self.root.join(&rel), offset).is_ok_and(|tail| tail.contains(&b'\n'))
         })
-    }
-
-    /// Waits at most `wait` for a pending sync to commit, then reads the latest commit.
-    /// Returns whether the index may still be behind the files.
-    pub fn settle(&self, wait: std::time::Duration) -> Result<bool> {
-        let deadline = std::time::Instant::now() + wait;
-        while self.sync_pending() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        self.reload()?;
-        Ok(self.sync_pending())
-    }
-
-    /// How many items the index holds.
-    pub fn len(&self) -> u64 {
-        self.reader.searcher().num_docs()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

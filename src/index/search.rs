@@ -22,9 +22,10 @@ use crate::error::{Error, Result};
 use crate::model::{DocKind, Scope};
 use crate::parse::memlog::DEFAULT_IMPORTANCE;
 
-/// A search (the parameters of `workspace_search`).
+/// A text search over the index: `workspace_search`, `memory_search` and `tool_search` all
+/// make one.
 #[derive(Debug, Clone, Default)]
-pub struct SearchRequest {
+pub struct TextQuery {
     pub query: String,
     /// A scope: results at it or below it.
     pub scope: Option<String>,
@@ -177,7 +178,7 @@ pub(crate) fn expired(f: &Fields) -> Box<dyn Query> {
 
 impl Index {
     /// Runs a search over what the reader sees now.
-    pub fn search(&self, req: &SearchRequest) -> Result<SearchResults> {
+    pub fn search(&self, req: &TextQuery) -> Result<SearchResults> {
         let (free, phrases) = parse_text(&req.query);
         if free.is_empty() && phrases.is_empty() {
             return Err(Error::Usage(if req.query.trim().is_empty() {
@@ -306,7 +307,7 @@ impl Index {
     }
 
     /// Turns the top documents into hits with scores relative to the best.
-    fn finish(&self, req: &SearchRequest, searcher: &Searcher, top: Vec<(f32, DocAddress)>) -> Result<SearchResults> {
+    fn finish(&self, req: &TextQuery, searcher: &Searcher, top: Vec<(f32, DocAddress)>) -> Result<SearchResults> {
         let f = &self.fields;
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {

@@ -581,7 +581,7 @@ mod tests {
         let report = index.sync(&config, &SyncOptions::default()).unwrap();
         assert_eq!((report.changed, report.items), (1, 3));
         let find = |index: &Index, q: &str| {
-            let req = super::super::SearchRequest { query: q.into(), limit: 5, ..Default::default() };
+            let req = super::super::TextQuery { query: q.into(), limit: 5, ..Default::default() };
             index.search(&req).unwrap().results.into_iter().map(|h| h.ref_id).collect::<Vec<_>>()
         };
         assert_eq!(find(&index, "charlie"), ["m_3"]);

@@ -156,7 +156,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::index::SearchRequest;
+    use crate::index::TextQuery;
 
     /// Plays a script: each step may change files behind the loop's back, then hands it
     /// a batch. When the script ends the loop is stopped.
@@ -230,7 +230,7 @@ mod tests {
     }
 
     fn hits(index: &Index, q: &str) -> Vec<String> {
-        let req = SearchRequest { query: q.into(), limit: 10, ..SearchRequest::default() };
+        let req = TextQuery { query: q.into(), limit: 10, ..TextQuery::default() };
         index.search(&req).unwrap().results.into_iter().map(|h| h.ref_id).collect()
     }
 

@@ -11,6 +11,7 @@ pub mod jsonl;
 pub mod markdown;
 pub mod memlog;
 pub mod rules;
+pub mod text;
 pub mod yaml;
 
 use std::borrow::Cow;

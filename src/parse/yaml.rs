@@ -721,4 +721,32 @@ mod tests {
         let (node, diags) = parse("", 2);
         assert!(node.is_none() && diags.is_empty());
     }
+
+    #[test]
+    fn the_yaml_fast_path_gives_exactly_what_the_full_parser_gives() {
+        use crate::parse::frontmatter::{Split, split};
+        let (corpora, full) = crate::testing::corpora();
+        let mut files = crate::testing::markdown_files(&corpora);
+        if full {
+            files.extend(crate::testing::markdown_files(
+                &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata"),
+            ));
+        }
+        let (mut with_front_matter, mut fast) = (0, 0);
+        for f in &files {
+            let Ok(text) = std::fs::read_to_string(f) else { continue };
+            let Split::Found(block) = split(&text) else { continue };
+            with_front_matter += 1;
+            let Some(simple) = parse_simple(block.yaml, block.yaml_line) else { continue };
+            fast += 1;
+            let (full, diags) = parse_full(block.yaml, block.yaml_line);
+            assert_eq!(diags, [], "{}: the fast path took a text with problems", f.display());
+            assert_eq!(Some(simple), full, "{}", f.display());
+        }
+        // Real-world front-matter is often richer (quotes, block lists, comments) and takes the
+        // full parser; the fast path must still see plenty of it here to be tested.
+        let (least_files, least_fast) = if full { (1000, 900) } else { (300, 150) };
+        assert!(with_front_matter > least_files, "{with_front_matter}");
+        assert!(fast > least_fast, "the fast path took only {fast} of {with_front_matter} front-matters");
+    }
 }

@@ -78,7 +78,6 @@ struct Live {
     id: u64,
     client: RunningService<RoleClient, ()>,
     peer: Peer<RoleClient>,
-    pid: Option<u32>,
     stderr: StderrTail,
     drained: Option<tokio::task::JoinHandle<()>>,
     last_used: Instant,
@@ -186,22 +185,9 @@ impl Pool {
         }
     }
 
-    pub fn settings(&self) -> &Settings {
-        &self.inner.settings
-    }
-
     /// How many downstream processes exist now (live, starting or closing).
     pub fn size(&self) -> usize {
         *lock(&self.inner.processes)
-    }
-
-    /// The servers connected now with their process ids, by name.
-    pub fn live(&self) -> Vec<(String, Option<u32>)> {
-        let slots = lock(&self.inner.slots);
-        let mut out: Vec<(String, Option<u32>)> =
-            slots.iter().filter_map(|(name, slot)| lock(&slot.live).as_ref().map(|l| (name.clone(), l.pid))).collect();
-        out.sort();
-        out
     }
 
     fn slot(&self, server: &str) -> Arc<Slot> {
@@ -267,7 +253,6 @@ impl Pool {
             id,
             client: s.client,
             peer: peer.clone(),
-            pid: s.pid,
             stderr: s.stderr,
             drained: s.drained,
             last_used: Instant::now(),

@@ -88,7 +88,6 @@ impl StderrTail {
 #[derive(Debug)]
 pub(crate) struct Started {
     pub client: RunningService<RoleClient, ()>,
-    pub pid: Option<u32>,
     pub stderr: StderrTail,
     /// Ends when the server's stderr does (the process is gone).
     pub drained: Option<tokio::task::JoinHandle<()>>,
@@ -169,13 +168,9 @@ server or a local tunnel)"
     let transport = StreamableHttpClientTransport::with_client(client, config);
     let started = Instant::now();
     match tokio::time::timeout(timeout, ().serve(transport)).await {
-        Ok(Ok(client)) => Ok(Started {
-            client,
-            pid: None,
-            stderr: StderrTail::default(),
-            drained: None,
-            cold_start: started.elapsed(),
-        }),
+        Ok(Ok(client)) => {
+            Ok(Started { client, stderr: StderrTail::default(), drained: None, cold_start: started.elapsed() })
+        }
         Ok(Err(e)) => Err(format!("{url}: initialize failed: {}", plain(&e))),
         Err(_) => Err(format!("{url}: no answer to initialize within {} ms", timeout.as_millis())),
     }
@@ -220,7 +215,6 @@ async fn start_stdio(conn: &Connection, timeout: Duration) -> Result<Started, St
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-    let pid = transport.id();
     let stderr = StderrTail::default();
     let sink = stderr.clone();
     let drained = tokio::spawn(async move {
@@ -235,7 +229,7 @@ async fn start_stdio(conn: &Connection, timeout: Duration) -> Result<Started, St
     });
     let why = match tokio::time::timeout(timeout, ().serve(transport)).await {
         Ok(Ok(client)) => {
-            return Ok(Started { client, pid, stderr, drained: Some(drained), cold_start: started.elapsed() });
+            return Ok(Started { client, stderr, drained: Some(drained), cold_start: started.elapsed() });
         }
         Ok(Err(e)) => format!("initialize failed: {e}"),
         Err(_) => format!("no answer to initialize within {} ms", timeout.as_millis()),

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::store;
@@ -49,8 +49,20 @@ fn script(tmws: &Path, root: &Path) -> String {
     )
 }
 
+/// `tmws hook install`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HookAnswer {
+    /// The hook's path.
+    pub hook: String,
+    /// Whether this run wrote it (not when it was there already).
+    pub installed: bool,
+    /// Whether a hook that was there runs first.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub chained: bool,
+}
+
 /// Installs the hook; `tmws` is the binary the hook should run.
-pub fn install(root: &Path, tmws: &Path) -> Result<Value> {
+pub(crate) fn install(root: &Path, tmws: &Path) -> Result<HookAnswer> {
     let dir = hooks_dir(root)?;
     let hook = dir.join("post-commit");
     let root = store::canonicalize(root)?;
@@ -58,7 +70,7 @@ pub fn install(root: &Path, tmws: &Path) -> Result<Value> {
     let mut chained = false;
     if let Some(existing) = store::read_text_opt(&hook)? {
         if existing == wanted {
-            return Ok(json!({"hook": hook.display().to_string(), "installed": false, "why": "already installed"}));
+            return Ok(HookAnswer { hook: hook.display().to_string(), installed: false, chained: false });
         }
         if !existing.contains(MARKER) {
             // Someone else's hook: kept, and run first.
@@ -73,5 +85,5 @@ pub fn install(root: &Path, tmws: &Path) -> Result<Value> {
         }
     }
     store::write_executable(&hook, wanted.as_bytes())?;
-    Ok(json!({"hook": hook.display().to_string(), "installed": true, "chained": chained}))
+    Ok(HookAnswer { hook: hook.display().to_string(), installed: true, chained })
 }

@@ -55,6 +55,29 @@ pub fn configured(root: &Path, config: &Config) -> Result<(BTreeMap<String, Conn
     Ok((servers, problems))
 }
 
+/// A server of the client configs, as `registry build` records it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ConfiguredServer {
+    pub name: String,
+    /// The blake3 of its canonical connection, which the registry entry must carry.
+    pub config_hash: String,
+    /// Its connection as the registry stores it (secret-looking values as `${VAR}`).
+    pub connection: Value,
+}
+
+/// The servers of the client configs, by name.
+pub fn configured_servers(root: &Path, config: &Config) -> Result<Vec<ConfiguredServer>> {
+    let (servers, _) = configured(root, config)?;
+    Ok(servers
+        .into_iter()
+        .map(|(name, conn)| ConfiguredServer {
+            config_hash: conn.config_hash(),
+            connection: serde_json::to_value(conn.stored()).unwrap_or(Value::Null),
+            name,
+        })
+        .collect())
+}
+
 /// The registry as it is on disk (an empty one when there is none).
 pub fn load(root: &Path) -> Result<Map<String, Value>> {
     load_file(&root.join(REGISTRY_FILE))

@@ -8,9 +8,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use chrono::{DateTime, Duration, NaiveDate, SecondsFormat, Utc};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::memory::{self, AddRequest, namespaces};
+use super::api::MemoryAddRequest;
+use super::memory::{self, Add, namespaces};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layout;
@@ -130,14 +132,36 @@ fn tool_calls(root: &Path, window: &Window, until: &str) -> BTreeMap<String, (u6
     calls
 }
 
+/// `session_record`'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionAnswer {
+    /// Whether an entry was written (not when nothing happened in the window).
+    pub recorded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    pub since: String,
+    pub until: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memories: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commits: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<u64>,
+    /// Why nothing was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
 /// `tmws session record` / `session_record`: writes the window's session entry.
-pub fn record(
+pub(crate) fn record(
     root: &Path,
     config: &Config,
     since: Option<&str>,
     agent: Option<&str>,
     now: DateTime<Utc>,
-) -> Result<Value> {
+) -> Result<SessionAnswer> {
     let window = window_start(root, config, since, now)?;
     let from = window.from.clone();
     let until = stamp(now);
@@ -158,7 +182,12 @@ pub fn record(
     agents.extend(agent.map(str::to_owned));
     let n_calls: u64 = calls.values().map(|c| c.0).sum();
     if added.is_empty() && commits.is_empty() && n_calls == 0 {
-        return Ok(json!({"recorded": false, "since": from, "until": until, "why": "nothing happened in the window"}));
+        return Ok(SessionAnswer {
+            since: from,
+            until,
+            why: Some("nothing happened in the window".into()),
+            ..SessionAnswer::default()
+        });
     }
 
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
@@ -221,25 +250,25 @@ pub fn record(
             "agents": agents,
         }),
     );
-    let req = AddRequest {
+    let req = MemoryAddRequest {
         content,
         namespace: Some("long-term".into()),
         summary: Some(summary),
         kind: Some("session".into()),
         source: Some("session".into()),
         agent: agent.map(str::to_owned),
-        extra,
-        ..AddRequest::default()
+        ..MemoryAddRequest::default()
     };
-    let answer = memory::add(root, config, &req, now)?;
-    Ok(json!({
-        "recorded": true,
-        "id": answer.id,
-        "summary": answer.summary,
-        "since": from,
-        "until": until,
-        "memories": added.len(),
-        "commits": commits.len(),
-        "tool_calls": n_calls,
-    }))
+    let answer = memory::add(root, config, &Add { req: &req, extra }, now)?;
+    Ok(SessionAnswer {
+        recorded: true,
+        id: Some(answer.id),
+        summary: Some(answer.summary),
+        since: from,
+        until,
+        memories: Some(added.len()),
+        commits: Some(commits.len()),
+        tool_calls: Some(n_calls),
+        why: None,
+    })
 }

@@ -15,25 +15,16 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::index::{Index, SearchRequest};
+use crate::index::{Index, TextQuery};
 use crate::layout::{self, REGISTRY_FILE};
 use crate::model::DocKind;
 use crate::pool::{Called, Pool, Target};
+use crate::query::api::{self, ToolSearchRequest};
 use crate::query::registry;
 use crate::store::{self, log::LockedLog};
 
 /// How many names an "unknown server/tool" error lists.
 const NAMES_SHOWN: usize = 20;
-
-/// The parameters of `tool_search`.
-#[derive(Debug, Clone, Default)]
-pub struct ToolSearch {
-    pub query: String,
-    pub category: Option<String>,
-    pub server: Option<String>,
-    /// Default 8.
-    pub limit: usize,
-}
 
 /// One `tool_search` result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -58,8 +49,9 @@ pub struct ToolResults {
 
 /// `tool_search`: tools by words, from the index. With an empty query and a `server`, that
 /// server's tools by name (from the registry).
-pub fn search(index: &Index, registry: &Registry, req: &ToolSearch) -> Result<ToolResults> {
-    let limit = if req.limit == 0 { 8 } else { req.limit };
+pub(crate) fn search(index: &Index, registry: &Registry, req: &ToolSearchRequest) -> Result<ToolResults> {
+    api::query_within(&req.query)?;
+    let limit = api::limit_within(req.limit, 50)?;
     if req.query.trim().is_empty() {
         let Some(server) = &req.server else {
             return Err(Error::Usage(
@@ -83,13 +75,13 @@ pub fn search(index: &Index, registry: &Registry, req: &ToolSearch) -> Result<To
             .collect();
         return Ok(ToolResults { query: String::new(), results, stale: false });
     }
-    let found = index.search(&SearchRequest {
+    let found = index.search(&TextQuery {
         query: req.query.clone(),
         kinds: vec![DocKind::Tool],
         namespaces: req.server.iter().cloned().collect(),
         categories: req.category.iter().cloned().collect(),
         limit,
-        ..SearchRequest::default()
+        ..TextQuery::default()
     })?;
     let results = found
         .results
@@ -102,26 +94,69 @@ pub fn search(index: &Index, registry: &Registry, req: &ToolSearch) -> Result<To
     Ok(ToolResults { query: req.query.clone(), results, stale: false })
 }
 
+/// `tool_describe`'s answer: what the registry holds about one tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDescription {
+    pub server: String,
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_hint: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dependencies: Option<Value>,
+    /// The JSON Schema of the tool's arguments.
+    pub input_schema: Value,
+}
+
 /// `tool_describe`: a tool's description, usage hint, category, dependencies and full input
 /// schema, from the registry.
-pub fn describe(registry: &Registry, server: &str, tool: &str) -> Result<Value> {
+pub(crate) fn describe(registry: &Registry, server: &str, tool: &str) -> Result<ToolDescription> {
     let reg = registry.get()?;
     let entry = server_entry(&reg, server)?;
     let t = tool_entry(entry, server, tool)?;
-    let mut out = Map::new();
-    out.insert("server".into(), json!(server));
-    out.insert("tool".into(), json!(tool));
-    for k in ["description", "usage_hint", "category", "dependencies"] {
-        if let Some(v) = t.get(k).filter(|v| !v.is_null() && v.as_str() != Some("")) {
-            out.insert(k.into(), v.clone());
+    let field = |k: &str| t.get(k).filter(|v| !v.is_null() && v.as_str() != Some("")).cloned();
+    Ok(ToolDescription {
+        server: server.to_owned(),
+        tool: tool.to_owned(),
+        description: field("description"),
+        usage_hint: field("usage_hint"),
+        category: field("category"),
+        dependencies: field("dependencies"),
+        input_schema: t.get("input_schema").cloned().unwrap_or_else(|| json!({"type": "object"})),
+    })
+}
+
+/// `tool_call`'s answer: the downstream server's result, verbatim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallAnswer {
+    /// The MCP `CallToolResult` the server gave, as JSON.
+    pub result: Value,
+    /// Whether the server says the call failed.
+    pub is_error: bool,
+    /// How long starting the server took, when this call started it.
+    pub started: Option<Duration>,
+}
+
+impl ToolCallAnswer {
+    /// The result's text contents, one per line (other contents as JSON).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for c in self.result.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice) {
+            match c.get("text").and_then(Value::as_str) {
+                Some(t) => out.push_str(t),
+                None => out.push_str(&c.to_string()),
+            }
+            out.push('\n');
         }
+        out
     }
-    out.insert("input_schema".into(), t.get("input_schema").cloned().unwrap_or_else(|| json!({"type": "object"})));
-    Ok(Value::Object(out))
 }
 
 /// `tool_call`: the downstream result, verbatim; the usage log gets a line either way.
-pub async fn call(
+pub(crate) async fn call(
     root: &Path,
     config: &Config,
     registry: &Registry,
@@ -129,7 +164,7 @@ pub async fn call(
     server: &str,
     tool: &str,
     arguments: Map<String, Value>,
-) -> Result<Called> {
+) -> Result<ToolCallAnswer> {
     let began = Instant::now();
     let answer = async {
         let reg = registry.get()?;
@@ -157,14 +192,26 @@ pub async fn call(
             ttl: entry.get("ttl_secs").and_then(Value::as_u64).map(Duration::from_secs),
         };
         // A server's stderr may hold a token it was started with: redacted like memories.
-        pool.call(&target, tool, arguments).await.map_err(|why| Error::Downstream(crate::query::redact::redact(&why).0))
+        let called = pool
+            .call(&target, tool, arguments)
+            .await
+            .map_err(|why| Error::Downstream(crate::query::redact::redact(&why).0))?;
+        Ok(answer_of(called))
     }
     .await;
-    let ok = matches!(&answer, Ok(c) if c.result.is_error != Some(true));
+    let ok = matches!(&answer, Ok(c) if !c.is_error);
     if let Err(e) = log_usage(root, server, tool, began.elapsed(), ok) {
         tracing::warn!("cannot write the usage log: {e}");
     }
     answer
+}
+
+fn answer_of(called: Called) -> ToolCallAnswer {
+    ToolCallAnswer {
+        is_error: called.result.is_error == Some(true),
+        result: serde_json::to_value(&called.result).unwrap_or(Value::Null),
+        started: called.started,
+    }
 }
 
 /// Appends one line to the usage log.

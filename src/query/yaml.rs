@@ -4,8 +4,8 @@
 //! readable; everything else is quoted only where YAML needs it.
 
 use serde_json::Value;
+use yaml_rust2::YamlEmitter;
 use yaml_rust2::yaml::{Hash, Yaml};
-use yaml_rust2::{YamlEmitter, yaml};
 
 /// A JSON value as YAML text (no `---` line), ending with a newline.
 pub fn to_yaml(value: &Value) -> String {
@@ -47,16 +47,15 @@ fn convert(value: &Value) -> Yaml {
     }
 }
 
-/// Parses YAML text back (used by tests to check that answers are valid YAML).
-pub fn parse(text: &str) -> Option<Yaml> {
-    yaml::YamlLoader::load_from_str(text).ok()?.into_iter().next()
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    fn parse(text: &str) -> Option<Yaml> {
+        yaml_rust2::YamlLoader::load_from_str(text).ok()?.into_iter().next()
+    }
 
     #[test]
     fn bodies_become_literal_blocks_and_the_text_parses_back() {

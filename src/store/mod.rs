@@ -9,7 +9,7 @@ pub mod log;
 mod scan;
 pub mod watch;
 
-pub use self::git::{GitHead, git_head};
+pub use self::git::git_head;
 pub use self::scan::{Scanned, scan};
 
 use std::fs;
@@ -132,11 +132,6 @@ impl FileAt {
     /// The file's length when it was opened.
     pub fn len(&self) -> u64 {
         self.len
-    }
-
-    /// Whether the file was empty when it was opened.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// Reads exactly `len` bytes from offset `at`.

@@ -12,25 +12,23 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use serde::Deserialize;
+use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
-use crate::index::SearchRequest;
+use crate::error::{Category, Error, ErrorAnswer, Result};
 use crate::layout::TOKEN_FILE;
-use crate::model::DocKind;
-use crate::query::context::{self, ContextRequest, Format};
+use crate::query::Engine;
+use crate::query::api::Format;
+use crate::query::catalog::Output;
 use crate::store;
 use crate::surface::mcp::TmwsServer;
-use crate::surface::service::Service;
 
 /// The default address of `tmws serve`.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3456";
@@ -97,49 +95,42 @@ pub fn parse_addr(text: &str) -> Result<SocketAddr> {
 
 #[derive(Debug, Clone)]
 struct AppState {
-    service: Service,
+    engine: Engine,
     /// `Bearer <token>`, as the header must read.
     expected: String,
 }
 
-/// An error answer: a status and a JSON body `{error, hint?}`.
+/// An error answer: a status and a JSON body `{error, category, hint?}`.
 #[derive(Debug)]
 struct ApiError {
     status: StatusCode,
-    message: String,
-    hint: Option<String>,
+    answer: ErrorAnswer,
 }
 
 impl ApiError {
     fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
-        ApiError { status, message: message.into(), hint: None }
+        let category = match status.as_u16() {
+            404 => Category::NotFound,
+            400 | 401 | 405 | 413 => Category::Usage,
+            _ => Category::Environment,
+        };
+        ApiError { status, answer: ErrorAnswer { error: message.into(), category, hint: None } }
     }
 
     fn hint(mut self, hint: impl Into<String>) -> ApiError {
-        self.hint = Some(hint.into());
+        self.answer.hint = Some(hint.into());
         self
     }
-}
 
-impl From<Error> for ApiError {
-    fn from(e: Error) -> ApiError {
+    fn of(engine: &Engine, e: &Error) -> ApiError {
         let status = StatusCode::from_u16(e.category().http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        ApiError { status, message: e.to_string(), hint: e.hint().map(str::to_owned) }
-    }
-}
-
-impl From<QueryRejection> for ApiError {
-    fn from(e: QueryRejection) -> ApiError {
-        ApiError::new(StatusCode::BAD_REQUEST, e.body_text())
+        ApiError { status, answer: engine.error_answer(e) }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut body = serde_json::json!({ "error": self.message });
-        if let Some(hint) = self.hint {
-            body["hint"] = hint.into();
-        }
+        let body = serde_json::to_value(&self.answer).unwrap_or_default();
         let mut response = (self.status, json_body(&body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -152,277 +143,123 @@ fn json_body(v: &serde_json::Value) -> ([(header::HeaderName, HeaderValue); 1], 
     ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], format!("{v}\n"))
 }
 
-/// The answer format: `format=` when given, else JSON when the client accepts only JSON
-/// first, else YAML (DESIGN §4).
-fn answer_format(format: Option<&str>, headers: &HeaderMap) -> std::result::Result<Format, ApiError> {
-    match format {
-        Some("yaml") => Ok(Format::Yaml),
-        Some("json") => Ok(Format::Json),
-        Some(other) => {
-            Err(ApiError::new(StatusCode::BAD_REQUEST, format!("unknown format `{other}`; use yaml or json")))
+/// The arguments of a query string: a parameter given twice is a list.
+fn query_args(uri: &Uri) -> std::result::Result<Map<String, Value>, ApiError> {
+    let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(uri)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, format!("query string: {}", e.body_text())))?;
+    let mut args = Map::new();
+    for (k, v) in pairs {
+        match args.get_mut(&k) {
+            Some(Value::Array(list)) => list.push(Value::String(v)),
+            Some(one) => *one = Value::Array(vec![one.take(), Value::String(v)]),
+            None => {
+                args.insert(k, Value::String(v));
+            }
         }
-        None => {
-            let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
-            let wants_json = accept.split(',').next().is_some_and(|first| first.trim().starts_with("application/json"));
-            Ok(if wants_json { Format::Json } else { Format::Yaml })
+    }
+    Ok(args)
+}
+
+/// Runs `tool` with `args` and answers with its text: YAML, or JSON when `format=json` or
+/// when the client accepts JSON first (DESIGN §4).
+async fn run(app: &AppState, headers: &HeaderMap, tool: &str, mut args: Map<String, Value>) -> Response {
+    if !args.contains_key("format") {
+        let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+        if accept.split(',').next().is_some_and(|first| first.trim().starts_with("application/json")) {
+            args.insert("format".into(), Value::from("json"));
         }
+    }
+    let session = app.engine.session();
+    match app.engine.call(&session, tool, args).await {
+        Ok(Output::Text { text, format: Format::Json }) => {
+            ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], format!("{text}\n"))
+                .into_response()
+        }
+        Ok(Output::Text { text, format: Format::Yaml }) => {
+            ([(header::CONTENT_TYPE, HeaderValue::from_static("application/yaml; charset=utf-8"))], text)
+                .into_response()
+        }
+        Ok(Output::Downstream(called)) => json_body(&called.result).into_response(),
+        Err(e) => ApiError::of(&app.engine, &e).into_response(),
     }
 }
 
-fn answer(v: &serde_json::Value, format: Format) -> Response {
-    let (kind, text) = match format {
-        Format::Yaml => ("application/yaml; charset=utf-8", context::render(v, format)),
-        Format::Json => ("application/json", format!("{}\n", context::render(v, format))),
+/// `GET /workspace/context`, `/workspace/search`, `/memory/search` and `/memory/stats`: the
+/// tool's parameters in the query string, lists comma-separated or repeated.
+async fn get_tool(State(app): State<AppState>, headers: HeaderMap, request: Request) -> Response {
+    let tool = match request.uri().path() {
+        "/workspace/context" => "workspace_get_context",
+        "/workspace/search" => "workspace_search",
+        "/memory/search" => "memory_search",
+        _ => "memory_stats",
     };
-    ([(header::CONTENT_TYPE, HeaderValue::from_static(kind))], text).into_response()
-}
-
-/// A comma-separated list parameter.
-fn list(param: Option<String>) -> Vec<String> {
-    param
-        .map(|p| p.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
-/// A `true`/`false` parameter.
-fn flag(name: &str, param: Option<&str>) -> std::result::Result<Option<bool>, ApiError> {
-    match param {
-        None => Ok(None),
-        Some("true" | "1") => Ok(Some(true)),
-        Some("false" | "0") => Ok(Some(false)),
-        Some(other) => Err(ApiError::new(StatusCode::BAD_REQUEST, format!("{name}={other}: use true or false"))),
+    match query_args(request.uri()) {
+        Ok(args) => run(&app, &headers, tool, args).await,
+        Err(e) => e.into_response(),
     }
 }
 
-/// `GET /workspace/context`: the parameters of DESIGN §4.1, lists comma-separated.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ContextQuery {
-    workspace: Option<String>,
-    domain: Option<String>,
-    repository: Option<String>,
-    topics: Option<String>,
-    include_defaults: Option<String>,
-    filter_status: Option<String>,
-    filter_tags: Option<String>,
-    filter_category: Option<String>,
-    format: Option<String>,
-    max_chars: Option<usize>,
-}
-
-async fn get_context(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    query: std::result::Result<Query<ContextQuery>, QueryRejection>,
-) -> std::result::Result<Response, ApiError> {
-    let Query(q) = query?;
-    let format = answer_format(q.format.as_deref(), &headers)?;
-    let workspace = q.workspace.ok_or_else(|| {
-        ApiError::new(StatusCode::BAD_REQUEST, "missing parameter `workspace`")
-            .hint("GET /workspace/context?workspace=NAME[&domain=D&repository=R&topics=a,b]")
-    })?;
-    let req = ContextRequest {
-        workspace,
-        domain: q.domain,
-        repository: q.repository,
-        topics: list(q.topics),
-        include_defaults: flag("include_defaults", q.include_defaults.as_deref())?.unwrap_or(true),
-        filter_status: list(q.filter_status),
-        filter_tags: list(q.filter_tags),
-        filter_category: q.filter_category,
-        max_chars: q.max_chars,
+/// `POST /memory`: the parameters of `memory_add` as a JSON object (`?format=` too).
+async fn post_memory(State(app): State<AppState>, headers: HeaderMap, uri: Uri, body: axum::body::Bytes) -> Response {
+    let mut args = match query_args(&uri) {
+        Ok(args) => args,
+        Err(e) => return e.into_response(),
     };
-    let v = app.service.context(&req).await?;
-    Ok(answer(&v, format))
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Object(fields)) => args.extend(fields),
+        Ok(_) => {
+            return ApiError::new(StatusCode::BAD_REQUEST, "body: not a JSON object")
+                .hint("POST a JSON object such as {\"content\": \"…\", \"namespace\": \"long-term\"}")
+                .into_response();
+        }
+        Err(e) => {
+            return ApiError::new(StatusCode::BAD_REQUEST, format!("body: {e}"))
+                .hint("POST a JSON object such as {\"content\": \"…\", \"namespace\": \"long-term\"}")
+                .into_response();
+        }
+    }
+    run(&app, &headers, "memory_add", args).await
 }
 
-/// `GET /workspace/search`: the parameters of DESIGN §4.2, lists comma-separated.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SearchQuery {
-    query: Option<String>,
-    scope: Option<String>,
-    topics: Option<String>,
-    kinds: Option<String>,
-    filter_status: Option<String>,
-    filter_tags: Option<String>,
-    limit: Option<usize>,
-    format: Option<String>,
-}
-
-async fn get_search(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    query: std::result::Result<Query<SearchQuery>, QueryRejection>,
-) -> std::result::Result<Response, ApiError> {
-    let Query(q) = query?;
-    let format = answer_format(q.format.as_deref(), &headers)?;
-    let text = q.query.ok_or_else(|| {
-        ApiError::new(StatusCode::BAD_REQUEST, "missing parameter `query`").hint("GET /workspace/search?query=WORDS")
-    })?;
-    let req = SearchRequest {
-        query: text,
-        scope: q.scope,
-        topics: list(q.topics),
-        kinds: DocKind::parse_all(&list(q.kinds))?,
-        status: list(q.filter_status),
-        tags: list(q.filter_tags),
-        limit: q.limit.unwrap_or(10).clamp(1, 100),
-        ..SearchRequest::default()
-    };
-    let v = app.service.search(&req).await?;
-    Ok(answer(&v, format))
-}
-
-/// `POST /memory`: the parameters of `memory_add` as a JSON object.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MemoryAddBody {
-    content: String,
-    namespace: Option<String>,
-    summary: Option<String>,
-    #[serde(default)]
-    tags: Vec<String>,
-    source: Option<String>,
-    kind: Option<String>,
-    key: Option<String>,
-    importance: Option<f64>,
-    agent: Option<String>,
-}
-
-/// `?format=` alone.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FormatQuery {
-    format: Option<String>,
-}
-
-async fn post_memory(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    query: std::result::Result<Query<FormatQuery>, QueryRejection>,
-    body: axum::body::Bytes,
-) -> std::result::Result<Response, ApiError> {
-    let Query(q) = query?;
-    let format = answer_format(q.format.as_deref(), &headers)?;
-    let b: MemoryAddBody = serde_json::from_slice(&body).map_err(|e| {
-        ApiError::new(StatusCode::BAD_REQUEST, format!("body: {e}"))
-            .hint("POST a JSON object such as {\"content\": \"…\", \"namespace\": \"long-term\"}")
-    })?;
-    let req = crate::query::memory::AddRequest {
-        content: b.content,
-        namespace: b.namespace,
-        summary: b.summary,
-        tags: b.tags,
-        source: b.source,
-        kind: b.kind,
-        key: b.key,
-        importance: b.importance,
-        agent: b.agent,
-        extra: serde_json::Map::new(),
-    };
-    Ok(answer(&app.service.memory_add(&req)?, format))
-}
-
-/// `GET /memory/search`: the parameters of `memory_search`, lists comma-separated.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MemorySearchQuery {
-    query: Option<String>,
-    namespace: Option<String>,
-    tags: Option<String>,
-    kind: Option<String>,
-    branch: Option<String>,
-    limit: Option<usize>,
-    min_score: Option<f64>,
-    include_content: Option<String>,
-    format: Option<String>,
-}
-
-async fn get_memory_search(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    query: std::result::Result<Query<MemorySearchQuery>, QueryRejection>,
-) -> std::result::Result<Response, ApiError> {
-    let Query(q) = query?;
-    let format = answer_format(q.format.as_deref(), &headers)?;
-    let text = q.query.ok_or_else(|| {
-        ApiError::new(StatusCode::BAD_REQUEST, "missing parameter `query`").hint("GET /memory/search?query=WORDS")
-    })?;
-    let req = crate::query::memory::MemorySearch {
-        query: text,
-        namespace: q.namespace,
-        tags: list(q.tags),
-        kind: q.kind,
-        branch: q.branch,
-        limit: q.limit,
-        min_score: q.min_score,
-        include_content: flag("include_content", q.include_content.as_deref())?.unwrap_or(false),
-    };
-    Ok(answer(&app.service.memory_search(&req).await?, format))
-}
-
-/// `GET /memory/{id}`'s query.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MemoryGetQuery {
-    include_content: Option<String>,
-    format: Option<String>,
-}
-
-async fn get_memory(
+/// `GET /memory/{id}` (`memory_get`) and `DELETE /memory/{id}` (`memory_delete`).
+async fn memory_by_id(
     State(app): State<AppState>,
     headers: HeaderMap,
     axum::extract::Path(id): axum::extract::Path<String>,
-    query: std::result::Result<Query<MemoryGetQuery>, QueryRejection>,
-) -> std::result::Result<Response, ApiError> {
-    let Query(q) = query?;
-    let format = answer_format(q.format.as_deref(), &headers)?;
-    let content = flag("include_content", q.include_content.as_deref())?.unwrap_or(false);
-    Ok(answer(&app.service.memory_get(&id, content).await?, format))
-}
-
-async fn delete_memory(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    axum::extract::Path(id): axum::extract::Path<String>,
-    query: std::result::Result<Query<FormatQuery>, QueryRejection>,
-) -> std::result::Result<Response, ApiError> {
-    let Query(q) = query?;
-    let format = answer_format(q.format.as_deref(), &headers)?;
-    Ok(answer(&app.service.memory_delete(&id).await?, format))
-}
-
-async fn get_memory_stats(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    query: std::result::Result<Query<FormatQuery>, QueryRejection>,
-) -> std::result::Result<Response, ApiError> {
-    let Query(q) = query?;
-    let format = answer_format(q.format.as_deref(), &headers)?;
-    Ok(answer(&app.service.memory_stats().await?, format))
+    request: Request,
+) -> Response {
+    let tool = if request.method() == axum::http::Method::DELETE { "memory_delete" } else { "memory_get" };
+    match query_args(request.uri()) {
+        Ok(mut args) => {
+            args.insert("id".into(), Value::String(id));
+            run(&app, &headers, tool, args).await
+        }
+        Err(e) => e.into_response(),
+    }
 }
 
 async fn get_health(State(app): State<AppState>) -> Response {
-    let state = app.service.state();
+    let health = app.engine.health();
     let body = serde_json::json!({
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
-        "ready": state.is_ready(),
-        "lag_ms": u64::try_from(state.lag().as_millis()).unwrap_or(u64::MAX),
+        "ready": health.ready,
+        "lag_ms": health.lag_ms,
     });
     json_body(&body).into_response()
 }
 
 async fn get_metrics(State(app): State<AppState>) -> Response {
-    let text = app.service.metrics_text();
+    let text = app.engine.metrics_text();
     ([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))], text)
         .into_response()
 }
 
 async fn not_found(request: Request) -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path()))
-        .hint("routes: /workspace/context, /workspace/search, /health, /metrics, /mcp")
+    ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path())).hint(
+        "routes: GET /workspace/context, GET /workspace/search, POST /memory, GET /memory/search, \
+GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /health, GET /metrics, /mcp",
+    )
 }
 
 /// Compares without stopping at the first difference, so timing tells nothing of the token.
@@ -474,26 +311,26 @@ async fn count(State(app): State<AppState>, request: Request, next: Next) -> Res
         _ => "other",
     };
     let response = next.run(request).await;
-    app.service.metrics().count_request(route, response.status().as_u16());
+    app.engine.count_request(route, response.status().as_u16());
     response
 }
 
 /// The whole application: routes, `/mcp`, and the layers (count → token → body limit).
-fn app(service: Service, token: &str, loopback: bool, mcp_config: StreamableHttpServerConfig) -> Router {
-    let state = AppState { service: service.clone(), expected: format!("Bearer {token}") };
+fn app(engine: Engine, token: &str, loopback: bool, mcp_config: StreamableHttpServerConfig) -> Router {
+    let state = AppState { engine: engine.clone(), expected: format!("Bearer {token}") };
     let mcp_config = if loopback { mcp_config } else { mcp_config.disable_allowed_hosts() };
     let mcp = StreamableHttpService::new(
-        move || Ok(TmwsServer::new(service.clone())),
+        move || Ok(TmwsServer::new(engine.clone())),
         LocalSessionManager::default().into(),
         mcp_config.with_max_request_body_bytes(MAX_BODY),
     );
     Router::new()
-        .route("/workspace/context", get(get_context))
-        .route("/workspace/search", get(get_search))
+        .route("/workspace/context", get(get_tool))
+        .route("/workspace/search", get(get_tool))
         .route("/memory", axum::routing::post(post_memory))
-        .route("/memory/search", get(get_memory_search))
-        .route("/memory/stats", get(get_memory_stats))
-        .route("/memory/{id}", get(get_memory).delete(delete_memory))
+        .route("/memory/search", get(get_tool))
+        .route("/memory/stats", get(get_tool))
+        .route("/memory/{id}", get(memory_by_id).delete(memory_by_id))
         .route("/health", get(get_health))
         .route("/metrics", get(get_metrics))
         .nest_service("/mcp", mcp)
@@ -566,11 +403,10 @@ pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening
         let _guard = runtime.enter();
         Signals::listen()?
     };
-    let (service, background) = Service::start(root)?;
+    let engine = Engine::serve(root)?;
     let mcp_config = StreamableHttpServerConfig::default();
     let sessions = mcp_config.cancellation_token.clone();
-    let pool = service.pool().clone();
-    let router = app(service, &token, loopback, mcp_config);
+    let router = app(engine.clone(), &token, loopback, mcp_config);
     on_listening(&Listening { addr: bound, token_source });
     let result = runtime.block_on(async move {
         let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
@@ -592,8 +428,7 @@ pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening
             }
         }
     });
-    runtime.block_on(pool.shutdown());
-    background.stop();
+    runtime.block_on(engine.shutdown());
     runtime.shutdown_timeout(Duration::from_secs(1));
     result
 }

@@ -1,10 +1,10 @@
-//! Surfaces: thin translation layers between the outside world and the library.
+//! Surfaces: thin translation layers between the outside world and the engine.
 //!
-//! Each surface turns requests into library calls and library results into answers. No
-//! logic lives only in a surface.
+//! Each surface turns requests into engine calls and answers into text, JSON, HTTP
+//! responses or MCP results. No logic lives only in a surface, and no surface reaches past
+//! the engine into the index or the pool.
 
 pub mod cli;
 pub mod http;
 pub mod mcp;
 pub mod progress;
-pub mod service;

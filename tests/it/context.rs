@@ -63,7 +63,7 @@ fn snapshots_of_every_scope_level_topic_and_filter() {
         let text = ok(root.run(&all));
         insta::assert_snapshot!(format!("context_{name}"), text);
         // The YAML parses, and says the same as the JSON form.
-        let yaml = tmws::query::yaml::parse(&text).unwrap_or_else(|| panic!("{name}: not YAML:\n{text}"));
+        let yaml = super::util::yaml(&text).unwrap_or_else(|| panic!("{name}: not YAML:\n{text}"));
         let json = json(&root, args);
         assert_eq!(
             yaml.as_hash().unwrap().keys().map(|k| k.as_str().unwrap().to_owned()).collect::<Vec<_>>(),
@@ -135,7 +135,7 @@ fn a_long_answer_is_cut_with_a_hint_and_fits_the_cap() {
     }
     let text = ok(root.run(&["context", "-w", "devtools", "--topics", "lessons", "--max-chars", "6000"]));
     assert!(text.chars().count() <= 6000, "{}", text.chars().count());
-    let v = tmws::query::yaml::parse(&text).unwrap();
+    let v = super::util::yaml(&text).unwrap();
     assert_eq!(v["truncated"].as_bool(), Some(true));
     let hint = v["hint"].as_str().unwrap();
     assert!(hint.starts_with("answer cut to fit max_chars: "), "{hint}");
@@ -144,7 +144,7 @@ fn a_long_answer_is_cut_with_a_hint_and_fits_the_cap() {
     // A larger cap keeps more, within the cap (bodies go first, then entries).
     let text = ok(root.run(&["context", "-w", "devtools", "--topics", "lessons", "--max-chars", "60000"]));
     assert!(text.chars().count() <= 60000);
-    let v = tmws::query::yaml::parse(&text).unwrap();
+    let v = super::util::yaml(&text).unwrap();
     let kept = v["lessons"]["entries"].as_vec().unwrap();
     assert!(kept.len() > kept_small, "{} vs {kept_small}", kept.len());
     // Bodies go before entries, from the end of the list: what keeps its body is a prefix.
@@ -230,9 +230,11 @@ fn a_new_file_is_in_the_next_answer() {
 fn beside_a_writer_that_is_applying_changes_answers_say_stale() {
     let root = TestRoot::sample();
     // This test holds the writer role, as a watcher or server in another process would.
-    let mut index = tmws::index::Index::open(root.path()).unwrap();
-    index.sync(&tmws::config::Config::load(root.path()).unwrap(), &tmws::index::SyncOptions::default()).unwrap();
-    assert!(index.is_writer() && !index.sync_pending());
+    let engine = tmws::query::Engine::open(root.path()).unwrap();
+    let sync = || engine.sync(&tmws::query::SyncOptions::default()).unwrap();
+    assert!(!sync().reader_only, "this test holds the writer role");
+    let marker = root.path().join(".tmws/cache/syncing");
+    assert!(!marker.exists());
     let fresh = json(&root, &["-w", "nihongo", "--no-defaults", "--topics", "lessons"]);
     assert_eq!(fresh.get("stale"), None);
     let search = ok(root.run(&["search", "接続", "--format", "json"]));
@@ -250,8 +252,8 @@ fn beside_a_writer_that_is_applying_changes_answers_say_stale() {
 
     // A marker left by a writer killed mid-sync goes with the next sync, even one with
     // nothing to do.
-    index.sync(&tmws::config::Config::load(root.path()).unwrap(), &tmws::index::SyncOptions::default()).unwrap();
-    assert!(!index.sync_pending());
+    sync();
+    assert!(!marker.exists());
     root.write(".tmws/cache/syncing", "4242");
 
     // Once the writer's sync is done, the marker is gone and so is `stale`.
@@ -259,8 +261,8 @@ fn beside_a_writer_that_is_applying_changes_answers_say_stale() {
         "resources/workspaces/nihongo/_lessons/261122-new.md",
         "---\nname: 新しい\ndescription: 追加。\ncreated: 2026-11-22\n---\n",
     );
-    index.sync(&tmws::config::Config::load(root.path()).unwrap(), &tmws::index::SyncOptions::default()).unwrap();
-    assert!(!index.sync_pending());
+    sync();
+    assert!(!marker.exists());
     let v = json(&root, &["-w", "nihongo", "--no-defaults", "--topics", "lessons"]);
     assert_eq!(v.get("stale"), None);
     assert_eq!(v["lessons"]["entries"][0]["name"], "新しい");

@@ -134,7 +134,7 @@ fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
             .await
             .unwrap();
         assert_eq!(r.is_error, Some(false), "{}", text(&r));
-        let added = tmws::query::yaml::parse(&text(&r)).unwrap();
+        let added = super::util::yaml(&text(&r)).unwrap();
         let id = added["id"].as_str().unwrap().to_owned();
         // Found by the next search, or that search says it is stale (never a silent miss).
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -157,7 +157,7 @@ fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
         assert_eq!((r.is_error, text(&r).as_str()), (Some(true), "empty content: give the text to remember"));
         client.call_tool(call(json!({"workspace": "nihongo"}))).await.unwrap();
         let r = client.call_tool(tool("memory_stats", json!({}))).await.unwrap();
-        let stats = tmws::query::yaml::parse(&text(&r)).unwrap();
+        let stats = super::util::yaml(&text(&r)).unwrap();
         // Every call with defaults after the first one of the session (the waiting ones too).
         assert_eq!(stats["defaults_redundant"].as_i64(), Some(with_defaults), "{}", text(&r));
         assert_eq!(stats["by_namespace"]["long-term"].as_i64(), Some(4));
@@ -165,12 +165,12 @@ fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
         assert_eq!(r.is_error, Some(false), "{}", text(&r));
         // Maintenance: cleanup compacts (the add and its delete go), clear needs confirm.
         let r = client.call_tool(tool("memory_cleanup", json!({}))).await.unwrap();
-        let done = tmws::query::yaml::parse(&text(&r)).unwrap();
+        let done = super::util::yaml(&text(&r)).unwrap();
         assert_eq!(done["removed_expired"].as_i64(), Some(0), "{}", text(&r));
         assert!(done["compacted_bytes"].as_i64().unwrap() > 0, "{}", text(&r));
         // The sample's three long-term memories were written in October.
         let r = client.call_tool(tool("session_record", json!({"since": "2026-10-01", "agent": "claude"}))).await.unwrap();
-        let rec = tmws::query::yaml::parse(&text(&r)).unwrap();
+        let rec = super::util::yaml(&text(&r)).unwrap();
         assert_eq!((rec["recorded"].as_bool(), rec["memories"].as_i64()), (Some(true), Some(3)), "{}", text(&r));
         let r = client.call_tool(tool("memory_clear", json!({"namespace": "long-term"}))).await.unwrap();
         assert_eq!(
@@ -178,7 +178,7 @@ fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
             (Some(true), "refusing to clear long-term without confirmation: pass --yes (CLI) or confirm: true (MCP)")
         );
         let r = client.call_tool(tool("memory_clear", json!({"namespace": "long-term", "confirm": true}))).await.unwrap();
-        let cleared = tmws::query::yaml::parse(&text(&r)).unwrap();
+        let cleared = super::util::yaml(&text(&r)).unwrap();
         assert_eq!(cleared["cleared"].as_i64(), Some(4), "{}", text(&r));
         client.cancel().await.unwrap();
     });

@@ -758,7 +758,7 @@ object\n  properties:\n    text:\n      type: string\n"
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert_eq!(out.stderr, "tmws: `cli` has no tool `nope` in the registry; its tools: crash, echo, sleep, stderr\n");
     let out = root.run(&["registry", "call", "cli", "echo", "[1]"]);
-    assert_eq!(out.stderr, "tmws: the arguments must be a JSON object, e.g. '{\"text\": \"hi\"}'\n");
+    assert_eq!(out.stderr, "tmws: arguments: must be a JSON object, e.g. '{\"text\": \"hi\"}'\n");
     let out = root.run(&["--json", "registry", "call", "cli", "echo", r#"{"text": "json"}"#]);
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!((&v["content"][0]["text"], &v["isError"]), (&json!("json"), &json!(false)));

@@ -79,14 +79,17 @@ fn build_introspects_keeps_hand_edits_and_redoes_only_changed_servers() {
     assert_eq!(serena["tools"]["echo"]["category"], "util");
     assert_eq!(serena["tools"].as_object().unwrap().len(), 7);
 
-    // The registry is in the index: tools are found by their words, with no server started.
-    let found = root.run(&["--json", "registry", "search", "generated tool number 2"]);
+    // The registry is in the index: tools are found by their words, with no server started,
+    // by the same search as MCP's tool_search (several words need no quotes).
+    let found = root.run(&["--json", "registry", "search", "generated", "tool", "number", "2"]);
     let v: Value = serde_json::from_str(&found.stdout).unwrap();
-    assert_eq!(v["results"][0]["refId"], "serena/tool_2", "{}", found.stdout);
-    assert_eq!(v["results"][0]["kind"], "tool");
+    assert_eq!((&v["results"][0]["server"], &v["results"][0]["tool"]), (&json!("serena"), &json!("tool_2")));
+    assert_eq!(v["query"], "generated tool number 2");
     let found = root.run(&["--json", "registry", "search", "stderr text"]);
     let v: Value = serde_json::from_str(&found.stdout).unwrap();
-    assert_eq!(v["results"][0]["refId"], "serena/stderr", "{}", found.stdout);
+    assert_eq!(v["results"][0]["tool"], "stderr", "{}", found.stdout);
+    let found = root.run(&["registry", "search", "stderr text", "--format", "table"]);
+    assert!(found.stdout.starts_with(" 100%  serena/stderr  -  "), "{}", found.stdout);
 
     let list = root.run(&["registry", "list"]);
     let rows: Vec<&str> = list.stdout.lines().collect();

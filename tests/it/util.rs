@@ -27,9 +27,32 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The shared real-world corpora beside the repository.
+/// Real-world Markdown nobody here wrote: the folder `TMWS_CORPORA` names (the full
+/// corpora, which CI provides), else the samples of them in `testdata/corpora`.
 pub fn corpora() -> PathBuf {
-    repo().join("../shared/corpora")
+    match std::env::var_os("TMWS_CORPORA") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => repo().join("testdata/corpora"),
+    }
+}
+
+/// Whether the tests run on the full corpora rather than the samples.
+pub fn full_corpora() -> bool {
+    std::env::var_os("TMWS_CORPORA").is_some_and(|d| !d.is_empty())
+}
+
+/// YAML text as a value (answers are YAML by default); None when it does not parse.
+pub fn yaml(text: &str) -> Option<yaml_rust2::Yaml> {
+    yaml_rust2::YamlLoader::load_from_str(text).ok()?.into_iter().next()
+}
+
+/// A text field of a Markdown file's front-matter (a BOM and CRLF allowed), when the
+/// front-matter is YAML that parses and the field is not empty.
+pub fn front_matter_field(bytes: &[u8], field: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes).replace("\r\n", "\n");
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let (front, _) = text.strip_prefix("---\n")?.split_once("\n---")?;
+    yaml(front)?[field].as_str().map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned)
 }
 
 /// What a run of the binary gave.

@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::json;
 
 use super::{Writer, namespace, namespaces, stamp};
 use crate::config::Config;
@@ -74,27 +75,80 @@ pub(crate) fn compact_if_worth_it(writer: &mut Writer, config: &Config, now: &st
     Ok(())
 }
 
+/// `memory_cleanup`'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Cleaned {
+    pub removed_expired: usize,
+    pub compacted_bytes: u64,
+    /// Per namespace: expired entries removed and the log's size after.
+    pub by_namespace: BTreeMap<String, CleanedLog>,
+}
+
+/// One log's cleanup.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CleanedLog {
+    pub removed_expired: usize,
+    pub bytes: u64,
+}
+
+/// `memory_clear`'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Cleared {
+    /// Live entries forgotten.
+    pub cleared: usize,
+    pub namespaces: Vec<String>,
+}
+
+/// `memory prune`'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Pruned {
+    pub pruned: usize,
+    pub ids: Vec<String>,
+}
+
+/// `memory gc-branches`' answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct GcBranches {
+    pub removed: usize,
+    /// The branches that no longer exist.
+    pub branches: BTreeSet<String>,
+    pub ids: Vec<String>,
+}
+
+/// `memory link-commit`'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Linked {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    pub linked: usize,
+    pub ids: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files_changed: Vec<String>,
+    /// Why nothing could be linked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
 /// `memory cleanup`: every namespace's log compacted, expired entries out.
-pub fn cleanup(root: &Path, config: &Config) -> Result<Value> {
+pub(crate) fn cleanup(root: &Path, config: &Config) -> Result<Cleaned> {
     let now = stamp(Utc::now());
-    let (mut removed, mut saved) = (0usize, 0u64);
-    let mut by_namespace = serde_json::Map::new();
+    let mut out = Cleaned::default();
     for ns in namespaces(root, config)? {
         if !store::exists(&root.join(layout::memory_log(&ns))) {
             continue;
         }
         let mut writer = Writer::open(root, &ns)?;
         let done = compact(&mut writer, &now)?;
-        removed += done.removed_expired;
-        saved += done.bytes_before - done.bytes_after;
-        by_namespace.insert(ns, json!({"removed_expired": done.removed_expired, "bytes": done.bytes_after}));
+        out.removed_expired += done.removed_expired;
+        out.compacted_bytes += done.bytes_before - done.bytes_after;
+        out.by_namespace.insert(ns, CleanedLog { removed_expired: done.removed_expired, bytes: done.bytes_after });
     }
-    Ok(json!({"removed_expired": removed, "compacted_bytes": saved, "by_namespace": by_namespace}))
+    Ok(out)
 }
 
 /// `memory clear`: empties one namespace's log, or every log with `all`; refuses without
 /// `confirm`.
-pub fn clear(root: &Path, config: &Config, ns: Option<&str>, all: bool, confirm: bool) -> Result<Value> {
+pub(crate) fn clear(root: &Path, config: &Config, ns: Option<&str>, all: bool, confirm: bool) -> Result<Cleared> {
     let targets = match (ns, all) {
         (Some(_), true) => return Err(Error::Usage("give a namespace or `all`, not both".into())),
         (None, false) => return Err(Error::Usage("say what to clear: a namespace, or `all`".into())),
@@ -120,7 +174,7 @@ pub fn clear(root: &Path, config: &Config, ns: Option<&str>, all: bool, confirm:
         cleared += writer.fold.live_at(&now).count();
         writer.replace(&[], crate::parse::memlog::Fold::new(false))?;
     }
-    Ok(json!({"cleared": cleared, "namespaces": targets}))
+    Ok(Cleared { cleared, namespaces: targets })
 }
 
 /// The access counts (memory id → reads).
@@ -142,7 +196,7 @@ pub(crate) fn count_access(root: &Path, id: &str) {
 
 /// `memory prune --below F`: delete ops for the live entries whose current importance
 /// (DESIGN §6) is under `below`.
-pub fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>) -> Result<Value> {
+pub(crate) fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>) -> Result<Pruned> {
     if !(0.0..=1.0).contains(&below) {
         return Err(Error::Usage(format!("--below {below} is outside 0..1")));
     }
@@ -175,11 +229,11 @@ pub fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>) -> Re
         compact_if_worth_it(&mut writer, config, &at)?;
         pruned.extend(gone);
     }
-    Ok(json!({"pruned": pruned.len(), "ids": pruned}))
+    Ok(Pruned { pruned: pruned.len(), ids: pruned })
 }
 
 /// `memory gc-branches`: deletes the short-term entries of branches that no longer exist.
-pub fn gc_branches(root: &Path, config: &Config) -> Result<Value> {
+pub(crate) fn gc_branches(root: &Path, config: &Config) -> Result<GcBranches> {
     let Some(existing) = store::git::branches(root) else {
         return Err(Error::Environment(format!("{} is not in a git work tree", root.display())));
     };
@@ -204,17 +258,17 @@ pub fn gc_branches(root: &Path, config: &Config) -> Result<Value> {
             compact_if_worth_it(&mut writer, config, &at)?;
         }
     }
-    Ok(json!({"removed": removed.len(), "branches": gone_branches, "ids": removed}))
+    Ok(GcBranches { removed: removed.len(), branches: gone_branches, ids: removed })
 }
 
 /// `memory link-commit` (run by the post-commit hook): the entries added on this branch
 /// since the previous commit, not yet linked, get a `link` op with the new commit and the
 /// files it changed.
-pub fn link_commit(root: &Path, config: &Config) -> Result<Value> {
+pub(crate) fn link_commit(root: &Path, config: &Config) -> Result<Linked> {
     let head = store::git_head(root)
         .ok_or_else(|| Error::Environment(format!("{} is not in a git work tree", root.display())))?;
     let (Some(branch), Some(commit)) = (head.branch, head.commit) else {
-        return Ok(json!({"linked": 0, "ids": [], "why": "HEAD is detached or has no commit"}));
+        return Ok(Linked { why: Some("HEAD is detached or has no commit".into()), ..Linked::default() });
     };
     // The previous commit: what HEAD was when the entries were added.
     let parent =
@@ -256,5 +310,5 @@ pub fn link_commit(root: &Path, config: &Config) -> Result<Value> {
         writer.append(&lines, config.memory.fsync)?;
         linked.extend(ids);
     }
-    Ok(json!({"commit": short(&commit), "linked": linked.len(), "ids": linked, "files_changed": files}))
+    Ok(Linked { commit: Some(short(&commit)), linked: linked.len(), ids: linked, files_changed: files, why: None })
 }

@@ -19,15 +19,16 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use super::api::{self, MemoryAddRequest, MemorySearchRequest};
 use super::redact::redact;
 use crate::config::{Config, NamespaceConfig};
 use crate::error::{Error, Result};
-use crate::index::extract::{cut, first_sentences};
 use crate::index::memlog::LogMark;
-use crate::index::{Index, ItemQuery, Ranking, SearchRequest};
+use crate::index::{Index, ItemQuery, Ranking, TextQuery};
 use crate::layout;
 use crate::model::{DocKind, validate_component};
 use crate::parse::memlog::Fold;
+use crate::parse::text::{cut, first_sentences};
 use crate::store::{self, log::LockedLog};
 
 /// The namespace of an add that names none.
@@ -37,19 +38,11 @@ const EXTRACTED_SUMMARY_CHARS: usize = 280;
 /// `include_content` previews are this long (DESIGN §4.3).
 pub const PREVIEW_CHARS: usize = 1200;
 
-/// `memory_add`'s parameters.
-#[derive(Debug, Clone, Default)]
-pub struct AddRequest {
-    pub content: String,
-    pub namespace: Option<String>,
-    pub summary: Option<String>,
-    pub tags: Vec<String>,
-    pub source: Option<String>,
-    pub kind: Option<String>,
-    pub key: Option<String>,
-    pub importance: Option<f64>,
-    pub agent: Option<String>,
-    /// Further fields of the entry (a session's structured summary).
+/// An add: what `memory_add` asks for, and further fields of the entry that only tmws
+/// itself writes (a session's structured summary).
+#[derive(Debug, Clone)]
+pub(crate) struct Add<'a> {
+    pub req: &'a MemoryAddRequest,
     pub extra: Map<String, Value>,
 }
 
@@ -175,7 +168,9 @@ pub fn memory_id(namespace: &str, content: &str) -> String {
 
 /// Adds a memory (DESIGN §2.3): redacted, cut, deduplicated, upserted by key, with the
 /// namespace kept within `max_entries`; returns what was stored.
-pub fn add(root: &Path, config: &Config, req: &AddRequest, now: DateTime<Utc>) -> Result<AddAnswer> {
+pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc>) -> Result<AddAnswer> {
+    let req = add.req;
+    req.validate()?;
     let ns_name = req.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
     let ns = namespace(config, ns_name)?;
     if req.content.trim().is_empty() {
@@ -265,7 +260,7 @@ pub fn add(root: &Path, config: &Config, req: &AddRequest, now: DateTime<Utc>) -
         }
         entry.insert("git".into(), Value::Object(git));
     }
-    for (k, v) in &req.extra {
+    for (k, v) in &add.extra {
         if !entry.contains_key(k) {
             entry.insert(k.clone(), v.clone());
         }
@@ -295,69 +290,96 @@ pub fn is_memory_id(text: &str) -> bool {
 }
 
 /// One memory as `memory_get` and `memory_search` answer it.
-struct Shown<'a> {
-    id: &'a str,
-    namespace: Option<&'a str>,
-    kind: Option<&'a str>,
-    summary: &'a str,
-    tags: &'a [String],
-    created: Option<&'a str>,
-    body: Option<&'a str>,
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MemoryHit {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub summary: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// 0–100, relative to the best result (search answers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// The whole content (`memory_get` with `include_content`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The first 1,200 characters (`memory_search` with `include_content`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_preview: Option<String>,
 }
 
-impl Shown<'_> {
-    fn value(&self, score: Option<u32>, content: bool, preview: bool) -> Value {
-        let mut m = Map::new();
-        m.insert("id".into(), json!(self.id));
-        if let Some(ns) = self.namespace {
-            m.insert("namespace".into(), json!(ns));
-        }
-        if let Some(k) = self.kind {
-            m.insert("kind".into(), json!(k));
-        }
-        m.insert("summary".into(), json!(self.summary));
-        if !self.tags.is_empty() {
-            m.insert("tags".into(), json!(self.tags));
-        }
-        if let Some(s) = score {
-            m.insert("score".into(), json!(s));
-        }
-        if let Some(c) = self.created {
-            m.insert("created_at".into(), json!(c));
-        }
-        let body = self.body.unwrap_or_default();
-        if content {
-            m.insert("content".into(), json!(body));
-        } else if preview {
-            let cut: String = body.chars().take(PREVIEW_CHARS).collect();
-            m.insert("content_preview".into(), json!(cut));
-        }
-        Value::Object(m)
-    }
-
-    fn of_item(item: &crate::index::Item) -> Shown<'_> {
-        Shown {
-            id: &item.ref_id,
-            namespace: layout::memory_namespace(&item.path),
-            kind: item.category.as_deref(),
-            summary: &item.description,
-            tags: &item.tags,
-            created: item.created.as_deref(),
-            body: item.body.as_deref(),
+impl MemoryHit {
+    fn of_item(item: &crate::index::Item, content: bool, preview: bool) -> MemoryHit {
+        MemoryHit {
+            id: item.ref_id.clone(),
+            namespace: layout::memory_namespace(&item.path).map(str::to_owned),
+            kind: item.category.clone(),
+            summary: item.description.clone(),
+            tags: item.tags.clone(),
+            score: None,
+            created_at: item.created.clone(),
+            content: content.then(|| item.body.clone().unwrap_or_default()),
+            content_preview: preview
+                .then(|| item.body.as_deref().unwrap_or_default().chars().take(PREVIEW_CHARS).collect()),
         }
     }
 
-    fn of_hit(hit: &crate::index::SearchHit) -> Shown<'_> {
-        Shown {
-            id: &hit.ref_id,
-            namespace: hit.namespace.as_deref(),
-            kind: hit.category.as_deref(),
-            summary: &hit.summary,
-            tags: &hit.tags,
-            created: hit.created.as_deref(),
-            body: hit.body.as_deref(),
+    fn of_hit(hit: &crate::index::SearchHit, preview: bool) -> MemoryHit {
+        MemoryHit {
+            id: hit.ref_id.clone(),
+            namespace: hit.namespace.clone(),
+            kind: hit.category.clone(),
+            summary: hit.summary.clone(),
+            tags: hit.tags.clone(),
+            score: Some(hit.score),
+            created_at: hit.created.clone(),
+            content: None,
+            content_preview: preview
+                .then(|| hit.body.as_deref().unwrap_or_default().chars().take(PREVIEW_CHARS).collect()),
         }
     }
+}
+
+/// `memory_search`'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MemorySearchAnswer {
+    /// Results shown (those over `min_score`).
+    pub found: usize,
+    /// Results before `min_score` was applied.
+    pub total: usize,
+    pub query: String,
+    pub results: Vec<MemoryHit>,
+    /// The index may be behind the logs.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
+}
+
+/// `memory_delete`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Deleted {
+    pub id: String,
+    pub namespace: String,
+    pub deleted: bool,
+}
+
+/// `memory_stats`' answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Live entries.
+    pub total: u64,
+    pub by_namespace: std::collections::BTreeMap<String, u64>,
+    /// Expired entries the next cleanup removes.
+    pub expired_pending: u64,
+    pub log_bytes: u64,
+    pub dead_lines: u64,
+    /// How often sessions of this server asked again for context defaults they had.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defaults_redundant: Option<u64>,
 }
 
 /// The live memory with this id (expired ones are gone), if any.
@@ -368,20 +390,20 @@ fn find(index: &Index, id: &str) -> Result<Option<crate::index::Item>> {
     Ok(item.expires.as_deref().is_none_or(|e| e > now.as_str()).then_some(item))
 }
 
-/// `memory_get`: the entry, with its content when asked; an unknown id is `NoSuchId`.
+/// `memory_get`: the entry, with its content when asked; an unknown id is not found.
 /// Each read counts towards the entry's current importance (DESIGN §6).
-pub fn get(root: &Path, index: &Index, id: &str, include_content: bool) -> Result<Value> {
+pub(crate) fn get(root: &Path, index: &Index, id: &str, include_content: bool) -> Result<MemoryHit> {
     match find(index, id.trim())? {
         Some(item) => {
             maint::count_access(root, &item.ref_id);
-            Ok(Shown::of_item(&item).value(None, include_content, false))
+            Ok(MemoryHit::of_item(&item, include_content, false))
         }
         None => Err(Error::NotFound(format!("no memory `{}`", id.trim()))),
     }
 }
 
 /// `memory_delete`: appends a delete op to the entry's log.
-pub fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> Result<Value> {
+pub(crate) fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> Result<Deleted> {
     let id = id.trim();
     let Some(item) = find(index, id)? else { return Err(Error::NotFound(format!("no memory `{id}`"))) };
     let ns =
@@ -393,21 +415,7 @@ pub fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> Result<V
     }
     writer.append(&[json!({"op": "delete", "id": id, "at": at}).to_string()], config.memory.fsync)?;
     maint::compact_if_worth_it(&mut writer, config, &at)?;
-    Ok(json!({"id": id, "namespace": ns, "deleted": true}))
-}
-
-/// `memory_search`'s parameters.
-#[derive(Debug, Clone, Default)]
-pub struct MemorySearch {
-    pub query: String,
-    pub namespace: Option<String>,
-    pub tags: Vec<String>,
-    pub kind: Option<String>,
-    /// A branch, or `*` for all; by default the current branch and the default branch.
-    pub branch: Option<String>,
-    pub limit: Option<usize>,
-    pub min_score: Option<f64>,
-    pub include_content: bool,
+    Ok(Deleted { id: id.to_owned(), namespace: ns.to_owned(), deleted: true })
 }
 
 /// The branches a search looks at, and whether entries written outside git count.
@@ -440,20 +448,38 @@ fn ranking(root: &Path, config: &Config) -> Ranking {
 
 /// `memory_search`: BM25 over summary, content and tags, times current importance and
 /// the writer's trust (DESIGN §6); an id finds that entry.
-pub fn search(root: &Path, config: &Config, index: &Index, req: &MemorySearch) -> Result<Value> {
+pub(crate) fn search(
+    root: &Path,
+    config: &Config,
+    index: &Index,
+    req: &MemorySearchRequest,
+) -> Result<MemorySearchAnswer> {
     if let Some(ns) = &req.namespace {
         namespace(config, ns)?;
     }
-    let limit = req.limit.unwrap_or(config.retrieval.top_k).clamp(1, 100);
-    let min_score = req.min_score.unwrap_or(config.retrieval.min_score).clamp(0.0, 1.0);
+    api::query_within(&req.query)?;
+    api::tags_within(&req.tags)?;
+    let limit = api::limit_within(req.limit.unwrap_or(config.retrieval.top_k as u32), 100)?;
+    let min_score = req.min_score.unwrap_or(config.retrieval.min_score);
+    if !(0.0..=1.0).contains(&min_score) {
+        return Err(Error::Usage(format!("min_score {min_score} is outside 0..1")));
+    }
     if is_memory_id(&req.query) {
         let found = find(index, req.query.trim())?;
-        let results: Vec<Value> =
-            found.iter().map(|i| Shown::of_item(i).value(Some(100), false, req.include_content)).collect();
-        return Ok(json!({"found": results.len(), "total": results.len(), "query": req.query, "results": results}));
+        let results: Vec<MemoryHit> = found
+            .iter()
+            .map(|i| MemoryHit { score: Some(100), ..MemoryHit::of_item(i, false, req.include_content) })
+            .collect();
+        return Ok(MemorySearchAnswer {
+            found: results.len(),
+            total: results.len(),
+            query: req.query.clone(),
+            results,
+            stale: false,
+        });
     }
     let (branches, branchless) = branches(root, req.branch.as_deref());
-    let sreq = SearchRequest {
+    let query = TextQuery {
         query: req.query.clone(),
         kinds: vec![DocKind::Memory],
         tags: req.tags.clone(),
@@ -463,17 +489,17 @@ pub fn search(root: &Path, config: &Config, index: &Index, req: &MemorySearch) -
         branches,
         branchless,
         ranking: Some(ranking(root, config)),
-        ..SearchRequest::default()
+        ..TextQuery::default()
     };
-    let found = index.search(&sreq)?;
+    let found = index.search(&query)?;
     let total = found.results.len();
-    let results: Vec<Value> = found
+    let results: Vec<MemoryHit> = found
         .results
         .iter()
         .filter(|h| f64::from(h.score) / 100.0 >= min_score)
-        .map(|h| Shown::of_hit(h).value(Some(h.score), false, req.include_content))
+        .map(|h| MemoryHit::of_hit(h, req.include_content))
         .collect();
-    Ok(json!({"found": results.len(), "total": total, "query": req.query, "results": results}))
+    Ok(MemorySearchAnswer { found: results.len(), total, query: req.query.clone(), results, stale: false })
 }
 
 /// The namespaces to look at: the configured ones and any with a log on disk.
@@ -494,29 +520,18 @@ pub(crate) fn namespaces(root: &Path, config: &Config) -> Result<Vec<String>> {
 }
 
 /// `memory_stats`: live entries by namespace, and the logs' size and dead lines.
-pub fn stats(root: &Path, config: &Config, defaults_redundant: Option<u64>) -> Result<Value> {
+pub(crate) fn stats(root: &Path, config: &Config) -> Result<Stats> {
     let now = stamp(Utc::now());
-    let mut by_namespace = Map::new();
-    let (mut total, mut expired_pending, mut log_bytes, mut dead_lines) = (0u64, 0u64, 0u64, 0u64);
+    let mut out = Stats::default();
     for ns in namespaces(root, config)? {
         let bytes = store::read_opt(&root.join(layout::memory_log(&ns)))?.unwrap_or_default();
         let fold = Fold::of(&bytes, false);
         let n = fold.live_at(&now).count() as u64;
-        expired_pending += fold.live.len() as u64 - n;
-        dead_lines += fold.dead_lines(&now) as u64;
-        log_bytes += bytes.len() as u64;
-        total += n;
-        by_namespace.insert(ns, json!(n));
+        out.expired_pending += fold.live.len() as u64 - n;
+        out.dead_lines += fold.dead_lines(&now) as u64;
+        out.log_bytes += bytes.len() as u64;
+        out.total += n;
+        out.by_namespace.insert(ns, n);
     }
-    let mut v = json!({
-        "total": total,
-        "by_namespace": by_namespace,
-        "expired_pending": expired_pending,
-        "log_bytes": log_bytes,
-        "dead_lines": dead_lines,
-    });
-    if let Some(r) = defaults_redundant {
-        v["defaults_redundant"] = json!(r);
-    }
-    Ok(v)
+    Ok(out)
 }

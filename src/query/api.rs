@@ -1,0 +1,822 @@
+//! The requests of every tool, defined once: parameters, defaults, limits and validation.
+//!
+//! Each request is a `serde` + `schemars` struct whose doc comments are the parameter
+//! descriptions an MCP client sees. MCP deserialises the arguments into it directly, HTTP
+//! from the query string or the body, and the CLI from flags that it generates from the
+//! same schema ([`Params::schema`], spelled as [`Params::FLAGS`] says): a parameter added
+//! here appears on all three surfaces with the same default, limit and error.
+//!
+//! Values that arrive as text (a query string, a flag, an MCP client that sends `"1"` for
+//! `1`) are turned into the types the schema names by [`coerce`] before deserialising, so
+//! every surface accepts the same spellings and refuses the same mistakes.
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+
+/// The most `max_chars` may ask for (DESIGN §4).
+pub const MAX_MAX_CHARS: usize = 100_000;
+/// The least `max_chars` may ask for: room to say that the answer was cut, and how to get
+/// the rest.
+pub const MIN_MAX_CHARS: usize = 100;
+/// The longest query a search takes (DESIGN §12).
+pub const MAX_QUERY_BYTES: usize = 4096;
+/// The longest key, agent, source, kind, namespace or name (DESIGN §12).
+pub const MAX_NAME_CHARS: usize = 256;
+/// The most tags one request may carry, and their longest (DESIGN §12).
+pub const MAX_TAGS: usize = 64;
+pub const MAX_TAG_CHARS: usize = 64;
+
+/// How an answer is written: YAML (fewer tokens) or JSON.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+pub enum Format {
+    #[default]
+    Yaml,
+    Json,
+}
+
+/// How the CLI spells a parameter, where it is not `--param-name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    /// `--long`, with `-short` when given, and other long names it also answers to.
+    Long(&'static str, Option<char>),
+    /// A positional argument. `rest`: every remaining word, joined by spaces (a query).
+    Positional { rest: bool },
+    /// A positional argument read from stdin when it is left out or `-`.
+    PositionalOrStdin,
+    /// A boolean that is true by default and turned off by this flag (`--no-defaults`).
+    Off(&'static str),
+    /// An alias of `Long`: the flag `long` with the short `short`, also `--param-name`.
+    LongAlias(&'static str),
+}
+
+/// One parameter's CLI spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flag {
+    pub param: &'static str,
+    pub spelling: Spelling,
+}
+
+const fn flag(param: &'static str, spelling: Spelling) -> Flag {
+    Flag { param, spelling }
+}
+
+/// A tool's request.
+pub trait Params: DeserializeOwned + JsonSchema + Clone + std::fmt::Debug + Send + 'static {
+    /// The CLI's spelling of the parameters that are not `--param-name`.
+    const FLAGS: &'static [Flag] = &[];
+
+    /// Defaults that come from the config, as the schema publishes them.
+    fn config_defaults(_config: &Config) -> Vec<(&'static str, Value)> {
+        Vec::new()
+    }
+
+    /// The JSON Schema of the parameters, as MCP publishes it: plain types (no `null`),
+    /// the defaults of this config, no bookkeeping keys.
+    fn schema(config: &Config) -> Map<String, Value> {
+        let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+        let schema = generator.into_root_schema_for::<Self>();
+        let mut v = serde_json::to_value(schema).unwrap_or_default();
+        let mut out = Map::new();
+        if let Value::Object(m) = &mut v {
+            for key in ["type", "properties", "required", "additionalProperties"] {
+                if let Some(x) = m.remove(key) {
+                    out.insert(key.to_owned(), x);
+                }
+            }
+        }
+        if let Some(Value::Object(props)) = out.get_mut("properties") {
+            for prop in props.values_mut() {
+                plain(prop);
+            }
+            for (name, value) in Self::config_defaults(config) {
+                if let Some(Value::Object(p)) = props.get_mut(name) {
+                    p.insert("default".into(), value);
+                }
+            }
+        }
+        out.entry("type").or_insert_with(|| Value::from("object"));
+        out.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+        out
+    }
+
+    /// Reads the parameters from arguments of any surface: values given as text are turned
+    /// into the types the schema names first; an unknown parameter is an error that lists
+    /// the known ones.
+    fn from_args(mut args: Map<String, Value>) -> Result<Self> {
+        let schema = Self::schema(&Config::default());
+        coerce(&mut args, &schema)?;
+        serde_json::from_value(Value::Object(args)).map_err(|e| Error::Usage(parameter_error(&e.to_string())))
+    }
+}
+
+/// A schema property as clients can fill it: `["integer", "null"]` becomes `integer`, a
+/// `null` default goes, and so do number formats nobody reads.
+fn plain(prop: &mut Value) {
+    let Value::Object(p) = prop else { return };
+    if let Some(Value::Array(types)) = p.get("type") {
+        let kept: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
+        if kept.len() == 1 {
+            p.insert("type".into(), kept[0].clone());
+        }
+    }
+    if p.get("default") == Some(&Value::Null) {
+        p.remove("default");
+    }
+    p.remove("format");
+    if p.get("minimum") == Some(&Value::from(0)) && p.get("maximum").is_none() {
+        p.remove("minimum");
+    }
+}
+
+/// serde's message for a bad parameter, in the words of a parameter list.
+fn parameter_error(message: &str) -> String {
+    let m = message.replace("unknown field", "unknown parameter").replace("missing field", "missing parameter");
+    m.split(" at line ").next().unwrap_or(&m).to_owned()
+}
+
+/// The type a schema property names (`string`, `integer`, `number`, `boolean`, `array`,
+/// `object`).
+pub fn kind_of(prop: &Value) -> &str {
+    prop.get("type").and_then(Value::as_str).unwrap_or("string")
+}
+
+/// Turns text values into the types the schema's properties name: `"5"` into `5` where an
+/// integer is wanted, `"true"` into `true`, `"a,b"` into `["a", "b"]` where a list is, and
+/// a JSON text into an object. Values already of their type are left alone.
+pub fn coerce(args: &mut Map<String, Value>, schema: &Map<String, Value>) -> Result<()> {
+    let Some(Value::Object(props)) = schema.get("properties") else { return Ok(()) };
+    for (name, value) in args.iter_mut() {
+        let Some(prop) = props.get(name) else { continue };
+        let bad = |what: &str, text: &str| Error::Usage(format!("{name}: `{}` is not {what}", preview(text)));
+        if let (Some(allowed), Value::String(s)) = (prop.get("enum").and_then(Value::as_array), &*value)
+            && !allowed.iter().any(|a| a.as_str() == Some(s.as_str()))
+        {
+            let names: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
+            return Err(Error::Usage(format!("{name}: `{}` is not one of {}", preview(s), names.join(", "))));
+        }
+        let converted = match (kind_of(prop), &*value) {
+            ("integer", Value::String(s)) => {
+                let n: i64 = s.trim().parse().map_err(|_| bad("a whole number", s))?;
+                Value::from(n)
+            }
+            ("number", Value::String(s)) => {
+                let n: f64 = s.trim().parse().map_err(|_| bad("a number", s))?;
+                serde_json::Number::from_f64(n).map(Value::Number).ok_or_else(|| bad("a number", s))?
+            }
+            ("boolean", Value::String(s)) => match s.trim() {
+                "true" | "1" | "yes" => Value::Bool(true),
+                "false" | "0" | "no" => Value::Bool(false),
+                _ => return Err(bad("true or false", s)),
+            },
+            ("array", Value::String(s)) => {
+                Value::Array(s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(Value::from).collect())
+            }
+            ("array", Value::Array(items)) if items.iter().any(|i| i.as_str().is_some_and(|s| s.contains(','))) => {
+                // Repeated flags, some of them lists themselves: `--tag a,b --tag c`.
+                let mut all = Vec::new();
+                for item in items {
+                    match item {
+                        Value::String(s) => {
+                            all.extend(s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(Value::from));
+                        }
+                        other => all.push(other.clone()),
+                    }
+                }
+                Value::Array(all)
+            }
+            ("object", Value::String(s)) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Object(m)) => Value::Object(m),
+                Ok(_) => {
+                    return Err(Error::Usage(format!("{name}: must be a JSON object, e.g. '{{\"text\": \"hi\"}}'")));
+                }
+                Err(e) => return Err(Error::Usage(format!("{name}: not valid JSON: {e}"))),
+            },
+            _ => continue,
+        };
+        *value = converted;
+    }
+    Ok(())
+}
+
+/// The start of an over-long input, for error messages that must not echo it whole.
+pub fn preview(text: &str) -> String {
+    const SHOWN: usize = 60;
+    if text.chars().count() <= SHOWN {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(SHOWN).collect();
+    format!("{head}… ({} chars)", text.chars().count())
+}
+
+/// `Some(text)` unless it is longer than `max` characters (an error naming `what`).
+pub(crate) fn within(what: &str, text: &str, max: usize) -> Result<()> {
+    let n = text.chars().count();
+    if n > max {
+        return Err(Error::Usage(format!("{what} is {n} characters, over the limit of {max}: `{}`", preview(text))));
+    }
+    Ok(())
+}
+
+/// Checks a list of tags against the limits of DESIGN §12.
+pub(crate) fn tags_within(tags: &[String]) -> Result<()> {
+    if tags.len() > MAX_TAGS {
+        return Err(Error::Usage(format!("{} tags, over the limit of {MAX_TAGS}", tags.len())));
+    }
+    tags.iter().try_for_each(|t| within("a tag", t, MAX_TAG_CHARS))
+}
+
+/// A query's text within its limit.
+pub(crate) fn query_within(query: &str) -> Result<()> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(Error::Usage(format!(
+            "the query is {} bytes, over the limit of {MAX_QUERY_BYTES}: `{}`",
+            query.len(),
+            preview(query)
+        )));
+    }
+    Ok(())
+}
+
+/// `max_chars`, or the config's answer cap, within its limits.
+pub(crate) fn answer_cap(max_chars: Option<u32>, config: &Config) -> Result<usize> {
+    let max = max_chars.map_or(config.retrieval.answer_cap_chars, |n| n as usize);
+    if !(MIN_MAX_CHARS..=MAX_MAX_CHARS).contains(&max) {
+        return Err(Error::Usage(format!("max_chars {max} is outside {MIN_MAX_CHARS}..={MAX_MAX_CHARS}")));
+    }
+    Ok(max)
+}
+
+/// A limit within `1..=max`.
+pub(crate) fn limit_within(limit: u32, max: u32) -> Result<usize> {
+    if !(1..=max).contains(&limit) {
+        return Err(Error::Usage(format!("limit {limit} is outside 1..={max}")));
+    }
+    Ok(limit as usize)
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn ten() -> u32 {
+    10
+}
+
+fn eight() -> u32 {
+    8
+}
+
+fn cap_default(config: &Config) -> (&'static str, Value) {
+    ("max_chars", Value::from(config.retrieval.answer_cap_chars))
+}
+
+/// Parameters of `workspace_get_context` (DESIGN §4.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextRequest {
+    /// The workspace: a folder name under `resources/workspaces/`, e.g. `devtools`.
+    pub workspace: String,
+    /// A domain inside the workspace, e.g. `common`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// A repository inside the domain (needs `domain`), e.g. `tmws-cli`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    /// Topics whose entries to return: `plans`, `decisions`, `lessons`, `features`,
+    /// `architecture`, `spikes`, any other `_topic` folder name, `overview` for the scope's
+    /// full overview, or `*` for every topic found in the scope.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topics: Vec<String>,
+    /// Return the orientation defaults (scope overview, folder tree, overviews, decision and
+    /// lesson summaries, skills). Pass false on follow-up calls in the same session to save
+    /// tokens.
+    #[serde(default = "yes")]
+    pub include_defaults: bool,
+    /// Only entries with one of these statuses (e.g. `in_progress`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filter_status: Vec<String>,
+    /// Only entries carrying all of these tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filter_tags: Vec<String>,
+    /// Only entries of this category (decisions and lessons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter_category: Option<String>,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters (at most 100000); a longer answer is cut and says how to
+    /// get the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+}
+
+impl Default for ContextRequest {
+    fn default() -> Self {
+        ContextRequest {
+            workspace: String::new(),
+            domain: None,
+            repository: None,
+            topics: Vec::new(),
+            include_defaults: true,
+            filter_status: Vec::new(),
+            filter_tags: Vec::new(),
+            filter_category: None,
+            format: Format::Yaml,
+            max_chars: None,
+        }
+    }
+}
+
+impl Params for ContextRequest {
+    const FLAGS: &'static [Flag] = &[
+        flag("workspace", Spelling::Long("workspace", Some('w'))),
+        flag("domain", Spelling::Long("domain", Some('d'))),
+        flag("repository", Spelling::Long("repository", Some('r'))),
+        flag("include_defaults", Spelling::Off("no-defaults")),
+        flag("filter_status", Spelling::Long("status", None)),
+        flag("filter_tags", Spelling::Long("tag", None)),
+        flag("filter_category", Spelling::Long("category", None)),
+    ];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+}
+
+/// Parameters of `workspace_search` (DESIGN §4.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// Words to look for. Stemmed, identifiers split (`symbols` finds
+    /// `get_symbols_overview`), Japanese, Chinese and Korean matched inside sentences;
+    /// "double quotes" make a phrase.
+    pub query: String,
+    /// Only this scope and below: `workspace[/domain[/repository]]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Only entries of these topics.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topics: Vec<String>,
+    /// Only these kinds: overview, topic_overview, entry, rule, skill, doc, memory, server,
+    /// tool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<String>,
+    /// Only items with one of these statuses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filter_status: Vec<String>,
+    /// Only items carrying all of these tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filter_tags: Vec<String>,
+    /// How many results.
+    #[serde(default = "ten")]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: u32,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters (at most 100000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+}
+
+impl SearchRequest {
+    /// A search for `query` with every other parameter at its default.
+    pub fn new(query: impl Into<String>) -> SearchRequest {
+        SearchRequest {
+            query: query.into(),
+            scope: None,
+            topics: Vec::new(),
+            kinds: Vec::new(),
+            filter_status: Vec::new(),
+            filter_tags: Vec::new(),
+            limit: ten(),
+            format: Format::Yaml,
+            max_chars: None,
+        }
+    }
+}
+
+impl Params for SearchRequest {
+    const FLAGS: &'static [Flag] = &[
+        flag("query", Spelling::Positional { rest: true }),
+        flag("topics", Spelling::Long("topic", None)),
+        flag("kinds", Spelling::Long("kind", None)),
+        flag("filter_status", Spelling::Long("status", None)),
+        flag("filter_tags", Spelling::Long("tag", None)),
+    ];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+}
+
+/// Parameters of `memory_add` (DESIGN §4.3).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryAddRequest {
+    /// What to remember, in plain words. Secrets (API keys, passwords) are redacted before
+    /// anything is written; content over the namespace's limit is cut.
+    pub content: String,
+    /// `short-term` (kept 14 days) or `long-term` (kept for years), or another namespace of
+    /// the config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// One line that says what this is; by default the first sentences of the content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Tags to find it by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Who or what it came from (by default `user`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// `note` (the default), `session`, `problem`, `pattern`, `decision`, or any word.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// An upsert key such as `auth/token-refresh`: replaces the live entry with this key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// How much it matters, 0 to 1 (by default 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importance: Option<f64>,
+    /// The agent writing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+}
+
+impl MemoryAddRequest {
+    /// An add of `content` with every other parameter at its default.
+    pub fn new(content: impl Into<String>) -> MemoryAddRequest {
+        MemoryAddRequest { content: content.into(), ..MemoryAddRequest::default() }
+    }
+
+    /// The limits of DESIGN §12 on the names and tags an add writes.
+    pub(crate) fn validate(&self) -> Result<()> {
+        for (what, v) in [("key", &self.key), ("kind", &self.kind), ("source", &self.source), ("agent", &self.agent)] {
+            if let Some(v) = v {
+                within(what, v, MAX_NAME_CHARS)?;
+            }
+        }
+        tags_within(&self.tags)
+    }
+}
+
+impl Params for MemoryAddRequest {
+    const FLAGS: &'static [Flag] = &[
+        flag("content", Spelling::PositionalOrStdin),
+        flag("namespace", Spelling::Long("namespace", Some('n'))),
+        flag("tags", Spelling::Long("tag", None)),
+    ];
+}
+
+/// Parameters of `memory_search` (DESIGN §4.3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySearchRequest {
+    /// Words to look for, or a memory id (`m_` and 12 hex digits) to fetch that entry.
+    pub query: String,
+    /// Only this namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Only memories carrying all of these tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Only this kind, e.g. `problem` to find similar problems and their solutions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Only memories written on this git branch; `*` for all. By default the current
+    /// branch, the default branch and memories written outside git.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// How many results (1 to 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// Leave out results scoring under this, relative to the best (0 to 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_score: Option<f64>,
+    /// Add the first 1,200 characters of each content.
+    #[serde(default)]
+    pub include_content: bool,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters (at most 100000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+}
+
+impl MemorySearchRequest {
+    /// A search for `query` with every other parameter at its default.
+    pub fn new(query: impl Into<String>) -> MemorySearchRequest {
+        MemorySearchRequest {
+            query: query.into(),
+            namespace: None,
+            tags: Vec::new(),
+            kind: None,
+            branch: None,
+            limit: None,
+            min_score: None,
+            include_content: false,
+            format: Format::Yaml,
+            max_chars: None,
+        }
+    }
+}
+
+impl Params for MemorySearchRequest {
+    const FLAGS: &'static [Flag] = &[
+        flag("query", Spelling::Positional { rest: true }),
+        flag("namespace", Spelling::Long("namespace", Some('n'))),
+        flag("tags", Spelling::Long("tag", None)),
+    ];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![
+            ("limit", Value::from(config.retrieval.top_k)),
+            ("min_score", Value::from(config.retrieval.min_score)),
+            cap_default(config),
+        ]
+    }
+}
+
+/// Parameters of `memory_get`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryGetRequest {
+    /// The memory's id, as `memory_add` or `memory_search` gave it.
+    pub id: String,
+    /// Include the whole content.
+    #[serde(default)]
+    pub include_content: bool,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters (at most 100000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+}
+
+impl Params for MemoryGetRequest {
+    const FLAGS: &'static [Flag] =
+        &[flag("id", Spelling::Positional { rest: false }), flag("include_content", Spelling::LongAlias("content"))];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+}
+
+/// Parameters of `memory_delete`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryDeleteRequest {
+    /// The memory's id, as `memory_add` or `memory_search` gave it.
+    pub id: String,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+}
+
+impl Params for MemoryDeleteRequest {
+    const FLAGS: &'static [Flag] = &[flag("id", Spelling::Positional { rest: false })];
+}
+
+/// Parameters of `memory_stats` and `memory_cleanup`: only the answer's format.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FormatOnly {
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+}
+
+impl Params for FormatOnly {}
+
+/// Parameters of `memory_clear`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryClearRequest {
+    /// The namespace to empty (`short-term`, `long-term`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Empty every namespace instead.
+    #[serde(default)]
+    pub all: bool,
+    /// Must be true: clearing cannot be undone.
+    #[serde(default)]
+    pub confirm: bool,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+}
+
+impl Params for MemoryClearRequest {
+    const FLAGS: &'static [Flag] =
+        &[flag("namespace", Spelling::Long("namespace", Some('n'))), flag("confirm", Spelling::Long("yes", None))];
+}
+
+/// Parameters of `session_record`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionRecordRequest {
+    /// Start of the window: an RFC 3339 time, a date (2026-11-22) or a commit. By default
+    /// the end of the last recorded session, else 24 hours ago.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// The agent recording the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+}
+
+impl Params for SessionRecordRequest {}
+
+/// Parameters of `tool_search` (DESIGN §4.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSearchRequest {
+    /// What the tool should do, in words (`find a symbol`, `library docs`); identifiers are
+    /// split, so `find_symbol` and `getLibraryDocs` are found by their words. May be empty
+    /// with `server`, to list that server's tools.
+    #[serde(default)]
+    pub query: String,
+    /// Only tools of this category (as the registry names them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// Only tools of this server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// How many results.
+    #[serde(default = "eight")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: u32,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters (at most 100000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+}
+
+impl ToolSearchRequest {
+    /// A search for `query` with every other parameter at its default.
+    pub fn new(query: impl Into<String>) -> ToolSearchRequest {
+        ToolSearchRequest {
+            query: query.into(),
+            category: None,
+            server: None,
+            limit: eight(),
+            format: Format::Yaml,
+            max_chars: None,
+        }
+    }
+}
+
+impl Params for ToolSearchRequest {
+    const FLAGS: &'static [Flag] = &[flag("query", Spelling::Positional { rest: true })];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+}
+
+/// Parameters of `tool_describe`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDescribeRequest {
+    /// The server, as `tool_search` named it.
+    pub server: String,
+    /// The tool, as `tool_search` named it.
+    pub tool: String,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters (at most 100000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+}
+
+impl Params for ToolDescribeRequest {
+    const FLAGS: &'static [Flag] =
+        &[flag("server", Spelling::Positional { rest: false }), flag("tool", Spelling::Positional { rest: false })];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+}
+
+/// Parameters of `tool_call`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallRequest {
+    /// The server, as `tool_search` named it.
+    pub server: String,
+    /// The tool, as `tool_search` named it.
+    pub tool: String,
+    /// The tool's arguments, following the input schema that `tool_describe` gives.
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+}
+
+impl Params for ToolCallRequest {
+    const FLAGS: &'static [Flag] = &[
+        flag("server", Spelling::Positional { rest: false }),
+        flag("tool", Spelling::Positional { rest: false }),
+        flag("arguments", Spelling::Positional { rest: false }),
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn schemas_publish_plain_types_and_the_config_defaults() {
+        let mut config = Config::default();
+        config.retrieval.top_k = 7;
+        let s = Value::Object(MemorySearchRequest::schema(&config));
+        assert_eq!(s["required"], json!(["query"]));
+        assert_eq!(s["additionalProperties"], json!(false));
+        assert_eq!(
+            s["properties"]["limit"],
+            json!({"description": "How many results (1 to 100).", "type": "integer", "default": 7})
+        );
+        assert_eq!(s["properties"]["include_content"]["type"], "boolean");
+        assert_eq!(s["properties"]["include_content"]["default"], false);
+        assert_eq!(s["properties"]["namespace"], json!({"description": "Only this namespace.", "type": "string"}));
+        assert_eq!(s["properties"]["format"]["enum"], json!(["yaml", "json"]));
+        let s = Value::Object(SearchRequest::schema(&config));
+        assert_eq!(
+            s["properties"]["limit"],
+            json!({"description": "How many results.", "type": "integer", "default": 10, "maximum": 100, "minimum": 1})
+        );
+        assert_eq!(s["properties"]["max_chars"]["default"], 24_000);
+        // Every property has a description.
+        for s in
+            [ContextRequest::schema(&config), ToolCallRequest::schema(&config), MemoryClearRequest::schema(&config)]
+        {
+            for (name, p) in s["properties"].as_object().unwrap() {
+                assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn text_values_are_read_as_the_schema_says_and_mistakes_are_named() {
+        let args = |v: Value| v.as_object().unwrap().clone();
+        let r = SearchRequest::from_args(args(json!({"query": "x", "limit": "3", "kinds": "entry, memory"}))).unwrap();
+        assert_eq!((r.limit, r.kinds), (3, vec!["entry".to_owned(), "memory".to_owned()]));
+        let r = MemoryGetRequest::from_args(args(json!({"id": "m_1", "include_content": "true"}))).unwrap();
+        assert!(r.include_content);
+        let r =
+            ToolCallRequest::from_args(args(json!({"server": "s", "tool": "t", "arguments": "{\"a\": 1}"}))).unwrap();
+        assert_eq!(Value::Object(r.arguments), json!({"a": 1}));
+        let r = MemorySearchRequest::from_args(args(json!({"query": "q", "tags": ["a,b", "c"]}))).unwrap();
+        assert_eq!(r.tags, ["a", "b", "c"]);
+        let err = |v: Value| SearchRequest::from_args(args(v)).unwrap_err().to_string();
+        assert_eq!(err(json!({"query": "x", "limit": "many"})), "limit: `many` is not a whole number");
+        assert_eq!(
+            err(json!({"query": "x", "colour": 1})),
+            "unknown parameter `colour`, expected one of `query`, `scope`, `topics`, `kinds`, `filter_status`, \
+`filter_tags`, `limit`, `format`, `max_chars`"
+        );
+        assert_eq!(err(json!({})), "missing parameter `query`");
+        assert_eq!(err(json!({"query": "x", "format": "xml"})), "format: `xml` is not one of yaml, json");
+        assert_eq!(
+            ToolCallRequest::from_args(args(json!({"server": "s", "tool": "t", "arguments": "[1]"})))
+                .unwrap_err()
+                .to_string(),
+            "arguments: must be a JSON object, e.g. '{\"text\": \"hi\"}'"
+        );
+    }
+
+    #[test]
+    fn limits_are_errors_that_do_not_echo_the_input_whole() {
+        let long = "x".repeat(10_000);
+        let e = within("key", &long, MAX_NAME_CHARS).unwrap_err().to_string();
+        assert!(e.starts_with("key is 10000 characters, over the limit of 256: `xxx"), "{e}");
+        assert!(e.len() < 200, "{e}");
+        assert!(query_within(&"q".repeat(5000)).unwrap_err().to_string().ends_with("… (5000 chars)`"));
+        assert_eq!(limit_within(0, 100).unwrap_err().to_string(), "limit 0 is outside 1..=100");
+        assert_eq!(
+            answer_cap(Some(10), &Config::default()).unwrap_err().to_string(),
+            "max_chars 10 is outside 100..=100000"
+        );
+        assert_eq!(answer_cap(None, &Config::default()).unwrap(), 24_000);
+        let tags: Vec<String> = (0..65).map(|i| i.to_string()).collect();
+        assert_eq!(tags_within(&tags).unwrap_err().to_string(), "65 tags, over the limit of 64");
+    }
+}

@@ -1,0 +1,214 @@
+//! The tools, once: name, title, description for an agent deciding whether to call it,
+//! behaviour hints, and the request type whose schema is its input (DESIGN §4, §7.2).
+//!
+//! The MCP surface lists exactly these tools and runs them through `Engine::call`; the
+//! HTTP routes and the CLI commands that answer the same questions run the same tools.
+
+use serde_json::{Map, Value};
+
+use super::api::Format;
+use super::api::{
+    ContextRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest, MemoryGetRequest,
+    MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest, ToolDescribeRequest,
+    ToolSearchRequest,
+};
+use super::tools::ToolCallAnswer;
+use crate::config::Config;
+
+/// A tool as a client sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// It changes nothing.
+    pub read_only: bool,
+    /// It may delete or overwrite what is there.
+    pub destructive: bool,
+    /// Calling it again with the same arguments changes nothing more.
+    pub idempotent: bool,
+    /// It reaches beyond this project (other servers).
+    pub open_world: bool,
+    /// Its input's JSON Schema, with the config's defaults.
+    pub schema: fn(&Config) -> Map<String, Value>,
+}
+
+/// What a tool answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// tmws' own answer, as text.
+    Text { text: String, format: Format },
+    /// Another server's result, verbatim (`tool_call`).
+    Downstream(ToolCallAnswer),
+}
+
+const fn tool(
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    (read_only, destructive, idempotent): (bool, bool, bool),
+    schema: fn(&Config) -> Map<String, Value>,
+) -> Tool {
+    Tool { name, title, description, read_only, destructive, idempotent, open_world: false, schema }
+}
+
+/// Reads only.
+const READ: (bool, bool, bool) = (true, false, true);
+/// Adds without taking anything away.
+const ADD: (bool, bool, bool) = (false, false, false);
+/// Takes something away.
+const REMOVE: (bool, bool, bool) = (false, true, true);
+
+/// Every tool, sorted by name.
+pub const TOOLS: [Tool; 13] = [
+    tool(
+        "memory_add",
+        "Remember",
+        "Remember something for later sessions: a fact, a decision, a problem and its fix, what you did. \
+Short-term (the default) keeps for two weeks, long-term for years. Give a key (e.g. `auth/token-refresh`) to \
+replace an earlier memory about the same thing. Adding the same content twice stores it once. Secrets are \
+redacted. Returns the id and what was stored.",
+        (false, false, true),
+        MemoryAddRequest::schema,
+    ),
+    tool(
+        "memory_cleanup",
+        "Compact memory logs",
+        "Compact the memory logs: expired entries and dead lines out, atomically. Rarely needed: logs are \
+compacted automatically once half their lines are dead.",
+        (false, false, true),
+        FormatOnly::schema,
+    ),
+    tool(
+        "memory_clear",
+        "Forget a namespace",
+        "Forget every memory of one namespace (or all: true). Cannot be undone; refused unless confirm is true. \
+Only when the user asks for it.",
+        REMOVE,
+        MemoryClearRequest::schema,
+    ),
+    tool(
+        "memory_delete",
+        "Forget a memory",
+        "Forget one memory by id (it is wrong or obsolete). The log keeps a delete record.",
+        REMOVE,
+        MemoryDeleteRequest::schema,
+    ),
+    tool(
+        "memory_get",
+        "Read a memory",
+        "Read one memory by id, with its whole content when include_content is true.",
+        READ,
+        MemoryGetRequest::schema,
+    ),
+    tool(
+        "memory_search",
+        "Recall memories",
+        "Recall memories: what earlier sessions (yours or other agents') learned, decided, fixed or noted. Best \
+match first, with id, namespace, kind, one-line summary, tags, a 0-100 score and when it was written; \
+include_content adds a preview. Use kind=problem to find similar problems and their solutions. A memory id as \
+the query returns that entry.",
+        READ,
+        MemorySearchRequest::schema,
+    ),
+    tool(
+        "memory_stats",
+        "Memory statistics",
+        "How many memories each namespace holds, expired ones awaiting cleanup, log sizes, and how often this \
+server was asked again for context defaults it had already sent (defaults_redundant).",
+        READ,
+        FormatOnly::schema,
+    ),
+    tool(
+        "session_record",
+        "Record the session",
+        "At the end of a session, record what happened in one long-term memory (kind session): the memories \
+added, commits made and tool calls since the last recorded session (or since a time or commit). Later sessions \
+find it with memory_search.",
+        ADD,
+        SessionRecordRequest::schema,
+    ),
+    Tool {
+        open_world: true,
+        ..tool(
+            "tool_call",
+            "Call another server's tool",
+            "Call a tool of another MCP server and get its result as that server gives it. The server is started \
+on the first call and kept for a while; a call can take as long as the tool needs (up to the pool's timeout). \
+Check the arguments with tool_describe first.",
+            (false, false, false),
+            ToolCallRequest::schema,
+        )
+    },
+    tool(
+        "tool_describe",
+        "Describe another server's tool",
+        "The full description, usage hint and JSON input schema of one tool found with tool_search, to build the \
+arguments of tool_call. No server is started.",
+        READ,
+        ToolDescribeRequest::schema,
+    ),
+    tool(
+        "tool_search",
+        "Find another server's tool",
+        "Find a tool of the other MCP servers this project uses, by what it should do: returns server, tool, a \
+one-line summary, category and a 0-100 score, best first. Answered from tmws's registry: no server is started. \
+Then tool_describe gives the tool's input schema and tool_call calls it.",
+        READ,
+        ToolSearchRequest::schema,
+    ),
+    tool(
+        "workspace_get_context",
+        "Get workspace context",
+        "Orient yourself in a workspace before working in it: returns the scope's overview, its folder tree, \
+summaries of every overview, decision and lesson that applies, and the loaded skills (the defaults), plus, for the \
+topics you name, each topic's overview and the summaries of its entries (decisions and lessons with their bodies). \
+Call it once at the start of a task with the workspace (and domain/repository if you know them); call again with \
+include_defaults=false and topics=[...] to dig into plans, decisions, lessons or any topic. Answers are YAML \
+summaries with _meta.document_path for reading a whole file. An unknown scope is an error that lists the known ones.",
+        READ,
+        ContextRequest::schema,
+    ),
+    tool(
+        "workspace_search",
+        "Search the workspace",
+        "Full-text search over the workspace's overviews, plans, decisions, lessons, any topic entries, rules, \
+skills, indexed docs and memories; best match first. Use it when you know what you are looking for but not where \
+it is. Returns refId (the file path, or a memory's id), kind, scope, topic, name, a one-line summary, tags, status \
+and a 0-100 score; read the file at refId for the whole text. Filters narrow without reordering.",
+        READ,
+        SearchRequest::schema,
+    ),
+];
+
+/// The tool called `name`.
+pub fn find(name: &str) -> Option<&'static Tool> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// What the MCP server says about itself to a client that connects.
+pub const INSTRUCTIONS: &str = "tmws holds this project's workspace knowledge (overviews, plans, decisions, \
+lessons) and memories. Start a task with workspace_get_context; use workspace_search to find something specific.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalogue_is_sorted_and_every_schema_describes_every_parameter() {
+        let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted);
+        let config = Config::default();
+        for t in &TOOLS {
+            let schema = (t.schema)(&config);
+            assert_eq!(schema["type"], "object", "{}", t.name);
+            for (param, p) in schema["properties"].as_object().unwrap() {
+                assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()), "{}.{param}", t.name);
+                assert!(p["type"].is_string(), "{}.{param}: one plain type, not {}", t.name, p["type"]);
+            }
+            assert!(!(t.read_only && t.destructive), "{}", t.name);
+        }
+    }
+}

@@ -1,0 +1,471 @@
+//! The engine: the one library API behind every surface (DESIGN §10).
+//!
+//! An `Engine` is an open root: its config, its index and whoever keeps it fresh, the pool
+//! of downstream servers, the registry file and the counters `/metrics` shows. The CLI opens
+//! one per command (`Engine::open`: the index is opened when a request first needs it, and
+//! synced before each query); `tmws mcp` and `tmws serve` open one for their lifetime
+//! (`Engine::serve`: a background thread syncs and watches). Every tool is a method taking
+//! its request type from `api` and giving a typed answer, and `call` reaches each one by
+//! name with arguments from any surface.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::answer::Reply;
+use super::api::{
+    self, ContextRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest, MemoryGetRequest,
+    MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest, ToolDescribeRequest,
+    ToolSearchRequest,
+};
+use super::catalog::{self, Output};
+use super::context::{self, ContextAnswer};
+use super::keeper::{IndexRef, Keeper};
+use super::memory::maint::{Cleaned, Cleared, GcBranches, Linked, Pruned};
+use super::memory::{self, AddAnswer, Deleted, MemoryHit, MemorySearchAnswer, Stats};
+use super::metrics::{Gauges, Metrics};
+use super::registry::{self, Built, Listed};
+use super::session::SessionAnswer;
+use super::tools::{self, Registry, ToolCallAnswer, ToolDescription, ToolResults};
+use super::trust::{self, Trust};
+use super::{SearchAnswer, SyncOptions, SyncReport, WatchUpdate};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::index::TextQuery;
+use crate::model::DocKind;
+use crate::pool::{self, Pool};
+
+/// An open root: the one entry point of the library.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    root: PathBuf,
+    config: Config,
+    /// Whether a background thread keeps the index (`tmws mcp`, `tmws serve`).
+    serving: bool,
+    keeper: OnceLock<Keeper>,
+    metrics: Metrics,
+    registry: Registry,
+    pool: OnceLock<Pool>,
+}
+
+/// What one client session of a server remembers (DESIGN §4.1): whether it was sent the
+/// context defaults already. The CLI and each HTTP request have a session of their own.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    defaults_sent: Arc<AtomicBool>,
+}
+
+/// Whether the index is ready and how far behind it is (`/health`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Health {
+    pub ready: bool,
+    pub lag_ms: u64,
+}
+
+impl Engine {
+    /// Opens a root for one-shot use: its config is read now (an invalid one is an error),
+    /// its index when a request first needs it, and synced before each query.
+    pub fn open(root: &Path) -> Result<Engine> {
+        Engine::new(root, false)
+    }
+
+    /// Opens a root to serve it: the first sync and the watcher start in the background at
+    /// once, and queries wait for them at most briefly (DESIGN §7.2).
+    pub fn serve(root: &Path) -> Result<Engine> {
+        let engine = Engine::new(root, true)?;
+        engine.keeper()?;
+        Ok(engine)
+    }
+
+    /// `tmws init`: makes `dir` a root (and registers `tmws mcp` with `clients`).
+    pub fn init(dir: &Path, clients: &[crate::init::McpClient]) -> Result<crate::init::InitReport> {
+        crate::init::init(dir, clients)
+    }
+
+    /// `tmws check`: the findings in the given paths (of any number of roots).
+    pub fn check(opts: &crate::check::CheckOptions) -> Result<crate::check::Report> {
+        crate::check::run(opts)
+    }
+
+    fn new(root: &Path, serving: bool) -> Result<Engine> {
+        let config = Config::load(root)?;
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                root: root.to_path_buf(),
+                registry: Registry::new(root),
+                config,
+                serving,
+                keeper: OnceLock::new(),
+                metrics: Metrics::default(),
+                pool: OnceLock::new(),
+            }),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.inner.root
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// A new client session.
+    pub fn session(&self) -> Session {
+        Session::default()
+    }
+
+    fn keeper(&self) -> Result<&Keeper> {
+        if let Some(k) = self.inner.keeper.get() {
+            return Ok(k);
+        }
+        let keeper = if self.inner.serving {
+            Keeper::background(&self.inner.root, &self.inner.config)?
+        } else {
+            Keeper::on_demand(&self.inner.root)?
+        };
+        Ok(self.inner.keeper.get_or_init(|| keeper))
+    }
+
+    /// Opens the index now; returns why it had to be rebuilt from the files, if it did.
+    pub fn open_index(&self) -> Result<Option<String>> {
+        Ok(self.keeper()?.index().rebuilt.clone())
+    }
+
+    /// The index made as fresh as it gets (DESIGN §4), and whether it may still be behind.
+    fn fresh(&self) -> Result<(IndexRef<'_>, bool)> {
+        let keeper = self.keeper()?;
+        let stale = keeper.freshen(&self.inner.config)?;
+        if stale {
+            self.inner.metrics.stale_answers.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok((keeper.index(), stale))
+    }
+
+    fn pool(&self) -> &Pool {
+        self.inner.pool.get_or_init(|| Pool::new(pool::Settings::from_config(&self.inner.config.pool)))
+    }
+
+    /// `workspace_get_context` (DESIGN §4.1).
+    pub fn context(&self, req: &ContextRequest) -> Result<Reply<ContextAnswer>> {
+        self.context_in(&Session::default(), req)
+    }
+
+    /// `workspace_get_context` within a session, which counts defaults asked for again.
+    pub fn context_in(&self, session: &Session, req: &ContextRequest) -> Result<Reply<ContextAnswer>> {
+        let max = api::answer_cap(req.max_chars, self.config())?;
+        let (index, stale) = self.fresh()?;
+        let started = Instant::now();
+        let answer = context::get_context(self.root(), &index, req, max, stale);
+        self.inner.metrics.context.observe(started.elapsed());
+        let answer = answer?;
+        if req.include_defaults && session.defaults_sent.swap(true, Ordering::Relaxed) {
+            self.inner.metrics.defaults_redundant.fetch_add(1, Ordering::Relaxed);
+            tracing::info!("workspace_get_context: defaults asked for again in this session");
+        }
+        Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    /// `workspace_search` (DESIGN §4.2).
+    pub fn search(&self, req: &SearchRequest) -> Result<Reply<SearchAnswer>> {
+        let max = api::answer_cap(req.max_chars, self.config())?;
+        api::query_within(&req.query)?;
+        api::tags_within(&req.filter_tags)?;
+        let query = TextQuery {
+            query: req.query.clone(),
+            scope: req.scope.clone(),
+            topics: req.topics.clone(),
+            kinds: DocKind::parse_all(&req.kinds)?,
+            status: req.filter_status.clone(),
+            tags: req.filter_tags.clone(),
+            limit: api::limit_within(req.limit, 100)?,
+            ..TextQuery::default()
+        };
+        let (index, stale) = self.fresh()?;
+        let started = Instant::now();
+        let found = index.search(&query);
+        self.inner.metrics.search.observe(started.elapsed());
+        let mut answer = found?;
+        answer.stale = stale;
+        Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    /// `memory_add` (DESIGN §4.3): appended under the log's lock; the index catches up
+    /// before the next query answers (read-your-writes).
+    pub fn memory_add(&self, req: &MemoryAddRequest) -> Result<Reply<AddAnswer>> {
+        let answer =
+            memory::add(self.root(), self.config(), &memory::Add { req, extra: Map::new() }, chrono::Utc::now())?;
+        Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
+    }
+
+    /// `memory_search` (DESIGN §4.3).
+    pub fn memory_search(&self, req: &MemorySearchRequest) -> Result<Reply<MemorySearchAnswer>> {
+        let max = api::answer_cap(req.max_chars, self.config())?;
+        let (index, stale) = self.fresh()?;
+        let started = Instant::now();
+        let found = memory::search(self.root(), self.config(), &index, req);
+        self.inner.metrics.search.observe(started.elapsed());
+        let mut answer = found?;
+        answer.stale = stale;
+        Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    /// `memory_get`.
+    pub fn memory_get(&self, req: &MemoryGetRequest) -> Result<Reply<MemoryHit>> {
+        let max = api::answer_cap(req.max_chars, self.config())?;
+        let (index, _) = self.fresh()?;
+        let answer = memory::get(self.root(), &index, &req.id, req.include_content)?;
+        Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    /// `memory_delete`.
+    pub fn memory_delete(&self, req: &MemoryDeleteRequest) -> Result<Reply<Deleted>> {
+        let (index, _) = self.fresh()?;
+        let answer = memory::delete(self.root(), self.config(), &index, &req.id)?;
+        Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
+    }
+
+    /// `memory_stats`, with the redundant defaults of this server's sessions when serving.
+    pub fn memory_stats(&self, req: &FormatOnly) -> Result<Reply<Stats>> {
+        let mut answer = memory::stats(self.root(), self.config())?;
+        if self.inner.serving {
+            answer.defaults_redundant = Some(self.inner.metrics.defaults_redundant.load(Ordering::Relaxed));
+        }
+        Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
+    }
+
+    /// `memory_cleanup`: every log compacted, expired entries out.
+    pub fn memory_cleanup(&self, req: &FormatOnly) -> Result<Reply<Cleaned>> {
+        let answer = memory::maint::cleanup(self.root(), self.config())?;
+        Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
+    }
+
+    /// `memory_clear`: refused without `confirm`.
+    pub fn memory_clear(&self, req: &MemoryClearRequest) -> Result<Reply<Cleared>> {
+        let answer = memory::maint::clear(self.root(), self.config(), req.namespace.as_deref(), req.all, req.confirm)?;
+        Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
+    }
+
+    /// `memory prune --below F` (DESIGN §6).
+    pub fn memory_prune(&self, below: f64) -> Result<Pruned> {
+        memory::maint::prune(self.root(), self.config(), below, chrono::Utc::now())
+    }
+
+    /// `memory gc-branches`.
+    pub fn memory_gc_branches(&self) -> Result<GcBranches> {
+        memory::maint::gc_branches(self.root(), self.config())
+    }
+
+    /// `memory link-commit`.
+    pub fn memory_link_commit(&self) -> Result<Linked> {
+        memory::maint::link_commit(self.root(), self.config())
+    }
+
+    /// `session_record` (DESIGN §6).
+    pub fn session_record(&self, req: &SessionRecordRequest) -> Result<Reply<SessionAnswer>> {
+        let answer = super::session::record(
+            self.root(),
+            self.config(),
+            req.since.as_deref(),
+            req.agent.as_deref(),
+            chrono::Utc::now(),
+        )?;
+        Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
+    }
+
+    /// `tool_search` (DESIGN §4.4): from the index; no downstream server is contacted.
+    pub fn tool_search(&self, req: &ToolSearchRequest) -> Result<Reply<ToolResults>> {
+        let max = api::answer_cap(req.max_chars, self.config())?;
+        let (index, stale) = self.fresh()?;
+        let started = Instant::now();
+        let found = tools::search(&index, &self.inner.registry, req);
+        self.inner.metrics.search.observe(started.elapsed());
+        let mut answer = found?;
+        answer.stale = stale;
+        Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    /// `tool_describe`, from the registry file: no downstream server is contacted.
+    pub fn tool_describe(&self, req: &ToolDescribeRequest) -> Result<Reply<ToolDescription>> {
+        let max = api::answer_cap(req.max_chars, self.config())?;
+        let answer = tools::describe(&self.inner.registry, &req.server, &req.tool)?;
+        Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    /// `tool_call` through the pool: the downstream result, verbatim.
+    pub async fn tool_call(&self, req: &ToolCallRequest) -> Result<ToolCallAnswer> {
+        let answer = tools::call(
+            self.root(),
+            self.config(),
+            &self.inner.registry,
+            self.pool(),
+            &req.server,
+            &req.tool,
+            req.arguments.clone(),
+        )
+        .await;
+        let m = &self.inner.metrics;
+        match &answer {
+            Ok(called) => {
+                if let Some(d) = called.started {
+                    m.connect.observe(d);
+                }
+                if called.is_error { &m.tool_calls_failed } else { &m.tool_calls_ok }.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_) => {
+                m.tool_calls_failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        answer
+    }
+
+    /// Calls the tool `name` with `args` as any surface got them (values as text are read
+    /// as the tool's schema says) and answers with its text: the one way every surface runs
+    /// a tool.
+    pub async fn call(&self, session: &Session, name: &str, args: Map<String, Value>) -> Result<Output> {
+        if name == "tool_call" {
+            let req = ToolCallRequest::from_args(args)?;
+            return Ok(Output::Downstream(self.tool_call(&req).await?));
+        }
+        let (engine, session, name) = (self.clone(), session.clone(), name.to_owned());
+        tokio::task::spawn_blocking(move || engine.call_blocking(&session, &name, args))
+            .await
+            .map_err(|e| Error::Environment(format!("the request did not finish: {e}")))?
+    }
+
+    /// `call` for every tool but `tool_call`, on the caller's thread.
+    pub fn call_blocking(&self, session: &Session, name: &str, args: Map<String, Value>) -> Result<Output> {
+        fn text<T: super::answer::Answer>(reply: Reply<T>) -> Output {
+            Output::Text { text: reply.text(), format: reply.format }
+        }
+        Ok(match name {
+            "workspace_get_context" => text(self.context_in(session, &ContextRequest::from_args(args)?)?),
+            "workspace_search" => text(self.search(&SearchRequest::from_args(args)?)?),
+            "memory_add" => text(self.memory_add(&MemoryAddRequest::from_args(args)?)?),
+            "memory_search" => text(self.memory_search(&MemorySearchRequest::from_args(args)?)?),
+            "memory_get" => text(self.memory_get(&MemoryGetRequest::from_args(args)?)?),
+            "memory_delete" => text(self.memory_delete(&MemoryDeleteRequest::from_args(args)?)?),
+            "memory_stats" => text(self.memory_stats(&FormatOnly::from_args(args)?)?),
+            "memory_cleanup" => text(self.memory_cleanup(&FormatOnly::from_args(args)?)?),
+            "memory_clear" => text(self.memory_clear(&MemoryClearRequest::from_args(args)?)?),
+            "session_record" => text(self.session_record(&SessionRecordRequest::from_args(args)?)?),
+            "tool_search" => text(self.tool_search(&ToolSearchRequest::from_args(args)?)?),
+            "tool_describe" => text(self.tool_describe(&ToolDescribeRequest::from_args(args)?)?),
+            "tool_call" => {
+                return Err(Error::Usage("tool_call runs on the async runtime: use Engine::call".into()));
+            }
+            other => {
+                let known: Vec<&str> = catalog::TOOLS.iter().map(|t| t.name).collect();
+                return Err(Error::NotFound(format!("no tool `{other}`; tools: {}", known.join(", "))));
+            }
+        })
+    }
+
+    /// `tmws registry build`: writes the registry and says what happened to each server.
+    pub fn registry_build(&self, force: bool, timeout: std::time::Duration) -> Result<Built> {
+        registry::build(self.root(), self.config(), force, timeout)
+    }
+
+    /// The servers the client configs name, with the hash their registry entries must carry.
+    pub fn configured_servers(&self) -> Result<Vec<registry::ConfiguredServer>> {
+        registry::configured_servers(self.root(), self.config())
+    }
+
+    /// `tmws registry list`.
+    pub fn registry_list(&self) -> Result<Vec<Listed>> {
+        registry::list(self.root())
+    }
+
+    /// `tmws trust verify`: records that `verifier` checked `agent`'s work.
+    pub fn trust_verify(&self, agent: &str, verifier: &str, success: bool, evidence: &str) -> Result<Trust> {
+        trust::verify(self.root(), agent, verifier, success, evidence, chrono::Utc::now())
+    }
+
+    /// `tmws trust show`: every agent's trust, highest first.
+    pub fn trust_show(&self) -> Vec<Trust> {
+        trust::show(self.root())
+    }
+
+    /// `tmws hook install`; `tmws` is the binary the hook runs.
+    pub fn hook_install(&self, tmws: &Path) -> Result<super::hook::HookAnswer> {
+        super::hook::install(self.root(), tmws)
+    }
+
+    /// `tmws build-rules [--check] [--force]`.
+    pub fn build_rules(&self, check: bool, force: bool) -> Result<crate::rules::RulesReport> {
+        crate::rules::build_rules(self.root(), check, force)
+    }
+
+    /// Converges the index to the files now (`tmws index`).
+    pub fn sync(&self, opts: &SyncOptions) -> Result<SyncReport> {
+        self.keeper()?.sync(self.config(), opts)
+    }
+
+    /// Keeps the index in sync with file changes until `stop` is set (`tmws watch`), and
+    /// introspects in the background the servers whose client config changed.
+    pub fn watch(&self, stop: &AtomicBool, on: impl FnMut(WatchUpdate<'_>)) -> Result<()> {
+        self.keeper()?.watch(self.root(), self.config(), stop, on)
+    }
+
+    /// Whether the first sync is done and how far the index is behind.
+    pub fn health(&self) -> Health {
+        match self.inner.keeper.get().and_then(Keeper::state) {
+            Some(state) => {
+                Health { ready: state.is_ready(), lag_ms: u64::try_from(state.lag().as_millis()).unwrap_or(u64::MAX) }
+            }
+            None => Health { ready: self.inner.keeper.get().is_some(), lag_ms: 0 },
+        }
+    }
+
+    /// Counts an HTTP request for `/metrics`.
+    pub fn count_request(&self, route: &str, status: u16) {
+        self.inner.metrics.count_request(route, status);
+    }
+
+    /// The counters in Prometheus' text format.
+    pub fn metrics_text(&self) -> String {
+        let health = self.health();
+        let counts = self.keeper().ok().and_then(|k| {
+            let index = k.index();
+            let _ = index.reload();
+            match index.counts() {
+                Ok(c) => Some((c.kinds, c.namespaces)),
+                Err(e) => {
+                    tracing::warn!("metrics: cannot count the index: {e}");
+                    None
+                }
+            }
+        });
+        let gauges = Gauges {
+            ready: health.ready,
+            lag: std::time::Duration::from_millis(health.lag_ms),
+            counts,
+            pool_size: self.inner.pool.get().map_or(0, Pool::size),
+        };
+        self.inner.metrics.text(&gauges)
+    }
+
+    /// Closes every downstream server and stops the background sync (it commits first).
+    pub async fn shutdown(&self) {
+        if let Some(pool) = self.inner.pool.get() {
+            pool.shutdown().await;
+        }
+        if let Some(keeper) = self.inner.keeper.get() {
+            keeper.stop();
+        }
+    }
+
+    /// The answer of an error as every surface gives it.
+    pub fn error_answer(&self, e: &Error) -> crate::error::ErrorAnswer {
+        crate::error::ErrorAnswer::new(e, Some(self.root()))
+    }
+}

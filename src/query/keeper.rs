@@ -1,0 +1,294 @@
+//! Who keeps the index in step with the files, and how fresh an answer is (DESIGN §3, §4).
+//!
+//! A one-shot process (the CLI) keeps it on demand: each query syncs first when this
+//! process holds the writer role, and otherwise waits for the writer. A server (`tmws mcp`,
+//! `tmws serve`) keeps it in the background: a thread runs the first sync and then the
+//! watcher, and queries read the latest commit through a reader of their own. Either way
+//! one rule decides freshness: a query waits at most `STALE_WAIT` for a sync under way
+//! (this process's or another's) and otherwise answers `stale: true`.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::registry::Rebuilder;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::index::watch::WatchUpdate;
+use crate::index::{Index, SyncOptions};
+
+/// How long a query waits for a pending sync before it answers `stale: true` (DESIGN §4).
+pub const STALE_WAIT: Duration = Duration::from_millis(200);
+
+/// What the background sync is doing, for queries to judge freshness.
+#[derive(Debug)]
+pub(crate) struct SyncState {
+    /// The first sync finished (or another process keeps the index).
+    ready: AtomicBool,
+    /// A sync is under way.
+    busy: AtomicBool,
+    /// When the index last started to fall behind the files (ms since `epoch`).
+    behind_since: AtomicU64,
+    epoch: Instant,
+}
+
+impl Default for SyncState {
+    fn default() -> SyncState {
+        SyncState {
+            ready: AtomicBool::new(false),
+            busy: AtomicBool::new(false),
+            behind_since: AtomicU64::new(0),
+            epoch: Instant::now(),
+        }
+    }
+}
+
+impl SyncState {
+    fn fresh(&self) -> bool {
+        self.ready.load(Ordering::Acquire) && !self.busy.load(Ordering::Acquire)
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn set_busy(&self) {
+        if !self.busy.swap(true, Ordering::AcqRel) {
+            self.behind_since.store(self.now_ms(), Ordering::Release);
+        }
+    }
+
+    fn set_done(&self) {
+        self.ready.store(true, Ordering::Release);
+        self.busy.store(false, Ordering::Release);
+    }
+
+    fn set_failed(&self) {
+        self.busy.store(false, Ordering::Release);
+    }
+
+    /// How long the index has been behind the files (zero when it is fresh).
+    pub(crate) fn lag(&self) -> Duration {
+        if self.fresh() {
+            return Duration::ZERO;
+        }
+        Duration::from_millis(self.now_ms().saturating_sub(self.behind_since.load(Ordering::Acquire)))
+    }
+
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+}
+
+/// The index of an engine, kept fresh one way or the other.
+pub(crate) enum Keeper {
+    /// Synced before each query by whoever asks (the CLI).
+    OnDemand(Mutex<Index>),
+    /// Kept by a background thread; queries read through their own reader.
+    Background(Background),
+}
+
+impl std::fmt::Debug for Keeper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Keeper::OnDemand(_) => f.write_str("Keeper::OnDemand"),
+            Keeper::Background(b) => f.debug_tuple("Keeper::Background").field(&b.state).finish(),
+        }
+    }
+}
+
+/// A server's background sync and watcher, and the reader its queries use.
+pub(crate) struct Background {
+    reader: Index,
+    pub(crate) state: Arc<SyncState>,
+    stop: Arc<AtomicBool>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// The index as a query reads it: this process's only one, or a server's reader.
+pub(crate) enum IndexRef<'a> {
+    Locked(MutexGuard<'a, Index>),
+    Shared(&'a Index),
+}
+
+impl std::ops::Deref for IndexRef<'_> {
+    type Target = Index;
+    fn deref(&self) -> &Index {
+        match self {
+            IndexRef::Locked(g) => g,
+            IndexRef::Shared(i) => i,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Keeper {
+    /// Opens the index of `root` to be synced on demand (taking the writer role when free).
+    pub(crate) fn on_demand(root: &Path) -> Result<Keeper> {
+        Ok(Keeper::OnDemand(Mutex::new(Index::open(root)?)))
+    }
+
+    /// Opens the index of `root` (for writing, when free), starts the first sync and the
+    /// watcher in a thread, and opens a reader for queries. Returns at once.
+    pub(crate) fn background(root: &Path, config: &Config) -> Result<Keeper> {
+        let mut index = Index::open(root)?;
+        if let Some(why) = &index.rebuilt {
+            tracing::warn!("rebuilt the index from the files: {why}");
+        }
+        let state = Arc::new(SyncState::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (flag, watched, config) = (stop.clone(), state.clone(), config.clone());
+        let root_owned = root.to_path_buf();
+        state.set_busy();
+        let thread = std::thread::Builder::new()
+            .name("tmws-watch".into())
+            .spawn(move || {
+                let result = watch(&mut index, &root_owned, &config, &flag, |update| match update {
+                    WatchUpdate::Syncing => watched.set_busy(),
+                    WatchUpdate::Synced(r) => {
+                        watched.set_done();
+                        tracing::info!("synced {} files in {} ms", r.files, r.millis);
+                        // A whole sync's scratch memory is freed now: give it back, so an
+                        // idle server holds only what it uses (DESIGN §11).
+                        crate::sys::release_free_memory();
+                    }
+                    WatchUpdate::Applied(r) => {
+                        for (path, what) in &r.changes {
+                            tracing::info!("{what} {path} (synced in {} ms)", r.millis);
+                        }
+                        watched.set_done();
+                    }
+                    WatchUpdate::Following | WatchUpdate::TookOver => watched.set_done(),
+                    WatchUpdate::ClientConfigs => {
+                        tracing::info!("a client config changed: introspecting changed servers in the background");
+                    }
+                    WatchUpdate::Failed(e) => {
+                        tracing::warn!("index sync failed: {e} (the whole root is synced again shortly)");
+                        watched.set_failed();
+                    }
+                });
+                if let Err(e) = result {
+                    tracing::error!("the index watcher stopped: {e}");
+                }
+                watched.set_done();
+            })
+            .map_err(|e| Error::Environment(format!("cannot start the watcher thread: {e}")))?;
+        let reader = Index::open_reader(root)?;
+        Ok(Keeper::Background(Background { reader, state, stop, thread: Mutex::new(Some(thread)) }))
+    }
+
+    /// Brings the index up to date as far as this process can (a sync, or a wait of at most
+    /// `STALE_WAIT` for the writer's), and says whether it may still be behind the files.
+    pub(crate) fn freshen(&self, config: &Config) -> Result<bool> {
+        match self {
+            Keeper::OnDemand(m) => {
+                let mut index = lock(m);
+                if !index.is_writer() {
+                    index.try_take_writer()?;
+                }
+                let report = index.sync(config, &SyncOptions::default())?;
+                if report.reader_only { settle(&index, || true) } else { Ok(false) }
+            }
+            Keeper::Background(b) => settle(&b.reader, || b.state.fresh()),
+        }
+    }
+
+    /// The index to read.
+    pub(crate) fn index(&self) -> IndexRef<'_> {
+        match self {
+            Keeper::OnDemand(m) => IndexRef::Locked(lock(m)),
+            Keeper::Background(b) => IndexRef::Shared(&b.reader),
+        }
+    }
+
+    /// The background sync's state (None for an on-demand index).
+    pub(crate) fn state(&self) -> Option<&SyncState> {
+        match self {
+            Keeper::OnDemand(_) => None,
+            Keeper::Background(b) => Some(&b.state),
+        }
+    }
+
+    /// Syncs an on-demand index now (`tmws index`).
+    pub(crate) fn sync(&self, config: &Config, opts: &SyncOptions) -> Result<crate::index::SyncReport> {
+        match self {
+            Keeper::OnDemand(m) => {
+                let mut index = lock(m);
+                if !index.is_writer() {
+                    index.try_take_writer()?;
+                }
+                index.sync(config, opts)
+            }
+            Keeper::Background(_) => {
+                Err(Error::Usage("the index of a serving engine is kept by its watcher: sync on demand only".into()))
+            }
+        }
+    }
+
+    /// Keeps an on-demand index in step until `stop` is set (`tmws watch`).
+    pub(crate) fn watch(
+        &self,
+        root: &Path,
+        config: &Config,
+        stop: &AtomicBool,
+        on: impl FnMut(WatchUpdate<'_>),
+    ) -> Result<()> {
+        match self {
+            Keeper::OnDemand(m) => watch(&mut lock(m), root, config, stop, on),
+            Keeper::Background(_) => Err(Error::Usage("a serving engine watches already".into())),
+        }
+    }
+
+    /// Stops the background thread (it commits what it applied) and waits for it.
+    pub(crate) fn stop(&self) {
+        if let Keeper::Background(b) = self {
+            b.stop.store(true, Ordering::Relaxed);
+            if let Some(t) = lock(&b.thread).take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = lock(&self.thread).take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The watch loop, with the registry rebuilt in the background when a client config
+/// changes (DESIGN §2.4): the new registry is then indexed like any changed file.
+fn watch(
+    index: &mut Index,
+    root: &Path,
+    config: &Config,
+    stop: &AtomicBool,
+    mut on: impl FnMut(WatchUpdate<'_>),
+) -> Result<()> {
+    let rebuilder = Rebuilder::new(root, config);
+    crate::index::watch::run(index, config, stop, |update| {
+        if matches!(update, WatchUpdate::ClientConfigs) {
+            rebuilder.poke();
+        }
+        on(update);
+    })
+}
+
+/// Waits at most `STALE_WAIT` until `ours_fresh` holds and no writer has a sync pending,
+/// then reads the latest commit. Returns whether the index may still be behind the files.
+fn settle(index: &Index, ours_fresh: impl Fn() -> bool) -> Result<bool> {
+    let fresh = || ours_fresh() && !index.sync_pending();
+    let deadline = Instant::now() + STALE_WAIT;
+    while !fresh() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    index.reload()?;
+    Ok(!fresh())
+}

@@ -1,0 +1,159 @@
+//! The commands about the files themselves: `init`, `check`, `index`, `watch` and
+//! `build-rules`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::render::{self, to_json};
+use super::{CheckFormat, Cli, ClientArg, Failure, cwd, engine, root};
+use crate::check::CheckOptions;
+use crate::error::Error;
+use crate::init::{Action, McpClient};
+use crate::query::{Engine, SyncOptions};
+use crate::store;
+use crate::surface::progress::Progress;
+
+pub(super) fn init(cli: &Cli, clients: &[ClientArg], out: &mut impl Write) -> Result<u8, Failure> {
+    let cwd = cwd()?;
+    let root = match &cli.root {
+        Some(r) => cwd.join(r),
+        None => store::find_root(&cwd).unwrap_or(cwd),
+    };
+    let clients: Vec<McpClient> = clients
+        .iter()
+        .map(|c| match c {
+            ClientArg::Claude => McpClient::Claude,
+            ClientArg::Cursor => McpClient::Cursor,
+            ClientArg::Vscode => McpClient::Vscode,
+        })
+        .collect();
+    let report = Engine::init(&root, &clients)?;
+    if cli.json {
+        writeln!(out, "{}", to_json(&report))?;
+        return Ok(0);
+    }
+    writeln!(out, "tmws root: {}", report.root.display())?;
+    for c in &report.changes {
+        let verb = match c.action {
+            Action::Created => "created",
+            Action::Updated => "updated",
+            Action::Unchanged => "unchanged",
+        };
+        writeln!(out, "  {verb:<9}  {:<22}  {}", c.path, c.detail)?;
+    }
+    if !report.changed() {
+        writeln!(out, "already initialised: nothing changed")?;
+    }
+    Ok(0)
+}
+
+pub(super) fn check(
+    cli: &Cli,
+    paths: &[PathBuf],
+    format: Option<CheckFormat>,
+    strict: bool,
+    out: &mut impl Write,
+) -> Result<u8, Failure> {
+    let counter = Arc::new(AtomicUsize::new(0));
+    let opts =
+        CheckOptions { root: cli.root.clone(), paths: paths.to_vec(), cwd: cwd()?, progress: Some(counter.clone()) };
+    let progress = Progress::start(counter, "files checked");
+    let report = Engine::check(&opts);
+    progress.finish();
+    let report = report?;
+    match format.unwrap_or(if cli.json { CheckFormat::Json } else { CheckFormat::Human }) {
+        CheckFormat::Human => render::human(out, &report)?,
+        CheckFormat::Json => writeln!(out, "{}", to_json(&render::json_diagnostics(&report.diagnostics)))?,
+        CheckFormat::Github => render::github(out, &report)?,
+    }
+    Ok(u8::from(report.failed(strict)))
+}
+
+pub(super) fn index(cli: &Cli, rebuild: bool, include: &[String], out: &mut impl Write) -> Result<u8, Failure> {
+    let root = root(cli)?;
+    let cwd = cwd()?;
+    let mut extra = Vec::new();
+    for dir in include {
+        let abs = cwd.join(dir);
+        let abs = if store::exists(&abs) { store::canonicalize(&abs)? } else { abs };
+        let rel = abs
+            .strip_prefix(&root)
+            .map_err(|_| Error::Usage(format!("--include {dir}: not inside the root {}", root.display())))?;
+        extra.push(rel.to_string_lossy().replace('\\', "/"));
+    }
+    let engine = Engine::open(&root)?;
+    if let Some(why) = engine.open_index()? {
+        eprintln!("tmws: rebuilt the index from the files: {why}");
+    }
+    let counter = Arc::new(AtomicUsize::new(0));
+    let progress = Progress::start(counter.clone(), "files indexed");
+    let report = engine.sync(&SyncOptions { rebuild, include: extra, progress: Some(counter) });
+    progress.finish();
+    let report = report?;
+    if cli.json {
+        writeln!(out, "{}", to_json(&report))?;
+    } else if report.reader_only {
+        writeln!(out, "another tmws process is keeping the index up to date ({} items)", report.items)?;
+    } else {
+        let rebuilt = if report.rebuilt { " (rebuilt)" } else { "" };
+        writeln!(
+            out,
+            "indexed {} new, {} changed, {} removed in {} ms{rebuilt}",
+            report.new, report.changed, report.removed, report.millis
+        )?;
+    }
+    Ok(0)
+}
+
+pub(super) fn watch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
+    let engine = engine(cli)?;
+    if let Some(why) = engine.open_index()? {
+        eprintln!("tmws: rebuilt the index from the files: {why}");
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .map_err(|e| Error::Environment(format!("cannot handle Ctrl-C: {e}")))?;
+    eprintln!("watching {} (Ctrl-C to stop)", engine.root().display());
+    let mut write_err = None;
+    engine.watch(&stop, |update| {
+        let r = render::watch_update(out, &update);
+        if let Err(e) = r.and_then(|()| out.flush()) {
+            write_err.get_or_insert(e);
+            stop.store(true, Ordering::Relaxed);
+        }
+    })?;
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    Ok(0)
+}
+
+pub(super) fn build_rules(cli: &Cli, check: bool, force: bool, out: &mut impl Write) -> Result<u8, Failure> {
+    let report = engine(cli)?.build_rules(check, force)?;
+    if cli.json {
+        writeln!(out, "{}", to_json(&report))?;
+    } else if report.up_to_date() {
+        writeln!(
+            out,
+            "AGENTS.md and {} are up to date ({} rule files, {} lines)",
+            crate::layout::LINKS_DIR,
+            report.sources.len(),
+            report.lines
+        )?;
+    } else {
+        writeln!(out, "{}", if check { "stale:" } else { "done:" })?;
+        let width = report.steps.iter().map(|s| s.path.chars().count()).max().unwrap_or(0);
+        for s in &report.steps {
+            let verb = if check { format!("would {}", s.action) } else { s.action.to_owned() };
+            writeln!(out, "  {verb:<12}  {:<width$}  {}", s.path, s.detail)?;
+        }
+        if check {
+            writeln!(out, "run `tmws build-rules` to bring them up to date")?;
+        }
+    }
+    let stale = report.steps.iter().any(|s| s.action != "skip");
+    Ok(u8::from(check && stale))
+}

@@ -1,0 +1,204 @@
+//! The commands that run a tool: `context`, `search`, `memory …`, `session record` and
+//! `registry …`. Their flags are the tool's parameters; the engine runs the tool exactly
+//! as it does for MCP and HTTP, and its text is printed as it is.
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::args::ToolArgs;
+use super::render::{self, to_json};
+use super::{Cli, Failure, MemoryCommand, RegistryCommand, TableFormat, Tool, engine};
+use crate::error::Error;
+use crate::query::api::{Format, Params, SearchRequest, ToolCallRequest, ToolSearchRequest};
+use crate::query::catalog::Output;
+use crate::query::{Answer, Engine, Reply};
+
+/// The tool's arguments, with stdin read where the command takes it and the answer's format.
+fn arguments<T: Params>(params: &ToolArgs<T>, format: Format) -> Result<serde_json::Map<String, Value>, Failure> {
+    let mut args = params.args.clone();
+    if let Some(param) = params.stdin {
+        let mut text = String::new();
+        io::stdin().read_to_string(&mut text).map_err(|e| Error::io(Path::new("<stdin>"), e))?;
+        args.insert(param.to_owned(), Value::String(text));
+    }
+    args.insert("format".into(), Value::from(if format == Format::Json { "json" } else { "yaml" }));
+    Ok(args)
+}
+
+/// Prints a tool's text (JSON ends with a newline too).
+fn print(out: &mut impl Write, text: &str, format: Format) -> io::Result<()> {
+    write!(out, "{text}")?;
+    if format == Format::Json {
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Runs the tool `name` with the command's flags and prints its answer.
+pub(super) fn tool<T: Params>(cli: &Cli, name: &str, tool: &Tool<T>, out: &mut impl Write) -> Result<u8, Failure> {
+    let format = cli.answer_format(tool.format);
+    run(&engine(cli)?, name, arguments(&tool.params, format)?, out)
+}
+
+fn run(engine: &Engine, name: &str, args: serde_json::Map<String, Value>, out: &mut impl Write) -> Result<u8, Failure> {
+    match engine.call_blocking(&engine.session(), name, args)? {
+        Output::Text { text, format } => print(out, &text, format)?,
+        Output::Downstream(_) => return Err(Error::Usage(format!("{name} runs through `registry call`")).into()),
+    }
+    Ok(0)
+}
+
+/// A typed reply as a table, or as the tool's text.
+fn table_or_text<T: Answer>(
+    reply: Reply<T>,
+    table: impl Fn(&mut dyn Write, &T) -> io::Result<()>,
+    format: TableFormat,
+    out: &mut impl Write,
+) -> Result<u8, Failure> {
+    match format {
+        TableFormat::Table => {
+            let mut buf = Vec::new();
+            table(&mut buf, &reply.answer)?;
+            out.write_all(&buf)?;
+        }
+        TableFormat::Yaml | TableFormat::Json => print(out, &reply.text(), reply.format)?,
+    }
+    Ok(0)
+}
+
+fn as_format(f: TableFormat) -> Format {
+    if f == TableFormat::Json { Format::Json } else { Format::Yaml }
+}
+
+pub(super) fn search(
+    cli: &Cli,
+    params: &ToolArgs<SearchRequest>,
+    format: Option<super::TableFormat>,
+    out: &mut impl Write,
+) -> Result<u8, Failure> {
+    let format = cli.table_format(format);
+    let req = SearchRequest::from_args(arguments(params, as_format(format))?)?;
+    let reply = engine(cli)?.search(&req)?;
+    table_or_text(reply, |w, a| render::search_table(&mut &mut *w, a), format, out)
+}
+
+pub(super) fn memory(cli: &Cli, cmd: &MemoryCommand, out: &mut impl Write) -> Result<u8, Failure> {
+    match cmd {
+        MemoryCommand::Add(t) => tool(cli, "memory_add", t, out),
+        MemoryCommand::Search(t) => tool(cli, "memory_search", t, out),
+        MemoryCommand::Get(t) => tool(cli, "memory_get", t, out),
+        MemoryCommand::Delete(t) => tool(cli, "memory_delete", t, out),
+        MemoryCommand::Stats(t) => tool(cli, "memory_stats", t, out),
+        MemoryCommand::Cleanup(t) => tool(cli, "memory_cleanup", t, out),
+        MemoryCommand::Clear(t) => tool(cli, "memory_clear", t, out),
+        MemoryCommand::Prune { below } => answer(cli, &engine(cli)?.memory_prune(*below)?, out),
+        MemoryCommand::LinkCommit => answer(cli, &engine(cli)?.memory_link_commit()?, out),
+        MemoryCommand::GcBranches => answer(cli, &engine(cli)?.memory_gc_branches()?, out),
+    }
+}
+
+/// The answer of a command that is not a tool: YAML, or JSON with `--json`.
+fn answer<T: serde::Serialize>(cli: &Cli, value: &T, out: &mut impl Write) -> Result<u8, Failure> {
+    let format = cli.answer_format(None);
+    print(out, &crate::query::answer::to_text(value, format), format)?;
+    Ok(0)
+}
+
+pub(super) fn registry(cli: &Cli, cmd: &RegistryCommand, out: &mut impl Write) -> Result<u8, Failure> {
+    match cmd {
+        RegistryCommand::Build { force, timeout_ms } => build(cli, *force, *timeout_ms, out),
+        RegistryCommand::List => list(cli, out),
+        RegistryCommand::Search { params, format } => {
+            let format = cli.table_format(*format);
+            let req = ToolSearchRequest::from_args(arguments(params, as_format(format))?)?;
+            let reply = engine(cli)?.tool_search(&req)?;
+            table_or_text(reply, |w, a| render::tool_table(&mut &mut *w, a), format, out)
+        }
+        RegistryCommand::Describe(t) => tool(cli, "tool_describe", t, out),
+        RegistryCommand::Call { params } => call(cli, params, out),
+    }
+}
+
+fn build(cli: &Cli, force: bool, timeout_ms: u64, out: &mut impl Write) -> Result<u8, Failure> {
+    use crate::query::registry::Outcome;
+    let engine = engine(cli)?;
+    let built = engine.registry_build(force, std::time::Duration::from_millis(timeout_ms))?;
+    for p in &built.problems {
+        eprintln!("tmws: {p}");
+    }
+    let failed = built.outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Failed(_))).count();
+    if cli.json {
+        let rows: Vec<Value> = built
+            .outcomes
+            .iter()
+            .map(|(name, o)| match o {
+                Outcome::Introspected { tools, cold_start_ms } => serde_json::json!({"server": name, "status": "introspected", "tools": tools, "cold_start_ms": cold_start_ms}),
+                Outcome::Unchanged { tools } => serde_json::json!({"server": name, "status": "unchanged", "tools": tools}),
+                Outcome::Failed(why) => serde_json::json!({"server": name, "status": "failed", "error": why}),
+            })
+            .collect();
+        writeln!(out, "{}", to_json(&rows))?;
+    } else {
+        for (name, o) in &built.outcomes {
+            match o {
+                Outcome::Introspected { tools, cold_start_ms } => {
+                    writeln!(out, "{name}: {tools} tools, cold start {cold_start_ms} ms")?;
+                }
+                Outcome::Unchanged { tools } => writeln!(out, "{name}: unchanged ({tools} tools)")?,
+                Outcome::Failed(why) => writeln!(out, "{name}: failed: {why}")?,
+            }
+        }
+        if built.outcomes.is_empty() {
+            writeln!(out, "no servers in {}", engine.config().registry.sources.join(", "))?;
+        }
+    }
+    Ok(if failed > 0 || !built.problems.is_empty() { 1 } else { 0 })
+}
+
+fn list(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
+    let rows = engine(cli)?.registry_list()?;
+    if cli.json {
+        writeln!(out, "{}", to_json(&rows))?;
+        return Ok(0);
+    }
+    let w = rows.iter().map(|r| r.server.chars().count()).max().unwrap_or(6).max(6);
+    writeln!(out, "{:<w$}  tools  cold start  popularity  last error", "server")?;
+    for r in &rows {
+        let cold = r.cold_start_ms.map_or_else(|| "-".to_owned(), |ms| format!("{ms} ms"));
+        writeln!(
+            out,
+            "{:<w$}  {:>5}  {:>10}  {:>10.2}  {}",
+            r.server,
+            r.tools,
+            cold,
+            r.popularity,
+            r.error.as_deref().unwrap_or("-")
+        )?;
+    }
+    Ok(0)
+}
+
+/// `registry call`: the tool's text result (the whole result with `--json`); exit 1 when
+/// the server says the call failed.
+fn call(cli: &Cli, params: &ToolArgs<ToolCallRequest>, out: &mut impl Write) -> Result<u8, Failure> {
+    let req = ToolCallRequest::from_args(params.args.clone())?;
+    let engine = engine(cli)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
+    let called = runtime.block_on(async {
+        let called = engine.tool_call(&req).await;
+        engine.shutdown().await;
+        called
+    })?;
+    if cli.json {
+        writeln!(out, "{}", to_json(&called.result))?;
+    } else {
+        write!(out, "{}", called.text())?;
+    }
+    Ok(u8::from(called.is_error))
+}
