@@ -103,16 +103,17 @@ pub(crate) struct Started {
 fn die_with_parent(cmd: &mut tokio::process::Command) {
     let parent = i32::try_from(std::process::id()).unwrap_or(0);
     // SAFETY: the hook runs in the child between fork and exec, and only makes two system
-    // calls (prctl, getppid), which are async-signal-safe; it allocates nothing and takes
-    // no lock.
+    // calls (prctl, getppid), which are async-signal-safe; its errors are OS error codes
+    // (`last_os_error`, `from_raw_os_error`), so it allocates nothing, and it takes no lock.
     unsafe {
         cmd.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            // tmws died before the prctl took effect: do not start an orphan.
+            // tmws died before the prctl took effect: do not start an orphan. (An OS error
+            // code, not `Error::other`: that one allocates.)
             if libc::getppid() != parent {
-                return Err(std::io::Error::other("tmws exited"));
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
             Ok(())
         });
