@@ -1,0 +1,190 @@
+//! Applying what was read to the index writer: the items of a changed file replace its old
+//! ones, a vanished file's items go, a memory log's new ops are added or deleted one by
+//! one. What was applied is counted in the report and noted for the manifest.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tantivy::{IndexWriter, TantivyDocument, Term};
+
+use super::super::manifest::{FileState, Manifest};
+use super::super::memlog::{LogMark, Op};
+use super::super::schema::ref_rank;
+use super::super::{Fields, tantivy_err};
+use super::SyncReport;
+use super::read::Read;
+use crate::error::Result;
+use crate::model::IndexDoc;
+
+/// A sync's changes to the writer, as they are made.
+pub(super) struct Apply<'w, 'a> {
+    pub writer: &'w mut IndexWriter,
+    pub fields: &'a Fields,
+    /// Everything was cleared first: nothing is there to replace.
+    pub full: bool,
+    pub report: &'a mut SyncReport,
+    /// Each memory log's checkpoint in the next commit.
+    pub logs: &'a mut BTreeMap<String, LogMark>,
+    /// Something changed that the next commit must hold.
+    pub dirty: bool,
+    /// Files read: (path, new state); their manifest entries change.
+    pub applied: Vec<(String, FileState)>,
+}
+
+impl Apply<'_, '_> {
+    /// Takes the items of a file that went away out of the index and the manifest.
+    pub fn vanished(&mut self, rel: &str, manifest: &mut Manifest) -> bool {
+        self.logs.remove(rel);
+        let Some(old) = manifest.files.remove(rel) else { return false };
+        for r in old.refs_of(rel) {
+            self.writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
+        }
+        self.report.removed += 1;
+        self.report.changes.push((rel.to_owned(), "removed"));
+        self.dirty = true;
+        true
+    }
+
+    /// Applies one file as a worker read it; `old` is its manifest entry.
+    pub fn read(&mut self, mut read: Read, old: Option<&FileState>) -> Result<()> {
+        let is_new = old.is_none();
+        if let Some(log) = read.log.take() {
+            let changed = log.whole || !log.ops.is_empty();
+            let old_refs: Vec<String> = old.map(|o| o.refs.clone()).unwrap_or_default();
+            read.state.refs = self.log_ops(old_refs, log.whole, log.ops)?;
+            if self.logs.get(&read.rel) != Some(&log.mark) {
+                self.logs.insert(read.rel.clone(), log.mark);
+                self.dirty = true;
+            }
+            if changed {
+                self.count(&read.rel, is_new);
+            }
+            self.report.problems.extend(log.problems.into_iter().map(|mut p| {
+                p.path.clone_from(&read.rel);
+                p
+            }));
+            self.applied.push((read.rel, read.state));
+            return Ok(());
+        }
+        let Some(docs) = read.docs.take() else {
+            // Only the mtime moved: the items stay.
+            read.state.refs = old.map(|o| o.refs.clone()).unwrap_or_default();
+            self.applied.push((read.rel, read.state));
+            return Ok(());
+        };
+        for r in old.map(|o| o.refs_of(&read.rel)).unwrap_or_default() {
+            self.writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
+        }
+        for d in &docs {
+            // Delete first so an item whose refId another file made before is replaced,
+            // never doubled. After a clear, or for the item keyed on a new file's own path,
+            // nothing can be there: a rebuild skips 100k deletes.
+            let nothing_there = self.full || (is_new && d.ref_id == read.rel);
+            if !nothing_there {
+                self.writer.delete_term(Term::from_field_text(self.fields.ref_id, &d.ref_id));
+            }
+            self.writer.add_document(to_document(self.fields, d)).map_err(tantivy_err)?;
+        }
+        let rel = read.rel.clone();
+        read.state.set_refs(&rel, docs.into_iter().map(|d| d.ref_id).collect());
+        self.count(&read.rel, is_new);
+        self.report.problems.append(&mut read.problems);
+        self.applied.push((read.rel, read.state));
+        Ok(())
+    }
+
+    fn count(&mut self, rel: &str, is_new: bool) {
+        if is_new {
+            self.report.new += 1;
+        } else {
+            self.report.changed += 1;
+        }
+        self.report.changes.push((rel.to_owned(), if is_new { "new" } else { "changed" }));
+        self.dirty = true;
+    }
+
+    /// Applies what a log gave; returns the refIds the log now holds.
+    fn log_ops(&mut self, old: Vec<String>, whole: bool, ops: Vec<Op>) -> Result<Vec<String>> {
+        let mut refs: BTreeSet<String> = if whole {
+            for r in &old {
+                self.writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
+            }
+            BTreeSet::new()
+        } else {
+            old.into_iter().collect()
+        };
+        for op in ops {
+            match op {
+                Op::Add(d) => {
+                    self.writer.delete_term(Term::from_field_text(self.fields.ref_id, &d.ref_id));
+                    self.writer.add_document(to_document(self.fields, &d)).map_err(tantivy_err)?;
+                    refs.insert(d.ref_id);
+                }
+                Op::Delete(id) => {
+                    self.writer.delete_term(Term::from_field_text(self.fields.ref_id, &id));
+                    refs.remove(&id);
+                }
+            }
+        }
+        Ok(refs.into_iter().collect())
+    }
+}
+
+/// The tantivy document of an item.
+pub(super) fn to_document(f: &Fields, d: &IndexDoc) -> TantivyDocument {
+    let mut doc = TantivyDocument::new();
+    doc.add_text(f.ref_id, &d.ref_id);
+    doc.add_u64(f.ref_rank, ref_rank(&d.ref_id));
+    if let Some(k) = d.kind {
+        doc.add_text(f.kind, k.as_str());
+    }
+    if let Some(scope) = &d.scope {
+        doc.add_text(f.scope, scope);
+        let mut prefix = String::new();
+        for part in scope.split('/') {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            doc.add_text(f.scope_path, &prefix);
+        }
+    }
+    let opt = |doc: &mut TantivyDocument, field, v: &Option<String>| {
+        if let Some(v) = v {
+            doc.add_text(field, v);
+        }
+    };
+    opt(&mut doc, f.topic, &d.topic);
+    opt(&mut doc, f.status, &d.status);
+    opt(&mut doc, f.category, &d.category);
+    opt(&mut doc, f.created, &d.created);
+    opt(&mut doc, f.updated, &d.updated);
+    doc.add_text(f.name, &d.name);
+    doc.add_text(f.description, &d.description);
+    for t in &d.tags {
+        doc.add_text(f.tags, t);
+        doc.add_text(f.tag, t);
+    }
+    doc.add_text(f.path, &d.path);
+    doc.add_text(f.body, &d.body);
+    if d.store_body {
+        doc.add_text(f.body_stored, &d.body);
+    }
+    for flag in &d.flags {
+        doc.add_text(f.flags, flag);
+    }
+    opt(&mut doc, f.namespace, &d.namespace);
+    opt(&mut doc, f.meta, &d.meta);
+    if let Some(m) = &d.memory {
+        opt(&mut doc, f.expires, &m.expires_at);
+        opt(&mut doc, f.agent, &m.agent);
+        opt(&mut doc, f.branch, &m.branch);
+        opt(&mut doc, f.key, &m.key);
+        if let Some(i) = m.importance {
+            doc.add_f64(f.importance, i);
+        }
+        if let Some(at) = d.created.as_deref().and_then(|c| chrono::DateTime::parse_from_rfc3339(c.trim()).ok()) {
+            doc.add_i64(f.added, at.timestamp());
+        }
+    }
+    doc
+}
