@@ -10,7 +10,7 @@ mod scan;
 pub mod watch;
 
 pub use self::git::git_head;
-pub use self::scan::{Scanned, scan};
+pub use self::scan::{Scanned, scan, scan_reporting};
 
 use std::fs;
 use std::io::{self, Write};
@@ -32,11 +32,6 @@ pub fn find_root(start: &Path) -> Option<PathBuf> {
     }
 }
 
-/// Whether `dir` is itself a tmws root (holds `.tmws/`).
-pub fn is_tmws_root(dir: &Path) -> bool {
-    dir.join(TMWS_DIR).is_dir()
-}
-
 /// Canonical absolute form of an existing path.
 pub fn canonicalize(path: &Path) -> Result<PathBuf> {
     fs::canonicalize(path).map_err(|e| Error::io(path, e))
@@ -44,6 +39,11 @@ pub fn canonicalize(path: &Path) -> Result<PathBuf> {
 
 pub fn exists(path: &Path) -> bool {
     path.exists()
+}
+
+/// Whether `path` is a regular file (following a final symlink).
+pub fn is_file(path: &Path) -> bool {
+    path.is_file()
 }
 
 pub fn is_dir(path: &Path) -> bool {
@@ -333,66 +333,6 @@ pub fn remove_dir_all(dir: &Path) -> Result<()> {
 
 pub fn remove_file(path: &Path) -> Result<()> {
     fs::remove_file(path).map_err(|e| Error::io(path, e))
-}
-
-/// Walks `start` in parallel and calls `visit` with every file's path, honouring
-/// `.gitignore` (inside or outside git) and `.tmwsignore`. Skips `.git/`, the derived
-/// `.tmws/cache/`, and nested tmws roots (folders with their own `.tmws/`) other than
-/// `start` itself. Errors of the walk itself (unreadable folders) go to `on_error`.
-pub fn walk_files<F, E>(start: &Path, visit: F, on_error: E)
-where
-    F: Fn(&Path) + Sync,
-    E: Fn(&Path, String) + Sync,
-{
-    if !start.is_dir() {
-        visit(start);
-        return;
-    }
-    walker(start).run(|| {
-        Box::new(|result| {
-            match result {
-                Ok(entry) => {
-                    if entry.file_type().is_some_and(|t| t.is_file()) {
-                        visit(entry.path());
-                    }
-                }
-                Err(err) => {
-                    let path = match &err {
-                        ignore::Error::WithPath { path, .. } => path.clone(),
-                        _ => start.to_path_buf(),
-                    };
-                    on_error(&path, err.to_string());
-                }
-            }
-            ignore::WalkState::Continue
-        })
-    });
-}
-
-/// The parallel walker every walk uses: honours `.gitignore` (inside or outside git) and
-/// `.tmwsignore`; skips `.git/`, the derived `.tmws/cache/` and nested tmws roots.
-fn walker(start: &Path) -> ignore::WalkParallel {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
-    ignore::WalkBuilder::new(start)
-        .hidden(false)
-        .require_git(false)
-        .git_global(false)
-        .add_custom_ignore_filename(crate::layout::IGNORE_FILE)
-        .threads(threads)
-        .filter_entry(|e| {
-            if e.depth() == 0 || !e.file_type().is_some_and(|t| t.is_dir()) {
-                return true;
-            }
-            let name = e.file_name();
-            if name == ".git" {
-                return false;
-            }
-            if name == "cache" && e.path().parent().and_then(Path::file_name).is_some_and(|p| p == TMWS_DIR) {
-                return false;
-            }
-            !is_tmws_root(e.path())
-        })
-        .build_parallel()
 }
 
 #[cfg(test)]

@@ -31,6 +31,9 @@ pub struct Scanned {
     pub mtime: u64,
 }
 
+/// A folder that could not be listed: its root-relative path and why.
+pub type Problem = (String, String);
+
 /// Stats every file under `starts` (files or folders at or below `root`, which may be
 /// missing) for which `keep(rel)` holds and that no ignore rule excludes, in parallel,
 /// without reading any content. Sorted by `rel`, without duplicates.
@@ -38,7 +41,26 @@ pub fn scan<K>(root: &Path, starts: &[PathBuf], keep: K) -> Vec<Scanned>
 where
     K: Fn(&str) -> bool + Sync,
 {
-    let walk = Walk { root, keep, queue: Mutex::new(Vec::new()), wake: Condvar::new(), busy: AtomicUsize::new(0) };
+    let (found, problems) = scan_reporting(root, starts, keep);
+    for (rel, why) in problems {
+        tracing::debug!("{rel}: {why}");
+    }
+    found
+}
+
+/// `scan`, with the folders that could not be listed.
+pub fn scan_reporting<K>(root: &Path, starts: &[PathBuf], keep: K) -> (Vec<Scanned>, Vec<Problem>)
+where
+    K: Fn(&str) -> bool + Sync,
+{
+    let walk = Walk {
+        root,
+        keep,
+        queue: Mutex::new(Vec::new()),
+        wake: Condvar::new(),
+        busy: AtomicUsize::new(0),
+        problems: Mutex::new(Vec::new()),
+    };
     let mut found = Vec::new();
     for start in starts {
         let Some(rel) = rel_path(root, start) else { continue };
@@ -72,7 +94,9 @@ where
     }
     found.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     found.dedup_by(|a, b| a.rel == b.rel);
-    found
+    let mut problems = walk.problems.into_inner().unwrap_or_else(PoisonError::into_inner);
+    problems.sort();
+    (found, problems)
 }
 
 /// A folder to list, with the ignore rules in force there.
@@ -108,6 +132,7 @@ struct Walk<'a, K> {
     queue: Mutex<Vec<Job>>,
     wake: Condvar,
     busy: AtomicUsize,
+    problems: Mutex<Vec<Problem>>,
 }
 
 impl<K: Fn(&str) -> bool + Sync> Walk<'_, K> {
@@ -142,7 +167,8 @@ impl<K: Fn(&str) -> bool + Sync> Walk<'_, K> {
         let entries: Vec<fs::DirEntry> = match fs::read_dir(&job.dir) {
             Ok(rd) => rd.filter_map(std::result::Result::ok).collect(),
             Err(e) => {
-                tracing::debug!("{}: {e}", job.dir.display());
+                let rel = if job.rel.is_empty() { ".".to_owned() } else { job.rel.clone() };
+                self.problems.lock().unwrap_or_else(PoisonError::into_inner).push((rel, format!("cannot read: {e}")));
                 return;
             }
         };
@@ -160,7 +186,8 @@ impl<K: Fn(&str) -> bool + Sync> Walk<'_, K> {
         for (entry, name) in entries.iter().zip(&names) {
             let (Ok(kind), Some(name)) = (entry.file_type(), name.to_str()) else { continue };
             if kind.is_dir() {
-                if name == ".git" || name == TMWS_DIR {
+                // The derived cache is never walked, when `.tmws/` itself is a start.
+                if name == ".git" || name == TMWS_DIR || (name == "cache" && job.rel == TMWS_DIR) {
                     continue;
                 }
                 join(&mut rel, &job.rel, name);
@@ -239,7 +266,7 @@ impl Level {
         };
         let cut = if rel.is_empty() { 0 } else { rel.len() + 1 };
         let level = Level {
-            custom: load(".tmwsignore"),
+            custom: load(crate::layout::IGNORE_FILE),
             ignore: load(".ignore"),
             git: load(".gitignore"),
             exclude,
@@ -389,6 +416,7 @@ mod tests {
         let root = dir.path();
         assert_eq!(rels(root, &["", "missing", "w/nested/n.md", "w/nested", "w/.git/HEAD"]), ["w/a.md"]);
         assert_eq!(rels(root, &[".tmws/skills.yaml"]), [".tmws/skills.yaml"]);
+        assert_eq!(rels(root, &[".tmws"]), [".tmws/skills.yaml"], "the cache is never walked");
     }
 
     #[cfg(unix)]

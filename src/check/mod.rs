@@ -1,0 +1,218 @@
+//! `tmws check`: every canonical file against the rules of the contract (DESIGN §2.2, §7.1).
+//!
+//! A check lists the given paths with the index's own scan and ignore rules (`walk`),
+//! classifies each file by its place in the layout, parses it (parsing never fails) and
+//! validates it in parallel: the front-matter and file rules of each kind (`rules`) with
+//! the schemas of the project and the topic overviews' enums (`enums`), and the hot-memory
+//! budgets (`budgets`). Every finding is a `Diagnostic` with a file, line and column; a bad
+//! file never stops the others. Markdown outside `resources/workspaces/` and `agent/rules/`
+//! gets the syntax checks only: there a file without front-matter is fine.
+
+mod budgets;
+mod enums;
+mod rules;
+mod walk;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+pub use self::rules::entry_name_ok;
+use self::walk::{File, Target};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::layout::{self, CONFIG_FILE, FileKind};
+use crate::model::{Diagnostic, Rule, Severity};
+use crate::store;
+
+/// What to check.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The root to use instead of finding one from each path.
+    pub root: Option<PathBuf>,
+    /// Files or folders; empty means the whole root.
+    pub paths: Vec<PathBuf>,
+    /// The folder that relative paths and root-finding start from.
+    pub cwd: PathBuf,
+    /// Counts files as they are checked, for a progress display.
+    pub progress: Option<Arc<AtomicUsize>>,
+}
+
+/// What a check found.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Sorted by path, line, column.
+    pub diagnostics: Vec<Diagnostic>,
+    /// How many files were checked.
+    pub files: usize,
+}
+
+impl Report {
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Error).count()
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count()
+    }
+
+    /// Whether the check fails: errors, or warnings too when `strict`.
+    pub fn failed(&self, strict: bool) -> bool {
+        self.errors() > 0 || (strict && self.warnings() > 0)
+    }
+}
+
+/// Runs a check. Fails only for usage or environment errors (a path that does not exist,
+/// no root when no path is given); everything about the files is in the report.
+pub fn run(opts: &CheckOptions) -> Result<Report> {
+    let forced_root = match &opts.root {
+        Some(r) => Some(store::canonicalize(&opts.cwd.join(r))?),
+        None => None,
+    };
+    let mut groups: Vec<(Option<PathBuf>, Vec<Target>)> = Vec::new();
+    let mut add = |root: Option<PathBuf>, t: Target| match groups.iter_mut().find(|(r, _)| *r == root) {
+        Some((_, ts)) => ts.push(t),
+        None => groups.push((root, vec![t])),
+    };
+    if opts.paths.is_empty() {
+        let root = match forced_root.clone() {
+            Some(r) => r,
+            None => store::find_root(&opts.cwd).ok_or_else(|| Error::NoRoot(opts.cwd.clone()))?,
+        };
+        add(Some(root.clone()), Target { given: root.clone(), abs: root });
+    }
+    for p in &opts.paths {
+        let joined = opts.cwd.join(p);
+        if !store::exists(&joined) {
+            return Err(Error::NoSuchPath(p.clone()));
+        }
+        let abs = store::canonicalize(&joined)?;
+        let root = match &forced_root {
+            Some(r) if abs.starts_with(r) => Some(r.clone()),
+            _ => store::find_root(&abs),
+        };
+        add(root, Target { given: p.clone(), abs });
+    }
+    let mut report = Report::default();
+    for (root, targets) in groups {
+        let mut checker = Checker::new(root);
+        checker.progress.clone_from(&opts.progress);
+        let mut files: Vec<File> = Vec::new();
+        for t in &targets {
+            let (found, problems) = walk::files(checker.root.as_deref(), t);
+            files.extend(found);
+            for (shown, why) in problems {
+                lock(&checker.diags).push(Diagnostic::error(Rule::Io, 1, 1, why).with_path(shown));
+            }
+        }
+        files.sort_by(|a, b| a.abs.cmp(&b.abs));
+        files.dedup_by(|a, b| a.abs == b.abs);
+        checker.check_all(&files);
+        let starts: Vec<&Path> = targets.iter().map(|t| t.abs.as_path()).collect();
+        checker.rule_totals(&starts);
+        report.files += checker.files.load(Ordering::Relaxed);
+        report.diagnostics.extend(checker.diags.into_inner().unwrap_or_else(PoisonError::into_inner));
+    }
+    report.diagnostics.sort_by(|a, b| {
+        (a.path.as_str(), a.line, a.column, a.rule, a.message.as_str()).cmp(&(
+            b.path.as_str(),
+            b.line,
+            b.column,
+            b.rule,
+            b.message.as_str(),
+        ))
+    });
+    report.diagnostics.dedup();
+    Ok(report)
+}
+
+/// One root's check: its config and schemas, and what was found.
+struct Checker {
+    root: Option<PathBuf>,
+    config: Config,
+    schemas: enums::Schemas,
+    /// Line counts of the rule files seen, for the total budget.
+    rule_lines: Mutex<Vec<(String, usize)>>,
+    diags: Mutex<Vec<Diagnostic>>,
+    files: AtomicUsize,
+    progress: Option<Arc<AtomicUsize>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Checker {
+    fn new(root: Option<PathBuf>) -> Checker {
+        let mut config = Config::default();
+        if let Some(root) = &root {
+            // An invalid config is reported when the config file itself is checked; the
+            // check goes on with the defaults.
+            if let Ok(Some(text)) = store::read_text_opt(&root.join(CONFIG_FILE))
+                && let Ok(c) = Config::parse(&text)
+            {
+                config = c;
+            }
+        }
+        Checker {
+            schemas: enums::Schemas::new(root.as_deref()),
+            root,
+            config,
+            rule_lines: Mutex::new(Vec::new()),
+            diags: Mutex::new(Vec::new()),
+            files: AtomicUsize::new(0),
+            progress: None,
+        }
+    }
+
+    /// Checks `files` on a few threads.
+    fn check_all(&self, files: &[File]) {
+        let next = AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    while let Some(f) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        self.check_file(f);
+                    }
+                });
+            }
+        });
+    }
+
+    fn check_file(&self, file: &File) {
+        let kind = match &file.rel {
+            Some(rel) => layout::classify(rel),
+            None if layout::is_markdown(&file.shown) => FileKind::Markdown,
+            None => FileKind::Other,
+        };
+        if !kind.is_checked() {
+            return;
+        }
+        self.files.fetch_add(1, Ordering::Relaxed);
+        if let Some(p) = &self.progress {
+            p.fetch_add(1, Ordering::Relaxed);
+        }
+        let path = &file.shown;
+        let bytes = match store::read(&file.abs) {
+            Ok(b) => b,
+            Err(e) => {
+                let d = Diagnostic::error(Rule::Io, 1, 1, format!("cannot read: {e}")).with_path(path.clone());
+                lock(&self.diags).push(d);
+                return;
+            }
+        };
+        let mut diags = self.check_bytes(&kind, &file.abs, path, &bytes);
+        if diags.is_empty() {
+            return;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        for d in &mut diags {
+            d.path.clone_from(path);
+            d.source =
+                lines.get(d.line - 1).map(|l| l.trim_start_matches('\u{feff}').trim_end_matches('\r').to_owned());
+        }
+        lock(&self.diags).extend(diags);
+    }
+}

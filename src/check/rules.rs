@@ -1,0 +1,320 @@
+//! The rules of each kind of file: front-matter presence and schema, entry file names,
+//! memory log lines, the registry, the config, the skills and schema overrides.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Checker;
+use crate::config::Config;
+use crate::layout::FileKind;
+use crate::model::{Diagnostic, Rule};
+use crate::parse::markdown::{self, FrontMatterState, MarkdownDoc};
+use crate::parse::{self, json, jsonl, yaml};
+use crate::schema::{Builtin, Compiled, Violation};
+
+impl Checker {
+    pub(super) fn check_bytes(&self, kind: &FileKind, abs: &Path, path: &str, bytes: &[u8]) -> Vec<Diagnostic> {
+        match kind {
+            FileKind::ScopeOverview { .. } => {
+                let doc = markdown::parse(bytes);
+                let schema = self.schemas.of("overview", Builtin::Overview);
+                self.front_matter(doc, schema, "a scope overview")
+            }
+            FileKind::TopicOverview { .. } => {
+                let doc = markdown::parse(bytes);
+                let schema = self.schemas.of("topic-overview", Builtin::TopicOverview);
+                self.front_matter(doc, schema, "a topic overview")
+            }
+            FileKind::Entry { scope, topic } => {
+                let doc = markdown::parse(bytes);
+                let schema = self.schemas.entry_schema(scope, topic);
+                let created = doc.mapping().and_then(|m| m.get("created")).and_then(|e| match &e.value.value {
+                    yaml::Value::Str(s) => Some(s.clone()),
+                    _ => None,
+                });
+                let mut diags = self.front_matter(doc, &schema, "an entry");
+                let name = abs.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                if !entry_name_ok(&name) {
+                    diags.push(
+                        Diagnostic::warning(
+                            Rule::FileName,
+                            1,
+                            1,
+                            format!("entry file name `{name}` does not match YYMMDD-kebab-case.md"),
+                        )
+                        .with_hint(format!("rename it to `{}`", suggest_name(&name, created.as_deref()))),
+                    );
+                }
+                diags
+            }
+            FileKind::BadScope { folder, error } => {
+                let mut diags = markdown::parse(bytes).diagnostics;
+                diags.push(
+                    Diagnostic::error(Rule::ScopeName, 1, 1, format!("folder `{folder}`: {error}"))
+                        .with_hint("scope folders are workspace/domain/repository, named with [A-Za-z0-9._-]; topic folders start with `_`"),
+                );
+                diags
+            }
+            FileKind::Rule => self.rule_file(path, bytes),
+            FileKind::Markdown => markdown::parse(bytes).diagnostics,
+            FileKind::MemoryLog { namespace } => memory_log(namespace, bytes),
+            FileKind::Log => jsonl::parse(bytes).1,
+            FileKind::Registry => registry(bytes),
+            FileKind::Config => config_file(bytes),
+            FileKind::Skills => skills(bytes),
+            FileKind::SchemaOverride { .. } => schema_override(bytes),
+            FileKind::Other => Vec::new(),
+        }
+    }
+
+    /// Front-matter rules for tmws' own Markdown: presence, then the schema.
+    fn front_matter(&self, doc: MarkdownDoc, schema: &Compiled, what: &str) -> Vec<Diagnostic> {
+        let mut diags = doc.diagnostics.clone();
+        match doc.state {
+            FrontMatterState::Absent => {
+                diags.push(
+                    Diagnostic::error(
+                        Rule::MissingFrontMatter,
+                        1,
+                        1,
+                        format!("{what} needs front-matter, and this file has none"),
+                    )
+                    .with_hint("start the file on line 1 with `---`, then `name: …` and `description: …`, then `---`"),
+                );
+                return diags;
+            }
+            FrontMatterState::LeadingBlank | FrontMatterState::Unclosed | FrontMatterState::Invalid => return diags,
+            FrontMatterState::Parsed => {}
+        }
+        let empty = yaml::Node { value: yaml::Value::Map(Vec::new()), line: 1, column: 1, len: 3 };
+        let root = match &doc.front {
+            None => &empty,
+            Some(n) if matches!(n.value, yaml::Value::Null) => &empty,
+            Some(n) if matches!(n.value, yaml::Value::Map(_)) => n,
+            // Not a mapping: already reported by the parser.
+            Some(_) => return diags,
+        };
+        let mut instance = root.to_json();
+        let props = schema.property_names();
+        if let Value::Object(map) = &mut instance
+            && !map.contains_key("name")
+            && let (Some(title), Some(entry)) = (map.get("title").cloned(), root.get("title"))
+            && title.is_string()
+            && props.contains(&"name")
+        {
+            map.insert("name".to_owned(), title);
+            diags.push(
+                Diagnostic::warning(
+                    Rule::TitleAsName,
+                    entry.key.line,
+                    entry.key.column,
+                    "no `name`: `title` is read as the name",
+                )
+                .with_len(5)
+                .with_hint("rename `title` to `name`"),
+            );
+        }
+        for entry in root.entries() {
+            let key = entry.key.key_text();
+            if props.contains(&key.as_ref()) {
+                continue;
+            }
+            if let Some(p) = props.iter().find(|p| p.eq_ignore_ascii_case(&key)) {
+                diags.push(
+                    Diagnostic::warning(
+                        Rule::KeyCase,
+                        entry.key.line,
+                        entry.key.column,
+                        format!("key `{key}` differs from `{p}` only by case"),
+                    )
+                    .with_len(key.chars().count())
+                    .with_hint(format!("keys are case-sensitive: rename it to `{p}`")),
+                );
+            }
+        }
+        for v in schema.violations(&instance) {
+            diags.push(violation_at(v, root, doc.fence_line));
+        }
+        diags
+    }
+}
+
+/// A schema violation placed at the node it concerns, or at the opening fence.
+fn violation_at(v: Violation, root: &yaml::Node, fence_line: usize) -> Diagnostic {
+    let (line, column, len) = match root.pointer(&v.pointer) {
+        Some((node, _)) if !(v.rule == Rule::MissingField && v.pointer.is_empty()) => {
+            (node.line, node.column, node.len)
+        }
+        _ => (fence_line.max(1), 1, 3),
+    };
+    let mut d = Diagnostic::error(v.rule, line, column, v.message).with_len(len);
+    d.hint = v.hint;
+    d
+}
+
+/// `YYMMDD-kebab-case.md` with a plausible date.
+pub fn entry_name_ok(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".md") else { return false };
+    let Some((date, rest)) = stem.split_at_checked(6) else { return false };
+    if !date.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let month: u32 = date[2..4].parse().unwrap_or(0);
+    let day: u32 = date[4..6].parse().unwrap_or(0);
+    let Some(words) = rest.strip_prefix('-') else { return false };
+    (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && !words.is_empty()
+        && words.split('-').all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+}
+
+/// A file name in the right form, dated from `created` when it has one.
+fn suggest_name(name: &str, created: Option<&str>) -> String {
+    let stem = name.strip_suffix(".md").unwrap_or(name);
+    let date_prefix = stem.get(..6).filter(|p| p.bytes().all(|b| b.is_ascii_digit()));
+    let date = match (created, date_prefix) {
+        (Some(c), _) if c.len() == 10 && c.as_bytes()[4] == b'-' => format!("{}{}{}", &c[2..4], &c[5..7], &c[8..10]),
+        (_, Some(p)) => p.to_owned(),
+        _ => "YYMMDD".to_owned(),
+    };
+    let body = date_prefix.map_or(stem, |_| &stem[6..]);
+    let mut kebab = String::new();
+    let mut prev_lower = false;
+    for c in body.chars() {
+        if c.is_ascii_alphanumeric() {
+            if c.is_ascii_uppercase() && prev_lower {
+                kebab.push('-');
+            }
+            kebab.push(c.to_ascii_lowercase());
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        } else {
+            if !kebab.ends_with('-') && !kebab.is_empty() {
+                kebab.push('-');
+            }
+            prev_lower = false;
+        }
+    }
+    let kebab = kebab.trim_matches('-');
+    format!("{date}-{}.md", if kebab.is_empty() { "name" } else { kebab })
+}
+
+fn memory_log(namespace: &str, bytes: &[u8]) -> Vec<Diagnostic> {
+    let (lines, mut diags) = jsonl::parse(bytes);
+    let schema = Builtin::MemoryOp.compiled();
+    for line in lines {
+        let raw_end = bytes[line.offset..].iter().position(|b| *b == b'\n').map_or(bytes.len(), |i| line.offset + i);
+        let raw = String::from_utf8_lossy(&bytes[line.offset..raw_end]);
+        for v in schema.violations(&line.value) {
+            let column = v
+                .field
+                .as_deref()
+                .and_then(|f| raw.find(&format!("\"{f}\"")))
+                .map_or(1, |i| raw[..i].chars().count() + 1);
+            let mut d = Diagnostic::error(Rule::JsonlLine, line.line, column, format!("{}; line skipped", v.message));
+            d.hint = v.hint.map(|h| h.replace("to the front-matter", "to the op"));
+            diags.push(d);
+        }
+        if let Some(ns) = line.value.get("ns").and_then(Value::as_str)
+            && ns != namespace
+        {
+            let column = raw.find("\"ns\"").map_or(1, |i| raw[..i].chars().count() + 1);
+            diags.push(Diagnostic::error(
+                Rule::JsonlLine,
+                line.line,
+                column,
+                format!("op says namespace `{ns}` but it is in the `{namespace}` log"),
+            ));
+        }
+    }
+    diags
+}
+
+fn registry(bytes: &[u8]) -> Vec<Diagnostic> {
+    let (text, enc) = parse::decode(bytes);
+    let mut diags: Vec<Diagnostic> = enc.into_iter().collect();
+    let value = match json::parse(&text, Rule::Registry) {
+        Ok(v) => v,
+        Err(d) => {
+            diags.push(d.with_hint("the registry is JSON; `tmws registry build` rewrites it from the client configs"));
+            return diags;
+        }
+    };
+    for v in Builtin::Registry.compiled().violations(&value) {
+        let (line, column) = json::pointer_position(&text, &v.pointer);
+        let mut d = Diagnostic::error(Rule::Registry, line, column, v.message);
+        d.hint = v.hint.map(|h| h.replace("to the front-matter", "to the entry"));
+        diags.push(d);
+    }
+    diags
+}
+
+fn config_file(bytes: &[u8]) -> Vec<Diagnostic> {
+    let (text, enc) = parse::decode(bytes);
+    let mut diags: Vec<Diagnostic> = enc.into_iter().collect();
+    if let Err(d) = Config::parse(&text) {
+        diags.push(d);
+    }
+    diags
+}
+
+fn skills(bytes: &[u8]) -> Vec<Diagnostic> {
+    let (text, enc) = parse::decode(bytes);
+    let mut diags: Vec<Diagnostic> = enc.into_iter().collect();
+    let (node, syntax) = yaml::parse(&text, 1);
+    diags.extend(syntax);
+    let Some(node) = node else { return diags };
+    for v in Builtin::Skills.compiled().violations(&node.to_json()) {
+        let (line, column, len) = match node.pointer(&v.pointer) {
+            Some((n, _)) => (n.line, n.column, n.len),
+            None => (1, 1, 1),
+        };
+        let mut d = Diagnostic::error(Rule::Skills, line, column, v.message).with_len(len);
+        d.hint = v.hint.map(|h| h.replace("to the front-matter", "to the skill"));
+        diags.push(d);
+    }
+    diags
+}
+
+fn schema_override(bytes: &[u8]) -> Vec<Diagnostic> {
+    let (text, enc) = parse::decode(bytes);
+    let mut diags: Vec<Diagnostic> = enc.into_iter().collect();
+    match json::parse(&text, Rule::Schema) {
+        Err(d) => diags.push(d),
+        Ok(json) => {
+            if let Err(e) = Compiled::new(json) {
+                diags.push(
+                    Diagnostic::error(Rule::Schema, 1, 1, format!("not a usable JSON Schema: {e}"))
+                        .with_hint("the built-in schema is used until this one compiles"),
+                );
+            }
+        }
+    }
+    diags
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_names() {
+        for ok in ["261122-token-refresh.md", "240229-a.md", "261122-v2-plan.md"] {
+            assert!(entry_name_ok(ok), "{ok}");
+        }
+        for bad in [
+            "token-refresh.md",
+            "261322-x.md",
+            "261122_x.md",
+            "261122-Token.md",
+            "261122-.md",
+            "2611-x.md",
+            "261122-a--b.md",
+        ] {
+            assert!(!entry_name_ok(bad), "{bad}");
+        }
+        assert_eq!(suggest_name("TokenRefresh.md", Some("2026-11-22")), "261122-token-refresh.md");
+        assert_eq!(suggest_name("261122_Token refresh.md", None), "261122-token-refresh.md");
+        assert_eq!(suggest_name("notes.md", None), "YYMMDD-notes.md");
+    }
+}

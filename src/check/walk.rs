@@ -1,0 +1,67 @@
+//! Which files a check looks at: the paths given (or the whole root), walked by the same
+//! scan and ignore rules as the index (`.gitignore`, `.ignore`, `.tmwsignore`; no `.git/`,
+//! no derived cache, no nested roots, no symlinks). A file named on the command line is
+//! checked whatever the ignore rules say.
+
+use std::path::{Path, PathBuf};
+
+use crate::layout;
+use crate::store;
+
+/// One path to check.
+#[derive(Debug, Clone)]
+pub(super) struct Target {
+    /// As the user wrote it (for display when there is no root).
+    pub given: PathBuf,
+    pub abs: PathBuf,
+}
+
+/// A file to check: where it is, and its path as findings show it.
+#[derive(Debug, Clone)]
+pub(super) struct File {
+    pub abs: PathBuf,
+    /// Relative to the root with `/` separators, or as given below a path outside any root.
+    pub shown: String,
+    /// Relative to the root, when the file is inside one.
+    pub rel: Option<String>,
+}
+
+/// The files of `target`, and the folders that could not be listed (as findings show them).
+pub(super) fn files(root: Option<&Path>, target: &Target) -> (Vec<File>, Vec<(String, String)>) {
+    let is_file = store::is_file(&target.abs);
+    let base = match root {
+        Some(root) if target.abs.starts_with(root) => root.to_path_buf(),
+        _ if is_file => target.abs.parent().map_or_else(|| target.abs.clone(), Path::to_path_buf),
+        _ => target.abs.clone(),
+    };
+    let inside_root = root.is_some_and(|r| base == r);
+    let show = |rel: &str| -> String {
+        if inside_root {
+            return rel.to_owned();
+        }
+        let below = if is_file { Path::new("") } else { Path::new(rel) };
+        let shown = target.given.join(below).to_string_lossy().replace('\\', "/");
+        shown.trim_end_matches('/').to_owned()
+    };
+    let rel_of = |abs: &Path| abs.strip_prefix(&base).ok().map(|r| r.to_string_lossy().replace('\\', "/"));
+    if is_file {
+        let rel = rel_of(&target.abs).unwrap_or_default();
+        let file = File { abs: target.abs.clone(), shown: show(&rel), rel: inside_root.then_some(rel) };
+        return (vec![file], Vec::new());
+    }
+    let mut starts = vec![target.abs.clone()];
+    // Walks from a root skip `.tmws/` (a nested root's state, or the derived cache): the
+    // root's own is checked too, but its cache.
+    if inside_root && target.abs == base {
+        starts.push(base.join(layout::TMWS_DIR));
+    }
+    let (found, problems) = store::scan_reporting(&base, &starts, |rel| {
+        layout::is_markdown(rel) || (rel.starts_with(layout::TMWS_DIR) && layout::classify(rel).is_checked())
+    });
+    let files = found
+        .into_iter()
+        .map(|s| File { abs: base.join(&s.rel), shown: show(&s.rel), rel: inside_root.then(|| s.rel.clone()) })
+        .collect();
+    let problems = problems.into_iter().map(|(rel, why)| (show(&rel), why)).collect();
+    (files, problems)
+}
