@@ -1,187 +1,210 @@
-//! `tmws mcp` driven by rmcp's client over a child process: tools listed with their
-//! schemas, exact answers for the sample root, errors as tool results, a file written
-//! during the session found without a restart, and a clean exit when stdin closes.
+//! `tmws mcp` driven by rmcp's client over a child process: the tools as an agent sees
+//! them, exact answers, errors as tool results, a file written during the session found
+//! without a restart, the memory tools of one session, and a clean exit when stdin closes.
+//! (That MCP answers what the engine, the CLI and HTTP answer is `surfaces.rs`.)
 
 use std::time::{Duration, Instant};
 
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-use super::util::TestRoot;
+use super::clients::{Answer, Mcp};
+use super::util::{MCP_TOOLS, TestRoot, yaml};
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
-fn text(r: &CallToolResult) -> String {
-    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("")
-}
-
-fn args(v: Value) -> serde_json::Map<String, Value> {
-    v.as_object().unwrap().clone()
+#[test]
+fn tools_are_listed_with_titles_annotations_and_plain_schemas() {
+    let root = TestRoot::sample();
+    let mcp = Mcp::start(root.path());
+    let info = mcp.client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "tmws");
+    assert!(info.instructions.as_deref().unwrap_or("").contains("workspace_get_context"));
+    let tools = mcp.tools();
+    mcp.stop();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort_unstable();
+    assert_eq!(names, MCP_TOOLS);
+    let tool = |name: &str| tools.iter().find(|t| t.name == name).unwrap();
+    let hints = |name: &str| {
+        let a = tool(name).annotations.clone().unwrap();
+        (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
+    };
+    assert_eq!(hints("workspace_search"), (Some(true), Some(false), Some(true), Some(false)));
+    assert_eq!(hints("memory_clear"), (Some(false), Some(true), Some(true), Some(false)));
+    assert_eq!(hints("memory_add"), (Some(false), Some(false), Some(true), Some(false)));
+    assert_eq!(hints("tool_call"), (Some(false), Some(false), Some(false), Some(true)));
+    assert_eq!(tool("memory_get").title.as_deref(), Some("Read a memory"));
+    let schema = Value::Object((*tool("workspace_get_context").input_schema).clone());
+    assert_eq!(schema["required"], json!(["workspace"]));
+    assert_eq!(schema["additionalProperties"], json!(false));
+    for p in [
+        "workspace",
+        "domain",
+        "repository",
+        "topics",
+        "include_defaults",
+        "filter_status",
+        "filter_tags",
+        "filter_category",
+        "format",
+        "max_chars",
+    ] {
+        let prop = &schema["properties"][p];
+        assert!(prop["type"].is_string(), "{p}: one plain type, not {}", prop["type"]);
+        assert!(prop["description"].as_str().is_some_and(|d| !d.is_empty()), "{p}");
+    }
+    assert!(schema["properties"]["workspace"]["description"].as_str().unwrap().contains("resources/workspaces"));
+    assert_eq!(schema["properties"]["include_defaults"]["default"], true);
+    assert_eq!(schema["properties"]["max_chars"]["default"], 24_000);
+    // No parameter an agent could not use: memory_delete has only an id and a format.
+    let delete = Value::Object((*tool("memory_delete").input_schema).clone());
+    let params: Vec<&String> = delete["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(params, ["id", "format"]);
 }
 
 #[test]
-fn an_mcp_client_lists_the_tools_and_gets_exact_context() {
+fn a_japanese_workspace_answers_exactly_in_json() {
     let root = TestRoot::sample();
-    runtime().block_on(async {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmws"));
-        cmd.arg("--root").arg(root.path()).arg("mcp").env_remove("TMWS_LOG");
-        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize");
-        let info = client.peer_info().unwrap();
-        assert_eq!(info.server_info.as_ref().unwrap().name, "tmws");
+    let mcp = Mcp::start(root.path());
+    let a = mcp.call_fresh(
+        "workspace_get_context",
+        json!({"workspace": "nihongo", "include_defaults": false, "topics": ["lessons"], "format": "json"}),
+    );
+    let v: Value = serde_json::from_str(a.text()).unwrap();
+    assert_eq!(
+        v,
+        json!({"scope": "nihongo", "lessons": {"entries": [{
+            "name": "データベース接続プールの枯渇",
+            "description": "データベース接続プールの設定を変更した後、同時接続数の上限を超えて障害が起きた。",
+            "category": "configuration",
+            "tags": ["データベース", "障害"],
+            "created": "2026-09-15",
+            "body_t1": "接続プールの最大数を下げたが、バッチ処理の同時実行数を見直していなかった。\n設定を変える前に、同時に動く処理の数を確認すること。",
+            "_meta": {"document_path": "resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md"}
+        }]}})
+    );
+    let a = mcp.call_fresh("workspace_search", json!({"query": "接続", "kinds": ["entry"], "format": "json"}));
+    let v: Value = serde_json::from_str(a.text()).unwrap();
+    assert_eq!(v["results"][0]["refId"], "resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md");
+    mcp.stop();
+}
 
-        let tools = client.list_all_tools().await.unwrap();
-        let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        names.sort_unstable();
-        assert_eq!(
-            names,
-            super::util::MCP_TOOLS
-        );
-        let ctx = tools.iter().find(|t| t.name == "workspace_get_context").unwrap();
-        let schema = Value::Object((*ctx.input_schema).clone());
-        assert_eq!(schema["required"], json!(["workspace"]));
-        for p in ["workspace", "domain", "repository", "topics", "include_defaults", "filter_status", "filter_tags", "filter_category", "format", "max_chars"] {
-            assert!(schema["properties"][p].is_object(), "{p} in {schema}");
+#[test]
+fn errors_are_tool_results_with_a_category_and_the_server_keeps_serving() {
+    let root = TestRoot::sample();
+    let mcp = Mcp::start(root.path());
+    let err = |category: &str, message: &str| Answer::Err(category.into(), message.into());
+    assert_eq!(
+        mcp.call("workspace_get_context", json!({"workspace": "../etc"})),
+        err("usage", "`../etc` is not a valid scope name: use only letters, digits, `.`, `_` and `-`")
+    );
+    assert_eq!(
+        mcp.call_fresh("workspace_get_context", json!({"workspace": "nope"})),
+        err("not_found", "unknown workspace `nope`; known: devtools, nihongo")
+    );
+    assert_eq!(
+        mcp.call("workspace_search", json!({"query": "  "})),
+        err("usage", "empty query: give some words to search for")
+    );
+    assert_eq!(
+        mcp.call("memory_search", json!({"query": "x", "includeContent": true})),
+        err(
+            "usage",
+            "unknown parameter `includeContent`, expected one of `query`, `namespace`, `tags`, `kind`, `branch`, \
+`limit`, `min_score`, `include_content`, `format`, `max_chars`"
+        )
+    );
+    // A number sent as text (as some clients do) is read as a number.
+    let a = mcp.call_fresh("workspace_search", json!({"query": "index", "limit": "1", "format": "json"}));
+    let v: Value = serde_json::from_str(a.text()).unwrap();
+    assert_eq!(v["results"].as_array().unwrap().len(), 1);
+    // The message and hint are the text too, for clients that show only text.
+    let r = mcp.result("memory_get", json!({"id": "m_ffffffffffff"}));
+    assert_eq!((r.is_error, super::clients::result_text(&r).as_str()), (Some(true), "no memory `m_ffffffffffff`"));
+    mcp.stop();
+}
+
+#[test]
+fn a_file_written_during_the_session_is_in_the_next_answer() {
+    let root = TestRoot::sample();
+    let mcp = Mcp::start(root.path());
+    let lessons = json!({"workspace": "nihongo", "include_defaults": false, "topics": ["lessons"], "format": "json"});
+    mcp.call_fresh("workspace_get_context", lessons.clone());
+    root.write(
+        "resources/workspaces/nihongo/_lessons/261122-fresh.md",
+        "---\nname: 新しい教訓\ndescription: 会話の途中で追加した。\ncreated: 2026-11-22\n---\n本文\n",
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let v: Value = serde_json::from_str(mcp.call("workspace_get_context", lessons.clone()).text()).unwrap();
+        if v["lessons"]["entries"][0]["_meta"]["document_path"]
+            == "resources/workspaces/nihongo/_lessons/261122-fresh.md"
+        {
+            break;
         }
-        assert!(schema["properties"]["workspace"]["description"].as_str().unwrap().contains("resources/workspaces"));
+        assert!(Instant::now() < deadline, "never saw the new lesson: {v}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    mcp.stop();
+}
 
-        // The same answer as the CLI gives, byte for byte, once the first sync is done (until
-        // then, after waiting 200 ms, an answer says `stale: true`).
-        let call = |v: Value| CallToolRequestParams::new("workspace_get_context").with_arguments(args(v));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut with_defaults = 0;
-        let r = loop {
-            with_defaults += 1;
-            let r = client
-                .call_tool(call(json!({"workspace": "devtools", "domain": "common", "topics": ["lessons", "spikes"]})))
-                .await
-                .unwrap();
-            if !text(&r).contains("\nstale: true\n") {
-                break r;
-            }
-            assert!(Instant::now() < deadline, "the first sync never finished");
-        };
-        assert_eq!(r.is_error, Some(false));
-        let cli = root.run(&["context", "-w", "devtools", "-d", "common", "--topics", "lessons,spikes"]);
-        assert_eq!(text(&r), cli.stdout);
-
-        let r = client
-            .call_tool(call(json!({"workspace": "nihongo", "include_defaults": false, "topics": ["lessons"], "format": "json"})))
-            .await
-            .unwrap();
-        let v: Value = serde_json::from_str(&text(&r)).unwrap();
-        assert_eq!(
-            v,
-            json!({"scope": "nihongo", "lessons": {"entries": [{
-                "name": "データベース接続プールの枯渇",
-                "description": "データベース接続プールの設定を変更した後、同時接続数の上限を超えて障害が起きた。",
-                "category": "configuration",
-                "tags": ["データベース", "障害"],
-                "created": "2026-09-15",
-                "body_t1": "接続プールの最大数を下げたが、バッチ処理の同時実行数を見直していなかった。\n設定を変える前に、同時に動く処理の数を確認すること。",
-                "_meta": {"document_path": "resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md"}
-            }]}})
-        );
-
-        // Errors are tool results, and the server keeps serving.
-        let r = client.call_tool(call(json!({"workspace": "../etc"}))).await.unwrap();
-        assert_eq!(r.is_error, Some(true));
-        assert_eq!(text(&r), "`../etc` is not a valid scope name: use only letters, digits, `.`, `_` and `-`");
-        let r = client.call_tool(call(json!({"workspace": "nope"}))).await.unwrap();
-        assert_eq!((r.is_error, text(&r).as_str()), (Some(true), "unknown workspace `nope`; known: devtools, nihongo"));
-        let r = client
-            .call_tool(CallToolRequestParams::new("workspace_search").with_arguments(args(json!({"query": "  "}))))
-            .await
-            .unwrap();
-        assert_eq!((r.is_error, text(&r).as_str()), (Some(true), "empty query: give some words to search for"));
-
-        let r = client
-            .call_tool(
-                CallToolRequestParams::new("workspace_search")
-                    .with_arguments(args(json!({"query": "接続", "kinds": ["entry"], "format": "json"}))),
-            )
-            .await
-            .unwrap();
-        let v: Value = serde_json::from_str(&text(&r)).unwrap();
-        assert_eq!(v["results"][0]["refId"], "resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md");
-
-        // A lesson written now is in the next answer, through the server's own watcher.
-        root.write(
-            "resources/workspaces/nihongo/_lessons/261122-fresh.md",
-            "---\nname: 新しい教訓\ndescription: 会話の途中で追加した。\ncreated: 2026-11-22\n---\n本文\n",
-        );
-        let deadline = Instant::now() + Duration::from_secs(10);
+#[test]
+fn one_session_adds_finds_counts_and_clears_memories() {
+    let root = TestRoot::sample();
+    let mcp = Mcp::start(root.path());
+    let added = mcp.call(
+        "memory_add",
+        json!({"content": "The staging database lives on port 5433.", "namespace": "long-term", "tags": ["staging"]}),
+    );
+    let added = yaml(added.text()).unwrap();
+    let id = added["id"].as_str().unwrap().to_owned();
+    // Found by the next search, or that search says it is stale (never a silent miss).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let v = loop {
+        let a = mcp.call("memory_search", json!({"query": "staging database port", "format": "json"}));
+        let v: Value = serde_json::from_str(a.text()).unwrap();
+        if v["results"][0]["id"] == id.as_str() {
+            break v;
+        }
+        assert_eq!(v["stale"], true, "a miss must say stale: {v}");
+        assert!(Instant::now() < deadline, "never found: {v}");
+    };
+    assert_eq!(v["results"][0]["tags"], json!(["staging"]));
+    assert_eq!(
+        mcp.call("memory_add", json!({"content": " "})),
+        Answer::Err("usage".into(), "empty content: give the text to remember".into())
+    );
+    // The defaults asked for again within the session are counted.
+    let mut with_defaults = 0;
+    for _ in 0..2 {
+        // Every call counts, a stale one (retried) too.
         loop {
-            let r = client
-                .call_tool(call(json!({"workspace": "nihongo", "include_defaults": false, "topics": ["lessons"], "format": "json"})))
-                .await
-                .unwrap();
-            let v: Value = serde_json::from_str(&text(&r)).unwrap();
-            if v["lessons"]["entries"][0]["_meta"]["document_path"] == "resources/workspaces/nihongo/_lessons/261122-fresh.md" {
+            with_defaults += 1;
+            if !mcp.call("workspace_get_context", json!({"workspace": "nihongo"})).stale() {
                 break;
             }
-            assert!(Instant::now() < deadline, "never saw the new lesson: {v}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        // Memories: an add is found by the next search (the server's watcher indexes it),
-        // errors are results, and stats count the defaults asked for again.
-        let tool = |name: &str, v: Value| CallToolRequestParams::new(name.to_owned()).with_arguments(args(v));
-        let r = client
-            .call_tool(tool("memory_add", json!({"content": "The staging database lives on port 5433.", "namespace": "long-term", "tags": ["staging"]})))
-            .await
-            .unwrap();
-        assert_eq!(r.is_error, Some(false), "{}", text(&r));
-        let added = super::util::yaml(&text(&r)).unwrap();
-        let id = added["id"].as_str().unwrap().to_owned();
-        // Found by the next search, or that search says it is stale (never a silent miss).
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let v = loop {
-            let r = client
-                .call_tool(tool("memory_search", json!({"query": "staging database port", "format": "json"})))
-                .await
-                .unwrap();
-            let v: Value = serde_json::from_str(&text(&r)).unwrap();
-            if v["results"][0]["id"] == id.as_str() {
-                break v;
-            }
-            assert_eq!(v["stale"], true, "a miss must say stale: {v}");
-            assert!(Instant::now() < deadline, "never found: {v}");
-        };
-        assert_eq!(v["results"][0]["tags"], json!(["staging"]));
-        let r = client.call_tool(tool("memory_get", json!({"id": "m_ffffffffffff"}))).await.unwrap();
-        assert_eq!((r.is_error, text(&r).as_str()), (Some(true), "no memory `m_ffffffffffff`"));
-        let r = client.call_tool(tool("memory_add", json!({"content": " "}))).await.unwrap();
-        assert_eq!((r.is_error, text(&r).as_str()), (Some(true), "empty content: give the text to remember"));
-        client.call_tool(call(json!({"workspace": "nihongo"}))).await.unwrap();
-        let r = client.call_tool(tool("memory_stats", json!({}))).await.unwrap();
-        let stats = super::util::yaml(&text(&r)).unwrap();
-        // Every call with defaults after the first one of the session (the waiting ones too).
-        assert_eq!(stats["defaults_redundant"].as_i64(), Some(with_defaults), "{}", text(&r));
-        assert_eq!(stats["by_namespace"]["long-term"].as_i64(), Some(4));
-        let r = client.call_tool(tool("memory_delete", json!({"id": id}))).await.unwrap();
-        assert_eq!(r.is_error, Some(false), "{}", text(&r));
-        // Maintenance: cleanup compacts (the add and its delete go), clear needs confirm.
-        let r = client.call_tool(tool("memory_cleanup", json!({}))).await.unwrap();
-        let done = super::util::yaml(&text(&r)).unwrap();
-        assert_eq!(done["removed_expired"].as_i64(), Some(0), "{}", text(&r));
-        assert!(done["compacted_bytes"].as_i64().unwrap() > 0, "{}", text(&r));
-        // The sample's three long-term memories were written in October.
-        let r = client.call_tool(tool("session_record", json!({"since": "2026-10-01", "agent": "claude"}))).await.unwrap();
-        let rec = super::util::yaml(&text(&r)).unwrap();
-        assert_eq!((rec["recorded"].as_bool(), rec["memories"].as_i64()), (Some(true), Some(3)), "{}", text(&r));
-        let r = client.call_tool(tool("memory_clear", json!({"namespace": "long-term"}))).await.unwrap();
-        assert_eq!(
-            (r.is_error, text(&r).as_str()),
-            (Some(true), "refusing to clear long-term without confirmation: pass --yes (CLI) or confirm: true (MCP)")
-        );
-        let r = client.call_tool(tool("memory_clear", json!({"namespace": "long-term", "confirm": true}))).await.unwrap();
-        let cleared = super::util::yaml(&text(&r)).unwrap();
-        assert_eq!(cleared["cleared"].as_i64(), Some(4), "{}", text(&r));
-        client.cancel().await.unwrap();
-    });
+    }
+    mcp.call_fresh("workspace_get_context", json!({"workspace": "nihongo", "include_defaults": false}));
+    let stats = yaml(mcp.call("memory_stats", json!({})).text()).unwrap();
+    assert_eq!(stats["defaults_redundant"].as_i64(), Some(with_defaults - 1));
+    assert_eq!(stats["by_namespace"]["long-term"].as_i64(), Some(4));
+    assert!(matches!(mcp.call("memory_delete", json!({"id": id})), Answer::Ok(_)));
+    // Maintenance: cleanup compacts (the add and its delete go), clear needs confirm.
+    let done = yaml(mcp.call("memory_cleanup", json!({})).text()).unwrap();
+    assert_eq!(done["removed_expired"].as_i64(), Some(0));
+    assert!(done["compacted_bytes"].as_i64().unwrap() > 0);
+    // The sample's three long-term memories were written in October.
+    let rec = yaml(mcp.call("session_record", json!({"since": "2026-10-01", "agent": "claude"})).text()).unwrap();
+    assert_eq!((rec["recorded"].as_bool(), rec["memories"].as_i64()), (Some(true), Some(3)));
+    assert_eq!(
+        mcp.call("memory_clear", json!({"namespace": "long-term"})),
+        Answer::Err(
+            "usage".into(),
+            "refusing to clear long-term without confirmation: pass --yes (CLI) or confirm: true (MCP)".into()
+        )
+    );
+    let cleared = yaml(mcp.call("memory_clear", json!({"namespace": "long-term", "confirm": true})).text()).unwrap();
+    assert_eq!(cleared["cleared"].as_i64(), Some(4));
+    mcp.stop();
 }
 
 #[test]

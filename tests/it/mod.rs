@@ -1,5 +1,6 @@
 mod build_rules;
 mod check;
+mod clients;
 mod context;
 mod corpora;
 mod index;
@@ -14,6 +15,7 @@ mod pool;
 mod ranking;
 mod registry;
 mod serve;
+mod surfaces;
 mod tidy;
 mod util;
 mod watch;

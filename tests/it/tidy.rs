@@ -53,6 +53,29 @@ fn only_surfaces_know_clap_and_print() {
 }
 
 #[test]
+fn surfaces_reach_the_library_through_the_engine() {
+    for (path, text) in sources(&repo().join("src/surface")) {
+        let r = rel(&path);
+        for banned in ["crate::index", "crate::pool", "crate::schema", "Index::", "Pool::"] {
+            assert!(!text.contains(banned), "{r} uses `{banned}`: surfaces go through query::Engine");
+        }
+    }
+    // And only the surfaces speak HTTP or serve MCP; the pool is an MCP client.
+    for (path, text) in sources(&repo().join("src")) {
+        let r = rel(&path);
+        if r.starts_with("src/surface/") {
+            continue;
+        }
+        for banned in ["axum::", "ServerHandler", "StreamableHttpService"] {
+            assert!(!text.contains(banned), "{r} uses `{banned}`: that belongs in src/surface/");
+        }
+        if !r.starts_with("src/pool/") {
+            assert!(!text.contains("rmcp::"), "{r} uses `rmcp::`: MCP is the surface's and the pool's");
+        }
+    }
+}
+
+#[test]
 fn parse_and_model_are_pure() {
     for (path, text) in sources(&repo().join("src")) {
         let r = rel(&path);

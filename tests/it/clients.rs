@@ -1,0 +1,251 @@
+//! Real clients of the real binary, driven from plain tests: rmcp's MCP client over
+//! `tmws mcp` (stdio), and `tmws serve` with reqwest on a loopback port. Every answer comes
+//! back as an [`Answer`]: the text, or the error's category and message.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+
+/// What a surface answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// The answer's text.
+    Ok(String),
+    /// The error's category (`not_found`, …) and message.
+    Err(String, String),
+}
+
+impl Answer {
+    /// The text of a good answer (panics on an error, naming it).
+    pub fn text(&self) -> &str {
+        match self {
+            Answer::Ok(t) => t,
+            Answer::Err(c, m) => panic!("expected an answer, got a {c} error: {m}"),
+        }
+    }
+
+    /// Whether the answer says the index may be behind the files.
+    pub fn stale(&self) -> bool {
+        matches!(self, Answer::Ok(t) if t.contains("stale: true") || t.contains("\"stale\": true"))
+    }
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+/// The text of a tool result.
+pub fn result_text(r: &CallToolResult) -> String {
+    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("")
+}
+
+/// An MCP tool result as an answer: errors carry their category as structured content.
+pub fn answer_of(r: &CallToolResult) -> Answer {
+    if r.is_error != Some(true) {
+        return Answer::Ok(result_text(r));
+    }
+    let s = r.structured_content.clone().unwrap_or_default();
+    let category = s["category"].as_str().unwrap_or("?").to_owned();
+    Answer::Err(category, s["error"].as_str().map_or_else(|| result_text(r), str::to_owned))
+}
+
+/// `tmws mcp` on a root, with rmcp's client.
+pub struct Mcp {
+    pub rt: tokio::runtime::Runtime,
+    pub client: RunningService<RoleClient, ()>,
+}
+
+impl Mcp {
+    /// Starts the server and initializes a session.
+    pub fn start(root: &Path) -> Mcp {
+        let rt = runtime();
+        let client = rt.block_on(async {
+            let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmws"));
+            cmd.arg("--root").arg(root).arg("mcp").env_remove("TMWS_LOG");
+            ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize")
+        });
+        Mcp { rt, client }
+    }
+
+    pub fn tools(&self) -> Vec<Tool> {
+        self.rt.block_on(self.client.list_all_tools()).unwrap()
+    }
+
+    pub fn result(&self, tool: &str, args: Value) -> CallToolResult {
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().unwrap().clone());
+        self.rt.block_on(self.client.call_tool(params)).unwrap()
+    }
+
+    pub fn call(&self, tool: &str, args: Value) -> Answer {
+        answer_of(&self.result(tool, args))
+    }
+
+    /// Calls until the answer is not stale (the first sync, or a watcher catching up).
+    pub fn call_fresh(&self, tool: &str, args: Value) -> Answer {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let a = self.call(tool, args.clone());
+            if !a.stale() {
+                return a;
+            }
+            assert!(Instant::now() < deadline, "{tool} stayed stale: {a:?}");
+        }
+    }
+
+    pub fn stop(self) {
+        self.rt.block_on(self.client.cancel()).unwrap();
+    }
+}
+
+/// A running `tmws serve` on 127.0.0.1 and a free port; killed when dropped.
+pub struct Serve {
+    pub child: Child,
+    pub url: String,
+    stderr: Option<std::thread::JoinHandle<String>>,
+    pub rt: tokio::runtime::Runtime,
+    pub http: reqwest::Client,
+    pub token: String,
+}
+
+/// A response: status, content type and body.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub content_type: String,
+    pub body: String,
+}
+
+impl Response {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    /// As an answer: the body of a 200, or the category and message of an error.
+    pub fn answer(&self) -> Answer {
+        if self.status == 200 {
+            return Answer::Ok(self.body.clone());
+        }
+        let v = self.json();
+        Answer::Err(v["category"].as_str().unwrap_or("?").to_owned(), v["error"].as_str().unwrap_or("?").to_owned())
+    }
+}
+
+impl Serve {
+    /// Starts `tmws serve` (with `TMWS_TOKEN` when given) and waits until the first sync is
+    /// done, so that answers are exact.
+    pub fn start(root: &Path, token: Option<&str>) -> Serve {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tmws"));
+        cmd.arg("--root")
+            .arg(root)
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .env_remove("TMWS_LOG")
+            .env_remove("TMWS_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(t) = token {
+            cmd.env("TMWS_TOKEN", t);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        let url =
+            line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("first line: {line:?}")).to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !health(&url).contains("\"ready\":true") {
+            assert!(Instant::now() < deadline, "the first sync never finished");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let token = match token {
+            Some(t) => t.to_owned(),
+            None => std::fs::read_to_string(root.join(".tmws/cache/token")).unwrap().trim().to_owned(),
+        };
+        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        Serve { child, url, stderr: Some(stderr), rt: runtime(), http, token }
+    }
+
+    /// Sends a request with the bearer token.
+    pub fn send(&self, request: reqwest::RequestBuilder) -> Response {
+        self.rt.block_on(async {
+            let r = request.bearer_auth(&self.token).send().await.unwrap();
+            let status = r.status().as_u16();
+            let content_type = r
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .map(|v| v.to_str().unwrap_or("").to_owned())
+                .unwrap_or_default();
+            Response { status, content_type, body: r.text().await.unwrap() }
+        })
+    }
+
+    pub fn get(&self, path: &str) -> Response {
+        self.send(self.http.get(format!("{}{path}", self.url)))
+    }
+
+    pub fn post(&self, path: &str, body: &str) -> Response {
+        self.send(self.http.post(format!("{}{path}", self.url)).body(body.to_owned()))
+    }
+
+    pub fn delete(&self, path: &str) -> Response {
+        self.send(self.http.delete(format!("{}{path}", self.url)))
+    }
+
+    /// Sends SIGTERM and waits (at most 10 s) for the exit; returns the code and stderr.
+    #[cfg(unix)]
+    pub fn terminate(mut self) -> (Option<i32>, String) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "tmws serve did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let stderr = self.stderr.take().unwrap().join().unwrap();
+        (status.code(), stderr)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `GET /health` over a plain socket.
+pub fn health(url: &str) -> String {
+    let addr = url.strip_prefix("http://").unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// Percent-encodes a query string value.
+pub fn encode(v: &str) -> String {
+    let mut out = String::new();
+    for b in v.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b',' | b'*' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
