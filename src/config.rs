@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::model::{Diagnostic, Rule, validate_component};
 
-use crate::layout::CONFIG_FILE;
+use crate::layout::{self, CONFIG_FILE};
 /// The hard cap of `pool.max_size` (DESIGN §5).
 pub const POOL_HARD_CAP: usize = 10;
 
@@ -135,7 +135,8 @@ impl Default for PoolConfig {
 
 impl Default for RegistryConfig {
     fn default() -> Self {
-        RegistryConfig { sources: vec![".mcp.json".into(), ".cursor/mcp.json".into(), ".vscode/mcp.json".into()] }
+        let sources = [layout::CLAUDE_CONFIG, layout::CURSOR_CONFIG, layout::VSCODE_CONFIG];
+        RegistryConfig { sources: sources.iter().map(|s| (*s).to_owned()).collect() }
     }
 }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::layout::CONFIG_FILE;
+use crate::layout::{self, CONFIG_FILE};
 use crate::store;
 
 /// An MCP client whose project config `init` can register tmws in.
@@ -27,9 +27,9 @@ impl McpClient {
     /// The project config file, relative to the root.
     pub fn config_path(self) -> &'static str {
         match self {
-            McpClient::Claude => ".mcp.json",
-            McpClient::Cursor => ".cursor/mcp.json",
-            McpClient::Vscode => ".vscode/mcp.json",
+            McpClient::Claude => layout::CLAUDE_CONFIG,
+            McpClient::Cursor => layout::CURSOR_CONFIG,
+            McpClient::Vscode => layout::VSCODE_CONFIG,
         }
     }
 

@@ -41,6 +41,11 @@ pub const OVERVIEW: &str = "OVERVIEW.md";
 pub const AGENTS_MD: &str = "AGENTS.md";
 /// Links to the rule files, made by `build-rules`.
 pub const LINKS_DIR: &str = ".agents/rules";
+/// The project configs of the MCP clients tmws registers itself with and reads servers
+/// from: Claude Code, Cursor, VS Code.
+pub const CLAUDE_CONFIG: &str = ".mcp.json";
+pub const CURSOR_CONFIG: &str = ".cursor/mcp.json";
+pub const VSCODE_CONFIG: &str = ".vscode/mcp.json";
 /// Ignore rules of tmws' own, beside `.gitignore` and `.ignore`.
 pub const IGNORE_FILE: &str = ".tmwsignore";
 
