@@ -110,10 +110,25 @@ pub trait Params: DeserializeOwned + JsonSchema + Clone + std::fmt::Debug + Send
     /// into the types the schema names first; an unknown parameter is an error that lists
     /// the known ones.
     fn from_args(mut args: Map<String, Value>) -> Result<Self> {
-        let schema = Self::schema(&Config::default());
-        coerce(&mut args, &schema)?;
+        coerce(&mut args, &plain_schema::<Self>())?;
         serde_json::from_value(Value::Object(args)).map_err(|e| Error::Usage(parameter_error(&e.to_string())))
     }
+}
+
+/// The schema of `T` with the defaults of no config, made once per process: what `coerce`
+/// reads types from on every call.
+fn plain_schema<T: Params>() -> std::sync::Arc<Map<String, Value>> {
+    use std::any::TypeId;
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+    static SCHEMAS: OnceLock<Mutex<HashMap<TypeId, Arc<Map<String, Value>>>>> = OnceLock::new();
+    let cache = SCHEMAS.get_or_init(Mutex::default);
+    if let Some(s) = cache.lock().unwrap_or_else(PoisonError::into_inner).get(&TypeId::of::<T>()) {
+        return s.clone();
+    }
+    let schema = Arc::new(T::schema(&Config::default()));
+    cache.lock().unwrap_or_else(PoisonError::into_inner).insert(TypeId::of::<T>(), schema.clone());
+    schema
 }
 
 /// A schema property as clients can fill it: `["integer", "null"]` becomes `integer`, a

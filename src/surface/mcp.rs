@@ -88,6 +88,9 @@ impl ServerHandler for TmwsServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
+        if catalog::find(&request.name).is_none() {
+            return Err(ErrorData::invalid_params(format!("no tool `{}`", request.name), None));
+        }
         let args = request.arguments.unwrap_or_default();
         // A cancelled request stops waiting: a downstream call is cancelled in turn and its
         // connection is free again at once.

@@ -116,6 +116,10 @@ fn errors_are_tool_results_with_a_category_and_the_server_keeps_serving() {
     let a = mcp.call_fresh("workspace_search", json!({"query": "index", "limit": "1", "format": "json"}));
     let v: Value = serde_json::from_str(a.text()).unwrap();
     assert_eq!(v["results"].as_array().unwrap().len(), 1);
+    // A tool that does not exist is a protocol error, as MCP says.
+    let unknown = mcp.rt.block_on(mcp.client.call_tool(rmcp::model::CallToolRequestParams::new("no_such_tool")));
+    let e = unknown.unwrap_err().to_string();
+    assert!(e.contains("no tool `no_such_tool`"), "{e}");
     // The message and hint are the text too, for clients that show only text.
     let r = mcp.result("memory_get", json!({"id": "m_ffffffffffff"}));
     assert_eq!((r.is_error, super::clients::result_text(&r).as_str()), (Some(true), "no memory `m_ffffffffffff`"));
