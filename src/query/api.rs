@@ -121,7 +121,8 @@ fn plain_schema<T: Params>() -> std::sync::Arc<Map<String, Value>> {
     use std::any::TypeId;
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-    static SCHEMAS: OnceLock<Mutex<HashMap<TypeId, Arc<Map<String, Value>>>>> = OnceLock::new();
+    type Schemas = Mutex<HashMap<TypeId, Arc<Map<String, Value>>>>;
+    static SCHEMAS: OnceLock<Schemas> = OnceLock::new();
     let cache = SCHEMAS.get_or_init(Mutex::default);
     if let Some(s) = cache.lock().unwrap_or_else(PoisonError::into_inner).get(&TypeId::of::<T>()) {
         return s.clone();
