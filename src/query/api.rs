@@ -136,6 +136,14 @@ fn plain_schema<T: Params>() -> std::sync::Arc<Map<String, Value>> {
 /// `null` default goes, and so do number formats nobody reads.
 fn plain(prop: &mut Value) {
     let Value::Object(p) = prop else { return };
+    // A doc comment's lines are one paragraph: clients wrap it themselves.
+    if let Some(Value::String(d)) = p.get_mut("description") {
+        *d = d
+            .split("\n\n")
+            .map(|para| para.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+    }
     if let Some(Value::Array(types)) = p.get("type") {
         let kept: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
         if kept.len() == 1 {
@@ -310,9 +318,9 @@ pub struct ContextRequest {
     /// full overview, or `*` for every topic found in the scope.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<String>,
-    /// Return the orientation defaults (scope overview, folder tree, overviews, decision and
-    /// lesson summaries, skills). Pass false on follow-up calls in the same session to save
-    /// tokens.
+    /// Whether the answer holds the orientation defaults (scope overview, folder tree,
+    /// overviews, decision and lesson summaries, skills); leave them out on follow-up calls
+    /// in the same session to save tokens.
     #[serde(default = "yes")]
     pub include_defaults: bool,
     /// Only entries with one of these statuses (e.g. `in_progress`).

@@ -73,9 +73,22 @@ impl<T: Params> clap::Args for ToolArgs<T> {
         for (name, prop) in params::<T>() {
             let kind = kind_of(&prop).to_owned();
             let switch = kind == "boolean";
-            let mut arg = Arg::new(name.clone()).help(help(&prop));
-            let value_name = name.to_uppercase();
-            arg = match spelling::<T>(&name) {
+            let spelled = spelling::<T>(&name);
+            let mut text = help(&prop);
+            match spelled {
+                Some(Spelling::PositionalOrStdin) => text.push_str(" Read from stdin when left out or `-`."),
+                Some(Spelling::Positional { rest: true }) => text.push_str(" Several words need no quotes."),
+                Some(Spelling::Positional { .. }) => {}
+                Some(Spelling::Off(_)) => text = format!("Turns `{name}` off. {text}"),
+                _ if kind == "array" => text.push_str(" Repeatable, or comma-separated."),
+                _ => {}
+            }
+            let mut arg = Arg::new(name.clone()).help(text);
+            let value_name = match spelled {
+                Some(Spelling::Long(long, _)) => long.to_uppercase().replace('-', "_"),
+                _ => name.to_uppercase(),
+            };
+            arg = match spelled {
                 Some(Spelling::Positional { rest }) => {
                     let arg = arg.value_name(value_name).required(required.contains(&name));
                     if rest { arg.num_args(1..).action(ArgAction::Append) } else { arg }
@@ -206,9 +219,11 @@ mod tests {
     fn help_is_the_schema_description_with_its_default() {
         let mut cmd = ToolArgs::<SearchRequest>::augment_args(Command::new("search"));
         let help = cmd.render_help().to_string();
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(help.contains("--limit <LIMIT>"), "{help}");
         assert!(help.contains("How many results. [default: 10]"), "{help}");
-        assert!(help.contains("--status <FILTER_STATUS>"), "{help}");
+        assert!(help.contains("--status <STATUS>"), "{help}");
+        assert!(flat.contains("Only items with one of these statuses. Repeatable, or comma-separated."), "{help}");
         assert!(!help.contains("--format"), "the CLI's own: {help}");
     }
 }
