@@ -55,12 +55,12 @@ pub(super) fn files(root: Option<&Path>, target: &Target) -> (Vec<File>, Vec<(St
     if inside_root && target.abs == base {
         starts.push(base.join(layout::TMWS_DIR));
     }
-    let (found, problems) = store::scan_reporting(&base, &starts, |rel| {
+    let (found, problems) = store::list(&base, &starts, |rel| {
         layout::is_markdown(rel) || (rel.starts_with(layout::TMWS_DIR) && layout::classify(rel).is_checked())
     });
     let files = found
         .into_iter()
-        .map(|s| File { abs: base.join(&s.rel), shown: show(&s.rel), rel: inside_root.then(|| s.rel.clone()) })
+        .map(|rel| File { abs: base.join(&rel), shown: show(&rel), rel: inside_root.then_some(rel) })
         .collect();
     let problems = problems.into_iter().map(|(rel, why)| (show(&rel), why)).collect();
     (files, problems)

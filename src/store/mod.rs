@@ -10,7 +10,7 @@ mod scan;
 pub mod watch;
 
 pub use self::git::git_head;
-pub use self::scan::{Scanned, scan, scan_reporting};
+pub use self::scan::{Scanned, list, scan};
 
 use std::fs;
 use std::io::{self, Write};

@@ -41,21 +41,32 @@ pub fn scan<K>(root: &Path, starts: &[PathBuf], keep: K) -> Vec<Scanned>
 where
     K: Fn(&str) -> bool + Sync,
 {
-    let (found, problems) = scan_reporting(root, starts, keep);
+    let (found, problems) = walk_tree(root, starts, keep, true);
     for (rel, why) in problems {
         tracing::debug!("{rel}: {why}");
     }
     found
 }
 
-/// `scan`, with the folders that could not be listed.
-pub fn scan_reporting<K>(root: &Path, starts: &[PathBuf], keep: K) -> (Vec<Scanned>, Vec<Problem>)
+/// The files `scan` finds, without their size and mtime (no `stat` per file: what `check`
+/// needs), and the folders that could not be listed.
+pub fn list<K>(root: &Path, starts: &[PathBuf], keep: K) -> (Vec<String>, Vec<Problem>)
+where
+    K: Fn(&str) -> bool + Sync,
+{
+    let (found, problems) = walk_tree(root, starts, keep, false);
+    (found.into_iter().map(|s| s.rel).collect(), problems)
+}
+
+/// The walk of `scan` and `list`; `stat`: read each file's size and mtime.
+fn walk_tree<K>(root: &Path, starts: &[PathBuf], keep: K, stat: bool) -> (Vec<Scanned>, Vec<Problem>)
 where
     K: Fn(&str) -> bool + Sync,
 {
     let walk = Walk {
         root,
         keep,
+        stat,
         queue: Mutex::new(Vec::new()),
         wake: Condvar::new(),
         busy: AtomicUsize::new(0),
@@ -133,6 +144,7 @@ struct Walk<'a, K> {
     wake: Condvar,
     busy: AtomicUsize,
     problems: Mutex<Vec<Problem>>,
+    stat: bool,
 }
 
 impl<K: Fn(&str) -> bool + Sync> Walk<'_, K> {
@@ -199,8 +211,10 @@ impl<K: Fn(&str) -> bool + Sync> Walk<'_, K> {
                 if rules.ignored(&rel, false) || !(self.keep)(&rel) {
                     continue;
                 }
+                if !self.stat {
+                    found.push(Scanned { rel: rel.clone(), size: 0, mtime: 0 });
                 // Relative to the folder's open handle: no lookup of the whole path.
-                if let Ok(meta) = entry.metadata() {
+                } else if let Ok(meta) = entry.metadata() {
                     let (size, mtime) = size_mtime(&meta);
                     found.push(Scanned { rel: rel.clone(), size, mtime });
                 }
