@@ -119,7 +119,16 @@ pub struct Reply<T> {
 impl<T: Answer> Reply<T> {
     /// The answer as its text, cut to its cap.
     pub fn text(&self) -> String {
-        render(&self.value(), self.format)
+        let mut value = serde_json::to_value(&self.answer).unwrap_or(Value::Null);
+        let plan = self.answer.plan(&mut value, self.max_chars);
+        if plan.pre.iter().all(|(_, n)| *n == 0) {
+            // The usual case: it fits, and is written once.
+            let text = render(&value, self.format);
+            if text.chars().count() <= self.max_chars {
+                return text;
+            }
+        }
+        render(&fit(value, self.format, self.max_chars, &plan), self.format)
     }
 
     /// The answer's JSON form, cut to its cap.

@@ -67,8 +67,10 @@ fn help(prop: &Value) -> String {
     text
 }
 
-impl<T: Params> clap::Args for ToolArgs<T> {
-    fn augment_args(mut cmd: Command) -> Command {
+impl<T: Params> ToolArgs<T> {
+    /// The arguments, made when the command is parsed or its help shown: a run builds only
+    /// its own command's (each is a JSON Schema made and read).
+    fn build(mut cmd: Command) -> Command {
         let required = required::<T>();
         for (name, prop) in params::<T>() {
             let kind = kind_of(&prop).to_owned();
@@ -121,6 +123,12 @@ impl<T: Params> clap::Args for ToolArgs<T> {
             cmd = cmd.arg(arg);
         }
         cmd
+    }
+}
+
+impl<T: Params> clap::Args for ToolArgs<T> {
+    fn augment_args(cmd: Command) -> Command {
+        cmd.defer(Self::build)
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {
