@@ -16,18 +16,27 @@ use super::yaml::to_yaml;
 
 /// An answer of a tool.
 pub trait Answer: Serialize {
-    /// What may be cut from the answer (as `value`, its JSON form), and in which order, to
-    /// fit `max` characters. An answer may drop at once, from `value`, what cannot fit in
-    /// any case, and count it in the plan's `pre`.
-    fn plan(&self, value: &mut Value, max: usize) -> Plan {
-        let _ = max;
+    /// Drops from `value` (the answer's JSON form), before anything is written, what could
+    /// not fit `max` characters whatever else were cut; returns what it dropped, by name.
+    fn prepare(&self, value: &mut Value, max: usize) -> Vec<(&'static str, usize)> {
+        let _ = (value, max);
+        Vec::new()
+    }
+
+    /// What may be cut from the answer, and in which order; asked only when it is over its
+    /// cap.
+    fn plan(&self, value: &Value) -> Plan {
         Plan::texts_of(value)
     }
 }
 
 impl<T: Answer> Answer for &T {
-    fn plan(&self, value: &mut Value, max: usize) -> Plan {
-        (*self).plan(value, max)
+    fn prepare(&self, value: &mut Value, max: usize) -> Vec<(&'static str, usize)> {
+        (*self).prepare(value, max)
+    }
+
+    fn plan(&self, value: &Value) -> Plan {
+        (*self).plan(value)
     }
 }
 
@@ -120,21 +129,27 @@ impl<T: Answer> Reply<T> {
     /// The answer as its text, cut to its cap.
     pub fn text(&self) -> String {
         let mut value = serde_json::to_value(&self.answer).unwrap_or(Value::Null);
-        let plan = self.answer.plan(&mut value, self.max_chars);
-        if plan.pre.iter().all(|(_, n)| *n == 0) {
+        let pre = self.answer.prepare(&mut value, self.max_chars);
+        if pre.iter().all(|(_, n)| *n == 0) {
             // The usual case: it fits, and is written once.
             let text = render(&value, self.format);
             if text.chars().count() <= self.max_chars {
                 return text;
             }
         }
-        render(&fit(value, self.format, self.max_chars, &plan), self.format)
+        render(&self.cut(value, pre), self.format)
     }
 
     /// The answer's JSON form, cut to its cap.
     pub fn value(&self) -> Value {
         let mut value = serde_json::to_value(&self.answer).unwrap_or(Value::Null);
-        let plan = self.answer.plan(&mut value, self.max_chars);
+        let pre = self.answer.prepare(&mut value, self.max_chars);
+        self.cut(value, pre)
+    }
+
+    fn cut(&self, value: Value, pre: Vec<(&'static str, usize)>) -> Value {
+        let mut plan = self.answer.plan(&value);
+        plan.pre = pre;
         fit(value, self.format, self.max_chars, &plan)
     }
 }
@@ -328,7 +343,7 @@ mod tests {
     }
 
     impl Answer for Listed {
-        fn plan(&self, v: &mut Value, _max: usize) -> Plan {
+        fn plan(&self, v: &Value) -> Plan {
             Plan::list_from_end(v, "/results", "results", "ask for fewer results")
         }
     }

@@ -30,7 +30,7 @@ pub use crate::index::watch::WatchUpdate;
 pub use crate::index::{SearchHit, SearchResults as SearchAnswer, SyncOptions, SyncReport};
 
 impl Answer for SearchAnswer {
-    fn plan(&self, value: &mut serde_json::Value, _max: usize) -> answer::Plan {
+    fn plan(&self, value: &serde_json::Value) -> answer::Plan {
         answer::Plan::list_from_end(
             value,
             "/results",
@@ -41,13 +41,13 @@ impl Answer for SearchAnswer {
 }
 
 impl Answer for tools::ToolResults {
-    fn plan(&self, value: &mut serde_json::Value, _max: usize) -> answer::Plan {
+    fn plan(&self, value: &serde_json::Value) -> answer::Plan {
         answer::Plan::list_from_end(value, "/results", "results", "ask for fewer results (limit), or raise max_chars")
     }
 }
 
 impl Answer for memory::MemorySearchAnswer {
-    fn plan(&self, value: &mut serde_json::Value, _max: usize) -> answer::Plan {
+    fn plan(&self, value: &serde_json::Value) -> answer::Plan {
         let mut plan = answer::Plan::list_from_end(
             value,
             "/results",
@@ -77,7 +77,7 @@ impl Answer for memory::maint::Cleared {}
 impl Answer for session::SessionAnswer {}
 
 impl Answer for tools::ToolDescription {
-    fn plan(&self, value: &mut serde_json::Value, _max: usize) -> answer::Plan {
+    fn plan(&self, value: &serde_json::Value) -> answer::Plan {
         let mut plan = answer::Plan::texts_of(value);
         plan.texts.retain(|p| !p.starts_with("/input_schema"));
         plan.steps = vec![("/input_schema".into(), "input_schema")];

@@ -387,12 +387,17 @@ fn lower_bound(v: &Value) -> usize {
 }
 
 impl Answer for ContextAnswer {
+    /// Default items that cannot fit whatever else is cut go first, with everything the cuts
+    /// would have dropped before them; with those never read (`unread`).
+    fn prepare(&self, value: &mut Value, max: usize) -> Vec<(&'static str, usize)> {
+        let (bodies, entries, defaults) = drop_what_cannot_fit(value, max);
+        vec![("body_t1", bodies), ("entries", entries), ("default items", defaults + self.unread)]
+    }
+
     /// Bodies of topic entries from the last entry up, every topic; then entries from the
     /// end, always of the list with the most left; then the default lists from their ends;
-    /// then the long T1 texts. Default items that cannot fit whatever else is cut go first,
-    /// with everything the cuts would have dropped before them.
-    fn plan(&self, value: &mut Value, max: usize) -> Plan {
-        let (bodies, entries, defaults) = drop_what_cannot_fit(value, max);
+    /// then the long T1 texts.
+    fn plan(&self, value: &Value) -> Plan {
         let mut steps: Vec<(String, &'static str)> = Vec::new();
         let topics: Vec<(String, usize)> = value
             .as_object()
@@ -427,7 +432,7 @@ impl Answer for ContextAnswer {
             steps,
             texts,
             order: vec!["body_t1", "entries", "default items"],
-            pre: vec![("body_t1", bodies), ("entries", entries), ("default items", defaults + self.unread)],
+            pre: Vec::new(),
             advice: format!(
                 "ask for fewer topics, a deeper scope or filters, raise max_chars (up to {MAX_MAX_CHARS}), or read \
 files by _meta.document_path"
@@ -514,15 +519,14 @@ mod tests {
 
     /// The cut without the shortcut: every step planned on the whole answer.
     fn slow(answer: &Value, max: usize) -> Value {
-        let mut whole = answer.clone();
-        let mut plan = ContextAnswer::default().plan(&mut whole, usize::MAX);
-        plan.pre.clear();
+        let plan = ContextAnswer::default().plan(answer);
         fit(answer.clone(), Format::Yaml, max, &plan)
     }
 
     fn fast(answer: &Value, max: usize) -> Value {
         let mut v = answer.clone();
-        let plan = ContextAnswer::default().plan(&mut v, max);
+        let pre = ContextAnswer::default().prepare(&mut v, max);
+        let plan = Plan { pre, ..ContextAnswer::default().plan(&v) };
         fit(v, Format::Yaml, max, &plan)
     }
 
