@@ -52,6 +52,8 @@ struct Inner {
     /// Whether a background thread keeps the index (`tmws mcp`, `tmws serve`).
     serving: bool,
     keeper: OnceLock<Keeper>,
+    /// Held while the keeper is made, so that two threads never open the index twice.
+    opening: std::sync::Mutex<()>,
     metrics: Metrics,
     registry: Registry,
     pool: OnceLock<Pool>,
@@ -105,6 +107,7 @@ impl Engine {
                 config,
                 serving,
                 keeper: OnceLock::new(),
+                opening: std::sync::Mutex::new(()),
                 metrics: Metrics::default(),
                 pool: OnceLock::new(),
             }),
@@ -125,6 +128,10 @@ impl Engine {
     }
 
     fn keeper(&self) -> Result<&Keeper> {
+        if let Some(k) = self.inner.keeper.get() {
+            return Ok(k);
+        }
+        let _opening = self.inner.opening.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(k) = self.inner.keeper.get() {
             return Ok(k);
         }
