@@ -77,6 +77,12 @@ pub trait Params: DeserializeOwned + JsonSchema + Clone + std::fmt::Debug + Send
         Vec::new()
     }
 
+    /// Checks every parameter against its range and the limits of DESIGN §12 (a value
+    /// out of range is an error, never clamped); returns the answer's cap in characters.
+    fn validate(&self, _config: &Config) -> Result<usize> {
+        Ok(MAX_MAX_CHARS)
+    }
+
     /// The JSON Schema of the parameters, as MCP publishes it: plain types (no `null`),
     /// the defaults of this config, no bookkeeping keys.
     fn schema(config: &Config) -> Map<String, Value> {
@@ -372,6 +378,14 @@ impl Params for ContextRequest {
     fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
         vec![cap_default(config)]
     }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        for name in [Some(&self.workspace), self.domain.as_ref(), self.repository.as_ref()].into_iter().flatten() {
+            within("a scope name", name, MAX_NAME_CHARS)?;
+        }
+        tags_within(&self.filter_tags)?;
+        answer_cap(self.max_chars, config)
+    }
 }
 
 /// Parameters of `workspace_search` (DESIGN §4.2).
@@ -439,6 +453,13 @@ impl Params for SearchRequest {
     fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
         vec![cap_default(config)]
     }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        query_within(&self.query)?;
+        tags_within(&self.filter_tags)?;
+        limit_within(self.limit, 100)?;
+        answer_cap(self.max_chars, config)
+    }
 }
 
 /// Parameters of `memory_add` (DESIGN §4.3).
@@ -483,16 +504,6 @@ impl MemoryAddRequest {
     pub fn new(content: impl Into<String>) -> MemoryAddRequest {
         MemoryAddRequest { content: content.into(), ..MemoryAddRequest::default() }
     }
-
-    /// The limits of DESIGN §12 on the names and tags an add writes.
-    pub(crate) fn validate(&self) -> Result<()> {
-        for (what, v) in [("key", &self.key), ("kind", &self.kind), ("source", &self.source), ("agent", &self.agent)] {
-            if let Some(v) = v {
-                within(what, v, MAX_NAME_CHARS)?;
-            }
-        }
-        tags_within(&self.tags)
-    }
 }
 
 impl Params for MemoryAddRequest {
@@ -501,6 +512,30 @@ impl Params for MemoryAddRequest {
         flag("namespace", Spelling::Long("namespace", Some('n'))),
         flag("tags", Spelling::Long("tag", None)),
     ];
+
+    /// Content there to remember, an importance within 0..1, and the limits of DESIGN §12
+    /// on the names and tags an add writes (the content's is the namespace's, which cuts it).
+    fn validate(&self, _config: &Config) -> Result<usize> {
+        if self.content.trim().is_empty() {
+            return Err(Error::Usage("empty content: give the text to remember".into()));
+        }
+        if let Some(i) = self.importance
+            && !(0.0..=1.0).contains(&i)
+        {
+            return Err(Error::Usage(format!("importance {i} is outside 0..1")));
+        }
+        let names = [("key", &self.key), ("kind", &self.kind), ("source", &self.source), ("agent", &self.agent)];
+        for (what, v) in names {
+            if let Some(v) = v {
+                within(what, v, MAX_NAME_CHARS)?;
+            }
+        }
+        if let Some(ns) = &self.namespace {
+            within("the namespace", ns, MAX_NAME_CHARS)?;
+        }
+        tags_within(&self.tags)?;
+        Ok(MAX_MAX_CHARS)
+    }
 }
 
 /// Parameters of `memory_search` (DESIGN §4.3).
@@ -571,6 +606,34 @@ impl Params for MemorySearchRequest {
             cap_default(config),
         ]
     }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        query_within(&self.query)?;
+        tags_within(&self.tags)?;
+        for (what, v) in [("the namespace", &self.namespace), ("kind", &self.kind), ("branch", &self.branch)] {
+            if let Some(v) = v {
+                within(what, v, MAX_NAME_CHARS)?;
+            }
+        }
+        limit_within(self.limit_or(config), 100)?;
+        let min_score = self.min_score_or(config);
+        if !(0.0..=1.0).contains(&min_score) {
+            return Err(Error::Usage(format!("min_score {min_score} is outside 0..1")));
+        }
+        answer_cap(self.max_chars, config)
+    }
+}
+
+impl MemorySearchRequest {
+    /// `limit`, or the config's `retrieval.top_k`.
+    pub(crate) fn limit_or(&self, config: &Config) -> u32 {
+        self.limit.unwrap_or(u32::try_from(config.retrieval.top_k).unwrap_or(u32::MAX))
+    }
+
+    /// `min_score`, or the config's `retrieval.min_score`.
+    pub(crate) fn min_score_or(&self, config: &Config) -> f64 {
+        self.min_score.unwrap_or(config.retrieval.min_score)
+    }
 }
 
 /// Parameters of `memory_get`.
@@ -597,6 +660,11 @@ impl Params for MemoryGetRequest {
     fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
         vec![cap_default(config)]
     }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        within("an id", &self.id, MAX_NAME_CHARS)?;
+        answer_cap(self.max_chars, config)
+    }
 }
 
 /// Parameters of `memory_delete`.
@@ -612,6 +680,11 @@ pub struct MemoryDeleteRequest {
 
 impl Params for MemoryDeleteRequest {
     const FLAGS: &'static [Flag] = &[flag("id", Spelling::Positional { rest: false })];
+
+    fn validate(&self, _config: &Config) -> Result<usize> {
+        within("an id", &self.id, MAX_NAME_CHARS)?;
+        Ok(MAX_MAX_CHARS)
+    }
 }
 
 /// Parameters of `memory_stats` and `memory_cleanup`: only the answer's format.
@@ -664,7 +737,16 @@ pub struct SessionRecordRequest {
     pub format: Format,
 }
 
-impl Params for SessionRecordRequest {}
+impl Params for SessionRecordRequest {
+    fn validate(&self, _config: &Config) -> Result<usize> {
+        for (what, v) in [("since", &self.since), ("agent", &self.agent)] {
+            if let Some(v) = v {
+                within(what, v, MAX_NAME_CHARS)?;
+            }
+        }
+        Ok(MAX_MAX_CHARS)
+    }
+}
 
 /// Parameters of `tool_search` (DESIGN §4.4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -713,6 +795,17 @@ impl Params for ToolSearchRequest {
     fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
         vec![cap_default(config)]
     }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        query_within(&self.query)?;
+        for (what, v) in [("category", &self.category), ("server", &self.server)] {
+            if let Some(v) = v {
+                within(what, v, MAX_NAME_CHARS)?;
+            }
+        }
+        limit_within(self.limit, 50)?;
+        answer_cap(self.max_chars, config)
+    }
 }
 
 /// Parameters of `tool_describe`.
@@ -738,6 +831,12 @@ impl Params for ToolDescribeRequest {
     fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
         vec![cap_default(config)]
     }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        within("a server name", &self.server, MAX_NAME_CHARS)?;
+        within("a tool name", &self.tool, MAX_NAME_CHARS)?;
+        answer_cap(self.max_chars, config)
+    }
 }
 
 /// Parameters of `tool_call`.
@@ -759,6 +858,12 @@ impl Params for ToolCallRequest {
         flag("tool", Spelling::Positional { rest: false }),
         flag("arguments", Spelling::Positional { rest: false }),
     ];
+
+    fn validate(&self, _config: &Config) -> Result<usize> {
+        within("a server name", &self.server, MAX_NAME_CHARS)?;
+        within("a tool name", &self.tool, MAX_NAME_CHARS)?;
+        Ok(MAX_MAX_CHARS)
+    }
 }
 
 #[cfg(test)]
@@ -842,5 +947,23 @@ mod tests {
         assert_eq!(answer_cap(None, &Config::default()).unwrap(), 24_000);
         let tags: Vec<String> = (0..65).map(|i| i.to_string()).collect();
         assert_eq!(tags_within(&tags).unwrap_err().to_string(), "65 tags, over the limit of 64");
+    }
+
+    #[test]
+    fn every_request_is_checked_in_one_place_against_the_config() {
+        let config = Config::default();
+        let args = |v: Value| v.as_object().unwrap().clone();
+        let err = |r: Result<usize>| r.unwrap_err().to_string();
+        let add = |v: Value| MemoryAddRequest::from_args(args(v)).unwrap().validate(&config);
+        assert_eq!(err(add(json!({"content": " \n "}))), "empty content: give the text to remember");
+        assert_eq!(err(add(json!({"content": "x", "importance": 1.5}))), "importance 1.5 is outside 0..1");
+        assert_eq!(add(json!({"content": "x"})).unwrap(), MAX_MAX_CHARS);
+        let search = |v: Value| MemorySearchRequest::from_args(args(v)).unwrap().validate(&config);
+        assert_eq!(err(search(json!({"query": "x", "min_score": -0.5}))), "min_score -0.5 is outside 0..1");
+        assert_eq!(err(search(json!({"query": "x", "limit": 101}))), "limit 101 is outside 1..=100");
+        assert_eq!(search(json!({"query": "x", "max_chars": 500})).unwrap(), 500);
+        let tools = |v: Value| ToolSearchRequest::from_args(args(v)).unwrap().validate(&config);
+        assert_eq!(err(tools(json!({"query": "x", "limit": 51}))), "limit 51 is outside 1..=50");
+        assert_eq!(tools(json!({"query": "x"})).unwrap(), 24_000);
     }
 }

@@ -169,7 +169,7 @@ impl Engine {
 
     /// `workspace_get_context` within a session, which counts defaults asked for again.
     pub fn context_in(&self, session: &Session, req: &ContextRequest) -> Result<Reply<ContextAnswer>> {
-        let max = api::answer_cap(req.max_chars, self.config())?;
+        let max = req.validate(self.config())?;
         let (index, stale) = self.fresh()?;
         let started = Instant::now();
         let answer = context::get_context(self.root(), &index, req, max, stale);
@@ -184,9 +184,7 @@ impl Engine {
 
     /// `workspace_search` (DESIGN §4.2).
     pub fn search(&self, req: &SearchRequest) -> Result<Reply<SearchAnswer>> {
-        let max = api::answer_cap(req.max_chars, self.config())?;
-        api::query_within(&req.query)?;
-        api::tags_within(&req.filter_tags)?;
+        let max = req.validate(self.config())?;
         let query = TextQuery {
             query: req.query.clone(),
             scope: req.scope.clone(),
@@ -194,7 +192,7 @@ impl Engine {
             kinds: DocKind::parse_all(&req.kinds)?,
             status: req.filter_status.clone(),
             tags: req.filter_tags.clone(),
-            limit: api::limit_within(req.limit, 100)?,
+            limit: req.limit as usize,
             ..TextQuery::default()
         };
         let (index, stale) = self.fresh()?;
@@ -209,14 +207,15 @@ impl Engine {
     /// `memory_add` (DESIGN §4.3): appended under the log's lock; the index catches up
     /// before the next query answers (read-your-writes).
     pub fn memory_add(&self, req: &MemoryAddRequest) -> Result<Reply<AddAnswer>> {
+        let max = req.validate(self.config())?;
         let answer =
             memory::add(self.root(), self.config(), &memory::Add { req, extra: Map::new() }, chrono::Utc::now())?;
-        Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
+        Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
     /// `memory_search` (DESIGN §4.3).
     pub fn memory_search(&self, req: &MemorySearchRequest) -> Result<Reply<MemorySearchAnswer>> {
-        let max = api::answer_cap(req.max_chars, self.config())?;
+        let max = req.validate(self.config())?;
         let (index, stale) = self.fresh()?;
         let started = Instant::now();
         let found = memory::search(self.root(), self.config(), &index, req);
@@ -228,7 +227,7 @@ impl Engine {
 
     /// `memory_get`.
     pub fn memory_get(&self, req: &MemoryGetRequest) -> Result<Reply<MemoryHit>> {
-        let max = api::answer_cap(req.max_chars, self.config())?;
+        let max = req.validate(self.config())?;
         let (index, _) = self.fresh()?;
         let answer = memory::get(self.root(), &index, &req.id, req.include_content)?;
         Ok(Reply { answer, format: req.format, max_chars: max })
@@ -236,9 +235,10 @@ impl Engine {
 
     /// `memory_delete`.
     pub fn memory_delete(&self, req: &MemoryDeleteRequest) -> Result<Reply<Deleted>> {
+        let max = req.validate(self.config())?;
         let (index, _) = self.fresh()?;
         let answer = memory::delete(self.root(), self.config(), &index, &req.id)?;
-        Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
+        Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
     /// `memory_stats`, with the redundant defaults of this server's sessions when serving.
@@ -279,6 +279,7 @@ impl Engine {
 
     /// `session_record` (DESIGN §6).
     pub fn session_record(&self, req: &SessionRecordRequest) -> Result<Reply<SessionAnswer>> {
+        let max = req.validate(self.config())?;
         let answer = super::session::record(
             self.root(),
             self.config(),
@@ -286,12 +287,12 @@ impl Engine {
             req.agent.as_deref(),
             chrono::Utc::now(),
         )?;
-        Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
+        Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
     /// `tool_search` (DESIGN §4.4): from the index; no downstream server is contacted.
     pub fn tool_search(&self, req: &ToolSearchRequest) -> Result<Reply<ToolResults>> {
-        let max = api::answer_cap(req.max_chars, self.config())?;
+        let max = req.validate(self.config())?;
         let (index, stale) = self.fresh()?;
         let started = Instant::now();
         let found = tools::search(&index, &self.inner.registry, req);
@@ -303,13 +304,14 @@ impl Engine {
 
     /// `tool_describe`, from the registry file: no downstream server is contacted.
     pub fn tool_describe(&self, req: &ToolDescribeRequest) -> Result<Reply<ToolDescription>> {
-        let max = api::answer_cap(req.max_chars, self.config())?;
+        let max = req.validate(self.config())?;
         let answer = tools::describe(&self.inner.registry, &req.server, &req.tool)?;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
     /// `tool_call` through the pool: the downstream result, verbatim.
     pub async fn tool_call(&self, req: &ToolCallRequest) -> Result<ToolCallAnswer> {
+        req.validate(self.config())?;
         let answer = tools::call(
             self.root(),
             self.config(),

@@ -19,7 +19,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::api::{self, MemoryAddRequest, MemorySearchRequest};
+use super::api::{MemoryAddRequest, MemorySearchRequest};
 use super::redact::redact;
 use crate::config::{Config, NamespaceConfig};
 use crate::error::{Error, Result};
@@ -170,17 +170,8 @@ pub fn memory_id(namespace: &str, content: &str) -> String {
 /// namespace kept within `max_entries`; returns what was stored.
 pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc>) -> Result<AddAnswer> {
     let req = add.req;
-    req.validate()?;
     let ns_name = req.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
     let ns = namespace(config, ns_name)?;
-    if req.content.trim().is_empty() {
-        return Err(Error::Usage("empty content: give the text to remember".into()));
-    }
-    if let Some(i) = req.importance
-        && !(0.0..=1.0).contains(&i)
-    {
-        return Err(Error::Usage(format!("importance {i} is outside 0..1")));
-    }
     let (content, mut redacted) = redact(&req.content);
     let truncated = content.chars().count() > ns.max_content_chars;
     let content: String = if truncated { content.chars().take(ns.max_content_chars).collect() } else { content };
@@ -457,13 +448,8 @@ pub(crate) fn search(
     if let Some(ns) = &req.namespace {
         namespace(config, ns)?;
     }
-    api::query_within(&req.query)?;
-    api::tags_within(&req.tags)?;
-    let limit = api::limit_within(req.limit.unwrap_or(config.retrieval.top_k as u32), 100)?;
-    let min_score = req.min_score.unwrap_or(config.retrieval.min_score);
-    if !(0.0..=1.0).contains(&min_score) {
-        return Err(Error::Usage(format!("min_score {min_score} is outside 0..1")));
-    }
+    let limit = req.limit_or(config) as usize;
+    let min_score = req.min_score_or(config);
     if is_memory_id(&req.query) {
         let found = find(index, req.query.trim())?;
         let results: Vec<MemoryHit> = found
