@@ -35,7 +35,7 @@ use super::trust::{self, Trust};
 use super::{SearchAnswer, SyncOptions, SyncReport, WatchUpdate};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::index::TextQuery;
+use crate::index::{Index, TextQuery};
 use crate::model::DocKind;
 use crate::pool::{self, Pool};
 
@@ -158,6 +158,16 @@ impl Engine {
         Ok((keeper.index(), stale))
     }
 
+    /// A search on the index made fresh, timed into `/metrics`; the answer and whether the
+    /// index may still be behind.
+    fn searched<A>(&self, search: impl FnOnce(&Index) -> Result<A>) -> Result<(A, bool)> {
+        let (index, stale) = self.fresh()?;
+        let started = Instant::now();
+        let found = search(&index);
+        self.inner.metrics.search.observe(started.elapsed());
+        Ok((found?, stale))
+    }
+
     fn pool(&self) -> &Pool {
         self.inner.pool.get_or_init(|| Pool::new(pool::Settings::from_config(&self.inner.config.pool)))
     }
@@ -195,11 +205,7 @@ impl Engine {
             limit: req.limit as usize,
             ..TextQuery::default()
         };
-        let (index, stale) = self.fresh()?;
-        let started = Instant::now();
-        let found = index.search(&query);
-        self.inner.metrics.search.observe(started.elapsed());
-        let mut answer = found?;
+        let (mut answer, stale) = self.searched(|index| index.search(&query))?;
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
@@ -216,11 +222,7 @@ impl Engine {
     /// `memory_search` (DESIGN §4.3).
     pub fn memory_search(&self, req: &MemorySearchRequest) -> Result<Reply<MemorySearchAnswer>> {
         let max = req.validate(self.config())?;
-        let (index, stale) = self.fresh()?;
-        let started = Instant::now();
-        let found = memory::search(self.root(), self.config(), &index, req);
-        self.inner.metrics.search.observe(started.elapsed());
-        let mut answer = found?;
+        let (mut answer, stale) = self.searched(|index| memory::search(self.root(), self.config(), index, req))?;
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
@@ -293,11 +295,7 @@ impl Engine {
     /// `tool_search` (DESIGN §4.4): from the index; no downstream server is contacted.
     pub fn tool_search(&self, req: &ToolSearchRequest) -> Result<Reply<ToolResults>> {
         let max = req.validate(self.config())?;
-        let (index, stale) = self.fresh()?;
-        let started = Instant::now();
-        let found = tools::search(&index, &self.inner.registry, req);
-        self.inner.metrics.search.observe(started.elapsed());
-        let mut answer = found?;
+        let (mut answer, stale) = self.searched(|index| tools::search(index, &self.inner.registry, req))?;
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
