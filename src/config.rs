@@ -192,7 +192,7 @@ impl Config {
     /// is an error naming the file, the line and the key.
     pub fn load(root: &Path) -> Result<Config, Error> {
         let path = root.join(CONFIG_FILE);
-        let Some(text) = crate::store::read_text_opt(&path)? else {
+        let Some(text) = crate::store::read_text_opt(root, &path, crate::store::cap::CONFIG)? else {
             return Ok(Config::default());
         };
         Config::parse(&text).map_err(|d| Error::WithLine {

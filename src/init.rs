@@ -142,7 +142,7 @@ pub fn init(root: &Path, clients: &[McpClient]) -> Result<InitReport> {
     if store::exists(&config) {
         changes.push(Change { path: CONFIG_FILE.into(), action: Action::Unchanged, detail: "kept as it is".into() });
     } else {
-        store::write_atomic(&config, CONFIG_TEMPLATE.as_bytes())?;
+        store::write_atomic(&root, &config, CONFIG_TEMPLATE.as_bytes())?;
         changes.push(Change {
             path: CONFIG_FILE.into(),
             action: Action::Created,
@@ -165,7 +165,7 @@ pub fn init(root: &Path, clients: &[McpClient]) -> Result<InitReport> {
 /// Appends `line` to a text file unless it (or an equivalent) is already there.
 fn ensure_line(root: &Path, name: &str, line: &str, equivalents: &[&str]) -> Result<Change> {
     let path = root.join(name);
-    let existing = store::read_text_opt(&path)?;
+    let existing = store::read_text_opt(root, &path, store::cap::CONFIG)?;
     let present =
         existing.as_deref().is_some_and(|t| t.lines().map(str::trim).any(|l| l == line || equivalents.contains(&l)));
     if present {
@@ -177,7 +177,7 @@ fn ensure_line(root: &Path, name: &str, line: &str, equivalents: &[&str]) -> Res
     }
     text.push_str(line);
     text.push('\n');
-    store::write_atomic(&path, text.as_bytes())?;
+    store::write_atomic(root, &path, text.as_bytes())?;
     let action = if existing.is_some() { Action::Updated } else { Action::Created };
     Ok(Change { path: name.into(), action, detail: format!("added `{line}`") })
 }
@@ -194,7 +194,7 @@ pub fn runs_tmws_mcp(entry: &Value) -> bool {
 fn register_client(root: &Path, client: McpClient) -> Result<Change> {
     let rel = client.config_path();
     let path = root.join(rel);
-    let existing = store::read_text_opt(&path)?;
+    let existing = store::read_text_opt(root, &path, store::cap::CONFIG)?;
     let mut doc = match &existing {
         None => Value::Object(Map::new()),
         Some(text) if text.trim().is_empty() => Value::Object(Map::new()),
@@ -229,7 +229,7 @@ fn register_client(root: &Path, client: McpClient) -> Result<Change> {
     let replaced = servers.insert("tmws".to_owned(), client.entry()).is_some();
     let mut text = serde_json::to_string_pretty(&doc).map_err(|e| Error::Environment(e.to_string()))?;
     text.push('\n');
-    store::write_atomic(&path, text.as_bytes())?;
+    store::write_atomic(root, &path, text.as_bytes())?;
     let action = if existing.is_some() { Action::Updated } else { Action::Created };
     let detail = if replaced {
         "replaced server `tmws` with one that runs `tmws mcp`"

@@ -63,7 +63,7 @@ pub fn render(sources: &[(String, String)]) -> String {
 /// replacing an `AGENTS.md` that tmws did not generate.
 pub fn build_rules(root: &Path, check: bool, force: bool) -> Result<RulesReport> {
     let dir = root.join(RULES_DIR);
-    let names: Vec<String> = store::list_dir(&dir)?
+    let names: Vec<String> = store::list_dir(root, &dir)?
         .into_iter()
         .filter(|n| is_markdown(n) && matches!(store::entry(&dir.join(n)), Ok(Entry::File | Entry::Symlink(_))))
         .collect();
@@ -73,7 +73,7 @@ pub fn build_rules(root: &Path, check: bool, force: bool) -> Result<RulesReport>
     let mut sources = Vec::new();
     for name in &names {
         let path = dir.join(name);
-        let bytes = store::read(&path)?;
+        let bytes = store::read(root, &path, store::cap::MARKDOWN)?;
         let text = String::from_utf8(bytes).map_err(|_| Error::WithLine {
             path: PathBuf::from(format!("{RULES_DIR}/{name}")),
             line: 1,
@@ -87,7 +87,7 @@ pub fn build_rules(root: &Path, check: bool, force: bool) -> Result<RulesReport>
     let mut steps = Vec::new();
 
     let agents = root.join(AGENTS_MD);
-    let current = store::read_text_opt(&agents).ok().flatten();
+    let current = store::read_text_opt(root, &agents, store::cap::MARKDOWN).ok().flatten();
     if current.as_deref() != Some(rendered.as_str()) {
         if let Some(text) = &current
             && !text.starts_with(HEADER_MARK)
@@ -98,7 +98,7 @@ pub fn build_rules(root: &Path, check: bool, force: bool) -> Result<RulesReport>
             )));
         }
         if !check {
-            store::write_atomic(&agents, rendered.as_bytes())?;
+            store::write_atomic(root, &agents, rendered.as_bytes())?;
         }
         let what = if current.is_some() { "stale" } else { "missing" };
         steps.push(Step {
@@ -118,18 +118,18 @@ pub fn build_rules(root: &Path, check: bool, force: bool) -> Result<RulesReport>
             Entry::Symlink(_) => {
                 if !check {
                     store::remove_file(&link)?;
-                    store::symlink(&target, &link)?;
+                    store::symlink(root, &target, &link)?;
                 }
                 steps.push(Step { path: rel, action: "relink", detail: format!("now points at {}", target.display()) });
             }
             Entry::Missing => {
                 if !check {
-                    store::symlink(&target, &link)?;
+                    store::symlink(root, &target, &link)?;
                 }
                 steps.push(Step { path: rel, action: "link", detail: format!("points at {}", target.display()) });
             }
             Entry::File
-                if store::read(&link)?
+                if store::read(root, &link, store::cap::MARKDOWN)?
                     == sources
                         .iter()
                         .find(|(n, _)| n == name)
@@ -147,7 +147,7 @@ pub fn build_rules(root: &Path, check: bool, force: bool) -> Result<RulesReport>
             }
         }
     }
-    for name in store::list_dir(&links)? {
+    for name in store::list_dir(root, &links)? {
         if names.contains(&name) {
             continue;
         }

@@ -40,9 +40,9 @@ impl Schemas {
         let mut overrides = HashMap::new();
         if let Some(root) = root {
             let dir = root.join(layout::SCHEMAS_DIR);
-            for name in store::list_dir(&dir).unwrap_or_default() {
+            for name in store::list_dir(root, &dir).unwrap_or_default() {
                 let Some(stem) = name.strip_suffix(".schema.json") else { continue };
-                let Ok(bytes) = store::read(&dir.join(&name)) else { continue };
+                let Ok(bytes) = store::read(root, &dir.join(&name), store::cap::CONFIG) else { continue };
                 let Ok(json) = serde_json::from_slice::<Value>(&bytes) else { continue };
                 if let Ok(c) = Compiled::new(json) {
                     overrides.insert(stem.to_owned(), Arc::new(c));
@@ -90,7 +90,7 @@ impl Schemas {
             let enums = match cached {
                 Some(e) => e,
                 None => {
-                    let parsed = store::read(&path).ok().map(|bytes| {
+                    let parsed = store::read(root, &path, store::cap::MARKDOWN).ok().map(|bytes| {
                         let doc = markdown::parse(&bytes);
                         let list = |key: &str| -> Option<Vec<String>> {
                             let items = match &doc.mapping()?.get(key)?.value.value {

@@ -86,7 +86,7 @@ pub fn run(opts: &CheckOptions) -> Result<Report> {
         if !store::exists(&joined) {
             return Err(Error::NoSuchPath(p.clone()));
         }
-        let abs = store::canonicalize(&joined)?;
+        let abs = unresolved_last(&joined)?;
         let root = match &forced_root {
             Some(r) if abs.starts_with(r) => Some(r.clone()),
             _ => store::find_root(&abs),
@@ -126,6 +126,16 @@ pub fn run(opts: &CheckOptions) -> Result<Report> {
     Ok(report)
 }
 
+/// The canonical form of `path` but for its last component, which is kept as it is: a
+/// symlink named on the command line is checked as the link it is (one out of the root is
+/// a finding), not silently as its target.
+fn unresolved_last(path: &Path) -> Result<PathBuf> {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => Ok(store::canonicalize(parent)?.join(name)),
+        _ => store::canonicalize(path),
+    }
+}
+
 /// One root's check: its config and schemas, and what was found.
 struct Checker {
     root: Option<PathBuf>,
@@ -148,7 +158,7 @@ impl Checker {
         if let Some(root) = &root {
             // An invalid config is reported when the config file itself is checked; the
             // check goes on with the defaults.
-            if let Ok(Some(text)) = store::read_text_opt(&root.join(CONFIG_FILE))
+            if let Ok(Some(text)) = store::read_text_opt(root, &root.join(CONFIG_FILE), store::cap::CONFIG)
                 && let Ok(c) = Config::parse(&text)
             {
                 config = c;
@@ -194,10 +204,15 @@ impl Checker {
             p.fetch_add(1, Ordering::Relaxed);
         }
         let path = &file.shown;
-        let bytes = match store::read(&file.abs) {
+        let bytes = match store::read(&file.base, &file.abs, store::cap::MARKDOWN) {
             Ok(b) => b,
             Err(e) => {
-                let d = Diagnostic::error(Rule::Io, 1, 1, format!("cannot read: {e}")).with_path(path.clone());
+                // The path is the finding's own: the message says only why.
+                let why = match &e {
+                    Error::Io { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
+                let d = Diagnostic::error(Rule::Io, 1, 1, format!("cannot read: {why}")).with_path(path.clone());
                 lock(&self.diags).push(d);
                 return;
             }

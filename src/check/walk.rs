@@ -20,6 +20,8 @@ pub(super) struct Target {
 #[derive(Debug, Clone)]
 pub(super) struct File {
     pub abs: PathBuf,
+    /// The folder reads are confined to: the root, or the folder checked outside any root.
+    pub base: PathBuf,
     /// Relative to the root with `/` separators, or as given below a path outside any root.
     pub shown: String,
     /// Relative to the root, when the file is inside one.
@@ -46,7 +48,7 @@ pub(super) fn files(root: Option<&Path>, target: &Target) -> (Vec<File>, Vec<(St
     let rel_of = |abs: &Path| abs.strip_prefix(&base).ok().map(|r| r.to_string_lossy().replace('\\', "/"));
     if is_file {
         let rel = rel_of(&target.abs).unwrap_or_default();
-        let file = File { abs: target.abs.clone(), shown: show(&rel), rel: inside_root.then_some(rel) };
+        let file = File { abs: target.abs.clone(), base, shown: show(&rel), rel: inside_root.then_some(rel) };
         return (vec![file], Vec::new());
     }
     let mut starts = vec![target.abs.clone()];
@@ -60,7 +62,12 @@ pub(super) fn files(root: Option<&Path>, target: &Target) -> (Vec<File>, Vec<(St
     });
     let files = found
         .into_iter()
-        .map(|rel| File { abs: base.join(&rel), shown: show(&rel), rel: inside_root.then_some(rel) })
+        .map(|rel| File {
+            abs: base.join(&rel),
+            base: base.clone(),
+            shown: show(&rel),
+            rel: inside_root.then_some(rel),
+        })
         .collect();
     let problems = problems.into_iter().map(|(rel, why)| (show(&rel), why)).collect();
     (files, problems)

@@ -73,7 +73,7 @@ impl Index {
         // One process at a time finds, creates or rebuilds the index and tries for the
         // writer: two that both found none would both create it, and one rebuilding would
         // delete the folder (and the writer lock in it) under another that already writes.
-        let _opening = store::FileLock::exclusive(&root.join(INDEX_OPEN_LOCK))?;
+        let _opening = store::FileLock::exclusive(root, &root.join(INDEX_OPEN_LOCK))?;
         store::create_dir_all(&dir)?;
         let fields = Fields::new();
         let mut rebuilt = None;
@@ -184,7 +184,7 @@ impl Index {
     /// Whether a memory log holds a complete line past what the last commit indexed: an
     /// entry another process just added that the writer has not applied yet.
     fn logs_ahead(&self) -> bool {
-        let Ok(names) = store::list_dir(&self.root.join(layout::MEMORY_DIR)) else { return false };
+        let Ok(names) = store::list_dir(&self.root, &self.root.join(layout::MEMORY_DIR)) else { return false };
         let logs: Vec<String> = names.into_iter().filter(|n| n.ends_with(".jsonl")).collect();
         if logs.is_empty() {
             return false;
@@ -193,7 +193,8 @@ impl Index {
         logs.iter().any(|name| {
             let rel = format!("{}/{name}", layout::MEMORY_DIR);
             let offset = marks.get(&rel).map_or(0, |m| m.offset);
-            store::read_from(&self.root.join(&rel), offset).is_ok_and(|tail| tail.contains(&b'\n'))
+            store::read_from(&self.root, &self.root.join(&rel), offset, store::cap::LOG)
+                .is_ok_and(|tail| tail.contains(&b'\n'))
         })
     }
 }
@@ -239,7 +240,7 @@ mod tests {
     fn an_open_waits_while_another_process_is_opening() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let held = store::FileLock::exclusive(&root.join(INDEX_OPEN_LOCK)).unwrap();
+        let held = store::FileLock::exclusive(root, &root.join(INDEX_OPEN_LOCK)).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::scope(|s| {
             s.spawn(|| tx.send(Index::open(root).map(|i| i.is_writer())).unwrap());

@@ -8,6 +8,9 @@ use serde_json::Value;
 
 use crate::model::{Diagnostic, Rule};
 
+/// The longest line read (DESIGN §12); a longer one is reported and skipped unparsed.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
 /// One good line of a log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
@@ -42,6 +45,18 @@ pub fn parse_as<'a, T>(
         let terminated = raw.last() == Some(&b'\n');
         let content = raw.strip_suffix(b"\n").unwrap_or(raw);
         let content = content.strip_suffix(b"\r").unwrap_or(content);
+        if content.len() > MAX_LINE_BYTES {
+            diags.push(
+                Diagnostic::error(
+                    Rule::JsonlLine,
+                    line_no,
+                    1,
+                    format!("line is {} bytes, over the limit of {MAX_LINE_BYTES}; line skipped", content.len()),
+                )
+                .with_hint("a memory's content is capped far below this: the line was not written by tmws"),
+            );
+            continue;
+        }
         if content.iter().all(u8::is_ascii_whitespace) {
             continue;
         }

@@ -68,7 +68,7 @@ pub(crate) fn install(root: &Path, tmws: &Path) -> Result<HookAnswer> {
     let root = store::canonicalize(root)?;
     let wanted = script(tmws, &root);
     let mut chained = false;
-    if let Some(existing) = store::read_text_opt(&hook)? {
+    if let Some(existing) = store::read_text_opt(&dir, &hook, store::cap::CONFIG)? {
         if existing == wanted {
             return Ok(HookAnswer { hook: hook.display().to_string(), installed: false, chained: false });
         }
@@ -80,10 +80,10 @@ pub(crate) fn install(root: &Path, tmws: &Path) -> Result<HookAnswer> {
                     dir.join(CHAINED).display()
                 )));
             }
-            store::rename(&hook, &dir.join(CHAINED))?;
+            store::rename(&dir, &hook, &dir.join(CHAINED))?;
             chained = true;
         }
     }
-    store::write_executable(&hook, wanted.as_bytes())?;
+    store::write_executable(&dir, &hook, wanted.as_bytes())?;
     Ok(HookAnswer { hook: hook.display().to_string(), installed: true, chained })
 }

@@ -43,7 +43,7 @@ pub fn configured(root: &Path, config: &Config) -> Result<(BTreeMap<String, Conn
     let mut servers = BTreeMap::new();
     let mut problems = Vec::new();
     for source in &config.registry.sources {
-        let Some(text) = store::read_text_opt(&root.join(source))? else { continue };
+        let Some(text) = store::read_text_opt(root, &root.join(source), store::cap::CONFIG)? else { continue };
         let (found, diags) = clients::parse(&text);
         for d in diags {
             problems.push(format!("{source}:{}:{}: {}", d.line, d.column, d.message));
@@ -80,12 +80,7 @@ pub fn configured_servers(root: &Path, config: &Config) -> Result<Vec<Configured
 
 /// The registry as it is on disk (an empty one when there is none).
 pub fn load(root: &Path) -> Result<Map<String, Value>> {
-    load_file(&root.join(REGISTRY_FILE))
-}
-
-/// A registry file (an empty registry when there is none).
-pub fn load_file(path: &Path) -> Result<Map<String, Value>> {
-    let Some(text) = store::read_text_opt(path)? else {
+    let Some(text) = store::read_text_opt(root, &root.join(REGISTRY_FILE), store::cap::CONFIG)? else {
         return Ok(Map::new());
     };
     match serde_json::from_str::<Value>(&text) {
@@ -249,7 +244,7 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
     let registry = json!({"version": "1", "servers": new_servers});
     let mut text = serde_json::to_string_pretty(&registry).map_err(|e| Error::Environment(e.to_string()))?;
     text.push('\n');
-    store::write_atomic(&root.join(REGISTRY_FILE), text.as_bytes())?;
+    store::write_atomic(root, &root.join(REGISTRY_FILE), text.as_bytes())?;
     Ok(Built { outcomes, problems })
 }
 
@@ -340,7 +335,7 @@ const POPULARITY_DAYS: i64 = 30;
 /// Each server's share of the tool calls of the last 30 days (`usage.jsonl`), 0–1 rounded to
 /// three decimals; servers without calls are absent.
 pub fn popularity(root: &Path, now: DateTime<Utc>) -> BTreeMap<String, f64> {
-    let bytes = store::read_opt(&root.join(USAGE_FILE)).ok().flatten().unwrap_or_default();
+    let bytes = store::read_opt(root, &root.join(USAGE_FILE), store::cap::LOG).ok().flatten().unwrap_or_default();
     let (lines, _) = jsonl::parse(&bytes);
     let since = now - chrono::Duration::days(POPULARITY_DAYS);
     let mut calls: BTreeMap<String, u64> = BTreeMap::new();

@@ -65,7 +65,7 @@ fn window_start(root: &Path, config: &Config, since: Option<&str>, now: DateTime
     }
     let last = namespaces(root, config)?
         .iter()
-        .filter_map(|ns| store::read_opt(&root.join(layout::memory_log(ns))).ok().flatten())
+        .filter_map(|ns| store::read_opt(root, &root.join(layout::memory_log(ns)), store::cap::LOG).ok().flatten())
         .flat_map(|bytes| Fold::of(&bytes, true).live.into_values())
         .filter(|e| e.kind.as_deref() == Some("session"))
         .max_by(|a, b| a.at.cmp(&b.at));
@@ -114,7 +114,8 @@ fn commits(root: &Path, since: &str, range_from: Option<&str>) -> Vec<Commit> {
 
 /// Tool calls in the window, by `server/tool`: (calls, failures).
 fn tool_calls(root: &Path, window: &Window, until: &str) -> BTreeMap<String, (u64, u64)> {
-    let bytes = store::read_opt(&root.join(layout::USAGE_FILE)).ok().flatten().unwrap_or_default();
+    let bytes =
+        store::read_opt(root, &root.join(layout::USAGE_FILE), store::cap::LOG).ok().flatten().unwrap_or_default();
     let (lines, _) = jsonl::parse(&bytes);
     let mut calls: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for line in lines {
@@ -168,7 +169,9 @@ pub(crate) fn record(
     // Memories added in the window (not earlier sessions).
     let mut added: Vec<(String, String, String, Option<String>, String)> = Vec::new();
     for ns in namespaces(root, config)? {
-        let Some(bytes) = store::read_opt(&root.join(layout::memory_log(&ns)))? else { continue };
+        let Some(bytes) = store::read_opt(root, &root.join(layout::memory_log(&ns)), store::cap::LOG)? else {
+            continue;
+        };
         for (id, e) in Fold::of(&bytes, false).live {
             if window.holds(&e.at, &until) && e.kind.as_deref() != Some("session") {
                 added.push((e.at, id, e.kind.unwrap_or_else(|| "note".into()), e.agent, e.summary));

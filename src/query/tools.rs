@@ -222,7 +222,7 @@ fn log_usage(root: &Path, server: &str, tool: &str, took: Duration, ok: bool) ->
         "ms": u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
         "ok": ok,
     });
-    let mut log = LockedLog::open(&root.join(layout::USAGE_FILE), &root.join(layout::USAGE_LOCK))?;
+    let mut log = LockedLog::open(root, &root.join(layout::USAGE_FILE), &root.join(layout::USAGE_LOCK))?;
     log.append(&[line.to_string()], false)
 }
 
@@ -267,13 +267,14 @@ type Snapshot = Arc<Map<String, Value>>;
 /// The registry file, read again only when it changed on disk.
 #[derive(Debug)]
 pub struct Registry {
+    root: PathBuf,
     path: PathBuf,
     cached: Mutex<Option<(Stamp, Snapshot)>>,
 }
 
 impl Registry {
     pub fn new(root: &Path) -> Registry {
-        Registry { path: root.join(REGISTRY_FILE), cached: Mutex::new(None) }
+        Registry { root: root.to_path_buf(), path: root.join(REGISTRY_FILE), cached: Mutex::new(None) }
     }
 
     /// The registry as it is on disk now.
@@ -285,7 +286,7 @@ impl Registry {
         {
             return Ok(reg.clone());
         }
-        let reg = Arc::new(registry::load_file(&self.path)?);
+        let reg = Arc::new(registry::load(&self.root)?);
         *cached = Some((stamp, reg.clone()));
         Ok(reg)
     }

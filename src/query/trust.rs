@@ -52,7 +52,7 @@ impl Trust {
 
 /// Every agent's trust, from the log (bad lines and self-verifications are skipped).
 pub fn scores(root: &Path) -> BTreeMap<String, Trust> {
-    let bytes = store::read_opt(&root.join(TRUST_FILE)).ok().flatten().unwrap_or_default();
+    let bytes = store::read_opt(root, &root.join(TRUST_FILE), store::cap::LOG).ok().flatten().unwrap_or_default();
     let (lines, _) = jsonl::parse(&bytes);
     let mut all: BTreeMap<String, Trust> = BTreeMap::new();
     for line in lines {
@@ -93,7 +93,7 @@ pub fn verify(
     let (evidence, _) = redact(evidence);
     let at = now.to_rfc3339_opts(SecondsFormat::Secs, true);
     let line = json!({"agent": agent, "verifier": verifier, "success": success, "evidence": evidence, "at": at});
-    let mut log = LockedLog::open(&root.join(TRUST_FILE), &root.join(TRUST_LOCK))?;
+    let mut log = LockedLog::open(root, &root.join(TRUST_FILE), &root.join(TRUST_LOCK))?;
     log.append(&[line.to_string()], true)?;
     drop(log);
     Ok(scores(root).remove(agent).unwrap_or_else(|| Trust::new(agent)))

@@ -5,11 +5,13 @@
 //! is `crate::layout`'s.
 
 pub mod git;
+pub mod guard;
 pub mod log;
 mod scan;
 pub mod watch;
 
 pub use self::git::git_head;
+pub use self::guard::cap;
 pub use self::scan::{Scanned, list, scan};
 
 use std::fs;
@@ -50,6 +52,12 @@ pub fn is_dir(path: &Path) -> bool {
     path.is_dir()
 }
 
+/// Whether `path`, below `root`, is a folder inside the root (a symlink to a folder
+/// outside it is not).
+pub fn is_dir_in(root: &Path, path: &Path) -> bool {
+    path.is_dir() && guard::confine(root, path).is_ok()
+}
+
 /// A file's (length, modification time), or None when it does not exist: enough to tell
 /// that a cached reading of it is still good.
 pub fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
@@ -57,30 +65,43 @@ pub fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     Some((m.len(), m.modified().ok()?))
 }
 
-/// Reads a whole file.
-pub fn read(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).map_err(|e| Error::io(path, e))
+/// Reads a whole regular file below `root`, at most `cap` bytes (DESIGN §12).
+pub fn read(root: &Path, path: &Path, cap: u64) -> Result<Vec<u8>> {
+    let (file, len) = guard::open_read(root, path, cap).map_err(|e| Error::io(path, e))?;
+    guard::read_capped(file, len, cap).map_err(|e| Error::io(path, e))
 }
 
-/// Reads a whole file whose length a scan just saw: the buffer is sized from it, which
-/// spares the `statx` and `lseek` that a file's own `read_to_end` makes to size its
-/// buffer (a sync reads 100k files). A file that grew since is still read to its end.
-pub fn read_sized(path: &Path, len: u64) -> Result<Vec<u8>> {
+/// Reads a whole file that a scan just found, whose length it saw: the buffer is sized
+/// from it, which spares the `statx` and `lseek` that a file's own `read_to_end` makes to
+/// size its buffer (a sync reads 100k files). The scan never follows a symlink, so the
+/// folders on the way are real ones; a final symlink put there since is not followed
+/// either (`O_NOFOLLOW`), a FIFO is not waited on, and the read stops at the Markdown cap.
+pub fn read_scanned(path: &Path, len: u64) -> Result<Vec<u8>> {
     use std::io::Read;
-    let f = fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let f = opts.open(path).map_err(|e| Error::io(path, e))?;
+    let cap = guard::cap::MARKDOWN;
     // One byte more, so the read that finds the end needs no second allocation.
-    let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1).min(64 << 20));
-    // Through `Take`, which has no size probe of its own.
-    f.take(u64::MAX).read_to_end(&mut out).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::with_capacity(usize::try_from(len.min(cap)).unwrap_or(0).saturating_add(1));
+    // Through `Take`, which has no size probe of its own; a FIFO reads nothing.
+    f.take(cap + 1).read_to_end(&mut out).map_err(|e| Error::io(path, e))?;
+    if out.len() as u64 > cap {
+        let why = format!("larger than the {} limit (not read)", guard::human(cap));
+        return Err(Error::io(path, io::Error::new(io::ErrorKind::InvalidData, why)));
+    }
     Ok(out)
 }
 
-/// Reads a file from byte `offset` to its end (empty when it is shorter).
-pub fn read_from(path: &Path, offset: u64) -> Result<Vec<u8>> {
+/// Reads a regular file below `root` from byte `offset` to its end (empty when it is
+/// shorter), at most `cap` bytes in all.
+pub fn read_from(root: &Path, path: &Path, offset: u64, cap: u64) -> Result<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut f = fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut out = Vec::new();
-    f.seek(SeekFrom::Start(offset)).and_then(|_| f.read_to_end(&mut out)).map_err(|e| Error::io(path, e))?;
+    let (mut f, len) = guard::open_read(root, path, cap).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::with_capacity(usize::try_from(len.saturating_sub(offset)).unwrap_or(0));
+    f.seek(SeekFrom::Start(offset)).and_then(|_| f.take(cap).read_to_end(&mut out)).map_err(|e| Error::io(path, e))?;
     Ok(out)
 }
 
@@ -92,18 +113,17 @@ pub struct FileLock {
 }
 
 impl FileLock {
-    /// Takes the lock at `path`, creating the file and its folders, and waiting while
-    /// another process (or another handle in this one) holds it.
-    pub fn exclusive(path: &Path) -> Result<FileLock> {
+    /// Takes the lock at `path` below `root`, creating the file and its folders, and
+    /// waiting while another process (or another handle in this one) holds it.
+    pub fn exclusive(root: &Path, path: &Path) -> Result<FileLock> {
         if let Some(dir) = path.parent() {
-            create_dir_all(dir)?;
+            create_dir_in(root, dir)?;
         }
-        let file = fs::OpenOptions::new()
-            .write(true)
+        let file = guard::write_options()
             .create(true)
             .truncate(false)
             .open(path)
-            .map_err(|e| Error::io(path, e))?;
+            .map_err(|e| Error::io(path, guard::writing(path, e)))?;
         file.lock().map_err(|e| Error::io(path, e))?;
         Ok(FileLock { _file: file })
     }
@@ -118,14 +138,13 @@ pub struct FileAt {
 }
 
 impl FileAt {
-    /// Opens a file, or None when it does not exist.
-    pub fn open_opt(path: &Path) -> Result<Option<FileAt>> {
-        let file = match fs::File::open(path) {
+    /// Opens a regular file below `root` (of any length), or None when it does not exist.
+    pub fn open_opt(root: &Path, path: &Path) -> Result<Option<FileAt>> {
+        let (file, len) = match guard::open_read(root, path, u64::MAX) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(path, e)),
         };
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         Ok(Some(FileAt { path: path.to_path_buf(), file, len }))
     }
 
@@ -143,39 +162,43 @@ impl FileAt {
     }
 }
 
-/// Reads a whole file, or None when it does not exist.
-pub fn read_opt(path: &Path) -> Result<Option<Vec<u8>>> {
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
+/// Reads a whole regular file below `root` (at most `cap` bytes), or None when it does
+/// not exist.
+pub fn read_opt(root: &Path, path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
+    match guard::open_read(root, path, cap) {
+        Ok((file, len)) => guard::read_capped(file, len, cap).map(Some).map_err(|e| Error::io(path, e)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(path, e)),
     }
 }
 
-/// Reads a file as UTF-8 text, or None when it does not exist.
-pub fn read_text_opt(path: &Path) -> Result<Option<String>> {
-    match fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
+/// Reads a regular file below `root` (at most `cap` bytes) as UTF-8 text, or None when it
+/// does not exist.
+pub fn read_text_opt(root: &Path, path: &Path, cap: u64) -> Result<Option<String>> {
+    match read_opt(root, path, cap)? {
+        Some(bytes) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| Error::io(path, io::Error::new(io::ErrorKind::InvalidData, "not valid UTF-8"))),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
+        None => Ok(None),
     }
 }
 
-/// Names of the entries of a folder (files and folders), sorted; empty when it is missing.
-pub fn list_dir(dir: &Path) -> Result<Vec<String>> {
-    names_where(dir, |_| true)
+/// Names of the entries of a folder below `root` (files and folders), sorted; empty when
+/// it is missing. A folder reached through a symlink out of the root is refused.
+pub fn list_dir(root: &Path, dir: &Path) -> Result<Vec<String>> {
+    names_where(root, dir, |_| true)
 }
 
-/// Names of the sub-folders of a folder (not following symlinks), sorted; empty when it
-/// is missing. Reads the folder only: no stat per entry.
-pub fn list_subdirs(dir: &Path) -> Result<Vec<String>> {
-    names_where(dir, |t| t.is_dir())
+/// Names of the sub-folders of a folder below `root` (not following symlinks), sorted;
+/// empty when it is missing. Reads the folder only: no stat per entry.
+pub fn list_subdirs(root: &Path, dir: &Path) -> Result<Vec<String>> {
+    names_where(root, dir, |t| t.is_dir())
 }
 
-/// Sorted names of the entries of `dir` whose type passes `keep`.
-fn names_where(dir: &Path, keep: impl Fn(fs::FileType) -> bool) -> Result<Vec<String>> {
+/// Sorted names of the entries of `dir` whose type passes `keep`. Names that are not UTF-8
+/// are left out (`check` reports them).
+fn names_where(root: &Path, dir: &Path, keep: impl Fn(fs::FileType) -> bool) -> Result<Vec<String>> {
+    guard::confine(root, dir).map_err(|e| Error::io(dir, e))?;
     let rd = match fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -184,27 +207,39 @@ fn names_where(dir: &Path, keep: impl Fn(fs::FileType) -> bool) -> Result<Vec<St
     let mut names = Vec::new();
     for entry in rd {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
-        if entry.file_type().is_ok_and(&keep) {
-            names.push(entry.file_name().to_string_lossy().into_owned());
+        if entry.file_type().is_ok_and(&keep)
+            && let Ok(name) = entry.file_name().into_string()
+        {
+            names.push(name);
         }
     }
     names.sort();
     Ok(names)
 }
 
+/// Creates a folder and its parents, anywhere (for paths outside any root: the user's
+/// config folder, a scratch folder).
 pub fn create_dir_all(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
 }
 
-/// Writes a file atomically: a temporary file in the same folder, fsync, rename over the
-/// target. A reader sees the old or the new content, never a mix.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Creates a folder below `root` and its parents, after checking that no symlink on the
+/// way leads out of the root.
+pub fn create_dir_in(root: &Path, dir: &Path) -> Result<()> {
+    guard::confine(root, dir).map_err(|e| Error::io(dir, e))?;
+    create_dir_all(dir)
+}
+
+/// Writes a file below `root` atomically: a temporary file in the same folder, fsync,
+/// rename over the target. A reader sees the old or the new content, never a mix. A
+/// symlink at the target is replaced, never written through.
+pub fn write_atomic(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    create_dir_all(dir)?;
+    create_dir_in(root, dir)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmws-{}.tmp", std::process::id()));
     let result = (|| -> io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = guard::write_options().create(true).truncate(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;
@@ -220,12 +255,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result.map_err(|e| Error::io(path, e))
 }
 
-/// Writes `bytes` at offset `at` of a journal file, cutting off whatever was after `at`
-/// (a torn or stale tail), and syncs the data. Creates the file when it is missing.
-pub fn append_at(path: &Path, at: u64, bytes: &[u8]) -> Result<()> {
+/// Writes `bytes` at offset `at` of a journal file below `root`, cutting off whatever was
+/// after `at` (a torn or stale tail), and syncs the data. Creates the file when it is
+/// missing; never writes through a symlink.
+pub fn append_at(root: &Path, path: &Path, at: u64, bytes: &[u8]) -> Result<()> {
     use std::io::{Seek, SeekFrom};
+    guard::confine(root, path).map_err(|e| Error::io(path, e))?;
     let result = (|| -> io::Result<()> {
-        let mut f = fs::OpenOptions::new().write(true).create(true).truncate(false).open(path)?;
+        let mut f =
+            guard::write_options().create(true).truncate(false).open(path).map_err(|e| guard::writing(path, e))?;
         if f.metadata()?.len() != at {
             f.set_len(at)?;
         }
@@ -236,9 +274,9 @@ pub fn append_at(path: &Path, at: u64, bytes: &[u8]) -> Result<()> {
     result.map_err(|e| Error::io(path, e))
 }
 
-/// Writes a script atomically and makes it executable (mode 0755 on Unix).
-pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic(path, bytes)?;
+/// Writes a script below `root` atomically and makes it executable (mode 0755 on Unix).
+pub fn write_executable(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic(root, path, bytes)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -247,31 +285,43 @@ pub fn write_executable(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Renames a file (within one file system).
-pub fn rename(from: &Path, to: &Path) -> Result<()> {
+/// Renames a file below `root` (within one file system).
+pub fn rename(root: &Path, from: &Path, to: &Path) -> Result<()> {
+    for p in [from, to] {
+        if let Some(dir) = p.parent() {
+            guard::confine(root, dir).map_err(|e| Error::io(dir, e))?;
+        }
+    }
     fs::rename(from, to).map_err(|e| Error::io(from, e))
 }
 
-/// Writes a small file without syncing it: for markers whose loss in a crash is harmless.
-pub fn write_marker(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes a small file below `root` without syncing it: for markers whose loss in a crash
+/// is harmless. Never writes through a symlink.
+pub fn write_marker(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(dir) = path.parent() {
-        create_dir_all(dir)?;
+        create_dir_in(root, dir)?;
     }
-    fs::write(path, bytes).map_err(|e| Error::io(path, e))
+    let result = guard::write_options()
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| guard::writing(path, e))
+        .and_then(|mut f| f.write_all(bytes));
+    result.map_err(|e| Error::io(path, e))
 }
 
-/// Creates `path` with `bytes`, readable and writable by its owner only (mode 0600 on
-/// Unix), unless it exists already. Returns whether this call created it. The file appears
-/// whole or not at all: it is written aside and then linked into place, so two processes
-/// racing to create it agree on one content.
-pub fn create_private(path: &Path, bytes: &[u8]) -> Result<bool> {
+/// Creates `path` below `root` with `bytes`, readable and writable by its owner only (mode
+/// 0600 on Unix), unless it exists already. Returns whether this call created it. The file
+/// appears whole or not at all: it is written aside and then linked into place, so two
+/// processes racing to create it agree on one content.
+pub fn create_private(root: &Path, path: &Path, bytes: &[u8]) -> Result<bool> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    create_dir_all(dir)?;
+    create_dir_in(root, dir)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmws-{}.tmp", std::process::id()));
     let result = (|| -> io::Result<bool> {
-        let mut opts = fs::OpenOptions::new();
-        opts.write(true).create(true).truncate(true);
+        let mut opts = guard::write_options();
+        opts.create(true).truncate(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
         let mut f = opts.open(&tmp)?;
@@ -306,11 +356,11 @@ pub fn entry(path: &Path) -> Result<Entry> {
     }
 }
 
-/// Makes `link` point at `target` (a relative path is relative to the link's folder).
-/// Where symlinks are not available, copies the target instead.
-pub fn symlink(target: &Path, link: &Path) -> Result<()> {
+/// Makes `link` (below `root`) point at `target` (a relative path is relative to the
+/// link's folder). Where symlinks are not available, copies the target instead.
+pub fn symlink(root: &Path, target: &Path, link: &Path) -> Result<()> {
     if let Some(dir) = link.parent() {
-        create_dir_all(dir)?;
+        create_dir_in(root, dir)?;
     }
     #[cfg(unix)]
     {
@@ -331,6 +381,7 @@ pub fn remove_dir_all(dir: &Path) -> Result<()> {
     }
 }
 
+/// Removes a file (a symlink itself, never its target).
 pub fn remove_file(path: &Path) -> Result<()> {
     fs::remove_file(path).map_err(|e| Error::io(path, e))
 }
@@ -348,10 +399,10 @@ mod tests {
         // Told the right length, a shorter one (the file grew since the scan), a longer
         // one (it shrank) and an absurd one.
         for told in [10_000, 0, 10, 20_000, u64::MAX] {
-            assert_eq!(read_sized(&path, told).unwrap(), text, "told {told}");
+            assert_eq!(read_scanned(&path, told).unwrap(), text, "told {told}");
         }
         let gone = dir.path().join("gone.md");
-        let err = read_sized(&gone, 5).unwrap_err().to_string();
+        let err = read_scanned(&gone, 5).unwrap_err().to_string();
         assert!(err.contains("gone.md"), "{err}");
     }
 
@@ -359,11 +410,11 @@ mod tests {
     fn a_journal_append_cuts_off_a_torn_tail() {
         let dir = tempfile::tempdir().unwrap();
         let journal = dir.path().join("j.log");
-        append_at(&journal, 0, b"first").unwrap();
-        append_at(&journal, 5, b"second").unwrap();
+        append_at(dir.path(), &journal, 0, b"first").unwrap();
+        append_at(dir.path(), &journal, 5, b"second").unwrap();
         assert_eq!(fs::read(&journal).unwrap(), b"firstsecond");
         fs::write(&journal, b"firstsecondTORN").unwrap();
-        append_at(&journal, 11, b"third").unwrap();
+        append_at(dir.path(), &journal, 11, b"third").unwrap();
         assert_eq!(fs::read(&journal).unwrap(), b"firstsecondthird");
     }
 }

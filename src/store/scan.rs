@@ -9,7 +9,11 @@
 //! files from the root down count: an ignore file above the root does not.
 //!
 //! Skipped always: `.git/`, `.tmws/` folders met while walking (the derived cache, or a
-//! nested root's state), folders that hold a `.tmws/` (nested roots) and symlinks.
+//! nested root's state), folders that hold a `.tmws/` (nested roots) and symlinks. What
+//! the repository should not hold (DESIGN §12) is skipped and reported as a problem: a
+//! symlink out of the root or one that loops, a FIFO, a device or a socket, a name that is
+//! not UTF-8, a folder that cannot be read, a start reached through a symlink out of the
+//! root.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -77,6 +81,10 @@ where
         let Some(rel) = rel_path(root, start) else { continue };
         let Some(rules) = rules_above(root, &rel) else { continue };
         let Ok(meta) = fs::symlink_metadata(start) else { continue };
+        if let Err(e) = super::guard::confine(root, start) {
+            walk.problem(rel, e.to_string());
+            continue;
+        }
         if meta.is_file() {
             if !rules.ignored(&rel, false) && (walk.keep)(&rel) {
                 let (size, mtime) = size_mtime(&meta);
@@ -84,6 +92,8 @@ where
             }
         } else if meta.is_dir() && !rules.ignored(&rel, true) {
             walk.lock().push(Job { dir: start.clone(), rel, rules });
+        } else if !meta.is_dir() && !rules.ignored(&rel, false) {
+            walk.odd_entry(root, start, rel, meta.file_type());
         }
     }
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
@@ -168,6 +178,23 @@ impl<K: Fn(&str) -> bool + Sync> Walk<'_, K> {
         }
     }
 
+    fn problem(&self, rel: String, why: String) {
+        self.problems.lock().unwrap_or_else(PoisonError::into_inner).push((rel, why));
+    }
+
+    /// Reports what is neither a file nor a folder: a symlink out of the root or that
+    /// loops (one inside the root is skipped quietly: what it points at is walked where it
+    /// is), a FIFO, a device, a socket.
+    fn odd_entry(&self, root: &Path, path: &Path, rel: String, kind: fs::FileType) {
+        if kind.is_symlink() {
+            if let Err(e) = super::guard::confine(root, path) {
+                self.problem(rel, e.to_string());
+            }
+            return;
+        }
+        self.problem(rel, format!("{}, not a regular file (not read)", super::guard::kind_name(kind)));
+    }
+
     fn done(&self) {
         let _queue = self.lock();
         self.busy.fetch_sub(1, Ordering::SeqCst);
@@ -180,7 +207,7 @@ impl<K: Fn(&str) -> bool + Sync> Walk<'_, K> {
             Ok(rd) => rd.filter_map(std::result::Result::ok).collect(),
             Err(e) => {
                 let rel = if job.rel.is_empty() { ".".to_owned() } else { job.rel.clone() };
-                self.problems.lock().unwrap_or_else(PoisonError::into_inner).push((rel, format!("cannot read: {e}")));
+                self.problem(rel, format!("cannot read: {e}"));
                 return;
             }
         };
@@ -196,7 +223,12 @@ impl<K: Fn(&str) -> bool + Sync> Walk<'_, K> {
         let mut subdirs = Vec::new();
         let mut rel = String::new();
         for (entry, name) in entries.iter().zip(&names) {
-            let (Ok(kind), Some(name)) = (entry.file_type(), name.to_str()) else { continue };
+            let Ok(kind) = entry.file_type() else { continue };
+            let Some(name) = name.to_str() else {
+                join(&mut rel, &job.rel, &name.to_string_lossy());
+                self.problem(rel.clone(), "the name is not valid UTF-8 (not read); rename it".into());
+                continue;
+            };
             if kind.is_dir() {
                 // The derived cache is never walked, when `.tmws/` itself is a start.
                 if name == ".git" || name == TMWS_DIR || (name == "cache" && job.rel == TMWS_DIR) {
@@ -217,6 +249,11 @@ impl<K: Fn(&str) -> bool + Sync> Walk<'_, K> {
                 } else if let Ok(meta) = entry.metadata() {
                     let (size, mtime) = size_mtime(&meta);
                     found.push(Scanned { rel: rel.clone(), size, mtime });
+                }
+            } else {
+                join(&mut rel, &job.rel, name);
+                if !rules.ignored(&rel, false) {
+                    self.odd_entry(self.root, &entry.path(), rel.clone(), kind);
                 }
             }
         }

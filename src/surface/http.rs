@@ -54,7 +54,7 @@ pub fn resolve_token(root: &Path, env: Option<String>, loopback: bool) -> Result
         return Ok((token, TokenSource::Env));
     }
     let path = root.join(TOKEN_FILE);
-    if let Some(text) = store::read_text_opt(&path)? {
+    if let Some(text) = store::read_text_opt(root, &path, store::cap::CONFIG)? {
         let token = text.trim().to_owned();
         if token.is_empty() {
             return Err(Error::Usage(format!(
@@ -74,7 +74,7 @@ pub fn resolve_token(root: &Path, env: Option<String>, loopback: bool) -> Result
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| Error::Environment(format!("cannot make a token: {e}")))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    if store::create_private(&path, format!("{token}\n").as_bytes())? {
+    if store::create_private(root, &path, format!("{token}\n").as_bytes())? {
         Ok((token, TokenSource::Created))
     } else {
         // Another server made it first: use theirs.

@@ -28,7 +28,7 @@ pub(super) fn commit(writer: &mut IndexWriter, payload: &Payload) -> Result<()> 
 /// in part is first read whole. Returns it as it now is on disk.
 pub(super) fn save_manifest(root: &Path, mut cached: Cached, changes: Vec<Change>, full: bool) -> Result<Cached> {
     if let Some(record) = cached.record(&changes).filter(|_| !full) {
-        store::append_at(&root.join(JOURNAL_FILE), cached.journal_len, &record)?;
+        store::append_at(root, &root.join(JOURNAL_FILE), cached.journal_len, &record)?;
         cached.journal_len += record.len() as u64;
         return Ok(cached);
     }
@@ -46,7 +46,7 @@ pub(super) fn save_manifest(root: &Path, mut cached: Cached, changes: Vec<Change
         cached = whole;
     }
     let bytes = cached.manifest.to_bytes();
-    store::write_atomic(&root.join(MANIFEST_FILE), &bytes)?;
+    store::write_atomic(root, &root.join(MANIFEST_FILE), &bytes)?;
     cached.rewritten(&bytes);
     // Its records extend the manifest just replaced: a replay would skip them, and the next
     // append would cut them off; drop them now.

@@ -115,7 +115,7 @@ impl Index {
         let marker = self.root.join(layout::SYNCING_MARKER);
         let working = full || !vanished.is_empty() || !to_read.is_empty();
         if working {
-            store::write_marker(&marker, std::process::id().to_string().as_bytes())?;
+            store::write_marker(&self.root, &marker, std::process::id().to_string().as_bytes())?;
         }
         let mut changes: Vec<Change> = Vec::new();
         let marks = logs.clone();
@@ -222,7 +222,7 @@ mod tests {
             let keep = (rel(2), whole.manifest.files.get(&rel(2)).cloned());
             filler.extend(Manifest::journal_bytes(&base, v, e, &[keep]));
         }
-        store::append_at(&root.join(JOURNAL_FILE), whole.journal_len, &filler).unwrap();
+        store::append_at(root, &root.join(JOURNAL_FILE), whole.journal_len, &filler).unwrap();
 
         // The next batch is due to write the manifest whole: from every entry, not just
         // the one it read.

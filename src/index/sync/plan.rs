@@ -88,16 +88,17 @@ pub(super) fn diff<'s>(
 /// the entries at or below `targets` when there are some (then only the blocks of the
 /// manifest that can hold them are read).
 pub(super) fn read_manifest(root: &Path, targets: Option<&[String]>) -> Cached {
-    let journal = store::read_opt(&root.join(JOURNAL_FILE)).ok().flatten().unwrap_or_default();
+    let journal = store::read_opt(root, &root.join(JOURNAL_FILE), store::cap::LOG).ok().flatten().unwrap_or_default();
     let path = root.join(MANIFEST_FILE);
     let file = match targets {
-        Some(_) => store::FileAt::open_opt(&path).ok().flatten(),
+        Some(_) => store::FileAt::open_opt(root, &path).ok().flatten(),
         None => None,
     };
     match file {
         Some(file) => Cached::read_some(&file, &journal, targets),
         None => {
-            let bytes = if targets.is_none() { store::read_opt(&path).ok().flatten() } else { None };
+            let bytes =
+                if targets.is_none() { store::read_opt(root, &path, store::cap::LOG).ok().flatten() } else { None };
             Cached::read_some(bytes.unwrap_or_default().as_slice(), &journal, targets)
         }
     }

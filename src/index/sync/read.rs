@@ -47,7 +47,7 @@ pub(super) fn read_all(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(s) = to_read.get(i) else { break };
                     let r = match layout::memory_namespace(&s.rel) {
-                        Some(namespace) => read_log(&root.join(&s.rel), s, namespace, marks.get(&s.rel)),
+                        Some(namespace) => read_log(root, s, namespace, marks.get(&s.rel)),
                         None => read_file(root, s, includes, known),
                     };
                     if tx.send(r).is_err() {
@@ -66,7 +66,7 @@ pub(super) fn read_all(
 
 /// A Markdown (or skills, registry) file: read, hashed, parsed when its hash changed.
 fn read_file(root: &Path, s: &Scanned, includes: &Includes, known: &BTreeMap<String, FileState>) -> Result<Read> {
-    let bytes = store::read_sized(&root.join(&s.rel), s.size)?;
+    let bytes = store::read_scanned(&root.join(&s.rel), s.size)?;
     let hash = *blake3::hash(&bytes).as_bytes();
     let unchanged = known.get(s.rel.as_str()).is_some_and(|k| k.hash == hash);
     let (docs, problems) = if unchanged {
@@ -84,18 +84,19 @@ fn read_file(root: &Path, s: &Scanned, includes: &Includes, known: &BTreeMap<Str
 }
 
 /// A memory log: from its checkpoint when the bytes before it are unchanged, else whole.
-fn read_log(path: &Path, s: &Scanned, namespace: &str, mark: Option<&LogMark>) -> Result<Read> {
+fn read_log(root: &Path, s: &Scanned, namespace: &str, mark: Option<&LogMark>) -> Result<Read> {
+    let path = &root.join(&s.rel);
     let state = FileState { size: s.size, mtime: s.mtime, ..FileState::default() };
     let tail = match mark {
         Some(m) if s.size >= m.offset => {
-            let bytes = store::read_from(path, m.check_from())?;
+            let bytes = store::read_from(root, path, m.check_from(), store::cap::LOG)?;
             memlog::read_tail(&s.rel, namespace, m, &bytes)
         }
         _ => None,
     };
     let log = match tail {
         Some(log) => log,
-        None => memlog::read_whole(&s.rel, namespace, &store::read(path)?),
+        None => memlog::read_whole(&s.rel, namespace, &store::read(root, path, store::cap::LOG)?),
     };
     Ok(Read { rel: s.rel.clone(), state, docs: None, log: Some(log), problems: Vec::new() })
 }

@@ -27,8 +27,8 @@ pub(crate) fn resolve(root: &Path, workspace: &str, domain: Option<&str>, reposi
     let mut at = String::new();
     for (i, part) in parts.iter().enumerate() {
         let next = dir.join(part);
-        if !store::is_dir(&next) {
-            let known = children(&dir)?;
+        if !store::is_dir_in(root, &next) {
+            let known = children(root, &dir)?;
             let place = if at.is_empty() { String::new() } else { format!(" in `{at}`") };
             let list = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
             return Err(Error::NotFound(format!("unknown {} `{part}`{place}; known: {list}", levels[i])));
@@ -43,11 +43,11 @@ pub(crate) fn resolve(root: &Path, workspace: &str, domain: Option<&str>, reposi
 }
 
 /// The sub-scope folders of a folder: not topics (`_x`), not hidden.
-fn children(dir: &Path) -> Result<Vec<String>> {
-    Ok(store::list_subdirs(dir)?.into_iter().filter(|n| !n.starts_with('_') && !n.starts_with('.')).collect())
+fn children(root: &Path, dir: &Path) -> Result<Vec<String>> {
+    Ok(store::list_subdirs(root, dir)?.into_iter().filter(|n| !n.starts_with('_') && !n.starts_with('.')).collect())
 }
 
 /// Whether a `_{topic}/` folder exists at the scope or above it.
 pub(crate) fn topic_folder_exists(root: &Path, scope: &Scope, topic: &str) -> bool {
-    layout::scope_ladder(scope).iter().any(|s| store::is_dir(&root.join(layout::topic_dir(s, topic))))
+    layout::scope_ladder(scope).iter().any(|s| store::is_dir_in(root, &root.join(layout::topic_dir(s, topic))))
 }

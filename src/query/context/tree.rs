@@ -11,7 +11,7 @@ use crate::store;
 /// The scope's folders as a tree, without files or hidden folders, within `budget` chars.
 pub(crate) fn folder_tree(root: &Path, scope: &Scope, budget: usize) -> Result<String> {
     let rel = layout::scope_dir(scope);
-    let tree = Tree::read(&root.join(&rel), budget)?;
+    let tree = Tree::read(root, &root.join(&rel), budget)?;
     Ok(tree.render(format!("{rel}/\n")))
 }
 
@@ -38,9 +38,15 @@ enum LeftOut {
 impl Tree {
     const MAX_DEPTH: usize = 16;
 
-    fn read(dir: &Path, budget: usize) -> Result<Tree> {
+    /// The tree of `dir`, below `root`. A folder that cannot be read (no permission, a
+    /// symlink out of the root) shows without children; the rest of the tree goes on.
+    fn read(root: &Path, dir: &Path, budget: usize) -> Result<Tree> {
         let subdirs = |p: &Path| -> Result<Vec<String>> {
-            Ok(store::list_subdirs(p)?.into_iter().filter(|n| !n.starts_with('.')).collect())
+            let names = store::list_subdirs(root, p).unwrap_or_else(|e| {
+                tracing::debug!("{e}");
+                Vec::new()
+            });
+            Ok(names.into_iter().filter(|n| !n.starts_with('.')).collect())
         };
         let mut nodes: Vec<(usize, String)> = vec![(0, String::new())];
         let mut paths = vec![dir.to_path_buf()];
@@ -122,7 +128,7 @@ mod tests {
             std::fs::create_dir_all(tmp.path().join(d)).unwrap();
         }
         std::fs::write(tmp.path().join("a/OVERVIEW.md"), "files are not shown").unwrap();
-        Tree::read(tmp.path(), budget).unwrap().render("w/\n".into())
+        Tree::read(tmp.path(), tmp.path(), budget).unwrap().render("w/\n".into())
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl Writer {
     /// looked (the whole log when it was rewritten meanwhile).
     pub fn open(root: &Path, namespace: &str) -> Result<Writer> {
         let path = root.join(layout::memory_log(namespace));
-        let mut log = LockedLog::open(&path, &root.join(layout::memory_lock(namespace)))?;
+        let mut log = LockedLog::open(root, &path, &root.join(layout::memory_lock(namespace)))?;
         let cached = FOLDS.lock().ok().and_then(|mut f| f.remove(&path));
         let (fold, mark) = match cached {
             Some((fold, mark)) => catch_up(&mut log, fold, mark)?,
@@ -492,8 +492,8 @@ pub(crate) fn search(
 pub(crate) fn namespaces(root: &Path, config: &Config) -> Result<Vec<String>> {
     let mut names: Vec<String> = config.namespaces.keys().cloned().collect();
     let dir = root.join(layout::MEMORY_DIR);
-    if store::is_dir(&dir) {
-        for file in store::list_dir(&dir)? {
+    if store::is_dir_in(root, &dir) {
+        for file in store::list_dir(root, &dir)? {
             if let Some(n) = file.strip_suffix(".jsonl")
                 && validate_component(n).is_ok()
                 && !names.iter().any(|k| k == n)
@@ -510,7 +510,7 @@ pub(crate) fn stats(root: &Path, config: &Config) -> Result<Stats> {
     let now = stamp(Utc::now());
     let mut out = Stats::default();
     for ns in namespaces(root, config)? {
-        let bytes = store::read_opt(&root.join(layout::memory_log(&ns)))?.unwrap_or_default();
+        let bytes = store::read_opt(root, &root.join(layout::memory_log(&ns)), store::cap::LOG)?.unwrap_or_default();
         let fold = Fold::of(&bytes, false);
         let n = fold.live_at(&now).count() as u64;
         out.expired_pending += fold.live.len() as u64 - n;
