@@ -53,3 +53,33 @@ mod tests {
         );
     }
 }
+
+/// `text` with its control characters (C0, DEL, C1: what a terminal acts on) written as
+/// `\x1b`-style escapes, for anything printed to a terminal (DESIGN §12): a value from a
+/// file cannot clear the screen or set the window title. Borrowed when there is none.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::escape_controls;
+
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_is_kept() {
+        assert_eq!(escape_controls("plain — 日本語"), "plain — 日本語");
+        assert_eq!(escape_controls("a\x1b[2Jb\x1b]0;title\x07c"), "a\\x1b[2Jb\\x1b]0;title\\x07c");
+        assert_eq!(escape_controls("tab\tnl\ncr\r\u{9b}\u{7f}"), "tab\\x09nl\\x0acr\\x0d\\x9b\\x7f");
+    }
+}

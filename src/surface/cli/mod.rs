@@ -328,9 +328,10 @@ pub fn run() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
         Err(Failure::Error(e)) => {
-            eprintln!("tmws: {e}");
+            let esc = crate::parse::text::escape_controls;
+            eprintln!("tmws: {}", esc(&e.to_string()));
             if let Some(hint) = e.hint() {
-                eprintln!("  hint: {hint}");
+                eprintln!("  hint: {}", esc(hint));
             }
             ExitCode::from(e.category().exit_code())
         }

@@ -126,7 +126,7 @@ fn build(cli: &Cli, force: bool, timeout_ms: u64, out: &mut impl Write) -> Resul
     let engine = engine(cli)?;
     let built = engine.registry_build(force, std::time::Duration::from_millis(timeout_ms))?;
     for p in &built.problems {
-        eprintln!("tmws: {p}");
+        eprintln!("tmws: {}", crate::parse::text::escape_controls(&p.to_string()));
     }
     let failed = built.outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Failed(_))).count();
     if cli.json {

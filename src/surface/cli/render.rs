@@ -5,7 +5,7 @@ use std::io::{self, IsTerminal, Write};
 
 use crate::check::Report;
 use crate::model::{Diagnostic, Severity};
-use crate::parse::text::cut;
+use crate::parse::text::{cut, escape_controls as esc};
 use crate::query::tools::ToolResults;
 use crate::query::{SearchAnswer, WatchUpdate};
 
@@ -52,13 +52,22 @@ pub(super) fn human(out: &mut impl Write, report: &Report) -> io::Result<()> {
             Severity::Error => paint.wrap("1;31", &format!("error[{}]", d.rule)),
             Severity::Warning => paint.wrap("1;33", &format!("warning[{}]", d.rule)),
         };
-        writeln!(out, "{}:{}:{}: {sev}: {}", d.path, d.line, d.column, paint.wrap("1", &d.message))?;
+        writeln!(out, "{}:{}:{}: {sev}: {}", esc(&d.path), d.line, d.column, paint.wrap("1", &esc(&d.message)))?;
         if let Some(src) = &d.source {
             let num = d.line.to_string();
             let pad = " ".repeat(num.len());
-            let shown: String = src.chars().take(200).collect::<String>().replace('\t', " ");
+            // A tab is one column; other control characters are escaped, which moves the
+            // caret as much as the escape is wide.
+            let raw: String = src.chars().take(200).collect::<String>().replace('\t', " ");
+            let shown = esc(&raw).into_owned();
+            let col = raw
+                .chars()
+                .take(d.column.saturating_sub(1))
+                .map(|c| esc(c.encode_utf8(&mut [0; 4])).chars().count())
+                .sum::<usize>()
+                + 1;
             let width = shown.chars().count();
-            let col = (d.column - 1).min(width);
+            let col = (col - 1).min(width);
             let len = d.len.min(width.saturating_sub(col)).max(1);
             writeln!(out, "{pad} |")?;
             writeln!(out, "{num} | {shown}")?;
@@ -66,7 +75,7 @@ pub(super) fn human(out: &mut impl Write, report: &Report) -> io::Result<()> {
         }
         if let Some(hint) = &d.hint {
             let pad = " ".repeat(d.line.to_string().len());
-            writeln!(out, "{pad} = hint: {hint}")?;
+            writeln!(out, "{pad} = hint: {}", esc(hint))?;
         }
         writeln!(out)?;
     }
@@ -108,7 +117,7 @@ pub(super) fn github(out: &mut impl Write, report: &Report) -> io::Result<()> {
 /// then name and summary.
 pub(super) fn search_table(out: &mut impl Write, results: &SearchAnswer) -> io::Result<()> {
     if results.results.is_empty() {
-        return writeln!(out, "no results for `{}`", results.query);
+        return writeln!(out, "no results for `{}`", esc(&results.query));
     }
     let kind_w = results.results.iter().map(|h| h.kind.len()).max().unwrap_or(0);
     let place = |h: &crate::query::SearchHit| h.scope.clone().or(h.namespace.clone()).unwrap_or_else(|| "-".into());
@@ -121,7 +130,15 @@ pub(super) fn search_table(out: &mut impl Write, results: &SearchAnswer) -> io::
             (false, true) => h.name.clone(),
             (false, false) => format!("{}: {summary}", h.name),
         };
-        writeln!(out, "{:>4}%  {:<kind_w$}  {:<scope_w$}  {:<ref_w$}  {text}", h.score, h.kind, place(h), h.ref_id)?;
+        let (place, ref_id) = (place(h), esc(&h.ref_id));
+        writeln!(
+            out,
+            "{:>4}%  {:<kind_w$}  {:<scope_w$}  {ref_id:<ref_w$}  {}",
+            h.score,
+            h.kind,
+            esc(&place),
+            esc(&text)
+        )?;
     }
     Ok(())
 }
@@ -129,7 +146,7 @@ pub(super) fn search_table(out: &mut impl Write, results: &SearchAnswer) -> io::
 /// One tool per line: score, server/tool, category, summary.
 pub(super) fn tool_table(out: &mut impl Write, results: &ToolResults) -> io::Result<()> {
     if results.results.is_empty() {
-        return writeln!(out, "no tools for `{}`", results.query);
+        return writeln!(out, "no tools for `{}`", esc(&results.query));
     }
     let name = |h: &crate::query::tools::ToolHit| format!("{}/{}", h.server, h.tool);
     let name_w = results.results.iter().map(|h| name(h).chars().count()).max().unwrap_or(0);
@@ -137,7 +154,7 @@ pub(super) fn tool_table(out: &mut impl Write, results: &ToolResults) -> io::Res
     for h in &results.results {
         let summary = cut(&h.summary.replace('\n', " "), 80);
         let category = h.category.as_deref().unwrap_or("-");
-        writeln!(out, "{:>4}%  {:<name_w$}  {category:<cat_w$}  {summary}", h.score, name(h))?;
+        writeln!(out, "{:>4}%  {:<name_w$}  {:<cat_w$}  {}", h.score, esc(&name(h)), esc(category), esc(&summary))?;
     }
     Ok(())
 }
@@ -156,7 +173,7 @@ pub(super) fn watch_update(out: &mut impl Write, update: &WatchUpdate<'_>) -> io
         }
         WatchUpdate::Applied(r) => {
             for (path, what) in &r.changes {
-                writeln!(out, "{what:<8} {path}")?;
+                writeln!(out, "{what:<8} {}", esc(path))?;
             }
             r
         }
@@ -167,12 +184,12 @@ pub(super) fn watch_update(out: &mut impl Write, update: &WatchUpdate<'_>) -> io
             return writeln!(out, "client config changed: introspecting changed servers in the background");
         }
         WatchUpdate::Failed(e) => {
-            eprintln!("tmws: sync failed: {e} (the whole root is synced again shortly)");
+            eprintln!("tmws: sync failed: {} (the whole root is synced again shortly)", esc(&e.to_string()));
             return Ok(());
         }
     };
     for d in report.problems.iter().filter(|d| d.severity == Severity::Error) {
-        eprintln!("{}:{}:{}: {}[{}]: {}", d.path, d.line, d.column, d.severity.as_str(), d.rule, d.message);
+        eprintln!("{}:{}:{}: {}[{}]: {}", esc(&d.path), d.line, d.column, d.severity.as_str(), d.rule, esc(&d.message));
     }
     Ok(())
 }
