@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::layout::FileKind;
 use crate::model::{Diagnostic, Rule};
 use crate::parse::markdown::{self, FrontMatterState, MarkdownDoc};
-use crate::parse::{self, json, jsonl, yaml};
+use crate::parse::{self, json, jsonl, memlog, yaml};
 use crate::schema::{Builtin, Compiled, Violation};
 
 impl Checker {
@@ -199,32 +199,61 @@ fn suggest_name(name: &str, created: Option<&str>) -> String {
     format!("{date}-{}.md", if kebab.is_empty() { "name" } else { kebab })
 }
 
+/// A memory log's findings. The errors ("line skipped") are exactly the lines the fold
+/// that every reader uses skips; what the fold can do without is a warning.
 fn memory_log(namespace: &str, bytes: &[u8]) -> Vec<Diagnostic> {
-    let (lines, mut diags) = jsonl::parse(bytes);
-    let schema = Builtin::MemoryOp.compiled();
-    for line in lines {
-        let raw_end = bytes[line.offset..].iter().position(|b| *b == b'\n').map_or(bytes.len(), |i| line.offset + i);
-        let raw = String::from_utf8_lossy(&bytes[line.offset..raw_end]);
-        for v in schema.violations(&line.value) {
-            let column = v
-                .field
-                .as_deref()
-                .and_then(|f| raw.find(&format!("\"{f}\"")))
-                .map_or(1, |i| raw[..i].chars().count() + 1);
-            let mut d = Diagnostic::error(Rule::JsonlLine, line.line, column, format!("{}; line skipped", v.message));
-            d.hint = v.hint.map(|h| h.replace("to the front-matter", "to the op"));
-            diags.push(d);
+    let fold = memlog::Fold::of(bytes, false);
+    let mut diags = fold.problems.clone();
+    let done = memlog::complete(bytes);
+    let tail = &bytes[done.len()..];
+    if !tail.iter().all(u8::is_ascii_whitespace) {
+        let (good, torn) = jsonl::parse(tail);
+        diags.extend(torn.into_iter().map(|mut d| {
+            d.line += fold.lines;
+            d
+        }));
+        if !good.is_empty() {
+            diags.push(
+                Diagnostic::warning(
+                    Rule::JsonlLine,
+                    fold.lines + 1,
+                    1,
+                    "the last line has no newline: not read until it has one",
+                )
+                .with_hint("end the file with a newline"),
+            );
         }
+    }
+    let (lines, _) = jsonl::parse(done);
+    for line in lines.iter().filter(|l| !fold.bad.contains(&l.line)) {
+        let raw_end = done[line.offset..].iter().position(|b| *b == b'\n').map_or(done.len(), |i| line.offset + i);
+        let raw = String::from_utf8_lossy(&done[line.offset..raw_end]);
+        let column_of = |f: &str| raw.find(&format!("\"{f}\"")).map_or(1, |i| raw[..i].chars().count() + 1);
         if let Some(ns) = line.value.get("ns").and_then(Value::as_str)
             && ns != namespace
         {
-            let column = raw.find("\"ns\"").map_or(1, |i| raw[..i].chars().count() + 1);
-            diags.push(Diagnostic::error(
+            diags.push(Diagnostic::warning(
                 Rule::JsonlLine,
                 line.line,
-                column,
+                column_of("ns"),
                 format!("op says namespace `{ns}` but it is in the `{namespace}` log"),
             ));
+        }
+        let wanted: &[&str] = match line.value.get("op").and_then(Value::as_str) {
+            Some("add") => &["at", "ns", "content", "summary", "expires_at", "hash"],
+            Some("update") => &["at", "set"],
+            Some("link") => &["at", "commit"],
+            _ => &["at"],
+        };
+        {
+            let missing: Vec<&str> = wanted.iter().copied().filter(|f| line.value.get(*f).is_none()).collect();
+            if !missing.is_empty() {
+                let list = missing.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
+                diags.push(
+                    Diagnostic::warning(Rule::JsonlLine, line.line, 1, format!("an op without {list}"))
+                        .with_hint("tmws writes every field; the entry is read without them"),
+                );
+            }
         }
     }
     diags

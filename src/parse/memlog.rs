@@ -7,8 +7,13 @@
 //! final line is left for later and, once a writer has ended it, reported and skipped.
 //!
 //! An entry's lines are its `add` and the `update` and `link` ops after it; compaction
-//! keeps exactly those lines of the live entries. Deleting an entry and adding the same
-//! content again starts a new incarnation: the old lines are dead.
+//! keeps exactly those lines of the live entries, and every bad line byte for byte (a
+//! hand edit with a typo is a person's, not tmws', to delete). Deleting an entry and
+//! adding the same content again starts a new incarnation: the old lines are dead.
+//!
+//! A line is bad — reported with its number, skipped by every reader, kept by compaction
+//! — when it is not a JSON object, or when a field the fold reads has the wrong type or
+//! value (`Op::problem`): `check` reports exactly the lines the fold skips.
 
 use std::collections::BTreeMap;
 
@@ -17,7 +22,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::jsonl;
-use crate::model::Diagnostic;
+use crate::model::{Diagnostic, Rule};
 
 /// A live entry of a log.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -65,6 +70,8 @@ pub struct Fold {
     pub offset: u64,
     /// Lines that were skipped, with their line numbers.
     pub problems: Vec<Diagnostic>,
+    /// The numbers of the complete lines that were skipped: kept as they are by compaction.
+    pub bad: Vec<usize>,
     /// The id of the live entry holding each upsert key.
     pub keys: BTreeMap<String, String>,
     /// Lines held by live entries (expired or not).
@@ -76,10 +83,20 @@ pub struct Fold {
 }
 
 /// An RFC 3339 time as UTC seconds with `Z` (text order is time order), or as given.
+/// Years past 9999 are written as 9999-12-31T23:59:59Z and years before 0 as the start of
+/// year 0, so that text order stays time order for every time.
 pub fn normalise_time(t: &str) -> String {
-    DateTime::parse_from_rfc3339(t.trim())
-        .map(|at| at.with_timezone(&Utc).to_rfc3339_opts(SecondsFormat::Secs, true))
-        .unwrap_or_else(|_| t.to_owned())
+    match DateTime::parse_from_rfc3339(t.trim()) {
+        Ok(at) => {
+            let at = at.with_timezone(&Utc);
+            match at.format("%Y").to_string().parse::<i64>() {
+                Ok(y) if y > 9999 => "9999-12-31T23:59:59Z".to_owned(),
+                Ok(y) if y < 0 => "0000-01-01T00:00:00Z".to_owned(),
+                _ => at.to_rfc3339_opts(SecondsFormat::Secs, true),
+            }
+        }
+        Err(_) => t.to_owned(),
+    }
 }
 
 /// The complete lines of `bytes`: up to and including the last `\n`.
@@ -113,13 +130,27 @@ impl Fold {
             Ok(Some((op, record)))
         });
         let base = self.lines;
+        let mut problems = problems;
         for (line, _, (op, record)) in lines {
-            self.apply(base + line, &op, record);
+            match op.problem() {
+                None => self.apply(base + line, &op, record),
+                Some((field, why)) => {
+                    let text = nth_line(done, line);
+                    let column =
+                        field.and_then(|f| text.find(&format!("\"{f}\""))).map_or(1, |i| text[..i].chars().count() + 1);
+                    problems.push(
+                        Diagnostic::error(Rule::JsonlLine, line, column, format!("{why}; line skipped"))
+                            .with_hint("fix or delete the line: every reader skips it, compaction keeps it as it is"),
+                    );
+                }
+            }
         }
-        self.problems.extend(problems.into_iter().map(|mut d| {
+        problems.sort_by_key(|d| d.line);
+        for mut d in problems {
             d.line += base;
-            d
-        }));
+            self.bad.push(d.line);
+            self.problems.push(d);
+        }
         self.lines += done.iter().filter(|b| **b == b'\n').count();
         self.offset += done.len() as u64;
         done.len()
@@ -227,31 +258,48 @@ impl Fold {
         self.live.get_key_value(id).filter(|(_, e)| !e.expired(now) && e.key.as_deref() == Some(key))
     }
 
-    /// Lines that hold nothing live at `now`: deleted, superseded or expired entries,
-    /// delete ops, bad lines.
+    /// Lines that hold nothing live at `now` and that compaction removes: deleted,
+    /// superseded or expired entries, delete ops, blank lines. (Bad lines are kept.)
     pub fn dead_lines(&self, now: &str) -> usize {
+        let kept = self.bad.len();
         if self.first_expiry.as_deref().is_none_or(|f| f > now) {
             // Nothing has expired yet: no need to look at every entry.
-            return self.lines.saturating_sub(self.live_lines);
+            return self.lines.saturating_sub(self.live_lines + kept);
         }
         let live: usize = self.live.values().filter(|e| !e.expired(now)).map(Entry::lines).sum();
-        self.lines.saturating_sub(live)
+        self.lines.saturating_sub(live + kept)
     }
 
     /// Plans a compaction at `now`: the line numbers to keep (every line of every entry
-    /// live at `now`, ascending), and the fold of the log made of just those lines.
+    /// live at `now`, and every bad line, ascending), and the fold of the log made of just
+    /// those lines.
     pub fn compacted(self, now: &str) -> (Vec<usize>, Fold) {
         let mut keep: Vec<usize> = self
             .live
             .values()
             .filter(|e| !e.expired(now))
             .flat_map(|e| std::iter::once(e.line).chain(e.later.iter().copied()))
+            .chain(self.bad.iter().copied())
             .collect();
         keep.sort_unstable();
+        keep.dedup();
         // Line `keep[i]` becomes line `i + 1`.
         let renumber = |n: usize| keep.binary_search(&n).map_or(0, |i| i + 1);
-        let mut fold =
-            Fold { keep_records: self.keep_records, lines: keep.len(), live_lines: keep.len(), ..Fold::default() };
+        let mut fold = Fold {
+            keep_records: self.keep_records,
+            lines: keep.len(),
+            live_lines: keep.len() - self.bad.len(),
+            bad: self.bad.iter().map(|&n| renumber(n)).collect(),
+            problems: self
+                .problems
+                .into_iter()
+                .map(|mut d| {
+                    d.line = renumber(d.line);
+                    d
+                })
+                .collect(),
+            ..Fold::default()
+        };
         for (id, mut e) in self.live.into_iter().filter(|(_, e)| !e.expired(now)) {
             e.line = renumber(e.line);
             for l in &mut e.later {
@@ -302,8 +350,8 @@ impl Entry {
     }
 }
 
-/// The fields of an op line (or of an update's `set`) the fold reads, as raw JSON: a
-/// value of an unexpected type is ignored, not a reason to drop the line.
+/// The fields of an op line (or of an update's `set`), as raw JSON: the fold reads some of
+/// them, and `problem` checks the type of all of them.
 #[derive(Debug, Default, serde::Deserialize)]
 struct Op<'a> {
     #[serde(borrow)]
@@ -313,13 +361,21 @@ struct Op<'a> {
     #[serde(borrow)]
     at: Option<&'a RawValue>,
     #[serde(borrow)]
+    ns: Option<&'a RawValue>,
+    #[serde(borrow)]
     expires_at: Option<&'a RawValue>,
     #[serde(borrow)]
     key: Option<&'a RawValue>,
     #[serde(borrow)]
     kind: Option<&'a RawValue>,
     #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
     summary: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tags: Option<&'a RawValue>,
+    #[serde(borrow)]
+    source: Option<&'a RawValue>,
     #[serde(borrow)]
     importance: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -327,9 +383,106 @@ struct Op<'a> {
     #[serde(borrow)]
     git: Option<&'a RawValue>,
     #[serde(borrow)]
+    hash: Option<&'a RawValue>,
+    #[serde(borrow)]
     set: Option<&'a RawValue>,
     #[serde(borrow)]
     commit: Option<&'a RawValue>,
+    #[serde(borrow)]
+    files_changed: Option<&'a RawValue>,
+}
+
+/// What a raw JSON value is.
+fn is_string(raw: &RawValue) -> bool {
+    raw.get().starts_with('"')
+}
+
+fn is_time(raw: &RawValue) -> bool {
+    serde_json::from_str::<&str>(raw.get())
+        .map(str::to_owned)
+        .or_else(|_| serde_json::from_str::<String>(raw.get()))
+        .is_ok_and(|t| DateTime::parse_from_rfc3339(t.trim()).is_ok())
+}
+
+fn is_string_list(raw: &RawValue) -> bool {
+    serde_json::from_str::<Vec<&RawValue>>(raw.get()).is_ok_and(|items| items.iter().all(|i| is_string(i)))
+}
+
+impl Op<'_> {
+    /// Why the fold cannot take this line (the field at fault and what is wrong), or None.
+    /// Only `op` and `id` are required: the fields the fold can do without (`at`, an
+    /// add's `content`, `expires_at`, `hash`…) may be missing, and `check` warns about
+    /// them; but each field that is there must have its type.
+    fn problem(&self) -> Option<(Option<&'static str>, String)> {
+        let op = match self.op.map(|r| serde_json::from_str::<&str>(r.get())) {
+            None => return Some((None, "`op` is missing".into())),
+            Some(Ok(op @ ("add" | "delete" | "update" | "link"))) => op,
+            Some(_) => return Some((Some("op"), "`op` must be one of add, delete, update, link".into())),
+        };
+        if string(self.id).is_none() || !self.id.is_some_and(is_string) {
+            return Some((Some("id"), "`id` must be a non-empty string".into()));
+        }
+        if self.at.is_some_and(|at| !is_time(at)) {
+            return Some((Some("at"), "`at` must be an RFC 3339 time, e.g. 2026-11-22T10:00:00Z".into()));
+        }
+        if op == "link" && self.commit.is_some() && string(self.commit).is_none() {
+            return Some((Some("commit"), "a `link` needs a non-empty `commit`".into()));
+        }
+        self.fields_problem().or_else(|| {
+            let set = self.set?;
+            match serde_json::from_str::<Op<'_>>(set.get()) {
+                Ok(inner) => inner.fields_problem().map(|(f, why)| (f.or(Some("set")), format!("in `set`: {why}"))),
+                Err(_) => Some((Some("set"), "`set` must be an object".into())),
+            }
+        })
+    }
+
+    /// The type of each field that is there.
+    fn fields_problem(&self) -> Option<(Option<&'static str>, String)> {
+        let strings = [
+            ("ns", self.ns),
+            ("key", self.key),
+            ("kind", self.kind),
+            ("content", self.content),
+            ("summary", self.summary),
+            ("source", self.source),
+            ("agent", self.agent),
+            ("hash", self.hash),
+            ("commit", self.commit),
+        ];
+        for (name, raw) in strings {
+            if raw.is_some_and(|r| !is_string(r)) {
+                return Some((Some(name), format!("`{name}` must be a string")));
+            }
+        }
+        if self.expires_at.is_some_and(|r| !is_time(r)) {
+            return Some((Some("expires_at"), "`expires_at` must be an RFC 3339 time".into()));
+        }
+        for (name, raw) in [("tags", self.tags), ("files_changed", self.files_changed)] {
+            if raw.is_some_and(|r| !is_string_list(r)) {
+                return Some((Some(name), format!("`{name}` must be a list of strings")));
+            }
+        }
+        if let Some(i) = self.importance
+            && !serde_json::from_str::<f64>(i.get()).is_ok_and(|v| (0.0..=1.0).contains(&v))
+        {
+            return Some((Some("importance"), "`importance` must be a number from 0 to 1".into()));
+        }
+        if let Some(git) = self.git {
+            let ok = serde_json::from_str::<Git<'_>>(git.get())
+                .is_ok_and(|g| g.branch.is_none_or(is_string) && g.commit.is_none_or(is_string));
+            if !ok {
+                return Some((Some("git"), "`git` must be an object of strings `branch` and `commit`".into()));
+            }
+        }
+        None
+    }
+}
+
+/// The text of line `n` (from 1) of `bytes`.
+fn nth_line(bytes: &[u8], n: usize) -> std::borrow::Cow<'_, str> {
+    let line = bytes.split(|b| *b == b'\n').nth(n.saturating_sub(1)).unwrap_or_default();
+    String::from_utf8_lossy(line)
 }
 
 /// `git: {branch, commit}`.
@@ -383,8 +536,9 @@ mod tests {
         assert_eq!((whole.live["m_1"].line, whole.live["m_1"].importance), (7, DEFAULT_IMPORTANCE));
         assert_eq!(whole.lines, 7, "the torn final line is not read");
         assert_eq!(whole.problems.iter().map(|p| p.line).collect::<Vec<_>>(), [5]);
-        // Lines 1 (superseded add), 3 (delete) and 5 (bad) are dead.
-        assert_eq!(whole.dead_lines("2026-11-22T12:00:00Z"), 3);
+        assert_eq!(whole.bad, [5]);
+        // Lines 1 (superseded add) and 3 (delete) are dead; 5 (bad) is kept.
+        assert_eq!(whole.dead_lines("2026-11-22T12:00:00Z"), 2);
 
         // Read in two parts, the fold is the same.
         let cut = log.find("bad").unwrap() + 2;
@@ -411,7 +565,7 @@ mod tests {
         .concat();
         let now = "2026-12-01T00:00:00Z";
         let (keep, planned) = Fold::of(log.as_bytes(), false).compacted(now);
-        assert_eq!(keep, [3, 5]);
+        assert_eq!(keep, [3, 4, 5], "the live entry's lines and the bad line");
         let kept: String =
             log.split_inclusive('\n').enumerate().filter(|(n, _)| keep.contains(&(n + 1))).map(|(_, l)| l).collect();
         let mut planned = planned;
@@ -419,6 +573,8 @@ mod tests {
         let read = Fold::of(kept.as_bytes(), false);
         assert_eq!(planned.live, read.live);
         assert_eq!((planned.lines, planned.offset, &planned.keys), (read.lines, read.offset, &read.keys));
+        assert_eq!((&planned.bad, &read.bad), (&vec![2], &vec![2]));
+        assert_eq!(planned.problems.iter().map(|p| p.line).collect::<Vec<_>>(), [2]);
         assert_eq!(planned.dead_lines(now), 0);
         assert_eq!(planned.by_key("k", now).map(|(id, _)| id.as_str()), Some("m_2"));
     }

@@ -6,8 +6,9 @@
 //! Every rewrite happens under the log's lock and replaces the log atomically (temporary
 //! file, fsync, rename): a process killed at any point leaves the old log or the new one.
 //! Compaction keeps the exact bytes of every line of every live entry (its `add` and the
-//! `update` and `link` ops after it) in their order, and drops the rest: deleted,
-//! superseded and expired entries, delete ops, bad and torn lines.
+//! `update` and `link` ops after it) and of every bad line (a person's hand edit, reported
+//! by `check`, is theirs to fix) in their order, and drops the rest: deleted, superseded
+//! and expired entries, delete ops, blank lines and a torn final line.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -179,7 +180,8 @@ pub(crate) fn clear(root: &Path, config: &Config, ns: Option<&str>, all: bool, c
 
 /// The access counts (memory id → reads).
 pub fn accesses(root: &Path) -> BTreeMap<String, u64> {
-    let bytes = store::read_opt(&root.join(layout::ACCESS_FILE)).ok().flatten().unwrap_or_default();
+    let bytes =
+        store::read_opt(root, &root.join(layout::ACCESS_FILE), store::cap::CONFIG).ok().flatten().unwrap_or_default();
     serde_json::from_slice(&bytes).unwrap_or_default()
 }
 
@@ -189,7 +191,7 @@ pub(crate) fn count_access(root: &Path, id: &str) {
     let mut counts = accesses(root);
     *counts.entry(id.to_owned()).or_default() += 1;
     let text = serde_json::to_vec(&counts).unwrap_or_default();
-    if let Err(e) = store::write_atomic(&root.join(layout::ACCESS_FILE), &text) {
+    if let Err(e) = store::write_atomic(root, &root.join(layout::ACCESS_FILE), &text) {
         tracing::debug!("access count of {id} not saved: {e}");
     }
 }
