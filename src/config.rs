@@ -187,6 +187,9 @@ struct RawNamespace {
     half_life_days: Option<f64>,
 }
 
+/// The longest time a config may set (100 years): `ttl_days`, `half_life_days`, TTLs.
+pub const MAX_DAYS: u64 = 36_500;
+
 impl Config {
     /// Reads `<root>/.tmws/config.toml`; a missing file gives the defaults. An invalid file
     /// is an error naming the file, the line and the key.
@@ -243,19 +246,23 @@ impl Config {
                 max_summary_chars: ns.max_summary_chars.unwrap_or(base.max_summary_chars),
                 half_life_days: ns.half_life_days.unwrap_or(base.half_life_days),
             };
-            for (key, bad) in [
-                ("ttl_days", merged.ttl_days == 0),
-                ("max_entries", merged.max_entries == 0),
-                ("max_content_chars", merged.max_content_chars == 0),
-                ("half_life_days", merged.half_life_days.is_nan() || merged.half_life_days <= 0.0),
+            // Upper bounds keep times within year 9999 and a memory's line within the
+            // 16 MiB a reader takes (DESIGN §9, §12).
+            let within = |v: u64, max: u64| (1..=max).contains(&v);
+            for (key, ok, max) in [
+                ("ttl_days", within(merged.ttl_days, MAX_DAYS), MAX_DAYS),
+                ("max_entries", within(merged.max_entries as u64, 1_000_000), 1_000_000),
+                ("max_content_chars", within(merged.max_content_chars as u64, 2_000_000), 2_000_000),
+                ("max_summary_chars", within(merged.max_summary_chars as u64, 100_000), 100_000),
+                ("half_life_days", merged.half_life_days > 0.0 && merged.half_life_days <= MAX_DAYS as f64, MAX_DAYS),
             ] {
-                if bad {
+                if !ok {
                     let (line, column) = at(key);
                     return Err(Diagnostic::error(
                         Rule::Config,
                         line,
                         column,
-                        format!("`{key}` must be greater than 0"),
+                        format!("`{key}` must be greater than 0 and at most {max}"),
                     ));
                 }
             }
@@ -268,7 +275,26 @@ impl Config {
                 config.pool.max_size == 0 || config.pool.max_size > POOL_HARD_CAP,
                 format!("must be between 1 and {POOL_HARD_CAP}"),
             ),
-            ("pool", "call_timeout_secs", config.pool.call_timeout_secs == 0, "must be greater than 0".to_owned()),
+            (
+                "pool",
+                "call_timeout_secs",
+                !(1..=86_400).contains(&config.pool.call_timeout_secs),
+                "must be between 1 and 86400".to_owned(),
+            ),
+            (
+                "pool",
+                "default_ttl_secs",
+                config.pool.default_ttl_secs > MAX_DAYS * 86_400,
+                format!("must be at most {}", MAX_DAYS * 86_400),
+            ),
+            (
+                "pool",
+                "grace_secs",
+                config.pool.grace_secs > MAX_DAYS * 86_400,
+                format!("must be at most {}", MAX_DAYS * 86_400),
+            ),
+            ("watch", "debounce_ms", config.watch.debounce_ms > 60_000, "must be at most 60000".to_owned()),
+            ("retrieval", "top_k", config.retrieval.top_k > 1_000, "must be at most 1000".to_owned()),
             (
                 "memory",
                 "compact_garbage_ratio",
@@ -295,6 +321,10 @@ impl Config {
                 let (line, column) = key_position(text, section, key);
                 return Err(Diagnostic::error(Rule::Config, line, column, format!("`{section}.{key}` {why}")));
             }
+        }
+        if let Err(e) = crate::layout::Includes::new(&config.index.include) {
+            let (line, column) = key_position(text, "index", "include");
+            return Err(Diagnostic::error(Rule::Config, line, column, e.to_string()));
         }
         Ok(config)
     }
@@ -386,8 +416,31 @@ mod tests {
         assert!(msg.contains("unknown field `colour`"), "{msg}");
         assert_eq!(err("[pool]\n  max_size = 11\n"), (2, 3, "`pool.max_size` must be between 1 and 10".to_owned()));
         assert_eq!(err("[namespaces.\"a b\"]\nttl_days = 1\n").0, 1);
-        assert_eq!(err("[namespaces.x]\nttl_days = 0\n"), (2, 1, "`ttl_days` must be greater than 0".to_owned()));
+        let days = "must be greater than 0 and at most 36500";
+        assert_eq!(err("[namespaces.x]\nttl_days = 0\n"), (2, 1, format!("`ttl_days` {days}")));
         assert_eq!(err("[rules]\ntotal_budget_lines = -1\n").0, 2);
         assert_eq!(err("this is = = not toml").0, 1);
+    }
+
+    #[test]
+    fn values_that_would_overflow_a_time_or_a_line_are_errors() {
+        let days = "must be greater than 0 and at most 36500";
+        // 3,000,000 days wrote a year-10240 expiry that sorted before today's; 100,000,000
+        // panicked `memory add`.
+        for ttl in ["3000000", "100000000", "36501"] {
+            let text = format!("[namespaces.long-term]\n\nttl_days = {ttl}\n");
+            assert_eq!(err(&text), (3, 1, format!("`ttl_days` {days}")), "{ttl}");
+        }
+        assert!(Config::parse("[namespaces.long-term]\nttl_days = 36500\n").is_ok());
+        assert_eq!(err("[namespaces.x]\nhalf_life_days = 1e300\n"), (2, 1, format!("`half_life_days` {days}")));
+        assert_eq!(err("[namespaces.x]\nmax_content_chars = 99999999\n").0, 2);
+        assert_eq!(
+            err("[watch]\ndebounce_ms = 86400000\n"),
+            (2, 1, "`watch.debounce_ms` must be at most 60000".into())
+        );
+        // An include that leaves the root is an error once, at load, naming its line.
+        let (line, _, msg) = err("[index]\ninclude = [\"/etc\"]\n");
+        assert_eq!((line, msg.as_str()), (2, "index include `/etc` must be a path inside the root"));
+        assert_eq!(err("[index]\ninclude = [\"\"]\n").0, 2);
     }
 }

@@ -185,7 +185,10 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
     };
     let id = memory_id(ns_name, &content);
     let at = stamp(now);
-    let expires_at = stamp(now + chrono::Duration::days(i64::try_from(ns.ttl_days).unwrap_or(i64::MAX / 86_400_000)));
+    // The config caps ttl_days at 100 years; a TTL past what a time can hold still never
+    // panics: it expires at the latest time there is.
+    let ttl = chrono::TimeDelta::try_days(i64::try_from(ns.ttl_days).unwrap_or(i64::MAX));
+    let expires_at = stamp(ttl.and_then(|t| now.checked_add_signed(t)).unwrap_or(DateTime::<Utc>::MAX_UTC));
 
     let mut writer = Writer::open(root, ns_name)?;
     let fold = &writer.fold;
