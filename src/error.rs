@@ -124,6 +124,22 @@ impl Error {
         Error::Hinted { error, hint: hint.into() }
     }
 
+    /// Whether this says that nothing can be written where it was tried: a read-only file
+    /// system, a full disk, no permission (DESIGN §12: reads go on from what exists).
+    pub fn cannot_write(&self) -> bool {
+        match self {
+            Error::Io { source, .. } => matches!(
+                source.kind(),
+                io::ErrorKind::ReadOnlyFilesystem
+                    | io::ErrorKind::StorageFull
+                    | io::ErrorKind::QuotaExceeded
+                    | io::ErrorKind::PermissionDenied
+            ),
+            Error::Hinted { error, .. } => error.cannot_write(),
+            _ => false,
+        }
+    }
+
     pub fn category(&self) -> Category {
         match self {
             Error::Usage(_) | Error::NoSuchPath(_) => Category::Usage,

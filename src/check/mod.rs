@@ -83,12 +83,23 @@ pub fn run(opts: &CheckOptions) -> Result<Report> {
     }
     for p in &opts.paths {
         let joined = opts.cwd.join(p);
-        if !store::exists(&joined) {
+        if store::entry(&joined).is_ok_and(|e| e == store::Entry::Missing) {
             return Err(Error::NoSuchPath(p.clone()));
         }
-        let abs = unresolved_last(&joined)?;
+        // Below a root, the path is taken as written: a symlink on the way is the finding
+        // of the read that it would lead out of the root, not silently followed.
+        let lexical = lexical(&joined);
+        let real_dir = lexical.ancestors().find(|a| store::entry(a).is_ok_and(|e| e == store::Entry::Dir));
         let root = match &forced_root {
-            Some(r) if abs.starts_with(r) => Some(r.clone()),
+            Some(r) if lexical.starts_with(r) => Some(r.clone()),
+            _ => real_dir.and_then(store::find_root),
+        };
+        let abs = match &root {
+            Some(r) if lexical.starts_with(r) => lexical,
+            _ => unresolved_last(&joined)?,
+        };
+        let root = match root {
+            Some(r) if abs.starts_with(&r) => Some(r),
             _ => store::find_root(&abs),
         };
         add(root, Target { given: p.clone(), abs });
@@ -124,6 +135,21 @@ pub fn run(opts: &CheckOptions) -> Result<Report> {
     });
     report.diagnostics.dedup();
     Ok(report)
+}
+
+/// `path` with `.` and `..` taken away by name, without looking at the disk.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The canonical form of `path` but for its last component, which is kept as it is: a

@@ -137,10 +137,7 @@ fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
         namespace: Some(text("ns").unwrap_or_else(|| namespace.to_owned())),
         memory: Some(MemoryAttrs {
             // Normalised to UTC seconds with `Z`, so that text order is time order.
-            expires_at: text("expires_at").map(|t| match chrono::DateTime::parse_from_rfc3339(t.trim()) {
-                Ok(at) => at.with_timezone(&chrono::Utc).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                Err(_) => t,
-            }),
+            expires_at: text("expires_at").map(|t| crate::parse::memlog::normalise_time(&t)),
             importance: Some(v.get("importance").and_then(Value::as_f64).unwrap_or(DEFAULT_IMPORTANCE).clamp(0.0, 1.0)),
             agent: text("agent"),
             branch: v.get("git").and_then(|g| g.get("branch")).and_then(Value::as_str).map(str::to_owned),

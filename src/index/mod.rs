@@ -8,6 +8,7 @@
 
 pub mod analyzer;
 pub mod extract;
+mod frozen;
 pub mod items;
 pub mod manifest;
 pub mod memlog;
@@ -54,6 +55,9 @@ pub struct Index {
     manifest: Option<manifest::Cached>,
     /// Why the index was rebuilt on open, if it was.
     pub rebuilt: Option<String>,
+    /// Nothing can be written below the root (a read-only mount, a full disk, no
+    /// permission): the existing index is read as it is, and every answer may be stale.
+    read_only: bool,
 }
 
 impl std::fmt::Debug for Index {
@@ -73,7 +77,11 @@ impl Index {
         // One process at a time finds, creates or rebuilds the index and tries for the
         // writer: two that both found none would both create it, and one rebuilding would
         // delete the folder (and the writer lock in it) under another that already writes.
-        let _opening = store::FileLock::exclusive(root, &root.join(INDEX_OPEN_LOCK))?;
+        let _opening = match store::FileLock::exclusive(root, &root.join(INDEX_OPEN_LOCK)) {
+            Ok(lock) => lock,
+            Err(e) if e.cannot_write() => return Self::open_read_only(root, &e),
+            Err(e) => return Err(e),
+        };
         store::create_dir_all(&dir)?;
         let fields = Fields::new();
         let mut rebuilt = None;
@@ -95,7 +103,44 @@ impl Index {
             Err(e) => return Err(tantivy_err(e)),
         };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
-        Ok(Index { root: root.to_path_buf(), index, fields, reader, writer, manifest: None, rebuilt })
+        Ok(Index { root: root.to_path_buf(), index, fields, reader, writer, manifest: None, rebuilt, read_only: false })
+    }
+
+    /// The existing index, to read only, when nothing can be written below the root
+    /// (DESIGN §12): answers come from it, marked stale. Without an index, `why` (the
+    /// write that failed) is the error.
+    fn open_read_only(root: &Path, why: &Error) -> Result<Index> {
+        let dir = root.join(INDEX_DIR);
+        let fields = Fields::new();
+        let no_index = |e: String| {
+            Error::Environment(format!("{why}, and there is no index to read ({e})"))
+                .with_hint("run tmws once where it can write .tmws/cache/, to build the index")
+        };
+        if !store::exists(&dir.join("meta.json")) {
+            return Err(no_index("none was built".into()));
+        }
+        let index = frozen::Frozen::open(&dir).and_then(tantivy::Index::open).map_err(|e| no_index(e.to_string()))?;
+        if index.schema() != fields.schema {
+            return Err(no_index("it was built by another version".into()));
+        }
+        index.tokenizers().register(analyzer::ANALYZER, analyzer::analyzer());
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
+        tracing::warn!("{why}: reading the existing index only; answers may be stale");
+        Ok(Index {
+            root: root.to_path_buf(),
+            index,
+            fields,
+            reader,
+            writer: None,
+            manifest: None,
+            rebuilt: None,
+            read_only: true,
+        })
+    }
+
+    /// Whether nothing can be written below the root: answers come from the index as it is.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// Opens the index of `root` to read only, never taking the writer role: what a server
@@ -111,7 +156,16 @@ impl Index {
         };
         index.tokenizers().register(analyzer::ANALYZER, analyzer::analyzer());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
-        Ok(Index { root: root.to_path_buf(), index, fields, reader, writer: None, manifest: None, rebuilt: None })
+        Ok(Index {
+            root: root.to_path_buf(),
+            index,
+            fields,
+            reader,
+            writer: None,
+            manifest: None,
+            rebuilt: None,
+            read_only: false,
+        })
     }
 
     /// The existing index, None when there is none, or why it cannot be used.
@@ -151,7 +205,7 @@ impl Index {
 
     /// Tries again to take the writer role (after the writer process went away).
     pub fn try_take_writer(&mut self) -> Result<bool> {
-        if self.writer.is_none() {
+        if self.writer.is_none() && !self.read_only {
             match self.index.writer_with_num_threads(writer_threads(), WRITER_MEMORY) {
                 Ok(w) => self.writer = Some(w),
                 Err(TantivyError::LockFailure(LockError::LockBusy, _)) => {}

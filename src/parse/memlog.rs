@@ -86,6 +86,9 @@ pub struct Fold {
 /// Years past 9999 are written as 9999-12-31T23:59:59Z and years before 0 as the start of
 /// year 0, so that text order stays time order for every time.
 pub fn normalise_time(t: &str) -> String {
+    if far_future(t) {
+        return "9999-12-31T23:59:59Z".to_owned();
+    }
     match DateTime::parse_from_rfc3339(t.trim()) {
         Ok(at) => {
             let at = at.with_timezone(&Utc);
@@ -401,7 +404,17 @@ fn is_time(raw: &RawValue) -> bool {
     serde_json::from_str::<&str>(raw.get())
         .map(str::to_owned)
         .or_else(|_| serde_json::from_str::<String>(raw.get()))
-        .is_ok_and(|t| DateTime::parse_from_rfc3339(t.trim()).is_ok())
+        .is_ok_and(|t| far_future(&t) || DateTime::parse_from_rfc3339(t.trim()).is_ok())
+}
+
+/// A time past year 9999 as chrono writes it (`+10240-01-01T…`): what an earlier tmws
+/// wrote for a TTL of thousands of years. Read as the latest time there is.
+fn far_future(t: &str) -> bool {
+    let t = t.trim();
+    t.strip_prefix('+').is_some_and(|rest| {
+        let year = rest.split('-').next().unwrap_or("");
+        year.len() > 4 && year.bytes().all(|b| b.is_ascii_digit()) && rest[year.len()..].starts_with('-')
+    })
 }
 
 fn is_string_list(raw: &RawValue) -> bool {

@@ -136,6 +136,10 @@ impl Keeper {
     /// watcher in a thread, and opens a reader for queries. Returns at once.
     pub(crate) fn background(root: &Path, config: &Config) -> Result<Keeper> {
         let mut index = Index::open(root)?;
+        if index.is_read_only() {
+            // Nothing below the root can change through this process: no watcher.
+            return Ok(Keeper::OnDemand(Mutex::new(index)));
+        }
         if let Some(why) = &index.rebuilt {
             tracing::warn!("rebuilt the index from the files: {why}");
         }
@@ -187,10 +191,23 @@ impl Keeper {
         match self {
             Keeper::OnDemand(m) => {
                 let mut index = lock(m);
+                if index.is_read_only() {
+                    index.reload()?;
+                    return Ok(true);
+                }
                 if !index.is_writer() {
                     index.try_take_writer()?;
                 }
-                let report = index.sync(config, &SyncOptions::default())?;
+                let report = match index.sync(config, &SyncOptions::default()) {
+                    Ok(r) => r,
+                    // A full disk: answer from the index as it is (DESIGN §12).
+                    Err(e) if e.cannot_write() => {
+                        tracing::warn!("{e}: answering from the index as it is");
+                        index.reload()?;
+                        return Ok(true);
+                    }
+                    Err(e) => return Err(e),
+                };
                 if report.reader_only { settle(&index, || true) } else { Ok(false) }
             }
             Keeper::Background(b) => settle(&b.reader, || b.state.fresh()),
@@ -218,6 +235,11 @@ impl Keeper {
         match self {
             Keeper::OnDemand(m) => {
                 let mut index = lock(m);
+                if index.is_read_only() {
+                    return Err(Error::Environment(
+                        "nothing can be written below the root (read-only or full): the index cannot be updated".into(),
+                    ));
+                }
                 if !index.is_writer() {
                     index.try_take_writer()?;
                 }
