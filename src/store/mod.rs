@@ -163,6 +163,35 @@ pub fn read_text_opt(path: &Path) -> Result<Option<String>> {
     }
 }
 
+/// Reads a small secret (the serve token) as UTF-8 text, or None when it does not exist,
+/// with the permission bits of the file that was read (None where there are none). Only a
+/// regular file is opened, and only its first 64 KiB are read.
+pub fn read_secret_opt(path: &Path) -> Result<Option<(String, Option<u32>)>> {
+    use std::io::Read;
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+        Ok(m) if !m.is_file() => {
+            return Err(Error::io(path, io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")));
+        }
+        Ok(_) => {}
+    }
+    let file = fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    #[cfg(unix)]
+    let mode = Some(std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777);
+    #[cfg(not(unix))]
+    let mode = {
+        let _ = meta;
+        None
+    };
+    let mut bytes = Vec::new();
+    file.take(64 << 10).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::io(path, io::Error::new(io::ErrorKind::InvalidData, "not valid UTF-8")))?;
+    Ok(Some((text, mode)))
+}
+
 /// Names of the entries of a folder (files and folders), sorted; empty when it is missing.
 pub fn list_dir(dir: &Path) -> Result<Vec<String>> {
     names_where(dir, |_| true)

@@ -1,10 +1,12 @@
 //! `tmws serve` driven by real clients on a loopback port: the token (file, mode, 401),
 //! answer formats, bad requests, the body limit, metrics, MCP streamable HTTP at `/mcp`
-//! with rmcp's client, the refusal of a non-loopback address without a token, a graceful
-//! stop on SIGTERM, and the memory routes. (That HTTP answers what the engine, the CLI and
-//! MCP answer is `surfaces.rs`.)
+//! with rmcp's client, the refusal of a non-loopback address without a good token, a
+//! graceful stop on SIGTERM, and the memory routes. (That HTTP answers what the engine,
+//! the CLI and MCP answer is `surfaces.rs`.)
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
@@ -148,7 +150,7 @@ fn post_raw(url: &str, token: &str, path: &str, body: &[u8], chunked: bool) -> (
     let mut status_line = String::new();
     reader.read_line(&mut status_line).unwrap();
     let mut rest = String::new();
-    let _ = std::io::Read::read_to_string(&mut reader, &mut rest);
+    let _ = reader.read_to_string(&mut rest);
     let body = rest.split_once("\r\n\r\n").map(|(_, b)| b.trim().to_owned()).unwrap_or_default();
     (status_line.split(' ').nth(1).unwrap().parse().unwrap(), body)
 }
@@ -342,5 +344,78 @@ fn memory_routes_add_search_get_and_delete() {
     ] {
         let r = serve.post("/memory", body);
         assert_eq!((r.status, r.json()["error"].as_str()), (400, Some(message)), "{body}");
+    }
+}
+
+/// Runs `tmws serve --addr ADDR` with `TMWS_TOKEN` (or none) and gives its exit code and
+/// stderr; it must stop by itself (a server that starts listening is killed and fails).
+fn serve_refused(root: &Path, addr: &str, token: Option<&str>) -> (i32, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tmws"));
+    cmd.arg("--root").arg(root).args(["serve", "--addr", addr]).env_remove("TMWS_LOG").env_remove("TMWS_TOKEN");
+    if let Some(t) = token {
+        cmd.env("TMWS_TOKEN", t);
+    }
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("tmws serve --addr {addr} started instead of refusing");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    (status.code().unwrap_or(-1), stderr)
+}
+
+#[test]
+fn a_non_loopback_address_refuses_a_short_or_shared_token() {
+    let root = TestRoot::sample();
+    let refusing = "tmws: refusing to serve on a non-loopback address";
+    for (token, n) in [("x", "1 character"), ("0123456789abcdef0123456789abcde", "31 characters")] {
+        assert_eq!(
+            serve_refused(root.path(), "0.0.0.0:0", Some(token)),
+            (2, format!("{refusing}: the token in TMWS_TOKEN has {n}, it needs at least 32\n"))
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let file = root.path().join(".tmws/cache/token");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let set = |text: &str, mode: u32| {
+            std::fs::write(&file, text).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        let long = format!("{}\n", "ab".repeat(32));
+        for mode in [0o644, 0o640, 0o604] {
+            set(&long, mode);
+            assert_eq!(
+                serve_refused(root.path(), "0.0.0.0:0", None),
+                (
+                    2,
+                    format!(
+                        "{refusing}: .tmws/cache/token can be read by other users (mode {mode:03o}); run `chmod 600 \
+.tmws/cache/token`\n"
+                    )
+                ),
+                "{mode:o}"
+            );
+        }
+        set("0123456789abcdef\n", 0o600);
+        assert_eq!(
+            serve_refused(root.path(), "0.0.0.0:0", None),
+            (2, format!("{refusing}: the token in .tmws/cache/token has 16 characters, it needs at least 32\n"))
+        );
+        // On a loopback address the same file is served (only its owner could have read it
+        // from another machine's side anyway).
+        let serve = Serve::start(root.path(), None);
+        assert_eq!(serve.token, "0123456789abcdef");
+        assert_eq!(serve.get("/memory/stats?format=json").status, 200);
     }
 }

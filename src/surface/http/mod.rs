@@ -1,10 +1,13 @@
 //! `tmws serve`: REST routes and MCP streamable HTTP on one port (DESIGN §7.3).
 //!
-//! Every route but `/health` needs `Authorization: Bearer <token>`. The token is
-//! `TMWS_TOKEN`, else `.tmws/cache/token`, which the first start on a loopback address
-//! creates (mode 0600). A non-loopback address is refused unless a token exists. Request
-//! bodies over 1 MiB get 413. SIGINT or SIGTERM stops the server gracefully: open MCP
-//! sessions are closed, requests in flight finish, the watcher commits.
+//! Every route but `/health` needs `Authorization: Bearer <token>` (the token: `token.rs`,
+//! which also refuses a weak one on a non-loopback address). Request bodies over 1 MiB get
+//! 413. SIGINT or SIGTERM stops the server gracefully: open MCP sessions are closed,
+//! requests in flight finish, the watcher commits.
+
+mod token;
+
+pub use self::token::{TokenSource, resolve_token};
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::Path;
@@ -27,7 +30,6 @@ use crate::layout::TOKEN_FILE;
 use crate::query::Engine;
 use crate::query::api::Format;
 use crate::query::catalog::Output;
-use crate::store;
 use crate::surface::mcp::TmwsServer;
 
 /// The default address of `tmws serve`.
@@ -36,51 +38,6 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:3456";
 pub const MAX_BODY: usize = 1 << 20;
 /// How long a graceful shutdown may take before the server stops anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-
-/// Where the bearer token came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenSource {
-    /// `TMWS_TOKEN`.
-    Env,
-    /// `.tmws/cache/token`, as it was.
-    File,
-    /// `.tmws/cache/token`, created by this start.
-    Created,
-}
-
-/// The bearer token for a server bound to a loopback address (`loopback`) or not.
-pub fn resolve_token(root: &Path, env: Option<String>, loopback: bool) -> Result<(String, TokenSource)> {
-    if let Some(token) = env.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()) {
-        return Ok((token, TokenSource::Env));
-    }
-    let path = root.join(TOKEN_FILE);
-    if let Some(text) = store::read_text_opt(&path)? {
-        let token = text.trim().to_owned();
-        if token.is_empty() {
-            return Err(Error::Usage(format!(
-                "{}: the token file is empty; delete it to have a new one made",
-                path.display()
-            )));
-        }
-        return Ok((token, TokenSource::File));
-    }
-    if !loopback {
-        return Err(Error::Usage(
-            "refusing to serve on a non-loopback address without a token: set TMWS_TOKEN, or start once on \
-127.0.0.1 to create .tmws/cache/token"
-                .into(),
-        ));
-    }
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| Error::Environment(format!("cannot make a token: {e}")))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    if store::create_private(&path, format!("{token}\n").as_bytes())? {
-        Ok((token, TokenSource::Created))
-    } else {
-        // Another server made it first: use theirs.
-        resolve_token(root, None, loopback)
-    }
-}
 
 /// Parses `--addr`: an IP address and port, or a host name that resolves locally.
 pub fn parse_addr(text: &str) -> Result<SocketAddr> {
