@@ -1,10 +1,12 @@
-//! `tmws serve` driven by real clients on a loopback port: the token (file, mode, 401),
-//! answer formats, bad requests, the body limit, metrics, MCP streamable HTTP at `/mcp`
-//! with rmcp's client, the refusal of a non-loopback address without a good token, a
-//! graceful stop on SIGTERM, and the memory routes. (That HTTP answers what the engine,
+//! `tmws serve` driven by real clients on a loopback port: the token (file, mode, 401,
+//! the scheme in any case), `Host` and `Origin` of other sites refused, answer formats,
+//! bad requests, the body limit, metrics, MCP streamable HTTP at `/mcp` with rmcp's
+//! client, the refusal of a non-loopback address without a good token, a graceful stop on
+//! SIGTERM, and the memory routes. (That HTTP answers what the engine,
 //! the CLI and MCP answer is `surfaces.rs`.)
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -344,6 +346,133 @@ fn memory_routes_add_search_get_and_delete() {
     ] {
         let r = serve.post("/memory", body);
         assert_eq!((r.status, r.json()["error"].as_str()), (400, Some(message)), "{body}");
+    }
+}
+
+/// Sends `head` (request line and headers, without the blank line) and `body` over a plain
+/// socket and returns the status and, when the answer says its length, its body.
+fn exchange(addr: &str, head: &str, body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
+    let mut reader = BufReader::new(s);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let status = line.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("status line {line:?}"));
+    let mut length = None;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).unwrap();
+        if header.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let mut bytes = vec![0; length.unwrap_or(0)];
+    reader.read_exact(&mut bytes).unwrap();
+    (status, String::from_utf8(bytes).unwrap())
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#;
+
+#[test]
+fn host_and_origin_of_other_sites_are_refused_on_rest_and_mcp() {
+    let root = TestRoot::sample();
+    let serve = Serve::start(root.path(), None);
+    let addr = serve.url.strip_prefix("http://").unwrap();
+    let port = addr.rsplit(':').next().unwrap();
+    let requests = [
+        (format!("GET {CONTEXT} HTTP/1.1"), ""),
+        ("GET /metrics HTTP/1.1".to_owned(), ""),
+        (
+            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream"
+                .to_owned(),
+            INITIALIZE,
+        ),
+    ];
+    let own_host = format!("Host: {addr}");
+    let localhost = format!("Host: localhost:{port}");
+    let evil_host = format!("Host: evil.example:{port}");
+    let own_origin = format!("Origin: http://localhost:{port}");
+    let evil_origin_same_port = format!("Origin: http://evil.example:{port}");
+    let host_refused = (
+        403,
+        json!({
+            "error": format!("Host `evil.example:{port}` is not this server"),
+            "category": "usage",
+            "hint": "address this server as localhost or 127.0.0.1; other names are refused so that a web page cannot \
+        reach it through DNS rebinding",
+        }),
+    );
+    let origin_refused = |origin: &str| {
+        (
+            403,
+            json!({
+                "error": format!("Origin `{origin}` is not this server's own"),
+                "category": "usage",
+                "hint": "requests from web pages of other sites are refused; clients other than browsers send no Origin",
+            }),
+        )
+    };
+    for (line, body) in &requests {
+        let send = |headers: &[&str]| {
+            let head = format!("{line}\r\nAuthorization: Bearer {}\r\n{}", serve.token, headers.join("\r\n"));
+            let (status, body) = exchange(addr, &head, body);
+            (
+                status,
+                if status == 200 { Value::Null } else { serde_json::from_str(&body).unwrap_or(Value::String(body)) },
+            )
+        };
+        // Clients other than browsers send no Origin; a page of this server's own would.
+        assert_eq!(send(&[&own_host]), (200, Value::Null), "{line}");
+        assert_eq!(send(&[&localhost, &own_origin]), (200, Value::Null), "{line}");
+        // DNS rebinding: another site's name pointed at 127.0.0.1.
+        assert_eq!(send(&[&evil_host]), host_refused, "{line}");
+        assert_eq!(send(&[&evil_host, &evil_origin_same_port]), host_refused, "{line}");
+        // A page of another site, or of another local port, calling this server.
+        for origin in ["http://evil.example", "null"] {
+            assert_eq!(send(&[&own_host, &format!("Origin: {origin}")]), origin_refused(origin), "{line} {origin}");
+        }
+        let other_port = "http://localhost:5173";
+        assert_eq!(send(&[&localhost, &format!("Origin: {other_port}")]), origin_refused(other_port), "{line}");
+    }
+    // /health answers whatever the Host.
+    let (status, body) = exchange(addr, "GET /health HTTP/1.1\r\nHost: evil.example", "");
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn the_bearer_scheme_is_matched_in_any_case() {
+    let root = TestRoot::sample();
+    let serve = Serve::start(root.path(), Some("s3cret-token"));
+    let addr = serve.url.strip_prefix("http://").unwrap();
+    for (authorization, status) in [
+        ("Bearer s3cret-token", 200),
+        ("bearer s3cret-token", 200),
+        ("BEARER s3cret-token", 200),
+        ("bEaReR s3cret-token", 200),
+        ("bearer s3cret-tokem", 401),
+        ("bearer s3cret-toke", 401),
+        ("Basic s3cret-token", 401),
+        ("s3cret-token", 401),
+    ] {
+        for (line, body) in [
+            ("GET /memory/stats HTTP/1.1", ""),
+            (
+                "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream",
+                INITIALIZE,
+            ),
+        ] {
+            let head = format!("{line}\r\nHost: {addr}\r\nAuthorization: {authorization}");
+            let (got, answer) = exchange(addr, &head, body);
+            assert_eq!(got, status, "{line} with {authorization}: {answer}");
+            if status == 401 {
+                assert_eq!(serde_json::from_str::<Value>(&answer).unwrap()["error"], "missing or wrong bearer token");
+            }
+        }
     }
 }
 

@@ -1,10 +1,13 @@
 //! `tmws serve`: REST routes and MCP streamable HTTP on one port (DESIGN §7.3).
 //!
-//! Every route but `/health` needs `Authorization: Bearer <token>` (the token: `token.rs`,
-//! which also refuses a weak one on a non-loopback address). Request bodies over 1 MiB get
-//! 413. SIGINT or SIGTERM stops the server gracefully: open MCP sessions are closed,
-//! requests in flight finish, the watcher commits.
+//! Every request but `/health` passes one guard first (`guard.rs`): its `Host` must name
+//! this server, a present `Origin` must be the server's own, and it needs
+//! `Authorization: Bearer <token>` (the token: `token.rs`). Request bodies over 1 MiB get
+//! 413, and error bodies name paths relative to the root. SIGINT or SIGTERM stops the
+//! server gracefully: open MCP sessions are closed, requests in flight finish, the watcher
+//! commits.
 
+mod guard;
 mod token;
 
 pub use self::token::{TokenSource, resolve_token};
@@ -26,7 +29,6 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Map, Value};
 
 use crate::error::{Category, Error, ErrorAnswer, Result};
-use crate::layout::TOKEN_FILE;
 use crate::query::Engine;
 use crate::query::api::Format;
 use crate::query::catalog::Output;
@@ -53,8 +55,7 @@ pub fn parse_addr(text: &str) -> Result<SocketAddr> {
 #[derive(Debug, Clone)]
 struct AppState {
     engine: Engine,
-    /// `Bearer <token>`, as the header must read.
-    expected: String,
+    guard: std::sync::Arc<guard::Guard>,
 }
 
 /// An error answer: a status and a JSON body `{error, category, hint?}`.
@@ -68,7 +69,7 @@ impl ApiError {
     fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
         let category = match status.as_u16() {
             404 => Category::NotFound,
-            400 | 401 | 405 | 413 => Category::Usage,
+            400 | 401 | 403 | 405 | 413 => Category::Usage,
             _ => Category::Environment,
         };
         ApiError { status, answer: ErrorAnswer { error: message.into(), category, hint: None } }
@@ -219,25 +220,6 @@ GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /health, GET /metr
     )
 }
 
-/// Compares without stopping at the first difference, so timing tells nothing of the token.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// 401 without the right bearer token (but on `/health`).
-async fn require_token(State(app): State<AppState>, request: Request, next: Next) -> Response {
-    if request.uri().path() == "/health" {
-        return next.run(request).await;
-    }
-    let given = request.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes).unwrap_or_default();
-    if !same(given, app.expected.as_bytes()) {
-        return ApiError::new(StatusCode::UNAUTHORIZED, "missing or wrong bearer token")
-            .hint(format!("send `Authorization: Bearer TOKEN`; the token is TMWS_TOKEN or the content of {TOKEN_FILE}"))
-            .into_response();
-    }
-    next.run(request).await
-}
-
 /// 413 for a body over `MAX_BODY`, whether announced by `Content-Length` or streamed.
 async fn limit_body(request: Request, next: Next) -> Response {
     let too_large =
@@ -272,14 +254,14 @@ async fn count(State(app): State<AppState>, request: Request, next: Next) -> Res
     response
 }
 
-/// The whole application: routes, `/mcp`, and the layers (count → token → body limit).
-fn app(engine: Engine, token: &str, loopback: bool, mcp_config: StreamableHttpServerConfig) -> Router {
-    let state = AppState { engine: engine.clone(), expected: format!("Bearer {token}") };
-    let mcp_config = if loopback { mcp_config } else { mcp_config.disable_allowed_hosts() };
+/// The whole application: routes, `/mcp`, and the layers (count → guard → body limit).
+fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConfig) -> Router {
+    let state = AppState { engine: engine.clone(), guard: std::sync::Arc::new(guard) };
+    // The guard checks `Host` for every route, `/mcp` included, by one rule.
     let mcp = StreamableHttpService::new(
         move || Ok(TmwsServer::new(engine.clone())),
         LocalSessionManager::default().into(),
-        mcp_config.with_max_request_body_bytes(MAX_BODY),
+        mcp_config.disable_allowed_hosts().with_max_request_body_bytes(MAX_BODY),
     );
     Router::new()
         .route("/workspace/context", get(get_tool))
@@ -293,7 +275,7 @@ fn app(engine: Engine, token: &str, loopback: bool, mcp_config: StreamableHttpSe
         .nest_service("/mcp", mcp)
         .fallback(not_found)
         .layer(middleware::from_fn(limit_body))
-        .layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::check))
         .layer(middleware::from_fn_with_state(state.clone(), count))
         .with_state(state)
 }
@@ -363,7 +345,7 @@ pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening
     let engine = Engine::serve(root)?;
     let mcp_config = StreamableHttpServerConfig::default();
     let sessions = mcp_config.cancellation_token.clone();
-    let router = app(engine.clone(), &token, loopback, mcp_config);
+    let router = app(engine.clone(), guard::Guard::new(bound, &token), mcp_config);
     on_listening(&Listening { addr: bound, token_source });
     let result = runtime.block_on(async move {
         let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
