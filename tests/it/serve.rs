@@ -1,8 +1,8 @@
 //! `tmws serve` driven by real clients on a loopback port: the token (file, mode, 401,
 //! the scheme in any case), `Host` and `Origin` of other sites refused, answer formats,
-//! bad requests, the body limit, metrics, MCP streamable HTTP at `/mcp` with rmcp's
-//! client, the refusal of a non-loopback address without a good token, a graceful stop on
-//! SIGTERM, and the memory routes. (That HTTP answers what the engine,
+//! bad requests, the body limit, clients that trickle their headers closed, metrics, MCP
+//! streamable HTTP at `/mcp` with rmcp's client, the refusal of a non-loopback address
+//! without a good token, a graceful stop on SIGTERM, and the memory routes. (That HTTP answers what the engine,
 //! the CLI and MCP answer is `surfaces.rs`.)
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -547,4 +547,55 @@ fn a_non_loopback_address_refuses_a_short_or_shared_token() {
         assert_eq!(serve.token, "0123456789abcdef");
         assert_eq!(serve.get("/memory/stats?format=json").status, 200);
     }
+}
+
+#[test]
+fn clients_that_trickle_their_headers_are_closed_while_others_are_answered() {
+    const SLOW: usize = 200;
+    let root = TestRoot::sample();
+    let serve = Serve::start(root.path(), None);
+    let addr = serve.url.strip_prefix("http://").unwrap();
+    let head = format!("GET /memory/stats HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\r\n", serve.token);
+    let mut slow: Vec<Option<TcpStream>> = (0..SLOW)
+        .map(|_| {
+            let s = TcpStream::connect(addr).unwrap();
+            s.set_nonblocking(true).unwrap();
+            Some(s)
+        })
+        .collect();
+    // One header byte every 2 s (never a whole request in the time allowed); a connection
+    // counts as closed once a read finds its end or it is reset.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let mut answered_during = None;
+    for byte in head.as_bytes().iter().cycle() {
+        for conn in &mut slow {
+            if let Some(s) = conn {
+                let mut buf = [0u8; 512];
+                let closed = match s.read(&mut buf) {
+                    Ok(0) => true,
+                    Ok(n) => panic!("a slow client got an answer: {:?}", String::from_utf8_lossy(&buf[..n])),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => s.write_all(&[*byte]).is_err(),
+                    Err(_) => true,
+                };
+                if closed {
+                    *conn = None;
+                }
+            }
+        }
+        let open = slow.iter().flatten().count();
+        if answered_during.is_none() {
+            // While they all hold their connections, a normal request is answered.
+            let r = serve.get("/memory/stats?format=json");
+            assert_eq!((r.status, r.json()["by_namespace"]["long-term"].as_u64()), (200, Some(3)), "{}", r.body);
+            answered_during = Some(open);
+        }
+        if open == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{open} of {SLOW} slow clients are still connected");
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    assert_eq!(answered_during, Some(SLOW), "every slow client was connected when the normal request was answered");
+    // And the server still answers.
+    assert_eq!(serve.get("/memory/stats?format=json").status, 200);
 }

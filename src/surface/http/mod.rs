@@ -3,11 +3,12 @@
 //! Every request but `/health` passes one guard first (`guard.rs`): its `Host` must name
 //! this server, a present `Origin` must be the server's own, and it needs
 //! `Authorization: Bearer <token>` (the token: `token.rs`). Request bodies over 1 MiB get
-//! 413, and error bodies name paths relative to the root. SIGINT or SIGTERM stops the
-//! server gracefully: open MCP sessions are closed, requests in flight finish, the watcher
-//! commits.
+//! 413, a client has 10 s to send its headers (`listen.rs`), and error bodies name paths
+//! relative to the root. SIGINT or SIGTERM stops the server gracefully: open MCP sessions
+//! are closed, requests in flight finish, the watcher commits.
 
 mod guard;
+mod listen;
 mod token;
 
 pub use self::token::{TokenSource, resolve_token};
@@ -347,27 +348,23 @@ pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening
     let sessions = mcp_config.cancellation_token.clone();
     let router = app(engine.clone(), guard::Guard::new(bound, &token), mcp_config);
     on_listening(&Listening { addr: bound, token_source });
-    let result = runtime.block_on(async move {
+    runtime.block_on(async move {
         let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+        let stop = async move {
             signals.recv().await;
             tracing::info!("stopping: closing MCP sessions and finishing requests");
             sessions.cancel();
             let _ = stopping_tx.send(());
-        });
-        let server = std::pin::pin!(server.into_future());
+        };
         tokio::select! {
-            r = server => r.map_err(|e| Error::Environment(format!("serve: {e}"))),
+            () = listen::serve(listener, router, stop) => {}
             () = async {
                 let _ = stopping_rx.await;
                 tokio::time::sleep(SHUTDOWN_GRACE).await;
-            } => {
-                tracing::warn!("connections still open after {SHUTDOWN_GRACE:?}: stopping anyway");
-                Ok(())
-            }
+            } => tracing::warn!("connections still open after {SHUTDOWN_GRACE:?}: stopping anyway"),
         }
     });
     runtime.block_on(engine.shutdown());
     runtime.shutdown_timeout(Duration::from_secs(1));
-    result
+    Ok(())
 }
