@@ -1,8 +1,9 @@
 //! `tmws serve` driven by real clients on a loopback port: the token (file, mode, 401,
 //! the scheme in any case), `Host` and `Origin` of other sites refused, answer formats,
-//! bad requests, the body limit, clients that trickle their headers closed, metrics, MCP
-//! streamable HTTP at `/mcp` with rmcp's client, the refusal of a non-loopback address
-//! without a good token, a graceful stop on SIGTERM, and the memory routes. (That HTTP answers what the engine,
+//! bad requests, the body limit, clients that trickle their headers closed, error bodies
+//! without absolute paths, metrics, MCP streamable HTTP at `/mcp` with rmcp's client, the
+//! refusal of a non-loopback address without a good token, a graceful stop on SIGTERM,
+//! and the memory routes. (That HTTP answers what the engine,
 //! the CLI and MCP answer is `surfaces.rs`.)
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -598,4 +599,46 @@ fn clients_that_trickle_their_headers_are_closed_while_others_are_answered() {
     assert_eq!(answered_during, Some(SLOW), "every slow client was connected when the normal request was answered");
     // And the server still answers.
     assert_eq!(serve.get("/memory/stats?format=json").status, 200);
+}
+
+#[test]
+fn error_bodies_name_paths_relative_to_the_root() {
+    let root = TestRoot::sample();
+    // A file where the memory folder should be: writing a memory fails with an I/O error
+    // that names the path.
+    std::fs::rename(root.path().join(".tmws/memory"), root.path().join("memory-moved")).unwrap();
+    std::fs::write(root.path().join(".tmws/memory"), "not a folder\n").unwrap();
+    let serve = Serve::start(root.path(), None);
+    let absolute = root.path().display().to_string();
+    let r = serve.post("/memory", r#"{"content": "remember this"}"#);
+    assert_eq!(r.status, 500);
+    assert!(!r.body.contains(&absolute), "{}", r.body);
+    assert_eq!(r.json(), json!({"error": ".tmws/memory: File exists (os error 17)", "category": "environment"}));
+    let r = serve.get("/memory/stats?format=json");
+    assert!(!r.body.contains(&absolute), "{}", r.body);
+    assert_eq!(
+        (r.status, r.json()),
+        (
+            500,
+            json!({"error": ".tmws/memory/long-term.jsonl: Not a directory (os error 20)", "category": "environment"})
+        )
+    );
+    // The same error through /mcp.
+    serve.rt.block_on(async {
+        let transport = StreamableHttpClientTransport::with_client(
+            reqwest::Client::builder().no_proxy().build().unwrap(),
+            StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", serve.url))
+                .auth_header(serve.token.clone()),
+        );
+        let session = ().serve(transport).await.expect("initialize");
+        let args = json!({"content": "remember this"}).as_object().unwrap().clone();
+        let r = session.call_tool(CallToolRequestParams::new("memory_add").with_arguments(args)).await.unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(
+            r.structured_content,
+            Some(json!({"error": ".tmws/memory: File exists (os error 17)", "category": "environment"}))
+        );
+        assert!(!result_text(&r).contains(&absolute), "{}", result_text(&r));
+        session.cancel().await.unwrap();
+    });
 }
