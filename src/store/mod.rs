@@ -183,6 +183,30 @@ pub fn read_text_opt(root: &Path, path: &Path, cap: u64) -> Result<Option<String
     }
 }
 
+/// Reads a small secret (the serve token) below `root` as UTF-8 text, or None when it does
+/// not exist, with the permission bits of the file that was read (None where there are
+/// none). Only a regular file inside the root is opened, and at most 64 KiB are read.
+pub fn read_secret_opt(root: &Path, path: &Path) -> Result<Option<(String, Option<u32>)>> {
+    const CAP: u64 = 64 << 10;
+    let (file, len) = match guard::open_read(root, path, CAP) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    #[cfg(unix)]
+    let mode = Some(std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777);
+    #[cfg(not(unix))]
+    let mode = {
+        let _ = meta;
+        None
+    };
+    let bytes = guard::read_capped(file, len, CAP).map_err(|e| Error::io(path, e))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::io(path, io::Error::new(io::ErrorKind::InvalidData, "not valid UTF-8")))?;
+    Ok(Some((text, mode)))
+}
+
 /// Names of the entries of a folder below `root` (files and folders), sorted; empty when
 /// it is missing. A folder reached through a symlink out of the root is refused.
 pub fn list_dir(root: &Path, dir: &Path) -> Result<Vec<String>> {

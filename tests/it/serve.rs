@@ -1,10 +1,15 @@
-//! `tmws serve` driven by real clients on a loopback port: the token (file, mode, 401),
-//! answer formats, bad requests, the body limit, metrics, MCP streamable HTTP at `/mcp`
-//! with rmcp's client, the refusal of a non-loopback address without a token, a graceful
-//! stop on SIGTERM, and the memory routes. (That HTTP answers what the engine, the CLI and
-//! MCP answer is `surfaces.rs`.)
+//! `tmws serve` driven by real clients on a loopback port: the token (file, mode, 401,
+//! the scheme in any case), `Host` and `Origin` of other sites refused, answer formats,
+//! bad requests, the body limit, clients that trickle their headers closed, error bodies
+//! without absolute paths, metrics, MCP streamable HTTP at `/mcp` with rmcp's client, the
+//! refusal of a non-loopback address without a good token, a graceful stop on SIGTERM,
+//! and the memory routes. (That HTTP answers what the engine,
+//! the CLI and MCP answer is `surfaces.rs`.)
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
@@ -148,7 +153,7 @@ fn post_raw(url: &str, token: &str, path: &str, body: &[u8], chunked: bool) -> (
     let mut status_line = String::new();
     reader.read_line(&mut status_line).unwrap();
     let mut rest = String::new();
-    let _ = std::io::Read::read_to_string(&mut reader, &mut rest);
+    let _ = reader.read_to_string(&mut rest);
     let body = rest.split_once("\r\n\r\n").map(|(_, b)| b.trim().to_owned()).unwrap_or_default();
     (status_line.split(' ').nth(1).unwrap().parse().unwrap(), body)
 }
@@ -343,4 +348,297 @@ fn memory_routes_add_search_get_and_delete() {
         let r = serve.post("/memory", body);
         assert_eq!((r.status, r.json()["error"].as_str()), (400, Some(message)), "{body}");
     }
+}
+
+/// Sends `head` (request line and headers, without the blank line) and `body` over a plain
+/// socket and returns the status and, when the answer says its length, its body.
+fn exchange(addr: &str, head: &str, body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
+    let mut reader = BufReader::new(s);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let status = line.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("status line {line:?}"));
+    let mut length = None;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).unwrap();
+        if header.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let mut bytes = vec![0; length.unwrap_or(0)];
+    reader.read_exact(&mut bytes).unwrap();
+    (status, String::from_utf8(bytes).unwrap())
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#;
+
+#[test]
+fn host_and_origin_of_other_sites_are_refused_on_rest_and_mcp() {
+    let root = TestRoot::sample();
+    let serve = Serve::start(root.path(), None);
+    let addr = serve.url.strip_prefix("http://").unwrap();
+    let port = addr.rsplit(':').next().unwrap();
+    let requests = [
+        (format!("GET {CONTEXT} HTTP/1.1"), ""),
+        ("GET /metrics HTTP/1.1".to_owned(), ""),
+        (
+            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream"
+                .to_owned(),
+            INITIALIZE,
+        ),
+    ];
+    let own_host = format!("Host: {addr}");
+    let localhost = format!("Host: localhost:{port}");
+    let evil_host = format!("Host: evil.example:{port}");
+    let own_origin = format!("Origin: http://localhost:{port}");
+    let evil_origin_same_port = format!("Origin: http://evil.example:{port}");
+    let host_refused = (
+        403,
+        json!({
+            "error": format!("Host `evil.example:{port}` is not this server"),
+            "category": "usage",
+            "hint": "address this server as localhost or 127.0.0.1; other names are refused so that a web page cannot \
+        reach it through DNS rebinding",
+        }),
+    );
+    let origin_refused = |origin: &str| {
+        (
+            403,
+            json!({
+                "error": format!("Origin `{origin}` is not this server's own"),
+                "category": "usage",
+                "hint": "requests from web pages of other sites are refused; clients other than browsers send no Origin",
+            }),
+        )
+    };
+    for (line, body) in &requests {
+        let send = |headers: &[&str]| {
+            let head = format!("{line}\r\nAuthorization: Bearer {}\r\n{}", serve.token, headers.join("\r\n"));
+            let (status, body) = exchange(addr, &head, body);
+            (
+                status,
+                if status == 200 { Value::Null } else { serde_json::from_str(&body).unwrap_or(Value::String(body)) },
+            )
+        };
+        // Clients other than browsers send no Origin; a page of this server's own would.
+        assert_eq!(send(&[&own_host]), (200, Value::Null), "{line}");
+        assert_eq!(send(&[&localhost, &own_origin]), (200, Value::Null), "{line}");
+        // DNS rebinding: another site's name pointed at 127.0.0.1.
+        assert_eq!(send(&[&evil_host]), host_refused, "{line}");
+        assert_eq!(send(&[&evil_host, &evil_origin_same_port]), host_refused, "{line}");
+        // A page of another site, or of another local port, calling this server.
+        for origin in ["http://evil.example", "null"] {
+            assert_eq!(send(&[&own_host, &format!("Origin: {origin}")]), origin_refused(origin), "{line} {origin}");
+        }
+        let other_port = "http://localhost:5173";
+        assert_eq!(send(&[&localhost, &format!("Origin: {other_port}")]), origin_refused(other_port), "{line}");
+    }
+    // /health answers whatever the Host.
+    let (status, body) = exchange(addr, "GET /health HTTP/1.1\r\nHost: evil.example", "");
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn the_bearer_scheme_is_matched_in_any_case() {
+    let root = TestRoot::sample();
+    let serve = Serve::start(root.path(), Some("s3cret-token"));
+    let addr = serve.url.strip_prefix("http://").unwrap();
+    for (authorization, status) in [
+        ("Bearer s3cret-token", 200),
+        ("bearer s3cret-token", 200),
+        ("BEARER s3cret-token", 200),
+        ("bEaReR s3cret-token", 200),
+        ("bearer s3cret-tokem", 401),
+        ("bearer s3cret-toke", 401),
+        ("Basic s3cret-token", 401),
+        ("s3cret-token", 401),
+    ] {
+        for (line, body) in [
+            ("GET /memory/stats HTTP/1.1", ""),
+            (
+                "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream",
+                INITIALIZE,
+            ),
+        ] {
+            let head = format!("{line}\r\nHost: {addr}\r\nAuthorization: {authorization}");
+            let (got, answer) = exchange(addr, &head, body);
+            assert_eq!(got, status, "{line} with {authorization}: {answer}");
+            if status == 401 {
+                assert_eq!(serde_json::from_str::<Value>(&answer).unwrap()["error"], "missing or wrong bearer token");
+            }
+        }
+    }
+}
+
+/// Runs `tmws serve --addr ADDR` with `TMWS_TOKEN` (or none) and gives its exit code and
+/// stderr; it must stop by itself (a server that starts listening is killed and fails).
+fn serve_refused(root: &Path, addr: &str, token: Option<&str>) -> (i32, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tmws"));
+    cmd.arg("--root").arg(root).args(["serve", "--addr", addr]).env_remove("TMWS_LOG").env_remove("TMWS_TOKEN");
+    if let Some(t) = token {
+        cmd.env("TMWS_TOKEN", t);
+    }
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("tmws serve --addr {addr} started instead of refusing");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    (status.code().unwrap_or(-1), stderr)
+}
+
+#[test]
+fn a_non_loopback_address_refuses_a_short_or_shared_token() {
+    let root = TestRoot::sample();
+    let refusing = "tmws: refusing to serve on a non-loopback address";
+    for (token, n) in [("x", "1 character"), ("0123456789abcdef0123456789abcde", "31 characters")] {
+        assert_eq!(
+            serve_refused(root.path(), "0.0.0.0:0", Some(token)),
+            (2, format!("{refusing}: the token in TMWS_TOKEN has {n}, it needs at least 32\n"))
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let file = root.path().join(".tmws/cache/token");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let set = |text: &str, mode: u32| {
+            std::fs::write(&file, text).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        let long = format!("{}\n", "ab".repeat(32));
+        for mode in [0o644, 0o640, 0o604] {
+            set(&long, mode);
+            assert_eq!(
+                serve_refused(root.path(), "0.0.0.0:0", None),
+                (
+                    2,
+                    format!(
+                        "{refusing}: .tmws/cache/token can be read by other users (mode {mode:03o}); run `chmod 600 \
+.tmws/cache/token`\n"
+                    )
+                ),
+                "{mode:o}"
+            );
+        }
+        set("0123456789abcdef\n", 0o600);
+        assert_eq!(
+            serve_refused(root.path(), "0.0.0.0:0", None),
+            (2, format!("{refusing}: the token in .tmws/cache/token has 16 characters, it needs at least 32\n"))
+        );
+        // On a loopback address the same file is served (only its owner could have read it
+        // from another machine's side anyway).
+        let serve = Serve::start(root.path(), None);
+        assert_eq!(serve.token, "0123456789abcdef");
+        assert_eq!(serve.get("/memory/stats?format=json").status, 200);
+    }
+}
+
+#[test]
+fn clients_that_trickle_their_headers_are_closed_while_others_are_answered() {
+    const SLOW: usize = 200;
+    let root = TestRoot::sample();
+    let serve = Serve::start(root.path(), None);
+    let addr = serve.url.strip_prefix("http://").unwrap();
+    let head = format!("GET /memory/stats HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\r\n", serve.token);
+    let mut slow: Vec<Option<TcpStream>> = (0..SLOW)
+        .map(|_| {
+            let s = TcpStream::connect(addr).unwrap();
+            s.set_nonblocking(true).unwrap();
+            Some(s)
+        })
+        .collect();
+    // One header byte every 2 s (never a whole request in the time allowed); a connection
+    // counts as closed once a read finds its end or it is reset.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let mut answered_during = None;
+    for byte in head.as_bytes().iter().cycle() {
+        for conn in &mut slow {
+            if let Some(s) = conn {
+                let mut buf = [0u8; 512];
+                let closed = match s.read(&mut buf) {
+                    Ok(0) => true,
+                    Ok(n) => panic!("a slow client got an answer: {:?}", String::from_utf8_lossy(&buf[..n])),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => s.write_all(&[*byte]).is_err(),
+                    Err(_) => true,
+                };
+                if closed {
+                    *conn = None;
+                }
+            }
+        }
+        let open = slow.iter().flatten().count();
+        if answered_during.is_none() {
+            // While they all hold their connections, a normal request is answered.
+            let r = serve.get("/memory/stats?format=json");
+            assert_eq!((r.status, r.json()["by_namespace"]["long-term"].as_u64()), (200, Some(3)), "{}", r.body);
+            answered_during = Some(open);
+        }
+        if open == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{open} of {SLOW} slow clients are still connected");
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    assert_eq!(answered_during, Some(SLOW), "every slow client was connected when the normal request was answered");
+    // And the server still answers.
+    assert_eq!(serve.get("/memory/stats?format=json").status, 200);
+}
+
+#[test]
+fn error_bodies_name_paths_relative_to_the_root() {
+    let root = TestRoot::sample();
+    // A file where the memory folder should be: writing a memory fails with an I/O error
+    // that names the path.
+    std::fs::rename(root.path().join(".tmws/memory"), root.path().join("memory-moved")).unwrap();
+    std::fs::write(root.path().join(".tmws/memory"), "not a folder\n").unwrap();
+    let serve = Serve::start(root.path(), None);
+    let absolute = root.path().display().to_string();
+    let r = serve.post("/memory", r#"{"content": "remember this"}"#);
+    assert_eq!(r.status, 500);
+    assert!(!r.body.contains(&absolute), "{}", r.body);
+    assert_eq!(r.json(), json!({"error": ".tmws/memory: File exists (os error 17)", "category": "environment"}));
+    let r = serve.get("/memory/stats?format=json");
+    assert!(!r.body.contains(&absolute), "{}", r.body);
+    assert_eq!(
+        (r.status, r.json()),
+        (
+            500,
+            json!({"error": ".tmws/memory/long-term.jsonl: Not a directory (os error 20)", "category": "environment"})
+        )
+    );
+    // The same error through /mcp.
+    serve.rt.block_on(async {
+        let transport = StreamableHttpClientTransport::with_client(
+            reqwest::Client::builder().no_proxy().build().unwrap(),
+            StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", serve.url))
+                .auth_header(serve.token.clone()),
+        );
+        let session = ().serve(transport).await.expect("initialize");
+        let args = json!({"content": "remember this"}).as_object().unwrap().clone();
+        let r = session.call_tool(CallToolRequestParams::new("memory_add").with_arguments(args)).await.unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(
+            r.structured_content,
+            Some(json!({"error": ".tmws/memory: File exists (os error 17)", "category": "environment"}))
+        );
+        assert!(!result_text(&r).contains(&absolute), "{}", result_text(&r));
+        session.cancel().await.unwrap();
+    });
 }

@@ -1,10 +1,17 @@
 //! `tmws serve`: REST routes and MCP streamable HTTP on one port (DESIGN §7.3).
 //!
-//! Every route but `/health` needs `Authorization: Bearer <token>`. The token is
-//! `TMWS_TOKEN`, else `.tmws/cache/token`, which the first start on a loopback address
-//! creates (mode 0600). A non-loopback address is refused unless a token exists. Request
-//! bodies over 1 MiB get 413. SIGINT or SIGTERM stops the server gracefully: open MCP
-//! sessions are closed, requests in flight finish, the watcher commits.
+//! Every request but `/health` passes one guard first (`guard.rs`): its `Host` must name
+//! this server, a present `Origin` must be the server's own, and it needs
+//! `Authorization: Bearer <token>` (the token: `token.rs`). Request bodies over 1 MiB get
+//! 413, a client has 10 s to send its headers (`listen.rs`), and error bodies name paths
+//! relative to the root. SIGINT or SIGTERM stops the server gracefully: open MCP sessions
+//! are closed, requests in flight finish, the watcher commits.
+
+mod guard;
+mod listen;
+mod token;
+
+pub use self::token::{TokenSource, resolve_token};
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::Path;
@@ -23,11 +30,9 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Map, Value};
 
 use crate::error::{Category, Error, ErrorAnswer, Result};
-use crate::layout::TOKEN_FILE;
 use crate::query::Engine;
 use crate::query::api::Format;
 use crate::query::catalog::Output;
-use crate::store;
 use crate::surface::mcp::TmwsServer;
 
 /// The default address of `tmws serve`.
@@ -36,51 +41,6 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:3456";
 pub const MAX_BODY: usize = 1 << 20;
 /// How long a graceful shutdown may take before the server stops anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-
-/// Where the bearer token came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenSource {
-    /// `TMWS_TOKEN`.
-    Env,
-    /// `.tmws/cache/token`, as it was.
-    File,
-    /// `.tmws/cache/token`, created by this start.
-    Created,
-}
-
-/// The bearer token for a server bound to a loopback address (`loopback`) or not.
-pub fn resolve_token(root: &Path, env: Option<String>, loopback: bool) -> Result<(String, TokenSource)> {
-    if let Some(token) = env.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()) {
-        return Ok((token, TokenSource::Env));
-    }
-    let path = root.join(TOKEN_FILE);
-    if let Some(text) = store::read_text_opt(root, &path, store::cap::CONFIG)? {
-        let token = text.trim().to_owned();
-        if token.is_empty() {
-            return Err(Error::Usage(format!(
-                "{}: the token file is empty; delete it to have a new one made",
-                path.display()
-            )));
-        }
-        return Ok((token, TokenSource::File));
-    }
-    if !loopback {
-        return Err(Error::Usage(
-            "refusing to serve on a non-loopback address without a token: set TMWS_TOKEN, or start once on \
-127.0.0.1 to create .tmws/cache/token"
-                .into(),
-        ));
-    }
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| Error::Environment(format!("cannot make a token: {e}")))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    if store::create_private(root, &path, format!("{token}\n").as_bytes())? {
-        Ok((token, TokenSource::Created))
-    } else {
-        // Another server made it first: use theirs.
-        resolve_token(root, None, loopback)
-    }
-}
 
 /// Parses `--addr`: an IP address and port, or a host name that resolves locally.
 pub fn parse_addr(text: &str) -> Result<SocketAddr> {
@@ -96,8 +56,7 @@ pub fn parse_addr(text: &str) -> Result<SocketAddr> {
 #[derive(Debug, Clone)]
 struct AppState {
     engine: Engine,
-    /// `Bearer <token>`, as the header must read.
-    expected: String,
+    guard: std::sync::Arc<guard::Guard>,
 }
 
 /// An error answer: a status and a JSON body `{error, category, hint?}`.
@@ -111,7 +70,7 @@ impl ApiError {
     fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
         let category = match status.as_u16() {
             404 => Category::NotFound,
-            400 | 401 | 405 | 413 => Category::Usage,
+            400 | 401 | 403 | 405 | 413 => Category::Usage,
             _ => Category::Environment,
         };
         ApiError { status, answer: ErrorAnswer { error: message.into(), category, hint: None } }
@@ -262,25 +221,6 @@ GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /health, GET /metr
     )
 }
 
-/// Compares without stopping at the first difference, so timing tells nothing of the token.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// 401 without the right bearer token (but on `/health`).
-async fn require_token(State(app): State<AppState>, request: Request, next: Next) -> Response {
-    if request.uri().path() == "/health" {
-        return next.run(request).await;
-    }
-    let given = request.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes).unwrap_or_default();
-    if !same(given, app.expected.as_bytes()) {
-        return ApiError::new(StatusCode::UNAUTHORIZED, "missing or wrong bearer token")
-            .hint(format!("send `Authorization: Bearer TOKEN`; the token is TMWS_TOKEN or the content of {TOKEN_FILE}"))
-            .into_response();
-    }
-    next.run(request).await
-}
-
 /// 413 for a body over `MAX_BODY`, whether announced by `Content-Length` or streamed.
 async fn limit_body(request: Request, next: Next) -> Response {
     let too_large =
@@ -315,14 +255,14 @@ async fn count(State(app): State<AppState>, request: Request, next: Next) -> Res
     response
 }
 
-/// The whole application: routes, `/mcp`, and the layers (count → token → body limit).
-fn app(engine: Engine, token: &str, loopback: bool, mcp_config: StreamableHttpServerConfig) -> Router {
-    let state = AppState { engine: engine.clone(), expected: format!("Bearer {token}") };
-    let mcp_config = if loopback { mcp_config } else { mcp_config.disable_allowed_hosts() };
+/// The whole application: routes, `/mcp`, and the layers (count → guard → body limit).
+fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConfig) -> Router {
+    let state = AppState { engine: engine.clone(), guard: std::sync::Arc::new(guard) };
+    // The guard checks `Host` for every route, `/mcp` included, by one rule.
     let mcp = StreamableHttpService::new(
         move || Ok(TmwsServer::new(engine.clone())),
         LocalSessionManager::default().into(),
-        mcp_config.with_max_request_body_bytes(MAX_BODY),
+        mcp_config.disable_allowed_hosts().with_max_request_body_bytes(MAX_BODY),
     );
     Router::new()
         .route("/workspace/context", get(get_tool))
@@ -336,7 +276,7 @@ fn app(engine: Engine, token: &str, loopback: bool, mcp_config: StreamableHttpSe
         .nest_service("/mcp", mcp)
         .fallback(not_found)
         .layer(middleware::from_fn(limit_body))
-        .layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::check))
         .layer(middleware::from_fn_with_state(state.clone(), count))
         .with_state(state)
 }
@@ -406,29 +346,25 @@ pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening
     let engine = Engine::serve(root)?;
     let mcp_config = StreamableHttpServerConfig::default();
     let sessions = mcp_config.cancellation_token.clone();
-    let router = app(engine.clone(), &token, loopback, mcp_config);
+    let router = app(engine.clone(), guard::Guard::new(bound, &token), mcp_config);
     on_listening(&Listening { addr: bound, token_source });
-    let result = runtime.block_on(async move {
+    runtime.block_on(async move {
         let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+        let stop = async move {
             signals.recv().await;
             tracing::info!("stopping: closing MCP sessions and finishing requests");
             sessions.cancel();
             let _ = stopping_tx.send(());
-        });
-        let server = std::pin::pin!(server.into_future());
+        };
         tokio::select! {
-            r = server => r.map_err(|e| Error::Environment(format!("serve: {e}"))),
+            () = listen::serve(listener, router, stop) => {}
             () = async {
                 let _ = stopping_rx.await;
                 tokio::time::sleep(SHUTDOWN_GRACE).await;
-            } => {
-                tracing::warn!("connections still open after {SHUTDOWN_GRACE:?}: stopping anyway");
-                Ok(())
-            }
+            } => tracing::warn!("connections still open after {SHUTDOWN_GRACE:?}: stopping anyway"),
         }
     });
     runtime.block_on(engine.shutdown());
     runtime.shutdown_timeout(Duration::from_secs(1));
-    result
+    Ok(())
 }
