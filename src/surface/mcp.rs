@@ -118,12 +118,15 @@ pub fn run_stdio(root: &Path) -> Result<()> {
         .build()
         .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async move {
-        let result = match server.serve(rmcp::transport::stdio()).await {
+        let (transport, pumps) =
+            super::stdio::capped(tokio::io::stdin(), tokio::io::stdout(), crate::parse::jsonl::MAX_LINE_BYTES);
+        let result = match server.serve(transport).await {
             Ok(service) => service.waiting().await.map(|_| ()).map_err(|e| Error::Environment(format!("mcp: {e}"))),
             // stdin closed before a client said anything: nothing to serve, not a failure.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
             Err(e) => Err(Error::Environment(format!("mcp: {e}"))),
         };
+        pumps.finish().await;
         engine.shutdown().await;
         result
     })

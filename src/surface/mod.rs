@@ -8,3 +8,4 @@ pub mod cli;
 pub mod http;
 pub mod mcp;
 pub mod progress;
+mod stdio;

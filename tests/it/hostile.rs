@@ -440,3 +440,87 @@ fn check_reports_a_symlinked_start_folder_leading_out_of_the_root() {
     let direct = tmws(root.path(), &["check", "--json", "resources/workspaces/x.md"]);
     assert_eq!(findings(&direct), [("resources/workspaces/x.md".to_owned(), format!("cannot read: {OUT_OF_ROOT}"))]);
 }
+
+/// Sends `requests` (after `initialize`) to `tmws mcp` over stdin, closes it, and returns
+/// the answers by id.
+fn mcp_exchange(root: &Path, requests: &[Value]) -> std::collections::BTreeMap<i64, Value> {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .arg("mcp")
+        .current_dir(root)
+        .env_remove("TMWS_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = serde_json::json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let mut text = format!("{init}\n{}\n", serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    for r in requests {
+        text.push_str(&r.to_string());
+        text.push('\n');
+    }
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(text.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|v| Some((v["id"].as_i64()?, v)))
+        .collect()
+}
+
+fn call(id: i64, tool: &str, args: Value) -> Value {
+    serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}})
+}
+
+#[test]
+fn an_mcp_request_over_the_line_limit_gets_an_error_and_the_session_goes_on() {
+    let root = TestRoot::new();
+    let huge = call(1, "memory_add", serde_json::json!({"content": "y".repeat(17 << 20)}));
+    let next = call(2, "memory_add", serde_json::json!({"content": "a note after the huge one"}));
+    let answers = mcp_exchange(root.path(), &[huge, next]);
+    assert_eq!(
+        answers[&1]["error"],
+        serde_json::json!({"code": -32600, "message": "request over the line limit of 16777216 bytes: not read"})
+    );
+    assert_eq!(answers[&2]["result"]["isError"], false, "{}", answers[&2]);
+    assert!(root.read(".tmws/memory/short-term.jsonl").contains("a note after the huge one"));
+}
+
+#[test]
+fn over_long_inputs_are_refused_without_being_echoed_or_stored() {
+    let root = TestRoot::new();
+    let big = "q".repeat(10 << 20);
+    let answers = mcp_exchange(
+        root.path(),
+        &[
+            call(1, "workspace_search", serde_json::json!({"query": big})),
+            call(2, "memory_add", serde_json::json!({"content": "c", "key": "k".repeat(10 << 20)})),
+            call(3, "memory_add", serde_json::json!({"content": "c", "tags": vec!["t"; 200_000]})),
+            call(4, "memory_add", serde_json::json!({"content": "c", "agent": "a".repeat(5 << 20)})),
+            call(5, "memory_search", serde_json::json!({"query": "x", "bogus": 1})),
+        ],
+    );
+    let error = |id: i64| -> String {
+        let r = &answers[&id]["result"];
+        assert_eq!(r["isError"], true, "{r}");
+        assert_eq!(r["structuredContent"]["category"], "usage", "{r}");
+        r["structuredContent"]["error"].as_str().unwrap().to_owned()
+    };
+    let q = error(1);
+    assert!(q.starts_with("the query is 10485760 bytes, over the limit of 4096"), "{q}");
+    assert!(q.len() < 300, "the query is not echoed whole: {} bytes", q.len());
+    assert!(error(2).len() < 300 && error(4).len() < 300);
+    assert_eq!(error(3), "200000 tags, over the limit of 64");
+    assert_eq!(
+        error(5),
+        "unknown parameter `bogus`, expected one of `query`, `namespace`, `tags`, `kind`, `branch`, `limit`, \
+`min_score`, `include_content`, `format`, `max_chars`"
+    );
+    assert!(!root.path().join(".tmws/memory/short-term.jsonl").exists(), "nothing was stored");
+}
