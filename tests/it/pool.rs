@@ -1,7 +1,8 @@
 //! `tool_search`, `tool_describe` and `tool_call` of `tmws mcp`, driven by rmcp's client,
 //! with real downstream processes (the example `mcp_mock`) followed by pid: search and
 //! describe never start a server; calls start one lazily, at most ten live at once with the
-//! least recently used closed and reaped; idle ones closed after their TTL; concurrent cold
+//! least recently used closed and reaped, a start waiting for a busy place up to the queue
+//! timeout; idle ones closed after their TTL; concurrent cold
 //! calls start one process; a changed config refused; crashes, failed starts and timeouts
 //! reported with stderr and recovered from; no process left when tmws is killed.
 
@@ -248,10 +249,11 @@ name_path:\n      type: string\n  required:\n    - name_path\n"
 }
 
 #[test]
-fn twelve_servers_called_in_turn_never_have_more_than_ten_alive_and_the_least_recent_goes() {
+fn twelve_servers_called_in_turn_all_answer_with_never_more_than_ten_alive_and_the_least_recent_goes() {
     let names: Vec<String> = (0..12).map(|i| format!("s{i:02}")).collect();
     let servers: Vec<(&str, &[&str])> = names.iter().map(|n| (n.as_str(), &[][..])).collect();
-    let (root, log) = root_with(&servers, "[pool]\ngrace_secs = 0\n");
+    // The default config: all twelve are called within `grace_secs` (60 s) of each other.
+    let (root, log) = root_with(&servers, "");
     // s00 is persistent: never closed to make room.
     let mut reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
     reg["servers"]["s00"]["persistent"] = json!(true);
@@ -297,21 +299,62 @@ fn twelve_servers_called_in_turn_never_have_more_than_ten_alive_and_the_least_re
     }
 }
 
+/// Waits until the pid log names `name` (the server's process exists, so its place is taken).
+async fn started(log: &Path, name: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !starts(log).iter().any(|(n, _)| n == name) {
+        assert!(Instant::now() < deadline, "{name} never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[test]
-fn a_full_pool_within_the_grace_period_refuses_with_pool_exhausted() {
-    let (root, log) = root_with(&[("a", &[]), ("b", &[]), ("c", &[])], "[pool]\nmax_size = 2\n");
+fn a_start_waits_while_every_place_is_busy_then_closes_the_server_that_finished() {
+    let (root, log) = root_with(&[("busy", &[]), ("next", &[])], "[pool]\nmax_size = 1\n");
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
-        assert_eq!(s.tool("a", "echo", json!({"text": "1"})).await.is_error, Some(false));
-        assert_eq!(s.tool("b", "echo", json!({"text": "2"})).await.is_error, Some(false));
-        let r = s.tool("c", "echo", json!({"text": "3"})).await;
-        assert_eq!(r.is_error, Some(true));
+        let long = s.tool("busy", "sleep", json!({"ms": 1500}));
+        let after = async {
+            started(&log, "busy").await;
+            s.tool("next", "echo", json!({"text": "my turn"})).await
+        };
+        let (long, after) = tokio::join!(long, after);
+        assert_eq!((long.is_error, text(&long)), (Some(false), "slept 1500 ms".to_owned()));
+        assert_eq!((after.is_error, text(&after)), (Some(false), "my turn".to_owned()));
+        let started = starts(&log);
+        assert_eq!(started.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["busy", "next"]);
+        assert!(!exists(started[0].1), "busy was closed and reaped to make room");
+        drop(s.client.cancel().await);
+    });
+}
+
+#[test]
+fn a_start_fails_with_pool_exhausted_when_no_place_comes_free_within_the_queue_timeout() {
+    let (root, log) =
+        root_with(&[("kept", &[]), ("busy", &[]), ("late", &[])], "[pool]\nmax_size = 2\nqueue_timeout_secs = 1\n");
+    let mut reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
+    reg["servers"]["kept"]["persistent"] = json!(true);
+    root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&reg).unwrap());
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        assert_eq!(text(&s.tool("kept", "echo", json!({"text": "1"})).await), "1");
+        let r = tokio::select! {
+            _ = s.tool("busy", "sleep", json!({"ms": 60_000})) => unreachable!("the sleep is cut short below"),
+            r = async {
+                started(&log, "busy").await;
+                s.tool("late", "echo", json!({"text": "3"})).await
+            } => r,
+        };
         assert_eq!(
-            text(&r),
-            "pool exhausted: all 2 places are held by servers that cannot be closed (busy, persistent or used in \
-the last 60 s); cannot start c"
+            (r.is_error, text(&r)),
+            (
+                Some(true),
+                "pool exhausted: all 2 places are held by servers that are busy or persistent, and none came free \
+within 1 s; cannot start late"
+                    .to_owned()
+            )
         );
-        assert_eq!(starts(&log).iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(starts(&log).iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["kept", "busy"]);
         drop(s.client.cancel().await);
     });
 }
@@ -770,7 +813,7 @@ object\n  properties:\n    text:\n      type: string\n"
 
 #[test]
 fn a_cancelled_call_frees_its_connection_at_once() {
-    let (root, log) = root_with(&[("a", &[]), ("b", &[])], "[pool]\nmax_size = 1\ngrace_secs = 0\n");
+    let (root, log) = root_with(&[("a", &[]), ("b", &[])], "[pool]\nmax_size = 1\n");
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
         // The client gives up on a long call: rmcp sends notifications/cancelled.
