@@ -8,8 +8,9 @@
 //! ```
 //!
 //! Tools: `echo {text}`, `sleep {ms}`, `stderr {text}` (writes the text to stderr),
-//! `crash` (exits with status 3 in the middle of the call), and `--tools N` generated ones
-//! (`tool_0` …) that answer with their name and arguments. `--crash-on TOOL` makes any tool
+//! `crash` (exits with status 3 in the middle of the call), with `--big` also `big {mb}`
+//! (answers with a text of `mb` MiB), and `--tools N` generated ones (`tool_0` …) that
+//! answer with their name and arguments. `--crash-on TOOL` makes any tool
 //! crash; `--fail-start MESSAGE` exits 1 before answering `initialize` (`--fail-if-exists
 //! FILE`: only while FILE exists, with its text as the message); `--startup-ms`
 //! delays the start (a slow cold start); `--pid-log FILE` appends `NAME PID` to FILE on
@@ -55,6 +56,9 @@ struct Args {
     /// After stdin closes, stay this long before exiting (a server slow to stop).
     #[arg(long, env = "MCP_MOCK_LINGER_MS", default_value_t = 0)]
     linger_ms: u64,
+    /// Also offer `big {mb}`, which answers with a text of `mb` MiB.
+    #[arg(long)]
+    big: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +79,13 @@ impl Mock {
             Tool::new("stderr", "Writes `text` to standard error.", schema(json!({"text": {"type": "string"}}))),
             Tool::new("crash", "Exits in the middle of the call.", schema(json!({}))),
         ];
+        if self.args.big {
+            tools.push(Tool::new(
+                "big",
+                "Answers with a text of `mb` MiB.",
+                schema(json!({"mb": {"type": "integer"}})),
+            ));
+        }
         for i in 0..self.args.tools {
             tools.push(Tool::new(
                 Cow::Owned(format!("tool_{i}")),
@@ -127,6 +138,10 @@ impl ServerHandler for Mock {
             "stderr" => {
                 eprintln!("{}", text("text"));
                 "written to stderr".to_owned()
+            }
+            "big" if self.args.big => {
+                let mb = args.get("mb").and_then(Value::as_u64).unwrap_or(0);
+                "x".repeat(usize::try_from(mb).unwrap_or(0) << 20)
             }
             other
                 if other

@@ -14,6 +14,7 @@
 //! - A call has a timeout. A server that cannot start, dies during a call or does not
 //!   answer in time gives an error with the tail of its stderr, and is closed; the next
 //!   call starts it again. A JSON-RPC error answer is only an error: the server stays.
+//! - A server that sends a message over the 16 MiB limit is closed, and the call says so.
 //! - `shutdown` closes everything; stdio servers also see their stdin close when tmws
 //!   exits however it exits, which is how MCP tells a server to stop.
 
@@ -28,7 +29,7 @@ use rmcp::service::{Peer, RunningService, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
-use super::{StderrTail, start};
+use super::{StderrTail, over_limit, start};
 use crate::config::PoolConfig;
 use crate::parse::clients::Connection;
 
@@ -83,6 +84,7 @@ struct Live {
     peer: Peer<RoleClient>,
     stderr: StderrTail,
     drained: Option<tokio::task::JoinHandle<()>>,
+    oversized: Arc<AtomicBool>,
     last_used: Instant,
     in_flight: usize,
     persistent: bool,
@@ -151,6 +153,7 @@ struct Checkout {
     id: u64,
     peer: Peer<RoleClient>,
     stderr: StderrTail,
+    oversized: Arc<AtomicBool>,
     /// How long starting the server took, when this call started it.
     started: Option<Duration>,
 }
@@ -232,8 +235,14 @@ impl Pool {
             Ok(Err(ServiceError::McpError(e))) => {
                 Err(format!("{server} answered {tool} with error {}: {}", e.code.0, e.message))
             }
-            Ok(Err(e)) => Err(stderr
-                .explain(&format!("{server} stopped during the call of {tool} ({e}); the next call starts it again"))),
+            Ok(Err(e)) => Err(match over_limit(&c.oversized) {
+                Some(why) => {
+                    format!("{server} {why} in its answer to {tool}; it was stopped, the next call starts it again")
+                }
+                None => stderr.explain(&format!(
+                    "{server} stopped during the call of {tool} ({e}); the next call starts it again"
+                )),
+            }),
             Err(_) => Err(stderr.explain(&format!(
                 "{server} did not answer {tool} within {} s; it was stopped, the next call starts it again",
                 timeout.as_secs_f64()
@@ -263,13 +272,20 @@ impl Pool {
             .map_err(|why| format!("{} could not be started: {why}", target.server))?;
         let took = began.elapsed();
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let checkout = Checkout { id, peer: s.client.peer().clone(), stderr: s.stderr.clone(), started: Some(took) };
+        let checkout = Checkout {
+            id,
+            peer: s.client.peer().clone(),
+            stderr: s.stderr.clone(),
+            oversized: s.oversized.clone(),
+            started: Some(took),
+        };
         *lock(&slot.live) = Some(Live {
             id,
             peer: checkout.peer.clone(),
             client: s.client,
             stderr: s.stderr,
             drained: s.drained,
+            oversized: s.oversized,
             last_used: Instant::now(),
             in_flight: 1,
             persistent: target.persistent,
@@ -286,7 +302,13 @@ impl Pool {
         let l = live.as_mut().filter(|l| !l.client.is_closed() && !l.peer.is_transport_closed())?;
         l.in_flight += 1;
         l.last_used = Instant::now();
-        Some(Checkout { id: l.id, peer: l.peer.clone(), stderr: l.stderr.clone(), started: None })
+        Some(Checkout {
+            id: l.id,
+            peer: l.peer.clone(),
+            stderr: l.stderr.clone(),
+            oversized: l.oversized.clone(),
+            started: None,
+        })
     }
 
     /// Closes the connection `id` of the slot after a call showed it broken.

@@ -2,9 +2,9 @@
 //! with real downstream processes (the example `mcp_mock`) followed by pid: search and
 //! describe never start a server; calls start one lazily, at most ten live at once with the
 //! least recently used closed and reaped, a start waiting for a busy place up to the queue
-//! timeout; idle ones closed after their TTL; concurrent cold
-//! calls start one process; a changed config refused; crashes, failed starts and timeouts
-//! reported with stderr and recovered from; no process left when tmws is killed.
+//! timeout; idle ones closed after their TTL; concurrent cold calls start one process; a
+//! changed config refused; crashes, failed starts, timeouts and messages over the limit
+//! reported and recovered from; no process left when tmws is killed.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -759,6 +759,32 @@ fn tmws_serve_calls_tools_at_its_mcp_endpoint_and_counts_the_pool_in_metrics() {
         assert!(Instant::now() < deadline, "the server's child outlived tmws serve");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn a_result_over_the_message_limit_is_an_error_naming_it_and_the_next_call_starts_the_server_again() {
+    let (root, log) = root_with(&[("huge", &["--big"])], "[pool]\ncall_timeout_secs = 20\n");
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        let r = s.tool("huge", "big", json!({"mb": 100})).await;
+        assert_eq!(
+            (r.is_error, text(&r)),
+            (
+                Some(true),
+                "huge sent a message over the 16 MiB limit in its answer to big; it was stopped, the next call \
+starts it again"
+                    .to_owned()
+            )
+        );
+        let first = starts(&log)[0].1;
+        assert!(!exists(first), "the server was closed and reaped");
+        // Under the limit is fine, and the server is started again for it.
+        let r = s.tool("huge", "big", json!({"mb": 1})).await;
+        assert_eq!((r.is_error, text(&r).len()), (Some(false), 1 << 20));
+        assert_eq!(text(&s.tool("huge", "echo", json!({"text": "small"})).await), "small");
+        assert_eq!(starts(&log).len(), 2);
+        drop(s.client.cancel().await);
+    });
 }
 
 #[path = "../../benches/support/mod.rs"]
