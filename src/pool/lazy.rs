@@ -7,7 +7,8 @@
 //!   always go first), so that calls one after another to any number of servers all
 //!   succeed. Only when every place is busy or persistent does a start wait for one to come
 //!   free, up to `queue_timeout`, and then fail with "pool exhausted". A closed
-//!   connection's process is reaped before its place is given to another.
+//!   connection's process (and on Linux everything it started) is reaped before its place
+//!   is given to another.
 //! - A connection expires `ttl` after its last use (`persistent` ones never); a sweep task
 //!   closes expired ones, waking at the earliest expiry and at least every `sweep_every`.
 //! - Concurrent calls to a cold server start it once (one start lock per server).
@@ -16,7 +17,8 @@
 //!   call starts it again. A JSON-RPC error answer is only an error: the server stays.
 //! - A server that sends a message over the 16 MiB limit is closed, and the call says so.
 //! - `shutdown` closes everything; stdio servers also see their stdin close when tmws
-//!   exits however it exits, which is how MCP tells a server to stop.
+//!   exits however it exits, which is how MCP tells a server to stop, and on Linux their
+//!   supervisors end what is left.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -388,8 +390,9 @@ within {} s; cannot start {server}",
         Some((name.clone(), l))
     }
 
-    /// Closes a connection: stdin closed, the process waited for (then terminated, then
-    /// killed), its place given back.
+    /// Closes a connection: stdin closed, the process (on Linux its supervisor, once
+    /// everything the server started is gone) waited for, then terminated, then killed;
+    /// its place given back.
     async fn close(&self, live: Live) {
         // Given back when the process is gone, or if this close is cancelled half-way.
         let _place = Place { inner: self.inner.clone(), held: true };

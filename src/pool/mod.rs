@@ -4,17 +4,21 @@
 //! `start` is the one way a server is started, for `tmws registry build` (`introspect`:
 //! start, read `initialize` and `tools/list`, measure the cold start, stop) and for the
 //! lazy pool (`Pool`) that `tool_call` goes through. A stdio server's process is
-//! `process.rs`'s: it runs in its own process group, so that closing it also ends what it
-//! started, and on Linux it dies with tmws when tmws is killed; what it sends is read a
-//! message at a time, none over 16 MiB. Its stderr is drained all the time (a chatty
-//! server never blocks on a full pipe) and the tail is kept for error messages. `${VAR}`
-//! references in the connection are filled from the environment; a missing variable is an
-//! error that names it.
+//! `process.rs`'s: on Linux under a supervisor (`supervisor.rs`) that ends everything the
+//! server started when it is closed or tmws dies, elsewhere in its own process group; what
+//! it sends is read a message at a time, none over 16 MiB. Its stderr is drained all the
+//! time (a chatty server never blocks on a full pipe) and the tail is kept for error
+//! messages. `${VAR}` references in the connection are filled from the environment; a
+//! missing variable is an error that names it.
 
 mod lazy;
 mod process;
+#[cfg(target_os = "linux")]
+mod supervisor;
 
 pub use lazy::{Called, Pool, Settings, Target};
+#[cfg(target_os = "linux")]
+pub use supervisor::supervise_if_asked;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,6 +30,12 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
 use crate::parse::clients::Connection;
+
+/// The binary's first call; there is no supervisor on this system.
+#[cfg(not(target_os = "linux"))]
+pub fn supervise_if_asked() -> Option<std::process::ExitCode> {
+    None
+}
 
 /// What a server said about itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,6 +219,13 @@ async fn start_stdio(conn: &Connection, timeout: Duration) -> Result<Started, St
     };
     // The transport (and with it the process) is gone: stderr ends soon.
     let _ = tokio::time::timeout(Duration::from_secs(2), drained).await;
+    if spawned.supervised {
+        // The supervisor could not start the command, and said why.
+        let tail = stderr.tail();
+        if tail.starts_with(process::CANNOT_START_PREFIX) && !tail.contains('\n') {
+            return Err(tail);
+        }
+    }
     Err(stderr.explain(&why))
 }
 

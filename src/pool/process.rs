@@ -1,7 +1,13 @@
 //! A stdio server's process and rmcp's transport to it (DESIGN §5, §12 "Servers").
 //!
-//! A server is started in its own process group, on Linux with `PR_SET_PDEATHSIG=SIGKILL`,
-//! and closing it closes stdin (MCP's way to stop a stdio server), then signals the group:
+//! On Linux, when this executable is tmws, a server runs under a supervisor of its own
+//! (`supervisor.rs`: tmws re-executed), which ends everything the server started when the
+//! server is closed or tmws dies, whatever the server's children did to leave its process
+//! group. Closing the transport closes the server's stdin, lets go of its stdout and of the
+//! pipe the supervisor watches, and waits for the supervisor to exit: it gives the server
+//! `STOP_AFTER` to stop, then SIGTERM, then SIGKILL. Elsewhere (other systems, a program
+//! that links the library) a server is started directly in its own process group, on Linux
+//! with `PR_SET_PDEATHSIG=SIGKILL`, and closing it closes stdin, then signals the group:
 //! SIGTERM, then SIGKILL.
 //!
 //! What a server sends is read through [`Capped`]: a message (one line) longer than
@@ -32,8 +38,12 @@ use crate::parse::clients::Connection;
 /// line limit of DESIGN §12, the same as rmcp's own and as its HTTP client's event limit.
 pub(crate) const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
-/// How long a server has to exit once its stdin is closed, and then once it got SIGTERM,
-/// before SIGKILL.
+/// How the message of a server that could not be started begins (a supervisor writes it
+/// on stderr, which is all the pool learns of it).
+pub(crate) const CANNOT_START_PREFIX: &str = "cannot start `";
+
+/// How long a server started directly has to exit once its stdin is closed, and then once
+/// it got SIGTERM, before SIGKILL.
 const STOP_AFTER: Duration = Duration::from_secs(3);
 const KILL_AFTER: Duration = Duration::from_secs(3);
 
@@ -47,25 +57,84 @@ pub(crate) struct Spawned {
     pub stderr: Option<ChildStderr>,
     /// Set when the server sent a message over [`MAX_MESSAGE`] (the connection then ends).
     pub oversized: Arc<AtomicBool>,
+    /// Whether a supervisor started it (its start errors come on stderr).
+    pub supervised: bool,
 }
 
-/// Starts the server of a stdio connection in its own process group.
+/// Starts the server of a stdio connection, under a supervisor where there can be one.
 pub(crate) fn spawn(conn: &Connection) -> Result<Spawned, String> {
     let command = conn.command.as_deref().ok_or("no command")?;
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(&conn.args).kill_on_drop(true);
+    let mut env = Vec::with_capacity(conn.env.len());
     for (k, v) in &conn.env {
-        cmd.env(k, resolve(v)?);
+        env.push((k.as_str(), resolve(v)?));
+    }
+    #[cfg(target_os = "linux")]
+    if super::supervisor::available() {
+        match spawn_supervised(command, &conn.args, &env) {
+            Ok(s) => return Ok(s),
+            // No /proc/self/exe (a system without /proc): the process group must do.
+            Err(e) => tracing::warn!("cannot start a supervisor for `{command}` ({e}); starting it directly"),
+        }
+    }
+    spawn_direct(command, &conn.args, &env)
+}
+
+/// The server in its own process group, a child of tmws.
+fn spawn_direct(command: &str, args: &[String], env: &[(&str, String)]) -> Result<Spawned, String> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args).kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
     }
     die_with_parent(cmd.as_std_mut());
     let mut wrapped = CommandWrap::from(cmd);
     #[cfg(unix)]
     wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
-    launch(wrapped).map_err(|e| format!("cannot start `{command}`: {e}"))
+    launch(wrapped, None).map_err(|e| format!("{CANNOT_START_PREFIX}{command}`: {e}"))
+}
+
+/// The server under a supervisor: this executable again, as `tmws __supervise FD -- …`,
+/// FD being the read end of the pipe that tells it tmws let go.
+#[cfg(target_os = "linux")]
+fn spawn_supervised(command: &str, args: &[String], env: &[(&str, String)]) -> io::Result<Spawned> {
+    use std::os::fd::AsRawFd;
+
+    let (watched, watch) = io::pipe()?;
+    let fd = watched.as_raw_fd();
+    // /proc/self/exe is read in the child, which is still this executable: it names tmws
+    // even when the file on disk was replaced since.
+    let mut cmd = tokio::process::Command::new("/proc/self/exe");
+    cmd.arg0("tmws").arg(super::supervisor::MODE).arg(fd.to_string()).arg("--").arg(command).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // Not killed when dropped: SIGKILL would leave the server's tree to itself. The
+    // supervisor ends it when the watched pipe closes, which dropping does.
+    cmd.kill_on_drop(false);
+    #[allow(unsafe_code)]
+    // SAFETY: the hook runs in the child between fork and exec and makes one system call
+    // (fcntl), which is async-signal-safe; its error is an OS error code, so it allocates
+    // nothing, and it takes no lock. It lets the child keep the pipe's read end (created
+    // close-on-exec, so no other child gets it).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut wrapped = CommandWrap::from(cmd);
+    // Its own group, so that a terminal's Ctrl-C reaches tmws and not the supervisors:
+    // tmws closes its servers, or, if the signal ends it, their supervisors do.
+    wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+    let spawned = launch(wrapped, Some(watch))?;
+    drop(watched);
+    Ok(spawned)
 }
 
 /// Spawns with piped stdio and makes the transport.
-fn launch(mut wrapped: CommandWrap) -> io::Result<Spawned> {
+fn launch(mut wrapped: CommandWrap, watch: Option<io::PipeWriter>) -> io::Result<Spawned> {
     wrapped.command_mut().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = wrapped.spawn()?;
     let stdin = child.stdin().take().ok_or_else(|| io::Error::other("no stdin"))?;
@@ -76,15 +145,21 @@ fn launch(mut wrapped: CommandWrap) -> io::Result<Spawned> {
     // One byte more than the limit for the newline: rmcp's own limit never drops a line
     // that `Capped` let through.
     let io = AsyncRwTransport::new(reader, stdin).with_max_line_length(MAX_MESSAGE + 1);
-    Ok(Spawned { transport: ChildTransport { io: Some(io), child: Some(child) }, stderr, oversized })
+    let supervised = watch.is_some();
+    Ok(Spawned {
+        transport: ChildTransport { io: Some(io), child: Some(child), watch, supervised },
+        stderr,
+        oversized,
+        supervised,
+    })
 }
 
 /// On Linux, a child started with this gets SIGKILL when the thread that started it ends:
-/// when tmws is killed, even with SIGKILL, the one case where nothing of tmws runs to close
-/// it. Servers are started from the async runtime's worker threads, which live as long as
-/// tmws.
+/// when its parent is killed, even with SIGKILL, the one case where nothing of the parent
+/// runs to close it. tmws starts servers from the async runtime's worker threads, which
+/// live as long as tmws; a supervisor is single-threaded.
 #[cfg(target_os = "linux")]
-fn die_with_parent(cmd: &mut std::process::Command) {
+pub(super) fn die_with_parent(cmd: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
 
     let parent = i32::try_from(std::process::id()).unwrap_or(0);
@@ -108,7 +183,7 @@ fn die_with_parent(cmd: &mut std::process::Command) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn die_with_parent(_cmd: &mut std::process::Command) {}
+pub(super) fn die_with_parent(_cmd: &mut std::process::Command) {}
 
 /// The server's stdout, ending with an error (and `over` set) at the first line longer
 /// than [`MAX_MESSAGE`], before any of that line past the limit is read.
@@ -153,18 +228,24 @@ fn over_limit() -> io::Error {
 pub(crate) struct ChildTransport {
     io: Option<AsyncRwTransport<RoleClient, Capped<ChildStdout>, ChildStdin>>,
     child: Option<Box<dyn ChildWrapper>>,
+    /// The write end of the pipe a supervisor watches.
+    watch: Option<io::PipeWriter>,
+    supervised: bool,
 }
 
 impl ChildTransport {
-    /// Closes stdin, then waits for the process; SIGTERM and SIGKILL if it does not exit
-    /// in time.
+    /// Closes stdin (and the watched pipe), then waits for the process; SIGTERM and SIGKILL
+    /// if it does not exit in time.
     async fn end(&mut self) {
         self.io = None;
+        self.watch = None;
         let Some(child) = self.child.as_mut() else { return };
-        if !exits_within(child, STOP_AFTER).await {
+        // A supervisor runs the whole sequence itself; it is only pressed if it lags.
+        let (term_after, kill_after) = if self.supervised { supervised_waits() } else { (STOP_AFTER, KILL_AFTER) };
+        if !exits_within(child, term_after).await {
             #[cfg(unix)]
             let _ = child.signal(SIGTERM);
-            if !exits_within(child, KILL_AFTER).await {
+            if !exits_within(child, kill_after).await {
                 tracing::warn!("a downstream server did not stop after SIGTERM: killing it");
                 let _ = Box::into_pin(child.kill()).await;
             }
@@ -173,15 +254,30 @@ impl ChildTransport {
     }
 }
 
+/// How long tmws waits for a supervisor before SIGTERM, and then before SIGKILL: longer
+/// than the supervisor's own sequence, which these only cut short if it lags.
+#[cfg(target_os = "linux")]
+fn supervised_waits() -> (Duration, Duration) {
+    use super::supervisor::{ENDS_WITHIN, KILL_AFTER};
+    let slack = Duration::from_secs(1);
+    (ENDS_WITHIN + slack, KILL_AFTER + slack)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn supervised_waits() -> (Duration, Duration) {
+    (STOP_AFTER, KILL_AFTER)
+}
+
 async fn exits_within(child: &mut Box<dyn ChildWrapper>, limit: Duration) -> bool {
     tokio::time::timeout(limit, child.wait()).await.is_ok()
 }
 
 impl Drop for ChildTransport {
     fn drop(&mut self) {
-        // Dropped without `close` (a start given up half-way): killed with its group, and
-        // reaped by tokio in the background.
-        if let Some(child) = self.child.as_mut() {
+        // Dropped without `close` (a start given up half-way): a supervisor sees its pipe
+        // close with this and ends the server itself; a direct child is killed with its
+        // group. Either is reaped by tokio in the background.
+        if let Some(child) = self.child.as_mut().filter(|_| !self.supervised) {
             let _ = child.start_kill();
         }
     }

@@ -4,7 +4,8 @@
 //! least recently used closed and reaped, a start waiting for a busy place up to the queue
 //! timeout; idle ones closed after their TTL; concurrent cold calls start one process; a
 //! changed config refused; crashes, failed starts, timeouts and messages over the limit
-//! reported and recovered from; no process left when tmws is killed.
+//! reported and recovered from; no process left, helpers in other process groups and
+//! sessions included, when a server is closed or tmws exits, is killed or is stopped.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -551,30 +552,79 @@ fn a_server_that_fails_to_start_gives_its_stderr_and_is_tried_again_next_time() 
     });
 }
 
+/// Waits until every process of `pids` is gone (a zombie counts as gone), at most 10 s.
+fn all_gone(pids: &[(String, u32)], after: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: Vec<&(String, u32)> = pids.iter().filter(|(_, p)| running(*p)).collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "still running 10 s after {after}: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The servers of the pid log and their helpers (`--spawn-descendants`), once all three
+/// of each server are written and running.
+fn trees(log: &Path, servers: usize) -> Vec<(String, u32)> {
+    let per = if cfg!(target_os = "linux") { 3 } else { 2 };
+    let pids = starts(log);
+    assert_eq!(pids.len(), servers * per, "{pids:?}");
+    assert!(pids.iter().all(|(_, p)| running(*p)), "{pids:?}");
+    pids
+}
+
 #[test]
-fn killing_tmws_with_sigkill_leaves_no_server_running() {
-    let (root, log) = root_with(&[("one", &[]), ("two", &[]), ("three", &["--linger-ms", "60000"])], "");
+fn killing_tmws_with_sigkill_leaves_no_server_nor_helper_running() {
+    let helpers: &[&str] = &["--spawn-descendants"];
+    let lingering: &[&str] = &["--spawn-descendants", "--linger-ms", "60000"];
+    let (root, log) = root_with(&[("one", helpers), ("two", helpers), ("three", lingering)], "");
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
         for name in ["one", "two", "three"] {
             assert_eq!(text(&s.tool(name, "echo", json!({"text": name})).await), name);
         }
-        let pids: Vec<u32> = starts(&log).iter().map(|(_, p)| *p).collect();
-        assert_eq!(pids.len(), 3);
-        assert!(pids.iter().all(|p| running(*p)));
+        let pids = trees(&log, 3);
         let killed = std::process::Command::new("kill").args(["-KILL", &s.pid.to_string()]).status().unwrap();
         assert!(killed.success());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while pids.iter().any(|p| running(*p)) {
-            assert!(
-                Instant::now() < deadline,
-                "servers still running 10 s after tmws was killed: {:?}",
-                pids.iter().filter(|p| running(**p)).collect::<Vec<_>>()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        all_gone(&pids, "tmws was killed with SIGKILL");
         drop(s.client.cancel().await);
     });
+}
+
+#[test]
+fn a_server_closed_after_its_ttl_ends_its_helpers_in_other_groups_and_sessions() {
+    let (root, log) = root_with(&[("brief", &["--spawn-descendants"])], "");
+    let mut reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
+    reg["servers"]["brief"]["ttl_secs"] = json!(1);
+    root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&reg).unwrap());
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        assert_eq!(text(&s.tool("brief", "echo", json!({"text": "x"})).await), "x");
+        let pids = trees(&log, 1);
+        all_gone(&pids, "the TTL of 1 s");
+        assert!(running(s.pid), "tmws itself goes on");
+        drop(s.client.cancel().await);
+    });
+}
+
+#[test]
+fn tmws_mcp_exiting_when_its_client_leaves_ends_every_server_and_its_helpers() {
+    let helpers: &[&str] = &["--spawn-descendants"];
+    let (root, log) = root_with(&[("a", helpers), ("b", helpers)], "");
+    let (tmws, pids) = runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        for name in ["a", "b"] {
+            assert_eq!(text(&s.tool(name, "echo", json!({"text": name})).await), name);
+        }
+        let pids = trees(&log, 2);
+        // Closing the client closes tmws's stdin: it exits.
+        drop(s.client.cancel().await);
+        (s.pid, pids)
+    });
+    all_gone(&[("tmws".to_owned(), tmws)], "its stdin closed");
+    all_gone(&pids, "tmws mcp exited");
 }
 
 /// `tmws serve` on a free loopback port with a token; killed when dropped.
@@ -759,6 +809,36 @@ fn tmws_serve_calls_tools_at_its_mcp_endpoint_and_counts_the_pool_in_metrics() {
         assert!(Instant::now() < deadline, "the server's child outlived tmws serve");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn sigterm_to_tmws_serve_ends_every_server_and_its_helpers() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let helpers: &[&str] = &["--spawn-descendants"];
+    let (root, log) = root_with(&[("m", helpers), ("n", helpers)], "");
+    let mut server = Remote::start(root.path(), "tok");
+    runtime().block_on(async {
+        let transport = StreamableHttpClientTransport::with_client(
+            reqwest::Client::new(),
+            StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url)).auth_header("tok"),
+        );
+        let client = ().serve(transport).await.expect("initialize");
+        for name in ["m", "n"] {
+            let args = json!({"server": name, "tool": "echo", "arguments": {"text": name}});
+            let call = CallToolRequestParams::new("tool_call").with_arguments(args.as_object().unwrap().clone());
+            let r = client.call_tool(call).await.unwrap();
+            assert_eq!((r.is_error, text(&r)), (Some(false), name.to_owned()));
+        }
+        drop(client.cancel().await);
+    });
+    let pids = trees(&log, 2);
+    let term = std::process::Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let status = server.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "tmws serve stops cleanly on SIGTERM");
+    all_gone(&pids, "tmws serve got SIGTERM");
 }
 
 #[test]
