@@ -8,12 +8,17 @@
 //! ```
 //!
 //! Tools: `echo {text}`, `sleep {ms}`, `stderr {text}` (writes the text to stderr),
-//! `crash` (exits with status 3 in the middle of the call), and `--tools N` generated ones
-//! (`tool_0` …) that answer with their name and arguments. `--crash-on TOOL` makes any tool
+//! `crash` (exits with status 3 in the middle of the call), with `--big` also `big {mb}`
+//! (answers with a text of `mb` MiB), and `--tools N` generated ones (`tool_0` …) that
+//! answer with their name and arguments. `--crash-on TOOL` makes any tool
 //! crash; `--fail-start MESSAGE` exits 1 before answering `initialize` (`--fail-if-exists
 //! FILE`: only while FILE exists, with its text as the message); `--startup-ms`
 //! delays the start (a slow cold start); `--pid-log FILE` appends `NAME PID` to FILE on
-//! start; `--linger-ms` keeps the process alive that long after stdin closes.
+//! start; `--linger-ms` keeps the process alive that long after stdin closes;
+//! `--spawn-descendants` starts, before serving, a child in a process group of its own and
+//! (on Linux) a grandchild in a session of its own whose parent exits at once, both
+//! sleeping until killed, and appends `NAME/group PID` and `NAME/session PID` to the pid
+//! log: what a server that leaves helpers behind looks like.
 
 use std::borrow::Cow;
 use std::io::Write as _;
@@ -55,6 +60,22 @@ struct Args {
     /// After stdin closes, stay this long before exiting (a server slow to stop).
     #[arg(long, env = "MCP_MOCK_LINGER_MS", default_value_t = 0)]
     linger_ms: u64,
+    /// Also offer `big {mb}`, which answers with a text of `mb` MiB.
+    #[arg(long)]
+    big: bool,
+    /// Start a child in its own process group and a grandchild in its own session, and log
+    /// their pids to the pid log.
+    #[arg(long)]
+    spawn_descendants: bool,
+    /// (A descendant) sleep until killed.
+    #[arg(long, hide = true)]
+    hold: bool,
+    /// (A descendant) with --hold: first leave this session for a new one.
+    #[arg(long, hide = true)]
+    setsid: bool,
+    /// (A descendant) start `--hold --setsid`, print its pid and exit.
+    #[arg(long, hide = true)]
+    detach: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +96,13 @@ impl Mock {
             Tool::new("stderr", "Writes `text` to standard error.", schema(json!({"text": {"type": "string"}}))),
             Tool::new("crash", "Exits in the middle of the call.", schema(json!({}))),
         ];
+        if self.args.big {
+            tools.push(Tool::new(
+                "big",
+                "Answers with a text of `mb` MiB.",
+                schema(json!({"mb": {"type": "integer"}})),
+            ));
+        }
         for i in 0..self.args.tools {
             tools.push(Tool::new(
                 Cow::Owned(format!("tool_{i}")),
@@ -128,6 +156,10 @@ impl ServerHandler for Mock {
                 eprintln!("{}", text("text"));
                 "written to stderr".to_owned()
             }
+            "big" if self.args.big => {
+                let mb = args.get("mb").and_then(Value::as_u64).unwrap_or(0);
+                "x".repeat(usize::try_from(mb).unwrap_or(0) << 20)
+            }
             other
                 if other
                     .strip_prefix("tool_")
@@ -144,15 +176,69 @@ impl ServerHandler for Mock {
     }
 }
 
+/// Sleeps until killed (a descendant), first in a session of its own if asked.
+fn hold(setsid: bool) -> ! {
+    #[cfg(target_os = "linux")]
+    if setsid {
+        let _ = nix::unistd::setsid();
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = setsid;
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(3600));
+    }
+}
+
+/// Starts the descendants of `--spawn-descendants`; their log lines.
+fn spawn_descendants(name: &str) -> std::io::Result<String> {
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe()?;
+    let mut group = Command::new(&exe);
+    group.arg("--hold").stdin(Stdio::null()).stdout(Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut group, 0);
+    let group = group.spawn()?;
+    let mut lines = format!("{name}/group {}\n", group.id());
+    if cfg!(target_os = "linux") {
+        // The middle process exits at once: its child is an orphan in a session of its own.
+        let out = Command::new(&exe).arg("--detach").stdin(Stdio::null()).stderr(Stdio::inherit()).output()?;
+        lines.push_str(&format!("{name}/session {}", String::from_utf8_lossy(&out.stdout)));
+    }
+    Ok(lines)
+}
+
 fn main() {
     let args = Args::parse();
+    if args.hold {
+        hold(args.setsid);
+    }
+    if args.detach {
+        let exe = std::env::current_exe().expect("the mock's path");
+        // Left to run on its own: this process exits now, so it is re-parented.
+        #[allow(clippy::zombie_processes, reason = "the child outlives this process on purpose")]
+        let child = std::process::Command::new(exe)
+            .args(["--hold", "--setsid"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("a descendant");
+        // The parent reads the pid on this process's stdout.
+        let _ = writeln!(std::io::stdout(), "{}", child.id());
+        return;
+    }
+    let mut lines = format!("{} {}\n", args.name, std::process::id());
+    if args.spawn_descendants {
+        match spawn_descendants(&args.name) {
+            Ok(more) => lines.push_str(&more),
+            Err(e) => eprintln!("mcp_mock: cannot start descendants: {e}"),
+        }
+    }
     if let Some(log) = &args.pid_log {
-        let line = format!("{} {}\n", args.name, std::process::id());
         let appended = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(log)
-            .and_then(|mut f| f.write_all(line.as_bytes()));
+            .and_then(|mut f| f.write_all(lines.as_bytes()));
         if let Err(e) = appended {
             eprintln!("mcp_mock: cannot write {}: {e}", log.display());
         }

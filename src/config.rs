@@ -71,6 +71,8 @@ pub struct PoolConfig {
     pub default_ttl_secs: u64,
     pub grace_secs: u64,
     pub call_timeout_secs: u64,
+    /// How long a call waits for a place when every one is busy or persistent.
+    pub queue_timeout_secs: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,7 +131,13 @@ impl Default for WatchConfig {
 
 impl Default for PoolConfig {
     fn default() -> Self {
-        PoolConfig { max_size: 10, default_ttl_secs: 900, grace_secs: 60, call_timeout_secs: 120 }
+        PoolConfig {
+            max_size: 10,
+            default_ttl_secs: 900,
+            grace_secs: 60,
+            call_timeout_secs: 120,
+            queue_timeout_secs: 30,
+        }
     }
 }
 

@@ -123,6 +123,7 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # default_ttl_secs = 900
 # grace_secs = 60
 # call_timeout_secs = 120
+# queue_timeout_secs = 30
 
 # [registry]
 # sources = [".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json"]

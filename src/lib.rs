@@ -27,6 +27,10 @@ pub mod surface;
 pub(crate) mod sys;
 
 pub use error::{Error, Result};
+/// For the binary's `main` only: the hidden mode in which tmws supervises a downstream
+/// server.
+#[doc(hidden)]
+pub use pool::supervise_if_asked;
 
 /// Helpers of the unit tests.
 #[cfg(test)]

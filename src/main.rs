@@ -7,5 +7,9 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    // tmws re-executed by its pool to supervise a downstream server (Linux).
+    if let Some(code) = tmws::supervise_if_asked() {
+        return code;
+    }
     tmws::surface::cli::run()
 }

@@ -3,17 +3,22 @@
 //!
 //! - At most `max_size` processes exist at any moment (started, serving, or being closed):
 //!   a start first makes room by closing the least recently used connection that is
-//!   neither persistent, busy, nor used within `grace`; if there is none the call fails
-//!   with "pool exhausted". A closed connection's process is reaped before its place is
-//!   given to another.
+//!   neither persistent nor busy (the one idle longest, so those idle past `grace_secs`
+//!   always go first), so that calls one after another to any number of servers all
+//!   succeed. Only when every place is busy or persistent does a start wait for one to come
+//!   free, up to `queue_timeout`, and then fail with "pool exhausted". A closed
+//!   connection's process (and on Linux everything it started) is reaped before its place
+//!   is given to another.
 //! - A connection expires `ttl` after its last use (`persistent` ones never); a sweep task
 //!   closes expired ones, waking at the earliest expiry and at least every `sweep_every`.
 //! - Concurrent calls to a cold server start it once (one start lock per server).
 //! - A call has a timeout. A server that cannot start, dies during a call or does not
 //!   answer in time gives an error with the tail of its stderr, and is closed; the next
 //!   call starts it again. A JSON-RPC error answer is only an error: the server stays.
+//! - A server that sends a message over the 16 MiB limit is closed, and the call says so.
 //! - `shutdown` closes everything; stdio servers also see their stdin close when tmws
-//!   exits however it exits, which is how MCP tells a server to stop.
+//!   exits however it exits, which is how MCP tells a server to stop, and on Linux their
+//!   supervisors end what is left.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -26,7 +31,7 @@ use rmcp::service::{Peer, RunningService, ServiceError};
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
-use super::{StderrTail, start};
+use super::{StderrTail, over_limit, start};
 use crate::config::PoolConfig;
 use crate::parse::clients::Connection;
 
@@ -35,8 +40,9 @@ use crate::parse::clients::Connection;
 pub struct Settings {
     pub max_size: usize,
     pub default_ttl: Duration,
-    pub grace: Duration,
     pub call_timeout: Duration,
+    /// How long a start waits for a place when every one is busy or persistent.
+    pub queue_timeout: Duration,
     pub sweep_every: Duration,
 }
 
@@ -45,8 +51,8 @@ impl Settings {
         Settings {
             max_size: c.max_size.clamp(1, crate::config::POOL_HARD_CAP),
             default_ttl: Duration::from_secs(c.default_ttl_secs),
-            grace: Duration::from_secs(c.grace_secs),
             call_timeout: Duration::from_secs(c.call_timeout_secs),
+            queue_timeout: Duration::from_secs(c.queue_timeout_secs),
             sweep_every: Duration::from_secs(60),
         }
     }
@@ -80,6 +86,7 @@ struct Live {
     peer: Peer<RoleClient>,
     stderr: StderrTail,
     drained: Option<tokio::task::JoinHandle<()>>,
+    oversized: Arc<AtomicBool>,
     last_used: Instant,
     in_flight: usize,
     persistent: bool,
@@ -115,6 +122,8 @@ impl Drop for Place {
         if self.held {
             let mut n = lock(&self.inner.processes);
             *n = n.saturating_sub(1);
+            drop(n);
+            self.inner.freed.notify_waiters();
         }
     }
 }
@@ -125,7 +134,7 @@ impl Drop for Place {
 struct Busy {
     slot: Arc<Slot>,
     id: u64,
-    wake: Arc<Notify>,
+    inner: Arc<Inner>,
 }
 
 impl Drop for Busy {
@@ -134,8 +143,21 @@ impl Drop for Busy {
             l.in_flight = l.in_flight.saturating_sub(1);
             l.last_used = Instant::now();
         }
-        self.wake.notify_one();
+        self.inner.wake.notify_one();
+        // An idle connection can be closed to make room for a start that waits.
+        self.inner.freed.notify_waiters();
     }
+}
+
+/// A connection checked out for a call.
+#[derive(Debug)]
+struct Checkout {
+    id: u64,
+    peer: Peer<RoleClient>,
+    stderr: StderrTail,
+    oversized: Arc<AtomicBool>,
+    /// How long starting the server took, when this call started it.
+    started: Option<Duration>,
 }
 
 /// One server's place in the pool.
@@ -158,6 +180,8 @@ struct Inner {
     sweeping: AtomicBool,
     /// Wakes the sweep when a connection's expiry moved.
     wake: Arc<Notify>,
+    /// Wakes starts that wait for a place: a place was given back or a connection went idle.
+    freed: Notify,
 }
 
 /// The pool of downstream connections of one tmws process.
@@ -181,6 +205,7 @@ impl Pool {
                 next_id: AtomicU64::new(1),
                 sweeping: AtomicBool::new(false),
                 wake: Arc::new(Notify::new()),
+                freed: Notify::new(),
             }),
         }
     }
@@ -197,23 +222,29 @@ impl Pool {
     /// Calls `tool` of the target server with `arguments`, starting the server if needed.
     pub async fn call(&self, target: &Target<'_>, tool: &str, arguments: Map<String, Value>) -> Result<Called, String> {
         let slot = self.slot(target.server);
-        let (id, peer, stderr, started) = self.checkout(&slot, target).await?;
-        let busy = Busy { slot: slot.clone(), id, wake: self.inner.wake.clone() };
+        let c = self.checkout(&slot, target).await?;
+        let busy = Busy { slot: slot.clone(), id: c.id, inner: self.inner.clone() };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let timeout = self.inner.settings.call_timeout;
-        let answer = tokio::time::timeout(timeout, peer.call_tool(params)).await;
+        let answer = tokio::time::timeout(timeout, c.peer.call_tool(params)).await;
         drop(busy);
         if !matches!(answer, Ok(Ok(_)) | Ok(Err(ServiceError::McpError(_)))) {
-            self.close_broken(&slot, id).await;
+            self.close_broken(&slot, c.id).await;
         }
-        let server = target.server;
+        let (server, stderr, started) = (target.server, c.stderr, c.started);
         match answer {
             Ok(Ok(result)) => Ok(Called { result, started }),
             Ok(Err(ServiceError::McpError(e))) => {
                 Err(format!("{server} answered {tool} with error {}: {}", e.code.0, e.message))
             }
-            Ok(Err(e)) => Err(stderr
-                .explain(&format!("{server} stopped during the call of {tool} ({e}); the next call starts it again"))),
+            Ok(Err(e)) => Err(match over_limit(&c.oversized) {
+                Some(why) => {
+                    format!("{server} {why} in its answer to {tool}; it was stopped, the next call starts it again")
+                }
+                None => stderr.explain(&format!(
+                    "{server} stopped during the call of {tool} ({e}); the next call starts it again"
+                )),
+            }),
             Err(_) => Err(stderr.explain(&format!(
                 "{server} did not answer {tool} within {} s; it was stopped, the next call starts it again",
                 timeout.as_secs_f64()
@@ -222,11 +253,7 @@ impl Pool {
     }
 
     /// The live connection of the slot, started if there is none; marked busy.
-    async fn checkout(
-        &self,
-        slot: &Arc<Slot>,
-        target: &Target<'_>,
-    ) -> Result<(u64, Peer<RoleClient>, StderrTail, Option<Duration>), String> {
+    async fn checkout(&self, slot: &Arc<Slot>, target: &Target<'_>) -> Result<Checkout, String> {
         if let Some(got) = Self::reuse(slot) {
             return Ok(got);
         }
@@ -247,14 +274,20 @@ impl Pool {
             .map_err(|why| format!("{} could not be started: {why}", target.server))?;
         let took = began.elapsed();
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let peer = s.client.peer().clone();
-        let stderr = s.stderr.clone();
+        let checkout = Checkout {
+            id,
+            peer: s.client.peer().clone(),
+            stderr: s.stderr.clone(),
+            oversized: s.oversized.clone(),
+            started: Some(took),
+        };
         *lock(&slot.live) = Some(Live {
             id,
+            peer: checkout.peer.clone(),
             client: s.client,
-            peer: peer.clone(),
             stderr: s.stderr,
             drained: s.drained,
+            oversized: s.oversized,
             last_used: Instant::now(),
             in_flight: 1,
             persistent: target.persistent,
@@ -262,16 +295,22 @@ impl Pool {
         });
         place.keep();
         self.start_sweep();
-        Ok((id, peer, stderr, Some(took)))
+        Ok(checkout)
     }
 
     /// The slot's connection, if it is open; marked busy.
-    fn reuse(slot: &Slot) -> Option<(u64, Peer<RoleClient>, StderrTail, Option<Duration>)> {
+    fn reuse(slot: &Slot) -> Option<Checkout> {
         let mut live = lock(&slot.live);
         let l = live.as_mut().filter(|l| !l.client.is_closed() && !l.peer.is_transport_closed())?;
         l.in_flight += 1;
         l.last_used = Instant::now();
-        Some((l.id, l.peer.clone(), l.stderr.clone(), None))
+        Some(Checkout {
+            id: l.id,
+            peer: l.peer.clone(),
+            stderr: l.stderr.clone(),
+            oversized: l.oversized.clone(),
+            started: None,
+        })
     }
 
     /// Closes the connection `id` of the slot after a call showed it broken.
@@ -290,41 +329,56 @@ impl Pool {
         }
     }
 
-    /// Takes a place for a new process, closing the least recently used idle connection
-    /// when the pool is full.
+    /// Takes a place for a new process: a free one, else one made by closing the least
+    /// recently used idle connection, else the first to come free within the queue
+    /// timeout. Starts queue for places in the order they asked.
     async fn admit(&self, server: &str) -> Result<Place, String> {
-        let _admission = self.inner.admission.lock().await;
+        let settings = &self.inner.settings;
+        let deadline = tokio::time::Instant::now() + settings.queue_timeout;
+        let exhausted = || {
+            format!(
+                "pool exhausted: all {} places are held by servers that are busy or persistent, and none came free \
+within {} s; cannot start {server}",
+                settings.max_size,
+                settings.queue_timeout.as_secs()
+            )
+        };
+        let Ok(_admission) = tokio::time::timeout_at(deadline, self.inner.admission.lock()).await else {
+            return Err(exhausted());
+        };
         loop {
+            // Listening before looking, so that a place freed in between is not missed.
+            let freed = self.inner.freed.notified();
+            let mut freed = std::pin::pin!(freed);
+            freed.as_mut().enable();
             {
                 let mut n = lock(&self.inner.processes);
-                if *n < self.inner.settings.max_size {
+                if *n < settings.max_size {
                     *n += 1;
                     return Ok(Place { inner: self.inner.clone(), held: true });
                 }
             }
-            let Some(victim) = self.victim() else {
-                return Err(format!(
-                    "pool exhausted: all {} places are held by servers that cannot be closed (busy, persistent or \
-used in the last {} s); cannot start {server}",
-                    self.inner.settings.max_size,
-                    self.inner.settings.grace.as_secs()
-                ));
-            };
-            tracing::info!("pool full: closing {} (least recently used)", victim.0);
-            self.close(victim.1).await;
+            if let Some((name, live)) = self.victim() {
+                tracing::info!("pool full: closing {name} (least recently used)");
+                self.close(live).await;
+                continue;
+            }
+            if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                return Err(exhausted());
+            }
         }
     }
 
-    /// Takes out the least recently used connection that may be closed.
+    /// Takes out the least recently used connection that may be closed: not persistent, not
+    /// busy. (The least recently used is the one idle longest, so any idle past the grace
+    /// period goes before one used within it.)
     fn victim(&self) -> Option<(String, Live)> {
-        let now = Instant::now();
-        let grace = self.inner.settings.grace;
         let slots = lock(&self.inner.slots);
         let mut best: Option<(Instant, &String, &Arc<Slot>)> = None;
         for (name, slot) in slots.iter() {
             let live = lock(&slot.live);
             let Some(l) = live.as_ref() else { continue };
-            if l.persistent || l.in_flight > 0 || now.duration_since(l.last_used) < grace {
+            if l.persistent || l.in_flight > 0 {
                 continue;
             }
             if best.is_none_or(|(t, _, _)| l.last_used < t) {
@@ -336,8 +390,9 @@ used in the last {} s); cannot start {server}",
         Some((name.clone(), l))
     }
 
-    /// Closes a connection: stdin closed, the process waited for (then terminated, then
-    /// killed), its place given back.
+    /// Closes a connection: stdin closed, the process (on Linux its supervisor, once
+    /// everything the server started is gone) waited for, then terminated, then killed;
+    /// its place given back.
     async fn close(&self, live: Live) {
         // Given back when the process is gone, or if this close is cancelled half-way.
         let _place = Place { inner: self.inner.clone(), held: true };

@@ -3,29 +3,39 @@
 //!
 //! `start` is the one way a server is started, for `tmws registry build` (`introspect`:
 //! start, read `initialize` and `tools/list`, measure the cold start, stop) and for the
-//! lazy pool (`Pool`) that `tool_call` goes through. A stdio server runs in its own process
-//! group, so that closing it also ends what it started; its stderr is drained all the time
-//! (a chatty server never blocks on a full pipe) and the tail is kept for error messages.
-//! On Linux a server also dies with tmws when tmws is killed (`die_with_parent`); elsewhere
-//! its stdin closes then, which is how MCP tells a stdio server to stop.
-//! `${VAR}` references in the connection are filled from the environment; a missing
-//! variable is an error that names it.
+//! lazy pool (`Pool`) that `tool_call` goes through. A stdio server's process is
+//! `process.rs`'s: on Linux under a supervisor (`supervisor.rs`) that ends everything the
+//! server started when it is closed or tmws dies, elsewhere in its own process group; what
+//! it sends is read a message at a time, none over 16 MiB. Its stderr is drained all the
+//! time (a chatty server never blocks on a full pipe) and the tail is kept for error
+//! messages. `${VAR}` references in the connection are filled from the environment; a
+//! missing variable is an error that names it.
 
 mod lazy;
+mod process;
+#[cfg(target_os = "linux")]
+mod supervisor;
 
 pub use lazy::{Called, Pool, Settings, Target};
+#[cfg(target_os = "linux")]
+pub use supervisor::supervise_if_asked;
 
-use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
 use crate::parse::clients::Connection;
+
+/// The binary's first call; there is no supervisor on this system.
+#[cfg(not(target_os = "linux"))]
+pub fn supervise_if_asked() -> Option<std::process::ExitCode> {
+    None
+}
 
 /// What a server said about itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,35 +103,16 @@ pub(crate) struct Started {
     pub drained: Option<tokio::task::JoinHandle<()>>,
     /// From spawn to the `initialize` answer.
     pub cold_start: Duration,
+    /// Set when the server sent a message over the limit (its connection then ends).
+    pub oversized: Arc<AtomicBool>,
 }
 
-/// On Linux, the child gets SIGKILL when the thread that started it ends — when tmws is
-/// killed, even with SIGKILL, the one case where nothing of tmws runs to close it. Servers
-/// are started from the async runtime's worker threads, which live as long as tmws.
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn die_with_parent(cmd: &mut tokio::process::Command) {
-    let parent = i32::try_from(std::process::id()).unwrap_or(0);
-    // SAFETY: the hook runs in the child between fork and exec, and only makes two system
-    // calls (prctl, getppid), which are async-signal-safe; its errors are OS error codes
-    // (`last_os_error`, `from_raw_os_error`), so it allocates nothing, and it takes no lock.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // tmws died before the prctl took effect: do not start an orphan. (An OS error
-            // code, not `Error::other`: that one allocates.)
-            if libc::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
+/// Why a server's messages stopped, when it sent one over the limit.
+pub(crate) fn over_limit(oversized: &AtomicBool) -> Option<String> {
+    oversized
+        .load(Ordering::Relaxed)
+        .then(|| format!("sent a message over the {} MiB limit", process::MAX_MESSAGE >> 20))
 }
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_cmd: &mut tokio::process::Command) {}
 
 /// Starts the server and waits for its `initialize` answer, within `timeout`. On failure the
 /// process is gone and the error carries the tail of its stderr.
@@ -170,7 +161,8 @@ server or a local tunnel)"
     let started = Instant::now();
     match tokio::time::timeout(timeout, ().serve(transport)).await {
         Ok(Ok(client)) => {
-            Ok(Started { client, stderr: StderrTail::default(), drained: None, cold_start: started.elapsed() })
+            let (stderr, oversized) = (StderrTail::default(), Arc::default());
+            Ok(Started { client, stderr, drained: None, cold_start: started.elapsed(), oversized })
         }
         Ok(Err(e)) => Err(format!("{url}: initialize failed: {}", plain(&e))),
         Err(_) => Err(format!("{url}: no answer to initialize within {} ms", timeout.as_millis())),
@@ -201,23 +193,11 @@ fn plain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// Starts a stdio server and waits for its `initialize` answer.
 async fn start_stdio(conn: &Connection, timeout: Duration) -> Result<Started, String> {
-    let command = conn.command.as_deref().ok_or("no command")?;
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(&conn.args).kill_on_drop(true);
-    for (k, v) in &conn.env {
-        cmd.env(k, resolve(v)?);
-    }
-    die_with_parent(&mut cmd);
-    let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
-    #[cfg(unix)]
-    wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
     let started = Instant::now();
-    let (transport, stderr_pipe) = TokioChildProcess::builder(wrapped)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    let spawned = process::spawn(conn)?;
     let stderr = StderrTail::default();
     let sink = stderr.clone();
+    let stderr_pipe = spawned.stderr;
     let drained = tokio::spawn(async move {
         let Some(mut pipe) = stderr_pipe else { return };
         let mut buf = [0u8; 1024];
@@ -228,15 +208,24 @@ async fn start_stdio(conn: &Connection, timeout: Duration) -> Result<Started, St
             sink.push(&buf[..n]);
         }
     });
-    let why = match tokio::time::timeout(timeout, ().serve(transport)).await {
+    let oversized = spawned.oversized;
+    let why = match tokio::time::timeout(timeout, ().serve(spawned.transport)).await {
         Ok(Ok(client)) => {
-            return Ok(Started { client, stderr, drained: Some(drained), cold_start: started.elapsed() });
+            let cold_start = started.elapsed();
+            return Ok(Started { client, stderr, drained: Some(drained), cold_start, oversized });
         }
-        Ok(Err(e)) => format!("initialize failed: {e}"),
+        Ok(Err(e)) => format!("initialize failed: {}", over_limit(&oversized).unwrap_or_else(|| e.to_string())),
         Err(_) => format!("no answer to initialize within {} ms", timeout.as_millis()),
     };
     // The transport (and with it the process) is gone: stderr ends soon.
     let _ = tokio::time::timeout(Duration::from_secs(2), drained).await;
+    if spawned.supervised {
+        // The supervisor could not start the command, and said why.
+        let tail = stderr.tail();
+        if tail.starts_with(process::CANNOT_START_PREFIX) && !tail.contains('\n') {
+            return Err(tail);
+        }
+    }
     Err(stderr.explain(&why))
 }
 

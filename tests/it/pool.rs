@@ -1,9 +1,11 @@
 //! `tool_search`, `tool_describe` and `tool_call` of `tmws mcp`, driven by rmcp's client,
 //! with real downstream processes (the example `mcp_mock`) followed by pid: search and
 //! describe never start a server; calls start one lazily, at most ten live at once with the
-//! least recently used closed and reaped; idle ones closed after their TTL; concurrent cold
-//! calls start one process; a changed config refused; crashes, failed starts and timeouts
-//! reported with stderr and recovered from; no process left when tmws is killed.
+//! least recently used closed and reaped, a start waiting for a busy place up to the queue
+//! timeout; idle ones closed after their TTL; concurrent cold calls start one process; a
+//! changed config refused; crashes, failed starts, timeouts and messages over the limit
+//! reported and recovered from; no process left, helpers in other process groups and
+//! sessions included, when a server is closed or tmws exits, is killed or is stopped.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -248,10 +250,11 @@ name_path:\n      type: string\n  required:\n    - name_path\n"
 }
 
 #[test]
-fn twelve_servers_called_in_turn_never_have_more_than_ten_alive_and_the_least_recent_goes() {
+fn twelve_servers_called_in_turn_all_answer_with_never_more_than_ten_alive_and_the_least_recent_goes() {
     let names: Vec<String> = (0..12).map(|i| format!("s{i:02}")).collect();
     let servers: Vec<(&str, &[&str])> = names.iter().map(|n| (n.as_str(), &[][..])).collect();
-    let (root, log) = root_with(&servers, "[pool]\ngrace_secs = 0\n");
+    // The default config: all twelve are called within `grace_secs` (60 s) of each other.
+    let (root, log) = root_with(&servers, "");
     // s00 is persistent: never closed to make room.
     let mut reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
     reg["servers"]["s00"]["persistent"] = json!(true);
@@ -297,21 +300,62 @@ fn twelve_servers_called_in_turn_never_have_more_than_ten_alive_and_the_least_re
     }
 }
 
+/// Waits until the pid log names `name` (the server's process exists, so its place is taken).
+async fn started(log: &Path, name: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !starts(log).iter().any(|(n, _)| n == name) {
+        assert!(Instant::now() < deadline, "{name} never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[test]
-fn a_full_pool_within_the_grace_period_refuses_with_pool_exhausted() {
-    let (root, log) = root_with(&[("a", &[]), ("b", &[]), ("c", &[])], "[pool]\nmax_size = 2\n");
+fn a_start_waits_while_every_place_is_busy_then_closes_the_server_that_finished() {
+    let (root, log) = root_with(&[("busy", &[]), ("next", &[])], "[pool]\nmax_size = 1\n");
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
-        assert_eq!(s.tool("a", "echo", json!({"text": "1"})).await.is_error, Some(false));
-        assert_eq!(s.tool("b", "echo", json!({"text": "2"})).await.is_error, Some(false));
-        let r = s.tool("c", "echo", json!({"text": "3"})).await;
-        assert_eq!(r.is_error, Some(true));
+        let long = s.tool("busy", "sleep", json!({"ms": 1500}));
+        let after = async {
+            started(&log, "busy").await;
+            s.tool("next", "echo", json!({"text": "my turn"})).await
+        };
+        let (long, after) = tokio::join!(long, after);
+        assert_eq!((long.is_error, text(&long)), (Some(false), "slept 1500 ms".to_owned()));
+        assert_eq!((after.is_error, text(&after)), (Some(false), "my turn".to_owned()));
+        let started = starts(&log);
+        assert_eq!(started.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["busy", "next"]);
+        assert!(!exists(started[0].1), "busy was closed and reaped to make room");
+        drop(s.client.cancel().await);
+    });
+}
+
+#[test]
+fn a_start_fails_with_pool_exhausted_when_no_place_comes_free_within_the_queue_timeout() {
+    let (root, log) =
+        root_with(&[("kept", &[]), ("busy", &[]), ("late", &[])], "[pool]\nmax_size = 2\nqueue_timeout_secs = 1\n");
+    let mut reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
+    reg["servers"]["kept"]["persistent"] = json!(true);
+    root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&reg).unwrap());
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        assert_eq!(text(&s.tool("kept", "echo", json!({"text": "1"})).await), "1");
+        let r = tokio::select! {
+            _ = s.tool("busy", "sleep", json!({"ms": 60_000})) => unreachable!("the sleep is cut short below"),
+            r = async {
+                started(&log, "busy").await;
+                s.tool("late", "echo", json!({"text": "3"})).await
+            } => r,
+        };
         assert_eq!(
-            text(&r),
-            "pool exhausted: all 2 places are held by servers that cannot be closed (busy, persistent or used in \
-the last 60 s); cannot start c"
+            (r.is_error, text(&r)),
+            (
+                Some(true),
+                "pool exhausted: all 2 places are held by servers that are busy or persistent, and none came free \
+within 1 s; cannot start late"
+                    .to_owned()
+            )
         );
-        assert_eq!(starts(&log).iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(starts(&log).iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["kept", "busy"]);
         drop(s.client.cancel().await);
     });
 }
@@ -508,30 +552,79 @@ fn a_server_that_fails_to_start_gives_its_stderr_and_is_tried_again_next_time() 
     });
 }
 
+/// Waits until every process of `pids` is gone (a zombie counts as gone), at most 10 s.
+fn all_gone(pids: &[(String, u32)], after: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: Vec<&(String, u32)> = pids.iter().filter(|(_, p)| running(*p)).collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "still running 10 s after {after}: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The servers of the pid log and their helpers (`--spawn-descendants`), once all three
+/// of each server are written and running.
+fn trees(log: &Path, servers: usize) -> Vec<(String, u32)> {
+    let per = if cfg!(target_os = "linux") { 3 } else { 2 };
+    let pids = starts(log);
+    assert_eq!(pids.len(), servers * per, "{pids:?}");
+    assert!(pids.iter().all(|(_, p)| running(*p)), "{pids:?}");
+    pids
+}
+
 #[test]
-fn killing_tmws_with_sigkill_leaves_no_server_running() {
-    let (root, log) = root_with(&[("one", &[]), ("two", &[]), ("three", &["--linger-ms", "60000"])], "");
+fn killing_tmws_with_sigkill_leaves_no_server_nor_helper_running() {
+    let helpers: &[&str] = &["--spawn-descendants"];
+    let lingering: &[&str] = &["--spawn-descendants", "--linger-ms", "60000"];
+    let (root, log) = root_with(&[("one", helpers), ("two", helpers), ("three", lingering)], "");
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
         for name in ["one", "two", "three"] {
             assert_eq!(text(&s.tool(name, "echo", json!({"text": name})).await), name);
         }
-        let pids: Vec<u32> = starts(&log).iter().map(|(_, p)| *p).collect();
-        assert_eq!(pids.len(), 3);
-        assert!(pids.iter().all(|p| running(*p)));
+        let pids = trees(&log, 3);
         let killed = std::process::Command::new("kill").args(["-KILL", &s.pid.to_string()]).status().unwrap();
         assert!(killed.success());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while pids.iter().any(|p| running(*p)) {
-            assert!(
-                Instant::now() < deadline,
-                "servers still running 10 s after tmws was killed: {:?}",
-                pids.iter().filter(|p| running(**p)).collect::<Vec<_>>()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        all_gone(&pids, "tmws was killed with SIGKILL");
         drop(s.client.cancel().await);
     });
+}
+
+#[test]
+fn a_server_closed_after_its_ttl_ends_its_helpers_in_other_groups_and_sessions() {
+    let (root, log) = root_with(&[("brief", &["--spawn-descendants"])], "");
+    let mut reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
+    reg["servers"]["brief"]["ttl_secs"] = json!(1);
+    root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&reg).unwrap());
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        assert_eq!(text(&s.tool("brief", "echo", json!({"text": "x"})).await), "x");
+        let pids = trees(&log, 1);
+        all_gone(&pids, "the TTL of 1 s");
+        assert!(running(s.pid), "tmws itself goes on");
+        drop(s.client.cancel().await);
+    });
+}
+
+#[test]
+fn tmws_mcp_exiting_when_its_client_leaves_ends_every_server_and_its_helpers() {
+    let helpers: &[&str] = &["--spawn-descendants"];
+    let (root, log) = root_with(&[("a", helpers), ("b", helpers)], "");
+    let (tmws, pids) = runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        for name in ["a", "b"] {
+            assert_eq!(text(&s.tool(name, "echo", json!({"text": name})).await), name);
+        }
+        let pids = trees(&log, 2);
+        // Closing the client closes tmws's stdin: it exits.
+        drop(s.client.cancel().await);
+        (s.pid, pids)
+    });
+    all_gone(&[("tmws".to_owned(), tmws)], "its stdin closed");
+    all_gone(&pids, "tmws mcp exited");
 }
 
 /// `tmws serve` on a free loopback port with a token; killed when dropped.
@@ -718,6 +811,62 @@ fn tmws_serve_calls_tools_at_its_mcp_endpoint_and_counts_the_pool_in_metrics() {
     }
 }
 
+#[test]
+fn sigterm_to_tmws_serve_ends_every_server_and_its_helpers() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let helpers: &[&str] = &["--spawn-descendants"];
+    let (root, log) = root_with(&[("m", helpers), ("n", helpers)], "");
+    let mut server = Remote::start(root.path(), "tok");
+    runtime().block_on(async {
+        let transport = StreamableHttpClientTransport::with_client(
+            reqwest::Client::new(),
+            StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url)).auth_header("tok"),
+        );
+        let client = ().serve(transport).await.expect("initialize");
+        for name in ["m", "n"] {
+            let args = json!({"server": name, "tool": "echo", "arguments": {"text": name}});
+            let call = CallToolRequestParams::new("tool_call").with_arguments(args.as_object().unwrap().clone());
+            let r = client.call_tool(call).await.unwrap();
+            assert_eq!((r.is_error, text(&r)), (Some(false), name.to_owned()));
+        }
+        drop(client.cancel().await);
+    });
+    let pids = trees(&log, 2);
+    let term = std::process::Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let status = server.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "tmws serve stops cleanly on SIGTERM");
+    all_gone(&pids, "tmws serve got SIGTERM");
+}
+
+#[test]
+fn a_result_over_the_message_limit_is_an_error_naming_it_and_the_next_call_starts_the_server_again() {
+    let (root, log) = root_with(&[("huge", &["--big"])], "[pool]\ncall_timeout_secs = 20\n");
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        let r = s.tool("huge", "big", json!({"mb": 100})).await;
+        assert_eq!(
+            (r.is_error, text(&r)),
+            (
+                Some(true),
+                "huge sent a message over the 16 MiB limit in its answer to big; it was stopped, the next call \
+starts it again"
+                    .to_owned()
+            )
+        );
+        let first = starts(&log)[0].1;
+        assert!(!exists(first), "the server was closed and reaped");
+        // Under the limit is fine, and the server is started again for it.
+        let r = s.tool("huge", "big", json!({"mb": 1})).await;
+        assert_eq!((r.is_error, text(&r).len()), (Some(false), 1 << 20));
+        assert_eq!(text(&s.tool("huge", "echo", json!({"text": "small"})).await), "small");
+        assert_eq!(starts(&log).len(), 2);
+        drop(s.client.cancel().await);
+    });
+}
+
 #[path = "../../benches/support/mod.rs"]
 mod support;
 
@@ -770,7 +919,7 @@ object\n  properties:\n    text:\n      type: string\n"
 
 #[test]
 fn a_cancelled_call_frees_its_connection_at_once() {
-    let (root, log) = root_with(&[("a", &[]), ("b", &[])], "[pool]\nmax_size = 1\ngrace_secs = 0\n");
+    let (root, log) = root_with(&[("a", &[]), ("b", &[])], "[pool]\nmax_size = 1\n");
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
         // The client gives up on a long call: rmcp sends notifications/cancelled.
