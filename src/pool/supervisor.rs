@@ -321,11 +321,11 @@ fn closed(watch: &OwnedFd) -> bool {
 /// Every process below `root` in the process tree, from `/proc`, zombies included.
 fn descendants(root: Pid) -> Vec<Pid> {
     let proc = Path::new("/proc");
-    let Ok(names) = crate::store::list_subdirs(proc) else { return Vec::new() };
+    let Ok(names) = crate::store::list_subdirs(proc, proc) else { return Vec::new() };
     let mut children: std::collections::HashMap<i32, Vec<i32>> = std::collections::HashMap::new();
     for name in names {
         let Ok(pid) = name.parse::<i32>() else { continue };
-        let Ok(Some(stat)) = crate::store::read_opt(&proc.join(&name).join("stat")) else { continue };
+        let Ok(Some(stat)) = crate::store::read_opt(proc, &proc.join(&name).join("stat"), 4096) else { continue };
         if let Some(ppid) = parent_of(&stat) {
             children.entry(ppid).or_default().push(pid);
         }
