@@ -87,6 +87,14 @@ pub fn normalise_time(t: &str) -> String {
         .unwrap_or_else(|_| t.to_owned())
 }
 
+/// The op and the id the fold reads in one line's text (None: missing, blank or not a
+/// string), or an error for a line it skips (not an object, a field given twice), so that
+/// a reader of single lines takes what the fold takes.
+pub fn op_and_id(text: &str) -> serde_json::Result<(Option<String>, Option<String>)> {
+    let op: Op<'_> = serde_json::from_str(text)?;
+    Ok((string(op.op), string(op.id)))
+}
+
 /// The complete lines of `bytes`: up to and including the last `\n`.
 pub fn complete(bytes: &[u8]) -> &[u8] {
     bytes.iter().rposition(|b| *b == b'\n').map_or(&[], |i| &bytes[..=i])
