@@ -158,6 +158,8 @@ fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     const REL: &str = ".tmws/memory/long-term.jsonl";
@@ -219,6 +221,45 @@ mod tests {
         // Reading on from that mark with nothing new gives nothing.
         let again = &more.as_bytes()[usize::try_from(read.mark.check_from()).unwrap()..];
         assert_eq!(read_tail(REL, "long-term", &read.mark, again).unwrap().ops, []);
+    }
+
+    /// The items a sequence of reads leaves in the index.
+    fn apply(items: &mut std::collections::BTreeMap<String, IndexDoc>, read: LogRead) {
+        if read.whole {
+            items.clear();
+        }
+        for op in read.ops {
+            match op {
+                Op::Add(d) => {
+                    items.insert(d.ref_id.clone(), *d);
+                }
+                Op::Delete(id) => {
+                    items.remove(&id);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reading_on_from_a_mark_gives_what_reading_the_whole_log_gives() {
+        use crate::parse::fuzz::{check, log_lines, render};
+        check("index-memlog-tail", 384, (log_lines(), log_lines()), |(first, more)| {
+            let first = render(&first);
+            let all = [first.clone(), render(&more)].concat();
+            let mut items = std::collections::BTreeMap::new();
+            let start = read_whole(REL, "long-term", &first);
+            let mark = start.mark.clone();
+            apply(&mut items, start);
+            let from = usize::try_from(mark.check_from()).unwrap_or(0);
+            let whole = read_whole(REL, "long-term", &all);
+            let next = read_tail(REL, "long-term", &mark, &all[from..]).unwrap_or_else(|| whole.clone());
+            prop_assert_eq!(&next.mark, &whole.mark);
+            apply(&mut items, next);
+            let mut want = std::collections::BTreeMap::new();
+            apply(&mut want, whole);
+            prop_assert_eq!(items, want);
+            Ok(())
+        });
     }
 
     #[test]
