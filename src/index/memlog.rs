@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::model::{Diagnostic, DocKind, IndexDoc, MemoryAttrs};
 use crate::parse::jsonl;
-use crate::parse::memlog::{DEFAULT_IMPORTANCE, Entry, Fold, complete};
+use crate::parse::memlog::{self, DEFAULT_IMPORTANCE, Entry, Fold, complete};
 use crate::parse::text::{cut, first_sentences};
 
 /// How many bytes before a checkpoint its hash covers.
@@ -74,12 +74,18 @@ pub fn read_tail(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Op
     }
     let skip = usize::try_from(mark.offset - mark.check_from()).ok()?;
     let new = complete(&bytes[skip..]);
-    let (lines, problems) = jsonl::parse(new);
+    // Each line is read as the fold reads it (a line it skips, or whose op has no id, is
+    // passed over), so that reading on from a mark gives what a whole read gives.
+    let (lines, problems) = jsonl::parse_as(new, |text| {
+        let (op, id) = memlog::op_and_id(text)?;
+        Ok(Some((op, id, serde_json::from_str::<Value>(text)?)))
+    });
     let mut ops = Vec::new();
-    for line in lines {
-        match line.value.get("op").and_then(Value::as_str) {
-            Some("add") => ops.extend(memory_doc(rel, namespace, &line.value).map(|d| Op::Add(Box::new(d)))),
-            Some("delete") => ops.extend(id_of(&line.value).map(|id| Op::Delete(id.to_owned()))),
+    for (_, _, (op, id, value)) in lines {
+        let Some(id) = id else { continue };
+        match op.as_deref() {
+            Some("add") => ops.extend(memory_doc(rel, namespace, &value).map(|d| Op::Add(Box::new(d)))),
+            Some("delete") => ops.push(Op::Delete(id)),
             _ => return None,
         }
     }
@@ -149,6 +155,8 @@ fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     const REL: &str = ".tmws/memory/long-term.jsonl";
@@ -210,6 +218,62 @@ mod tests {
         // Reading on from that mark with nothing new gives nothing.
         let again = &more.as_bytes()[usize::try_from(read.mark.check_from()).unwrap()..];
         assert_eq!(read_tail(REL, "long-term", &read.mark, again).unwrap().ops, []);
+    }
+
+    /// The items a sequence of reads leaves in the index.
+    fn apply(items: &mut std::collections::BTreeMap<String, IndexDoc>, read: LogRead) {
+        if read.whole {
+            items.clear();
+        }
+        for op in read.ops {
+            match op {
+                Op::Add(d) => {
+                    items.insert(d.ref_id.clone(), *d);
+                }
+                Op::Delete(id) => {
+                    items.remove(&id);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reading_on_from_a_mark_gives_what_reading_the_whole_log_gives() {
+        use crate::parse::fuzz::{check, log_lines, render};
+        check("index-memlog-tail", 384, (log_lines(), log_lines()), |(first, more)| {
+            let first = render(&first);
+            let all = [first.clone(), render(&more)].concat();
+            let mut items = std::collections::BTreeMap::new();
+            let start = read_whole(REL, "long-term", &first);
+            let mark = start.mark.clone();
+            apply(&mut items, start);
+            let from = usize::try_from(mark.check_from()).unwrap_or(0);
+            let whole = read_whole(REL, "long-term", &all);
+            let next = read_tail(REL, "long-term", &mark, &all[from..]).unwrap_or_else(|| whole.clone());
+            prop_assert_eq!(&next.mark, &whole.mark);
+            apply(&mut items, next);
+            let mut want = std::collections::BTreeMap::new();
+            apply(&mut want, whole);
+            prop_assert_eq!(items, want);
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn a_line_the_fold_passes_over_is_passed_over_when_reading_on() {
+        // Found by a property test (reading on from a mark): an incremental sync indexed
+        // these lines as memories, a whole read (and so a clean rebuild) did not.
+        let first = add("m_1", "first");
+        let mark = read_whole(REL, "long-term", first.as_bytes()).mark;
+        let odd = [
+            "{\"op\":\"add\",\"id\":\"   \",\"content\":\"blank id\"}\n",
+            "{\"op\":\"add\",\"id\":\"m_2\",\"id\":\"m_3\",\"content\":\"two ids\"}\n",
+            "{\"op\":\"delete\",\"id\":\"\"}\n",
+        ];
+        let all = format!("{first}{}", odd.concat());
+        let tail = read_tail(REL, "long-term", &mark, &all.as_bytes()[usize::try_from(mark.check_from()).unwrap()..]);
+        assert_eq!(tail.map(|t| ids(&t)), Some(vec![]));
+        assert_eq!(ids(&read_whole(REL, "long-term", all.as_bytes())), ["+m_1"]);
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub struct Entry {
     pub at: String,
     pub expires_at: Option<String>,
     pub key: Option<String>,
+    /// The line number of the op that gave it its key (its `add` or an `update`).
+    pub key_line: usize,
     pub kind: Option<String>,
     pub summary: String,
     pub importance: f64,
@@ -72,8 +74,11 @@ pub struct Fold {
     pub problems: Vec<Diagnostic>,
     /// The numbers of the complete lines that were skipped: kept as they are by compaction.
     pub bad: Vec<usize>,
-    /// The id of the live entry holding each upsert key.
+    /// The id of the live entry that took each upsert key last (expired or not).
     pub keys: BTreeMap<String, String>,
+    /// Every live entry holding each key, by the line that gave it the key: a union merge
+    /// can leave two, and when the last one goes the one before holds the key again.
+    holders: BTreeMap<String, BTreeMap<usize, String>>,
     /// Lines held by live entries (expired or not).
     live_lines: usize,
     /// No live entry expires before this (an entry that left may have set it earlier).
@@ -100,6 +105,18 @@ pub fn normalise_time(t: &str) -> String {
         }
         Err(_) => t.to_owned(),
     }
+}
+
+/// The op and the id the fold reads in one line's text (None: missing, blank or not a
+/// string), or an error for a line it skips (not an object, a field given twice, a field
+/// of the wrong type), so that
+/// a reader of single lines takes what the fold takes.
+pub fn op_and_id(text: &str) -> serde_json::Result<(Option<String>, Option<String>)> {
+    let op: Op<'_> = serde_json::from_str(text)?;
+    if let Some((_, why)) = op.problem() {
+        return Err(<serde_json::Error as serde::de::Error>::custom(why));
+    }
+    Ok((string(op.op), string(op.id)))
 }
 
 /// The complete lines of `bytes`: up to and including the last `\n`.
@@ -184,32 +201,28 @@ impl Fold {
                     entry.branch = string(git.branch);
                 }
                 entry.record = record;
-                if let Some(k) = &entry.key {
-                    self.keys.insert(k.clone(), id.clone());
-                }
+                entry.key_line = line;
                 self.note_expiry(entry.expires_at.as_ref());
                 self.live_lines += 1;
-                if let Some(old) = self.live.insert(id, entry) {
-                    self.live_lines -= old.lines();
-                    self.forget_key(&old);
+                self.remove(&id);
+                if let Some(k) = &entry.key {
+                    self.give_key(k, line, &id);
                 }
+                self.live.insert(id, entry);
             }
-            Some("delete") => {
-                if let Some(old) = self.live.remove(&id) {
-                    self.live_lines -= old.lines();
-                    self.forget_key(&old);
-                }
-            }
+            Some("delete") => self.remove(&id),
             Some("update") => {
                 let Some(entry) = self.live.get_mut(&id) else { return };
                 entry.later.push(line);
                 self.live_lines += 1;
                 let Some(set) = op.set.and_then(|s| serde_json::from_str::<Op<'_>>(s.get()).ok()) else { return };
                 if let Some(k) = string(set.key) {
-                    if let Some(old) = entry.key.take() {
-                        self.keys.remove(&old);
+                    let old = entry.key.take().map(|old| (old, entry.key_line));
+                    entry.key_line = line;
+                    if let Some((old, at)) = old {
+                        self.take_key(&old, at);
                     }
-                    self.keys.insert(k, id.clone());
+                    self.give_key(&k, line, &id);
                 }
                 let Some(entry) = self.live.get_mut(&id) else { return };
                 entry.set(&set);
@@ -246,19 +259,49 @@ impl Fold {
         }
     }
 
-    /// Drops the key of an entry that is gone, unless a newer entry holds it now.
-    fn forget_key(&mut self, old: &Entry) {
-        if let Some(k) = &old.key
-            && self.keys.get(k).is_some_and(|id| self.live.get(id).is_none_or(|e| e.line == old.line))
-        {
-            self.keys.remove(k);
+    /// Takes a live entry out (deleted, or replaced by a new `add` of its id).
+    fn remove(&mut self, id: &str) {
+        if let Some(old) = self.live.remove(id) {
+            self.live_lines -= old.lines();
+            if let Some(k) = &old.key {
+                self.take_key(k, old.key_line);
+            }
         }
     }
 
-    /// The live entry with this key at `now`, if any.
+    /// Notes that entry `id` took `key` at line `line`.
+    fn give_key(&mut self, key: &str, line: usize, id: &str) {
+        let holders = self.holders.entry(key.to_owned()).or_default();
+        holders.insert(line, id.to_owned());
+        if let Some((_, last)) = holders.last_key_value() {
+            self.keys.insert(key.to_owned(), last.clone());
+        }
+    }
+
+    /// Notes that the entry that took `key` at line `line` holds it no more.
+    fn take_key(&mut self, key: &str, line: usize) {
+        let Some(holders) = self.holders.get_mut(key) else { return };
+        holders.remove(&line);
+        match holders.last_key_value() {
+            Some((_, last)) => {
+                self.keys.insert(key.to_owned(), last.clone());
+            }
+            None => {
+                self.holders.remove(key);
+                self.keys.remove(key);
+            }
+        }
+    }
+
+    /// The live entry with this key at `now`: of those holding it and not expired, the
+    /// one that took it last.
     pub fn by_key(&self, key: &str, now: &str) -> Option<(&String, &Entry)> {
-        let id = self.keys.get(key)?;
-        self.live.get_key_value(id).filter(|(_, e)| !e.expired(now) && e.key.as_deref() == Some(key))
+        self.holders
+            .get(key)?
+            .values()
+            .rev()
+            .filter_map(|id| self.live.get_key_value(id))
+            .find(|(_, e)| !e.expired(now))
     }
 
     /// Lines that hold nothing live at `now` and that compaction removes: deleted,
@@ -305,11 +348,12 @@ impl Fold {
         };
         for (id, mut e) in self.live.into_iter().filter(|(_, e)| !e.expired(now)) {
             e.line = renumber(e.line);
+            e.key_line = renumber(e.key_line);
             for l in &mut e.later {
                 *l = renumber(*l);
             }
             if let Some(k) = &e.key {
-                fold.keys.insert(k.clone(), id.clone());
+                fold.give_key(k, e.key_line, &id);
             }
             if let Some(x) = &e.expires_at
                 && fold.first_expiry.as_ref().is_none_or(|f| x < f)
@@ -590,6 +634,29 @@ mod tests {
         assert_eq!(planned.problems.iter().map(|p| p.line).collect::<Vec<_>>(), [2]);
         assert_eq!(planned.dead_lines(now), 0);
         assert_eq!(planned.by_key("k", now).map(|(id, _)| id.as_str()), Some("m_2"));
+    }
+
+    #[test]
+    fn a_key_two_live_entries_hold_leads_to_the_one_that_took_it_last() {
+        // Found by parse::fuzz. A union merge of two branches that each upserted key `k`
+        // leaves two live entries holding it. A compaction plan gave the key to the larger
+        // id, not the later entry; deleting the later one left the key to nobody; and an
+        // expired later one hid the earlier one.
+        let keyed = |id: &str, expires: &str| {
+            format!("{{\"op\":\"add\",\"id\":\"{id}\",\"at\":\"2026-11-22T10:00:00Z\",\"key\":\"k\"{expires}}}\n")
+        };
+        let now = "2026-12-01T00:00:00Z";
+        let holder = |log: &str| Fold::of(log.as_bytes(), false).by_key("k", now).map(|(id, _)| id.clone());
+        let merged = [keyed("m_3", ""), keyed("m_0", "")].concat();
+        assert_eq!(holder(&merged).as_deref(), Some("m_0"));
+        let (_, planned) = Fold::of(merged.as_bytes(), false).compacted(now);
+        assert_eq!(planned.by_key("k", now).map(|(id, _)| id.as_str()), Some("m_0"));
+        assert_eq!(holder(&format!("{merged}{{\"op\":\"delete\",\"id\":\"m_0\"}}\n")).as_deref(), Some("m_3"));
+        let expired = [keyed("m_3", ""), keyed("m_0", ",\"expires_at\":\"2026-11-30T00:00:00Z\"")].concat();
+        assert_eq!(holder(&expired).as_deref(), Some("m_3"));
+        // An update that moves the key to another entry takes it from the first.
+        let moved = format!("{merged}{{\"op\":\"update\",\"id\":\"m_0\",\"set\":{{\"key\":\"j\"}}}}\n");
+        assert_eq!(holder(&moved).as_deref(), Some("m_3"));
     }
 
     #[test]

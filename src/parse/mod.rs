@@ -6,6 +6,8 @@
 
 pub mod clients;
 pub mod frontmatter;
+#[cfg(test)]
+pub(crate) mod fuzz;
 pub mod json;
 pub mod jsonl;
 pub mod markdown;

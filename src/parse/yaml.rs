@@ -22,9 +22,6 @@ use crate::model::{Diagnostic, Rule};
 pub const MAX_DEPTH: usize = 64;
 /// Aliases may expand to at most this many nodes (a guard against "billion laughs").
 const MAX_ALIAS_NODES: usize = 10_000;
-/// Texts whose possible nesting exceeds this are parsed on a thread with a large stack,
-/// because the parser recurses once per level.
-const DEEP_TEXT: usize = 200;
 
 /// A node and the place (in the whole file) where it starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,23 +138,8 @@ pub fn parse(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) {
 
 /// `parse` without the fast path: every text through yaml-rust2.
 pub fn parse_full(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) {
-    if possible_depth(text) > DEEP_TEXT {
-        let owned = text.to_owned();
-        let worker = std::thread::Builder::new()
-            .stack_size(64 + owned.len() * 256)
-            .spawn(move || parse_here(&owned, first_line));
-        if let Ok(Ok(result)) = worker.map(|h| h.join()) {
-            return result;
-        }
-        let d = Diagnostic::error(Rule::YamlSyntax, first_line, 1, "YAML nesting is too deep to parse");
-        return (None, vec![d]);
-    }
-    parse_here(text, first_line)
-}
-
-fn parse_here(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) {
     let mut builder = Builder {
-        line_offset: first_line.saturating_sub(1),
+        places: Places::new(text, first_line),
         stack: Vec::new(),
         root: None,
         anchors: HashMap::new(),
@@ -166,20 +148,18 @@ fn parse_here(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) 
         skip_depth: 0,
         done: false,
     };
-    let mut parser = Parser::new_from_str(text);
-    if let Err(e) = parser.load(&mut builder, false) {
+    if let Err(e) = load_first_document(text, &mut builder) {
         if e.info() == "invalid indentation"
             && let Some(relaxed) = relax_flow_indentation(text)
         {
-            let (node, diags) = parse_here(&relaxed, first_line);
+            let (node, diags) = parse_full(&relaxed, first_line);
             if !diags.iter().any(|d| d.rule == Rule::YamlSyntax) {
                 return (node, diags);
             }
         }
-        let m = e.marker();
-        let line = m.line() + builder.line_offset;
-        let mut d = Diagnostic::error(Rule::YamlSyntax, line, m.col() + 1, format!("invalid YAML: {}", e.info()));
-        if let Some(hint) = syntax_hint(text, m.line(), e.info()) {
+        let (line, column) = builder.places.of(*e.marker());
+        let mut d = Diagnostic::error(Rule::YamlSyntax, line, column, format!("invalid YAML: {}", e.info()));
+        if let Some(hint) = syntax_hint(text, line + 1 - first_line, e.info()) {
             d = d.with_hint(hint);
         }
         builder.diags.push(d);
@@ -188,11 +168,27 @@ fn parse_here(text: &str, first_line: usize) -> (Option<Node>, Vec<Diagnostic>) 
     (builder.root, builder.diags)
 }
 
+/// Feeds the events of the first document of `text` to `builder`, as `Parser::load` does
+/// with `multi = false`, but in a loop: `load` recurses once per level of nesting, and
+/// `- - - - x` nests a level every two bytes, so a hostile file would overflow the stack.
+fn load_first_document(text: &str, builder: &mut Builder) -> Result<(), yaml_rust2::ScanError> {
+    let mut parser = Parser::new_from_str(text);
+    loop {
+        let (event, mark) = parser.next_token()?;
+        let end = matches!(event, Event::DocumentEnd | Event::StreamEnd);
+        builder.on_event(event, mark);
+        if end {
+            return Ok(());
+        }
+    }
+}
+
 /// The fast path of `parse`, for the front-matter most files have: one `key: value` per
 /// line at column 1, each value a plain scalar or a flow list of plain scalars
-/// (`tags: [a, b]`), no comments, quotes, tabs, empty values or repeated keys. It gives
-/// exactly the tree yaml-rust2 gives (same values, lines, columns and lengths: the corpora
-/// test compares them), or None for anything else, which then takes the full parser.
+/// (`tags: [a, b]`), no comments, quotes, tabs, empty values or repeated keys. Only the
+/// space is white space here, as in YAML: NEL, NBSP or U+2028 are text to yaml-rust2. It
+/// gives exactly the tree yaml-rust2 gives (same values, lines, columns and lengths: the
+/// corpora test compares them), or None for anything else, which then takes the full parser.
 pub fn parse_simple(text: &str, first_line: usize) -> Option<Node> {
     if text.bytes().any(|b| matches!(b, b'\t' | b'\r' | b'#' | b'"' | b'\'')) {
         return None;
@@ -200,7 +196,7 @@ pub fn parse_simple(text: &str, first_line: usize) -> Option<Node> {
     let mut entries: Vec<Entry> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line_no = first_line + i;
-        if line.trim().is_empty() {
+        if line.trim_matches(' ').is_empty() {
             continue;
         }
         let (key, rest) = line.split_once(':')?;
@@ -209,22 +205,22 @@ pub fn parse_simple(text: &str, first_line: usize) -> Option<Node> {
         if !key_ok || !rest.starts_with(' ') {
             return None;
         }
-        let value = rest.trim();
+        let value = rest.trim_matches(' ');
         if value.is_empty() {
             return None;
         }
-        let column = key.len() + 1 + (rest.len() - rest.trim_start().len()) + 1;
+        let column = key.len() + 1 + (rest.len() - rest.trim_start_matches(' ').len()) + 1;
         let value_node = if let Some(inner) = value.strip_prefix('[') {
             let inner = inner.strip_suffix(']')?;
             let mut items = Vec::new();
-            if !inner.trim().is_empty() {
+            if !inner.trim_matches(' ').is_empty() {
                 let mut offset = column + 1; // the column after `[`, in characters
                 for raw in inner.split(',') {
-                    let item = raw.trim();
+                    let item = raw.trim_matches(' ');
                     if !plain_ok(item, true) {
                         return None;
                     }
-                    let lead = raw.len() - raw.trim_start().len();
+                    let lead = raw.len() - raw.trim_start_matches(' ').len();
                     items.push(scalar(item, line_no, offset + lead));
                     offset += raw.chars().count() + 1;
                 }
@@ -329,19 +325,6 @@ fn relax_flow_indentation(text: &str) -> Option<String> {
     changed.then_some(out)
 }
 
-/// An upper bound of how deeply `text` can nest, computed without parsing.
-fn possible_depth(text: &str) -> usize {
-    let mut brackets = 0;
-    let mut max_line = 0;
-    for line in text.lines() {
-        let indent = line.len() - line.trim_start().len();
-        let dashes = line.matches("- ").count() + line.matches(": ").count();
-        max_line = max_line.max(indent + dashes);
-        brackets += line.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
-    }
-    brackets + max_line
-}
-
 /// A hint for the most common real-world mistakes.
 fn syntax_hint(text: &str, line: usize, info: &str) -> Option<String> {
     let src = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
@@ -368,16 +351,68 @@ fn syntax_hint(text: &str, line: usize, info: &str) -> Option<String> {
     None
 }
 
+/// Turns yaml-rust2's positions into file lines and columns. YAML ends a line at a lone
+/// `\r` as well as at `\n`; a file's lines (in `check`, editors' gutters and annotations)
+/// end at `\n` only, so a text with lone `\r`s has its YAML lines mapped back.
+struct Places {
+    /// The file line of the text's first line, less one.
+    offset: usize,
+    /// For each YAML line (from 0): its file line (from 0) and the characters before it
+    /// on that file line. Empty when the two kinds of line are the same.
+    lines: Vec<(usize, usize)>,
+}
+
+impl Places {
+    fn new(text: &str, first_line: usize) -> Places {
+        let offset = first_line.saturating_sub(1);
+        let bytes = text.as_bytes();
+        let lone_cr = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+        if !(0..bytes.len()).any(lone_cr) {
+            return Places { offset, lines: Vec::new() };
+        }
+        let mut lines = vec![(0, 0)];
+        let (mut file_line, mut col) = (0, 0);
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            col += 1;
+            match c {
+                '\n' => {
+                    (file_line, col) = (file_line + 1, 0);
+                    lines.push((file_line, 0));
+                }
+                '\r' if chars.peek() != Some(&'\n') => lines.push((file_line, col)),
+                _ => {}
+            }
+        }
+        Places { offset, lines }
+    }
+
+    /// The 1-based file line and column of a position.
+    fn of(&self, mark: Marker) -> (usize, usize) {
+        // yaml-rust2 counts lines from 1 and columns from 0.
+        let yaml_line = mark.line().saturating_sub(1);
+        match self.lines.get(yaml_line) {
+            Some(&(line, before)) => (self.offset + line + 1, before + mark.col() + 1),
+            None if self.lines.is_empty() => (self.offset + yaml_line + 1, mark.col() + 1),
+            None => {
+                let (line, _) = self.lines.last().copied().unwrap_or_default();
+                (self.offset + line + 1, mark.col() + 1)
+            }
+        }
+    }
+}
+
 enum Frame {
     Seq { start: Node, anchor: usize, items: Vec<Node> },
     Map { start: Node, anchor: usize, entries: Vec<Entry>, key: Option<Node> },
 }
 
 struct Builder {
-    line_offset: usize,
+    places: Places,
     stack: Vec<Frame>,
     root: Option<Node>,
-    anchors: HashMap<usize, Node>,
+    /// Each anchored node and how many nodes it holds (counted once, not per alias).
+    anchors: HashMap<usize, (Node, usize)>,
     diags: Vec<Diagnostic>,
     alias_nodes: usize,
     /// Above zero while inside a collection deeper than MAX_DEPTH, whose events are dropped.
@@ -387,7 +422,8 @@ struct Builder {
 
 impl Builder {
     fn at(&self, mark: Marker, value: Value, len: usize) -> Node {
-        Node { value, line: mark.line() + self.line_offset, column: mark.col() + 1, len: len.max(1) }
+        let (line, column) = self.places.of(mark);
+        Node { value, line, column, len: len.max(1) }
     }
 
     fn push(&mut self, node: Node) {
@@ -461,16 +497,17 @@ impl MarkedEventReceiver for Builder {
                 let value = resolve(text, style, tag.as_ref().map(|t| t.suffix.as_str()));
                 let node = self.at(mark, value, len);
                 if anchor > 0 {
-                    self.anchors.insert(anchor, node.clone());
+                    self.anchors.insert(anchor, (node.clone(), 1));
                 }
                 self.push(node);
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) if self.stack.len() >= MAX_DEPTH => {
                 let _ = anchor;
+                let (line, column) = self.places.of(mark);
                 self.diags.push(Diagnostic::error(
                     Rule::YamlSyntax,
-                    mark.line() + self.line_offset,
-                    mark.col() + 1,
+                    line,
+                    column,
                     format!("YAML nested deeper than {MAX_DEPTH} levels"),
                 ));
                 self.skip_depth = 1;
@@ -497,28 +534,30 @@ impl MarkedEventReceiver for Builder {
                 };
                 node.len = 1;
                 if anchor > 0 {
-                    self.anchors.insert(anchor, node.clone());
+                    self.anchors.insert(anchor, (node.clone(), Self::count(&node)));
                 }
                 self.push(node);
             }
             Event::Alias(id) => {
                 let node = match self.anchors.get(&id) {
-                    Some(n) => {
-                        self.alias_nodes += Self::count(n);
+                    // Past the limit every alias is null, without looking at its anchor: a
+                    // text of many aliases to one wide anchor must not cost their product.
+                    Some(_) if self.alias_nodes > MAX_ALIAS_NODES => self.at(mark, Value::Null, 1),
+                    Some((n, count)) => {
+                        self.alias_nodes += count;
+                        let (line, column) = self.places.of(mark);
                         if self.alias_nodes > MAX_ALIAS_NODES {
-                            if self.alias_nodes - Self::count(n) <= MAX_ALIAS_NODES {
-                                self.diags.push(Diagnostic::error(
-                                    Rule::YamlSyntax,
-                                    mark.line() + self.line_offset,
-                                    mark.col() + 1,
-                                    format!("aliases expand to more than {MAX_ALIAS_NODES} nodes"),
-                                ));
-                            }
+                            self.diags.push(Diagnostic::error(
+                                Rule::YamlSyntax,
+                                line,
+                                column,
+                                format!("aliases expand to more than {MAX_ALIAS_NODES} nodes"),
+                            ));
                             self.at(mark, Value::Null, 1)
                         } else {
                             let mut n = n.clone();
-                            n.line = mark.line() + self.line_offset;
-                            n.column = mark.col() + 1;
+                            n.line = line;
+                            n.column = column;
                             n
                         }
                     }
@@ -576,6 +615,8 @@ mod tests {
             // Words that look like numbers or keywords, and ones that only start like them.
             "a: inf\nb: nan\nc: e5\nd: x1\ne: Yes\nf: TRUE\ng: FALSE\nh: nULL\ni: +12\nk: 1e3\nl: 0o17\n",
             "m: [True, false, NULL, infinity, 1.5, +2, z9]\nnote: a:b, c\nurl: x:y\n",
+            // Only the space is white space to YAML; these are text.
+            "a: v\u{2028}\nb: \u{a0}w\nc: [x\u{85}, \u{3000}y]\n",
         ];
         for text in same {
             let fast = parse_simple(text, 2);
@@ -597,6 +638,8 @@ mod tests {
             "a: b\n  continued\n",
             "a:\tb\n",
             "",
+            // A line of NEL is a scalar to YAML, not a blank line (found by parse::fuzz).
+            "\u{85}\nname: v\n",
         ];
         for text in others {
             assert_eq!(parse_simple(text, 1), None, "{text}");
@@ -666,6 +709,19 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_carriage_return_does_not_move_positions_off_the_files_lines() {
+        // Found by parse::fuzz: YAML ends a line at a lone `\r`, so its line numbers ran
+        // past the file's (counted at `\n`, as `check` and editors' annotations count).
+        let (node, diags) = parse("a: 1\rb: c: d\nz: 2\n", 2);
+        assert!(node.is_none());
+        assert_eq!((diags[0].line, diags[0].column), (2, 10));
+        let n = ok("a: 1\rb: [x,\r y]\nz: 2\n");
+        let (y, _) = n.pointer("/b/1").unwrap();
+        assert_eq!((y.line, y.column), (2, 14));
+        assert_eq!(n.get("z").map(|e| (e.key.line, e.key.column)), Some((3, 1)));
+    }
+
+    #[test]
     fn duplicate_key_is_reported_at_its_second_occurrence_and_last_wins() {
         let (node, diags) = parse("a: 1\nb: 2\na: 3\n", 2);
         assert_eq!(diags.len(), 1);
@@ -705,6 +761,41 @@ mod tests {
         }
         let (_, diags) = parse(&bomb, 2);
         assert!(diags.iter().any(|d| d.message.contains("aliases expand")), "{diags:?}");
+    }
+
+    #[test]
+    fn many_aliases_of_one_wide_anchor_cost_no_more_than_their_text() {
+        // Found by parse::fuzz: every alias past the limit counted its anchor's nodes again,
+        // so a megabyte of this took hours.
+        let text = format!("a: &a [{}]\nb: [{}]\n", vec!["x"; 100_000].join(","), vec!["*a"; 250_000].join(","));
+        let (node, diags) = parse(&text, 2);
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].message, "aliases expand to more than 10000 nodes");
+        assert_eq!((diags[0].line, diags[0].column), (3, 5));
+        let (b, _) = node.as_ref().and_then(|n| n.pointer("/b")).unwrap();
+        let Value::Seq(items) = &b.value else { panic!("{b:?}") };
+        assert_eq!(items.len(), 250_000);
+        assert!(items.iter().all(|i| i.value == Value::Null));
+    }
+
+    #[test]
+    fn nesting_two_bytes_a_level_does_not_overflow_the_stack() {
+        // Found by parse::fuzz: the parser recursed once per level, on a thread whose stack
+        // was sized by a guess of 256 bytes per byte of text, and `[` or `- ` nest a level
+        // per one or two bytes.
+        let text = format!("a:\n  {}x\n", "- ".repeat(200_000));
+        let (node, diags) = parse(&text, 2);
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].message, "YAML nested deeper than 64 levels");
+        assert_eq!((diags[0].line, diags[0].column), (3, 129));
+        assert_eq!(node.map(|n| n.to_json()).and_then(|j| j.get("a").cloned()).map(|a| a.is_array()), Some(true));
+        for depth in [250, 255] {
+            let flow = format!("a: {}x{}\n", "[".repeat(depth), "]".repeat(depth));
+            let (_, diags) = parse(&flow, 2);
+            assert_eq!(diags.len(), 1, "{diags:?}");
+            assert_eq!(diags[0].message, "YAML nested deeper than 64 levels");
+            assert_eq!((diags[0].line, diags[0].column), (2, 67));
+        }
     }
 
     #[test]
