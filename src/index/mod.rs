@@ -14,12 +14,14 @@ pub mod manifest;
 pub mod memlog;
 pub mod schema;
 pub mod search;
+pub mod stats;
 pub mod sync;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
 
 use tantivy::directory::error::LockError;
+use tantivy::index::SegmentId;
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyError};
 
 pub use self::items::{Item, ItemList, ItemQuery};
@@ -58,6 +60,8 @@ pub struct Index {
     /// Nothing can be written below the root (a read-only mount, a full disk, no
     /// permission): the existing index is read as it is, and every answer may be stale.
     read_only: bool,
+    /// Field-length totals by segment, for scoring (`stats`).
+    norms: stats::Norms,
 }
 
 impl std::fmt::Debug for Index {
@@ -103,7 +107,17 @@ impl Index {
             Err(e) => return Err(tantivy_err(e)),
         };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
-        Ok(Index { root: root.to_path_buf(), index, fields, reader, writer, manifest: None, rebuilt, read_only: false })
+        Ok(Index {
+            root: root.to_path_buf(),
+            index,
+            fields,
+            reader,
+            writer,
+            manifest: None,
+            rebuilt,
+            read_only: false,
+            norms: stats::Norms::default(),
+        })
     }
 
     /// The existing index, to read only, when nothing can be written below the root
@@ -135,6 +149,7 @@ impl Index {
             manifest: None,
             rebuilt: None,
             read_only: true,
+            norms: stats::Norms::default(),
         })
     }
 
@@ -165,6 +180,7 @@ impl Index {
             manifest: None,
             rebuilt: None,
             read_only: false,
+            norms: stats::Norms::default(),
         })
     }
 
@@ -213,6 +229,68 @@ impl Index {
             }
         }
         Ok(self.writer.is_some())
+    }
+
+    /// The committed segments that hold deleted documents (replaced or removed items).
+    fn segments_with_deletes(&self) -> Result<Vec<SegmentId>> {
+        let metas = self.index.searchable_segment_metas().map_err(tantivy_err)?;
+        Ok(metas.iter().filter(|m| m.has_deletes()).map(|m| m.id()).collect())
+    }
+
+    /// Merges away the deleted documents of the committed segments, each segment on its
+    /// own, without waiting: tantivy's merge threads commit each result when it is done.
+    /// What a writer does once idle (DESIGN §3 "Consistency"): deleted documents still
+    /// count in BM25's statistics (document frequencies, field lengths), so until they are
+    /// merged away, scores differ from a clean rebuild's. A segment that a merge of the
+    /// merge policy holds already is left to it (that merge drops its deleted documents
+    /// too). Returns how many merges were started.
+    pub fn start_merging_deletes(&mut self) -> Result<usize> {
+        if self.writer.is_none() {
+            return Ok(0);
+        }
+        let ids = self.segments_with_deletes()?;
+        let Some(writer) = self.writer.as_mut() else { return Ok(0) };
+        for id in &ids {
+            let merge = writer.merge(std::slice::from_ref(id));
+            // The merge goes on whoever waits; a thread waits to say how it ended.
+            let spawned = std::thread::Builder::new().name("tmws-merge".into()).spawn(move || {
+                if let Err(e) = merge.wait() {
+                    tracing::debug!("a merge of deleted documents did not happen: {e}");
+                }
+            });
+            if let Err(e) = spawned {
+                tracing::debug!("cannot wait for a merge: {e}");
+            }
+        }
+        Ok(ids.len())
+    }
+
+    /// Merges away the deleted documents of the committed segments and waits until that
+    /// is committed: what `tmws index` does before it exits. When a merge of the merge
+    /// policy holds one of them, the writer waits for every merge (which ends it), takes
+    /// the role again and merges what is left. Returns how many segments were merged.
+    pub fn merge_deletes(&mut self) -> Result<usize> {
+        let mut merged = 0;
+        for round in 0..2 {
+            let ids = self.segments_with_deletes()?;
+            let Some(writer) = self.writer.as_mut() else { break };
+            if ids.is_empty() {
+                break;
+            }
+            let merges: Vec<_> = ids.iter().map(|id| writer.merge(std::slice::from_ref(id))).collect();
+            let done = merges.into_iter().map(|m| m.wait()).filter(Result::is_ok).count();
+            merged += done;
+            if done == ids.len() || round == 1 {
+                break;
+            }
+            // Some were busy in the merge policy's merges: wait for those, then retry.
+            if let Some(writer) = self.writer.take() {
+                writer.wait_merging_threads().map_err(tantivy_err)?;
+            }
+            self.try_take_writer()?;
+        }
+        self.reader.reload().map_err(tantivy_err)?;
+        Ok(merged)
     }
 
     /// Makes the latest commit (of this or another process) visible to searches.

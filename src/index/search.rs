@@ -17,6 +17,7 @@ use tantivy::{DocAddress, Order, Score, Searcher, SegmentReader, TantivyDocument
 
 use super::analyzer;
 use super::schema::ref_rank;
+use super::stats::Stats;
 use super::{Fields, Index, tantivy_err};
 use crate::error::{Error, Result};
 use crate::model::{DocKind, Scope};
@@ -252,7 +253,7 @@ impl Index {
         let searcher = self.reader.searcher();
         if let Some(ranking) = &req.ranking {
             clauses.push((Occur::MustNot, expired(f)));
-            let top = ranked(&searcher, &BooleanQuery::new(clauses), limit, ranking)?;
+            let top = ranked(&searcher, &self.stats(&searcher), &BooleanQuery::new(clauses), limit, ranking)?;
             return self.finish(req, &searcher, top);
         }
         // Expired memories (awaiting compaction) are few: they are dropped from the top
@@ -285,8 +286,9 @@ impl Index {
         // asked: when the last kept and the first dropped differ, the set is the same in any
         // build and only its ties need ordering; otherwise ties straddle the cut and the
         // exhaustive order decides.
+        let stats = self.stats(&searcher);
         let fast: Vec<(f32, DocAddress)> = searcher
-            .search(&query, &TopDocs::with_limit(limit + 1 + dropped).order_by_score())
+            .search_with_statistics_provider(&query, &TopDocs::with_limit(limit + 1 + dropped).order_by_score(), &stats)
             .map_err(tantivy_err)?
             .into_iter()
             .filter(|(_, addr)| live(addr))
@@ -297,13 +299,20 @@ impl Index {
                 (SortBySimilarityScore, Order::Desc),
                 (SortByStaticFastValue::<u64>::for_field("ref_rank"), Order::Asc),
             );
-            let all =
-                searcher.search(&query, &TopDocs::with_limit(limit + dropped).order_by(by)).map_err(tantivy_err)?;
+            let all = searcher
+                .search_with_statistics_provider(&query, &TopDocs::with_limit(limit + dropped).order_by(by), &stats)
+                .map_err(tantivy_err)?;
             all.into_iter().filter(|(_, addr)| live(addr)).map(|((score, _), addr)| (score, addr)).take(limit).collect()
         } else {
             fast.into_iter().take(limit).collect()
         };
         self.finish(req, &searcher, top)
+    }
+
+    /// The statistics searches score with: the same for the same documents, however they
+    /// fell into segments.
+    fn stats<'a>(&'a self, searcher: &'a Searcher) -> Stats<'a> {
+        Stats { searcher, norms: &self.norms }
     }
 
     /// Turns the top documents into hits with scores relative to the best.
@@ -325,7 +334,13 @@ impl Index {
 }
 
 /// The top `limit` documents by BM25 × current importance × trust boost, ties by refId rank.
-fn ranked(searcher: &Searcher, query: &dyn Query, limit: usize, r: &Ranking) -> Result<Vec<(f32, DocAddress)>> {
+fn ranked(
+    searcher: &Searcher,
+    stats: &Stats<'_>,
+    query: &dyn Query,
+    limit: usize,
+    r: &Ranking,
+) -> Result<Vec<(f32, DocAddress)>> {
     let r = std::sync::Arc::new(r.clone());
     let collector = TopDocs::with_limit(limit).tweak_score(move |seg: &SegmentReader| {
         let fast = seg.fast_fields();
@@ -403,7 +418,7 @@ fn ranked(searcher: &Searcher, query: &dyn Query, limit: usize, r: &Ranking) -> 
             (tweaked as f32, tie)
         }
     });
-    let top = searcher.search(query, &collector).map_err(tantivy_err)?;
+    let top = searcher.search_with_statistics_provider(query, &collector, stats).map_err(tantivy_err)?;
     Ok(top.into_iter().map(|((score, _), addr)| (score, addr)).collect())
 }
 

@@ -6,7 +6,8 @@
 //! that failed (its batch was not applied), after a wait that doubles while they keep
 //! failing. A process that cannot get the writer follows the writer's commits and takes
 //! the role over when the writer goes away. A bad file never stops the loop: its problems
-//! are reported and it is indexed anyway.
+//! are reported and it is indexed anyway. Once idle after changes, the writer merges the
+//! deleted documents away, so that scores are those of a clean rebuild.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -25,6 +26,10 @@ const TICK: Duration = Duration::from_millis(100);
 /// How long the writer keeps its manifest in memory after a sync: a burst of saves reuses
 /// it, and an idle server does not hold it (100k files' worth is ~11 MB).
 const KEEP_MANIFEST: Duration = Duration::from_secs(1);
+/// How long the writer waits without events after a sync that changed the index before it
+/// merges away the documents replaced or removed (DESIGN §3 "Consistency"): a burst of saves
+/// is merged once, after it.
+const MERGE_AFTER: Duration = Duration::from_secs(1);
 /// After a failed sync, everything is synced again this long after it, then twice as long
 /// after each further failure, up to `LAST_RETRY`.
 const FIRST_RETRY: Duration = Duration::from_millis(500);
@@ -78,9 +83,12 @@ pub fn run_with(
     mut on: impl FnMut(WatchUpdate<'_>),
 ) -> Result<()> {
     let opts = SyncOptions::default();
+    // Whether a sync changed the index since the last merge of deleted documents.
+    let mut merge_due = false;
     if index.is_writer() {
         on(WatchUpdate::Syncing);
         let report = index.sync(config, &opts)?;
+        merge_due = !report.changes.is_empty();
         on(WatchUpdate::Synced(&report));
     } else {
         on(WatchUpdate::Following);
@@ -100,7 +108,10 @@ pub fn run_with(
                 on(WatchUpdate::TookOver);
                 on(WatchUpdate::Syncing);
                 match index.sync(config, &opts) {
-                    Ok(r) => on(WatchUpdate::Synced(&r)),
+                    Ok(r) => {
+                        merge_due = true;
+                        on(WatchUpdate::Synced(&r));
+                    }
                     Err(e) => {
                         retry = Some(Retry { at: Instant::now() + FIRST_RETRY, wait: FIRST_RETRY });
                         on(WatchUpdate::Failed(&e));
@@ -114,6 +125,13 @@ pub fn run_with(
         }
         let due = retry.is_some_and(|r| r.at <= Instant::now());
         let Some(changes) = changes.filter(|c| !c.paths.is_empty() || c.rescan).or(due.then(Changes::default)) else {
+            if merge_due && last_sync.elapsed() >= MERGE_AFTER {
+                merge_due = false;
+                match index.start_merging_deletes() {
+                    Ok(n) => tracing::debug!(segments = n, "idle: merging deleted documents away"),
+                    Err(e) => tracing::warn!("cannot merge deleted documents away: {e}"),
+                }
+            }
             if last_sync.elapsed() >= KEEP_MANIFEST && index.holds_manifest() {
                 index.forget_manifest();
                 crate::sys::release_free_memory();
@@ -135,6 +153,7 @@ pub fn run_with(
         match index.sync_paths(config, &opts, targets) {
             Ok(r) => {
                 retry = None;
+                merge_due |= !r.changes.is_empty();
                 on(if whole { WatchUpdate::Synced(&r) } else { WatchUpdate::Applied(&r) });
             }
             Err(e) => {

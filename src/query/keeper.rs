@@ -230,7 +230,8 @@ impl Keeper {
         }
     }
 
-    /// Syncs an on-demand index now (`tmws index`).
+    /// Syncs an on-demand index now (`tmws index`), then merges away the documents that
+    /// sync and earlier ones deleted, so that scores are a clean rebuild's (DESIGN §3).
     pub(crate) fn sync(&self, config: &Config, opts: &SyncOptions) -> Result<crate::index::SyncReport> {
         match self {
             Keeper::OnDemand(m) => {
@@ -243,7 +244,12 @@ impl Keeper {
                 if !index.is_writer() {
                     index.try_take_writer()?;
                 }
-                index.sync(config, opts)
+                let report = index.sync(config, opts)?;
+                if !report.reader_only {
+                    let merged = index.merge_deletes()?;
+                    tracing::debug!(merged, "sync: segments with deleted documents merged");
+                }
+                Ok(report)
             }
             Keeper::Background(_) => {
                 Err(Error::Usage("the index of a serving engine is kept by its watcher: sync on demand only".into()))

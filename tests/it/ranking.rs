@@ -1,9 +1,10 @@
-//! Ranking quality: a document's own title, as a query, finds it first (EIPs corpus).
+//! Ranking: a document's own title, as a query, finds it first (EIPs corpus); and after
+//! incremental syncs and the watcher, answers are those of a clean rebuild (DESIGN §3).
 
 use tmws::query::api::SearchRequest;
 use tmws::query::{Engine, SyncOptions};
 
-use super::util::{TestRoot, corpora, front_matter_field, full_corpora};
+use super::util::{TestRoot, copy_tree, corpora, front_matter_field, full_corpora};
 
 #[test]
 fn titles_find_their_documents_first_in_the_eips_corpus() {
@@ -33,4 +34,247 @@ fn titles_find_their_documents_first_in_the_eips_corpus() {
     assert_eq!(cases.len(), if full_corpora() { 584 } else { 102 });
     let (mrr, recall1) = (rr / n, first as f64 / n);
     assert!(mrr >= 0.98 && recall1 >= 0.97, "MRR@10 {mrr:.3}, recall@1 {recall1:.3}");
+}
+
+/// A small deterministic generator (an LCG), so the corpus is the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) as usize) % n
+    }
+
+    /// A word of the shared vocabulary, the first ones far more often (as in real text).
+    fn word(&mut self) -> &'static str {
+        let i = self.next(WORDS.len());
+        WORDS[self.next(i + 1)]
+    }
+
+    fn words(&mut self, n: usize) -> String {
+        (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+const WORDS: [&str; 48] = [
+    "index",
+    "token",
+    "cache",
+    "search",
+    "refresh",
+    "memory",
+    "segment",
+    "merge",
+    "query",
+    "ranking",
+    "writer",
+    "reader",
+    "schema",
+    "commit",
+    "payload",
+    "manifest",
+    "journal",
+    "watcher",
+    "debounce",
+    "config",
+    "server",
+    "client",
+    "session",
+    "branch",
+    "compaction",
+    "tombstone",
+    "upsert",
+    "namespace",
+    "decay",
+    "trust",
+    "budget",
+    "overview",
+    "lesson",
+    "decision",
+    "plan",
+    "feature",
+    "spike",
+    "architecture",
+    "analyzer",
+    "stemmer",
+    "bigram",
+    "fieldnorm",
+    "posting",
+    "tantivy",
+    "latency",
+    "throughput",
+    "timeout",
+    "retry",
+];
+
+/// The ten queries compared: single words of every frequency, and pairs.
+const QUERIES: [&str; 10] = [
+    "index",
+    "cache refresh",
+    "segment merge",
+    "ranking",
+    "tombstone upsert",
+    "fieldnorm",
+    "watcher debounce latency",
+    "trust decay",
+    "retry timeout",
+    "analyzer stemmer bigram",
+];
+
+/// An entry of topic `notes` with a body of 20 to 180 words (most longer than the 40
+/// tokens a field length is stored exactly up to).
+fn note(rng: &mut Rng, n: usize) -> String {
+    let len = 20 + rng.next(160);
+    format!(
+        "---\nname: Note {n} on {}\ndescription: {}\ncreated: 2026-01-01\ntags: [{}, {}]\n---\n{}\n",
+        rng.words(2),
+        rng.words(6),
+        rng.word(),
+        rng.word(),
+        rng.words(len),
+    )
+}
+
+fn note_path(n: usize) -> String {
+    format!("resources/workspaces/w/_notes/2601{:02}-note-{n}.md", n % 28 + 1)
+}
+
+/// For each query, the top 10 as the binary answers: (refId, score).
+fn rankings(root: &TestRoot) -> Rankings {
+    QUERIES
+        .iter()
+        .map(|q| {
+            let out = root.run(&["--json", "search", q, "--limit", "10"]);
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+            let hits = v["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| (h["refId"].as_str().unwrap().to_owned(), h["score"].as_u64().unwrap()))
+                .collect();
+            ((*q).to_owned(), hits)
+        })
+        .collect()
+}
+
+/// The rankings of a clean rebuild of `root`'s files: a copy without `.tmws/cache`.
+fn clean_rankings(root: &TestRoot) -> Rankings {
+    let clean = TestRoot::new();
+    for (rel, bytes) in copy_tree(root.path()) {
+        if !rel.starts_with(".tmws/cache") {
+            clean.write(&rel, bytes);
+        }
+    }
+    let out = clean.run(&["index"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    rankings(&clean)
+}
+
+/// Rankings as (query, hits); a failure names the queries that differ.
+type Rankings = Vec<(String, Vec<(String, u64)>)>;
+
+fn assert_same(got: &Rankings, want: &Rankings) {
+    let differ: Vec<String> = got
+        .iter()
+        .zip(want)
+        .filter(|(g, w)| g != w)
+        .map(|((q, g), (_, w))| format!("{q:?}:\n  got  {g:?}\n  want {w:?}"))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{} of {} queries differ from a clean rebuild:\n{}",
+        differ.len(),
+        want.len(),
+        differ.join("\n")
+    );
+}
+
+fn index(root: &TestRoot) {
+    let out = root.run(&["index"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// A running `tmws watch`, ended when dropped.
+struct Watcher(std::process::Child);
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn ranking_after_incremental_syncs_and_the_watcher_is_a_clean_rebuilds() {
+    let root = TestRoot::new();
+    let mut rng = Rng(42);
+    let mut live: Vec<usize> = (0..200).collect();
+    for &n in &live {
+        root.write(&note_path(n), note(&mut rng, n));
+    }
+    index(&root);
+    let mut next = 200;
+    // Three rounds of edits, deletions, new files and renames (a delete and a create),
+    // each applied by an incremental `tmws index`.
+    for round in 0..3 {
+        for _ in 0..30 {
+            let n = live[rng.next(live.len())];
+            root.write(&note_path(n), note(&mut rng, n));
+        }
+        for _ in 0..12 {
+            let n = live.swap_remove(rng.next(live.len()));
+            std::fs::remove_file(root.path().join(note_path(n))).unwrap();
+        }
+        for _ in 0..8 + round {
+            let old = live.swap_remove(rng.next(live.len()));
+            std::fs::remove_file(root.path().join(note_path(old))).unwrap();
+            root.write(&note_path(next), note(&mut rng, next));
+            live.push(next);
+            next += 1;
+        }
+        index(&root);
+    }
+    let want = clean_rankings(&root);
+    assert!(want.iter().all(|(_, hits)| hits.len() == 10), "{want:?}");
+    assert_same(&rankings(&root), &want);
+
+    // The watcher: once idle after applying a batch, it merges the deleted documents away.
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .arg("watch")
+        .current_dir(root.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut watcher = Watcher(child);
+    let stdout = watcher.0.stdout.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait = std::time::Duration::from_secs(30);
+    assert!(lines.recv_timeout(wait).is_ok_and(|l| l.starts_with("synced")), "the watcher never synced");
+    for _ in 0..25 {
+        let n = live[rng.next(live.len())];
+        root.write(&note_path(n), note(&mut rng, n));
+    }
+    for _ in 0..10 {
+        let n = live.swap_remove(rng.next(live.len()));
+        std::fs::remove_file(root.path().join(note_path(n))).unwrap();
+    }
+    let want = clean_rankings(&root);
+    // The watcher applies the changes, then merges; wait for both (at most a minute).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut got = rankings(&root);
+    while got != want && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        got = rankings(&root);
+    }
+    assert_same(&got, &want);
 }
