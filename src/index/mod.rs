@@ -137,20 +137,8 @@ impl Index {
         if index.schema() != fields.schema {
             return Err(no_index("it was built by another version".into()));
         }
-        index.tokenizers().register(analyzer::ANALYZER, analyzer::analyzer());
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
         tracing::warn!("{why}: reading the existing index only; answers may be stale");
-        Ok(Index {
-            root: root.to_path_buf(),
-            index,
-            fields,
-            reader,
-            writer: None,
-            manifest: None,
-            rebuilt: None,
-            read_only: true,
-            norms: stats::Norms::default(),
-        })
+        Self::reading(root, index, fields, true)
     }
 
     /// Whether nothing can be written below the root: answers come from the index as it is.
@@ -169,6 +157,11 @@ impl Index {
             Ok(None) => return Err(Error::Index(format!("no index at {}", dir.display()))),
             Err(why) => return Err(Error::Index(why)),
         };
+        Self::reading(root, index, fields, false)
+    }
+
+    /// An opened tantivy index as a reader that never writes.
+    fn reading(root: &Path, index: tantivy::Index, fields: Fields, read_only: bool) -> Result<Index> {
         index.tokenizers().register(analyzer::ANALYZER, analyzer::analyzer());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
         Ok(Index {
@@ -179,7 +172,7 @@ impl Index {
             writer: None,
             manifest: None,
             rebuilt: None,
-            read_only: false,
+            read_only,
             norms: stats::Norms::default(),
         })
     }
