@@ -16,7 +16,7 @@ pub mod hook;
 mod keeper;
 pub mod memory;
 mod metrics;
-pub(crate) mod redact;
+
 pub mod registry;
 pub mod session;
 pub mod tools;

@@ -194,7 +194,7 @@ pub(crate) async fn call(
         let called = pool
             .call(&target, tool, arguments)
             .await
-            .map_err(|why| Error::Downstream(crate::query::redact::redact(&why).0))?;
+            .map_err(|why| Error::Downstream(crate::redact::redact(&why).text))?;
         Ok(answer_of(called))
     }
     .await;

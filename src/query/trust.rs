@@ -10,7 +10,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::redact::redact;
+use crate::redact::redact;
 use crate::error::{Error, Result};
 use crate::index::search::DEFAULT_TRUST;
 use crate::layout::{TRUST_FILE, TRUST_LOCK};
@@ -90,7 +90,7 @@ pub fn verify(
     if evidence.is_empty() {
         return Err(Error::Usage("--evidence is needed: say what was checked (a test run, a review, a commit)".into()));
     }
-    let (evidence, _) = redact(evidence);
+    let evidence = redact(evidence).text;
     let at = now.to_rfc3339_opts(SecondsFormat::Secs, true);
     let line = json!({"agent": agent, "verifier": verifier, "success": success, "evidence": evidence, "at": at});
     let mut log = LockedLog::open(root, &root.join(TRUST_FILE), &root.join(TRUST_LOCK))?;

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::api::{MemoryAddRequest, MemorySearchRequest};
-use super::redact::redact;
+use crate::redact::redact;
 use crate::config::{Config, NamespaceConfig};
 use crate::error::{Error, Result};
 use crate::index::memlog::LogMark;
@@ -172,15 +172,29 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
     let req = add.req;
     let ns_name = req.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
     let ns = namespace(config, ns_name)?;
-    let (content, mut redacted) = redact(&req.content);
+    // Every string of the entry is redacted before anything else looks at it: the key
+    // that an upsert matches is the key as it is stored.
+    let mut redacted = 0;
+    let mut clean = |text: &str| {
+        let r = redact(text);
+        redacted += r.count;
+        r.text
+    };
+    let content = clean(&req.content);
+    let summary = req.summary.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(&mut clean);
+    let key = req.key.as_deref().map(&mut clean);
+    let kind = clean(req.kind.as_deref().unwrap_or("note"));
+    let source = clean(req.source.as_deref().unwrap_or("user"));
+    let agent = req.agent.as_deref().map(&mut clean);
+    let tags: Vec<String> = req.tags.iter().map(|t| clean(t)).collect();
+    let mut extra = add.extra.clone();
+    for v in extra.values_mut() {
+        redacted += crate::redact::redact_value(v);
+    }
     let truncated = content.chars().count() > ns.max_content_chars;
     let content: String = if truncated { content.chars().take(ns.max_content_chars).collect() } else { content };
-    let summary = match req.summary.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-        Some(s) => {
-            let (s, n) = redact(s);
-            redacted += n;
-            cut(&s, ns.max_summary_chars)
-        }
+    let summary = match summary {
+        Some(s) => cut(&s, ns.max_summary_chars),
         None => cut(&first_sentences(&content), EXTRACTED_SUMMARY_CHARS),
     };
     let id = memory_id(ns_name, &content);
@@ -208,7 +222,7 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
     }
     let mut lines = Vec::new();
     let delete = |id: &str| json!({"op": "delete", "id": id, "at": at}).to_string();
-    let superseded = req.key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone());
+    let superseded = key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone());
     if let Some(old) = &superseded {
         lines.push(delete(old));
     }
@@ -232,15 +246,15 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
     entry.insert("ns".into(), json!(ns_name));
     entry.insert("at".into(), json!(at));
     entry.insert("expires_at".into(), json!(expires_at));
-    entry.insert("kind".into(), json!(req.kind.as_deref().unwrap_or("note")));
-    if let Some(k) = &req.key {
+    entry.insert("kind".into(), json!(kind));
+    if let Some(k) = &key {
         entry.insert("key".into(), json!(k));
     }
     entry.insert("content".into(), json!(content));
     entry.insert("summary".into(), json!(summary));
-    entry.insert("tags".into(), json!(req.tags));
-    entry.insert("source".into(), json!(req.source.as_deref().unwrap_or("user")));
-    if let Some(a) = &req.agent {
+    entry.insert("tags".into(), json!(tags));
+    entry.insert("source".into(), json!(source));
+    if let Some(a) = &agent {
         entry.insert("agent".into(), json!(a));
     }
     entry.insert("importance".into(), json!(req.importance.unwrap_or(0.5)));
@@ -254,7 +268,7 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
         }
         entry.insert("git".into(), Value::Object(git));
     }
-    for (k, v) in &add.extra {
+    for (k, v) in &extra {
         if !entry.contains_key(k) {
             entry.insert(k.clone(), v.clone());
         }

@@ -1,0 +1,653 @@
+//! The redaction rules, as data: an id, what it finds, the keywords that wake it, the
+//! expression, and the check on what the expression matched.
+//!
+//! The families and most ids follow gitleaks' default rules (github.com/gitleaks/gitleaks,
+//! MIT License); the expressions are written here from the providers' published token
+//! formats. The secret is the group named `s` (or `s2`…`s4`, for alternatives) when the
+//! expression has one, else the whole match. The table is ordered from the most specific
+//! to the most generic: when two rules find the same text, the first names it.
+
+use regex::{Captures, Match};
+
+/// One rule.
+#[derive(Debug)]
+pub struct Rule {
+    /// The name in the mark: `[REDACTED:{id}]`.
+    pub id: &'static str,
+    /// What it finds, for `check`'s findings: "a GitHub personal access token".
+    pub title: &'static str,
+    /// The rule runs only when one of these is in the text (ASCII case ignored); none means
+    /// it always runs.
+    pub keywords: &'static [&'static str],
+    pub pattern: &'static str,
+    /// Whether the match is a secret (and not a placeholder, a reference, a sample).
+    pub check: fn(&Captures<'_>, &str) -> bool,
+}
+
+/// The secret of a match.
+pub(crate) fn secret_of<'t>(caps: &Captures<'t>) -> Option<Match<'t>> {
+    ["s", "s2", "s3", "s4", "s5", "s6"].iter().find_map(|n| caps.name(n)).or_else(|| caps.get(0))
+}
+
+/// What no rule reports: an existing mark.
+pub(crate) fn ignored(secret: &str) -> bool {
+    secret.starts_with(super::MARK_PREFIX)
+}
+
+/// A token with a provider's prefix in a pattern: a word boundary, the prefix, its body.
+macro_rules! prefixed {
+    ($id:literal, $title:literal, [$($k:literal),+], $pattern:literal) => {
+        prefixed!($id, $title, [$($k),+], $pattern, token)
+    };
+    ($id:literal, $title:literal, [$($k:literal),+], $pattern:literal, $check:expr) => {
+        Rule { id: $id, title: $title, keywords: &[$($k),+], pattern: $pattern, check: $check }
+    };
+}
+
+pub static RULES: &[Rule] = &[
+    // Key blocks first: a block holds base64 that other rules would find in pieces.
+    Rule {
+        id: "private-key",
+        title: "a private key block",
+        keywords: &["PRIVATE KEY"],
+        pattern: r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z)",
+        check: key_block,
+    },
+    Rule {
+        id: "putty-private-key",
+        title: "a PuTTY private key",
+        keywords: &["PuTTY-User-Key-File"],
+        pattern: r"PuTTY-User-Key-File-\d:[\s\S]*?(?:Private-MAC:[ \t]*[0-9a-fA-F]*|\z)",
+        check: key_block,
+    },
+    prefixed!("age-secret-key", "an age secret key", ["AGE-SECRET-KEY-1"], r"AGE-SECRET-KEY-1[0-9A-Z]{50,70}"),
+    // Version control.
+    prefixed!("github-pat", "a GitHub personal access token", ["ghp_"], r"\bghp_[0-9A-Za-z]{30,251}\b", github),
+    prefixed!("github-oauth", "a GitHub OAuth access token", ["gho_"], r"\bgho_[0-9A-Za-z]{30,251}\b", github),
+    prefixed!("github-app-token", "a GitHub app token", ["ghu_", "ghs_"], r"\bgh[us]_[0-9A-Za-z]{30,251}\b", github),
+    prefixed!("github-refresh-token", "a GitHub refresh token", ["ghr_"], r"\bghr_[0-9A-Za-z]{30,251}\b", github),
+    prefixed!(
+        "github-fine-grained-pat",
+        "a GitHub fine-grained personal access token",
+        ["github_pat_"],
+        r"\bgithub_pat_[0-9A-Za-z_]{40,255}"
+    ),
+    prefixed!(
+        "gitlab-token",
+        "a GitLab token",
+        ["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glsoat-", "gloas-", "glimt-", "glffct-", "glft-", "glagent-", "glrtr-", "GR1348941"],
+        r"\b(?:(?:glpat|gldt|glrt|glrtr|glptt|glcbt|glsoat|gloas|glimt|glffct|glft|glagent)-[0-9A-Za-z_.\-]{20,300}|GR1348941[0-9A-Za-z_\-]{20,})"
+    ),
+    prefixed!("bitbucket-app-password", "a Bitbucket app password", ["ATBB"], r"\bATBB[A-Za-z0-9_=.\-]{28,}"),
+    // Chat.
+    prefixed!(
+        "slack-token",
+        "a Slack token",
+        ["xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxe", "xapp-"],
+        r"\b(?:xox[abprs]-[0-9A-Za-z\-]{10,250}|xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9\-]{20,250}|xapp-\d-[A-Za-z0-9\-]{20,250})"
+    ),
+    prefixed!(
+        "slack-webhook-url",
+        "a Slack webhook URL",
+        ["hooks.slack.com"],
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9+/_\-]{20,})"
+    ),
+    prefixed!(
+        "discord-webhook-url",
+        "a Discord webhook URL",
+        ["/api/webhooks/"],
+        r"discord(?:app)?\.com/api/webhooks/\d+/(?P<s>[A-Za-z0-9_\-]{30,})"
+    ),
+    prefixed!(
+        "teams-webhook-url",
+        "a Microsoft Teams webhook URL",
+        ["webhook.office.com"],
+        r"webhook\.office\.com/webhookb2/(?P<s>[A-Za-z0-9@/_\-]{20,})"
+    ),
+    prefixed!(
+        "telegram-bot-token",
+        "a Telegram bot token",
+        [":AA"],
+        r"\b\d{8,10}:AA[0-9A-Za-z_\-]{32,34}\b"
+    ),
+    prefixed!(
+        "discord-bot-token",
+        "a Discord bot token",
+        ["."],
+        r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b",
+        random
+    ),
+    // Payment.
+    prefixed!(
+        "stripe-access-token",
+        "a Stripe secret key",
+        ["sk_live_", "sk_test_", "rk_live_", "rk_test_", "sk_prod_", "rk_prod_"],
+        r"\b[rs]k_(?:live|test|prod)_[0-9A-Za-z]{10,250}\b"
+    ),
+    prefixed!("stripe-webhook-secret", "a Stripe webhook secret", ["whsec_"], r"\bwhsec_[0-9A-Za-z+/=]{20,}"),
+    prefixed!(
+        "square-access-token",
+        "a Square token",
+        ["sq0atp-", "sq0csp-", "EAAA"],
+        r"\b(?:sq0atp-[0-9A-Za-z_\-]{22,}|sq0csp-[0-9A-Za-z_\-]{40,}|EAAA[0-9A-Za-z_\-+]{60,})"
+    ),
+    prefixed!("flutterwave-secret-key", "a Flutterwave secret key", ["FLWSECK"], r"\bFLWSECK(?:_TEST)?-[0-9a-fA-F]{32}-X"),
+    prefixed!("shippo-api-token", "a Shippo API token", ["shippo_"], r"\bshippo_(?:live|test)_[0-9a-fA-F]{40}\b"),
+    // Cloud.
+    prefixed!(
+        "aws-access-token",
+        "an AWS access key id",
+        ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"
+    ),
+    prefixed!("gcp-api-key", "a Google API key", ["AIza"], r"\bAIza[0-9A-Za-z_\-]{35}"),
+    prefixed!("gcp-oauth-secret", "a Google OAuth client secret", ["GOCSPX-"], r"\bGOCSPX-[0-9A-Za-z_\-]{20,}"),
+    prefixed!("gcp-oauth-token", "a Google OAuth token", ["ya29."], r"\bya29\.[0-9A-Za-z_\-]{20,}"),
+    prefixed!("gcp-refresh-token", "a Google refresh token", ["1//0"], r"\b1//0[0-9A-Za-z_\-]{40,}"),
+    prefixed!(
+        "azure-storage-key",
+        "an Azure storage or service bus key",
+        ["AccountKey=", "SharedAccessKey=", "AccessKey="],
+        r"(?i)\b(?:Account|SharedAccess|Primary|Secondary)?Key\s*=\s*(?P<s>[A-Za-z0-9+/]{30,}={0,2})"
+    ),
+    prefixed!(
+        "azure-sas-token",
+        "an Azure shared access signature",
+        ["sig="],
+        r"(?i)[?&;\s]sig=(?P<s>[A-Za-z0-9%+/=_\-]{20,})"
+    ),
+    prefixed!(
+        "azure-ad-client-secret",
+        "an Azure AD client secret",
+        ["Q~"],
+        r"\b[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}"
+    ),
+    prefixed!("alibaba-access-key", "an Alibaba Cloud access key id", ["LTAI"], r"\bLTAI[A-Za-z0-9]{12,20}\b"),
+    prefixed!(
+        "digitalocean-token",
+        "a DigitalOcean token",
+        ["dop_v1_", "doo_v1_", "dor_v1_"],
+        r"\bdo[por]_v1_[a-f0-9]{64}\b"
+    ),
+    prefixed!(
+        "hashicorp-tf-api-token",
+        "a Terraform Cloud API token",
+        ["atlasv1"],
+        r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}"
+    ),
+    prefixed!(
+        "vault-token",
+        "a HashiCorp Vault token",
+        ["hvs.", "hvb.", "hvr."],
+        r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"
+    ),
+    prefixed!("doppler-api-token", "a Doppler token", ["dp.pt.", "dp.st.", "dp.sa.", "dp.ct."], r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+    prefixed!("pulumi-api-token", "a Pulumi access token", ["pul-"], r"\bpul-[a-f0-9]{40}\b"),
+    prefixed!("databricks-api-token", "a Databricks token", ["dapi"], r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+    prefixed!("dockerhub-pat", "a Docker Hub access token", ["dckr_pat_", "dckr_oat_"], r"\bdckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}"),
+    prefixed!("flyio-access-token", "a Fly.io token", ["fo1_", "FlyV1 fm"], r"\b(?:fo1_[A-Za-z0-9_\-]{40,}|FlyV1 fm\d_[A-Za-z0-9+/=_\-]{50,})"),
+    prefixed!("planetscale-token", "a PlanetScale password or token", ["pscale_"], r"\bpscale_(?:pw|tkn|oauth)_[A-Za-z0-9_.=\-]{30,}"),
+    prefixed!("scalingo-api-token", "a Scalingo token", ["tk-us-"], r"\btk-us-[A-Za-z0-9_\-]{48}\b"),
+    prefixed!("netlify-access-token", "a Netlify token", ["nfp_"], r"\bnfp_[A-Za-z0-9]{36,}"),
+    prefixed!("vercel-token", "a Vercel token", ["vercel_", "vcp_"], r"\b(?:vercel_[A-Za-z0-9]{24,}|vcp_[A-Za-z0-9]{24,})"),
+    prefixed!("cloudflare-origin-ca-key", "a Cloudflare origin CA key", ["v1.0-"], r"\bv1\.0-[a-f0-9]{24}-[a-f0-9]{146}\b"),
+    prefixed!("supabase-token", "a Supabase token", ["sbp_", "sb_secret_"], r"\b(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,})"),
+    // AI.
+    prefixed!(
+        "anthropic-api-key",
+        "an Anthropic API key",
+        ["sk-ant-"],
+        r"\bsk-ant-(?:api\d\d-|admin\d\d-|oat\d\d-)?[A-Za-z0-9_\-]{20,}"
+    ),
+    prefixed!(
+        "openai-api-key",
+        "an OpenAI API key",
+        ["sk-"],
+        r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}",
+        random
+    ),
+    prefixed!("huggingface-access-token", "a Hugging Face token", ["hf_"], r"\bhf_[A-Za-z]{30,40}\b"),
+    prefixed!("groq-api-key", "a Groq API key", ["gsk_"], r"\bgsk_[A-Za-z0-9]{40,60}\b"),
+    prefixed!("replicate-api-token", "a Replicate token", ["r8_"], r"\br8_[A-Za-z0-9]{37}\b"),
+    prefixed!("perplexity-api-key", "a Perplexity API key", ["pplx-"], r"\bpplx-[A-Za-z0-9]{40,60}\b"),
+    prefixed!("xai-api-key", "an xAI API key", ["xai-"], r"\bxai-[A-Za-z0-9]{60,100}\b"),
+    // Package registries.
+    prefixed!("npm-access-token", "an npm access token", ["npm_"], r"\bnpm_[A-Za-z0-9]{36}\b", github),
+    prefixed!("pypi-upload-token", "a PyPI upload token", ["pypi-"], r"\bpypi-[A-Za-z0-9_\-]{50,}"),
+    prefixed!("rubygems-api-token", "a RubyGems API key", ["rubygems_"], r"\brubygems_[a-f0-9]{48}\b"),
+    prefixed!("nuget-api-key", "a NuGet API key", ["oy2"], r"\boy2[a-z0-9]{43}\b"),
+    prefixed!("clojars-api-token", "a Clojars token", ["CLOJARS_"], r"\bCLOJARS_[a-z0-9]{60}\b"),
+    prefixed!("jfrog-api-key", "a JFrog API key", ["AKCp"], r"\bAKCp[A-Za-z0-9]{69}\b"),
+    // Mail, monitoring, SaaS.
+    prefixed!(
+        "sendgrid-api-token",
+        "a SendGrid API key",
+        ["SG."],
+        r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,64}"
+    ),
+    prefixed!("sendinblue-api-token", "a Brevo (Sendinblue) API key", ["xkeysib-", "xsmtpsib-"], r"\bx(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b"),
+    prefixed!("mailgun-private-api-token", "a Mailgun API key", ["key-"], r"\bkey-[a-f0-9]{32}\b"),
+    prefixed!("mailchimp-api-key", "a Mailchimp API key", ["-us"], r"\b[a-f0-9]{32}-us\d{1,2}\b"),
+    prefixed!("postmark-token", "a Postmark token", ["postmark"], r"(?i)postmark[\w.\-]{0,30}\W{1,5}(?P<s>[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})"),
+    prefixed!("twilio-api-key", "a Twilio API key", ["SK"], r"\bSK[0-9a-fA-F]{32}\b"),
+    prefixed!("shopify-token", "a Shopify token", ["shpat_", "shpca_", "shppa_", "shpss_"], r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    prefixed!("atlassian-api-token", "an Atlassian API token", ["ATATT3", "ATCTT3"], r"\bAT[AC]TT3[A-Za-z0-9_=\-]{50,}"),
+    prefixed!("linear-api-key", "a Linear API key", ["lin_api_"], r"\blin_api_[A-Za-z0-9]{40}\b"),
+    prefixed!("notion-token", "a Notion token", ["ntn_", "secret_"], r"\b(?:ntn_[A-Za-z0-9]{40,50}|secret_[A-Za-z0-9]{43})\b", random),
+    prefixed!("figma-token", "a Figma token", ["figd_", "figu_"], r"\bfig[du]_[A-Za-z0-9_\-]{40,}"),
+    prefixed!("postman-api-token", "a Postman API key", ["PMAK-"], r"\bPMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}\b"),
+    prefixed!("new-relic-api-key", "a New Relic key", ["NRAK-", "NRII-", "NRJS-"], r"\bNR(?:AK|II|JS)-[A-Z0-9]{27}\b"),
+    prefixed!("sentry-token", "a Sentry auth token", ["sntrys_", "sntryu_"], r"\bsntry[su]_[A-Za-z0-9+/=_]{40,}"),
+    prefixed!("grafana-token", "a Grafana token", ["glc_", "glsa_", "eyJrIjoi"], r"\b(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{60,100}={0,2})"),
+    prefixed!("dynatrace-api-token", "a Dynatrace token", ["dt0c01."], r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
+    prefixed!("easypost-api-token", "an EasyPost API key", ["EZAK", "EZTK"], r"\bEZ[AT]K[a-zA-Z0-9]{54}\b"),
+    prefixed!("prefect-api-token", "a Prefect token", ["pnu_"], r"\bpnu_[A-Za-z0-9]{36}\b"),
+    prefixed!("readme-api-token", "a ReadMe API key", ["rdme_"], r"\brdme_[a-z0-9]{70}\b"),
+    prefixed!("onepassword-token", "a 1Password service account token", ["ops_eyJ"], r"\bops_eyJ[A-Za-z0-9+/=_\-]{50,}"),
+    prefixed!("okta-access-token", "an Okta API token", ["okta"], r"(?i)okta[\w.\-]{0,30}\W{1,5}(?P<s>00[A-Za-z0-9_\-]{40})\b"),
+    prefixed!("heroku-api-key", "a Heroku API key", ["heroku"], r"(?i)heroku[\w.\-]{0,30}\W{1,5}(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"),
+    prefixed!("mapbox-secret-token", "a Mapbox secret token", ["sk.eyJ"], r"\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
+    prefixed!("firebase-cloud-messaging-key", "a Firebase server key", ["AAAA"], r"\bAAAA[A-Za-z0-9_\-]{7}:[A-Za-z0-9_\-]{140}"),
+    prefixed!("dropbox-token", "a Dropbox token", ["sl."], r"\bsl\.[A-Za-z0-9_\-]{130,}"),
+    prefixed!("facebook-access-token", "a Facebook access token", ["EAAC", "EAAG"], r"\bEAA[CG][A-Za-z0-9]{90,}"),
+    // Tokens in general shapes.
+    prefixed!(
+        "jwt",
+        "a JSON Web Token",
+        ["eyJ"],
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*",
+        any
+    ),
+    // Credentials in URLs, connection strings, headers and commands.
+    Rule {
+        id: "url-credentials",
+        title: "a password in a URL",
+        keywords: &["://"],
+        pattern: r#"(?i)\b[a-z][a-z0-9+.\-]{1,30}://[^\s:/@"'<>]{0,256}:(?P<s>[^\s/@"'<>]{1,256})@[^\s/@"'<>]"#,
+        check: url_password,
+    },
+    Rule {
+        id: "auth-header",
+        title: "an Authorization header",
+        keywords: &["authorization"],
+        pattern: r#"(?i)\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?(?:bearer|basic|token|bot|digest|negotiate|apikey|api-key|sso-key|key|aws4-hmac-sha256|otr|hmac)[ \t]+(?P<s>[^\s"',;]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s"',;]+)*)"#,
+        check: header,
+    },
+    Rule {
+        id: "bearer-token",
+        title: "a bearer token",
+        keywords: &["bearer"],
+        pattern: r"(?i)\bbearer[ \t]+(?P<s>[A-Za-z0-9._~+/\-]{16,}=*)",
+        check: random,
+    },
+    Rule {
+        id: "cli-password",
+        title: "a password on a command line",
+        keywords: &["mysql", "mariadb", "sshpass", "redis-cli", "curl", "-u ", "--user"],
+        pattern: r#"(?:\b(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p(?:"(?P<s>[^"\n]+)"|'(?P<s2>[^'\n]+)'|(?P<s3>[^\s"'-][^\s"']*))|\bsshpass[ \t]+-p[ \t]*(?P<s4>\S+)|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<s5>\S+)|(?:^|[ \t])(?:-u|--user)[ \t]+["']?[^\s:"']+:(?P<s6>[^\s"']+))"#,
+        check: password_value,
+    },
+    Rule {
+        id: "url-secret-parameter",
+        title: "a secret in a URL query",
+        keywords: &["?", "&"],
+        pattern: r"(?i)[?&](?P<name>[a-z0-9_.\-]{0,40}?(?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|token|secret|password|passwd|pwd|signature|client[_\-]?secret|key|auth))=(?P<s>[^&\s#\x22'<>]{4,})",
+        check: assigned,
+    },
+    // Values of secret-looking names: code, env, YAML, JSON, XML, flags.
+    Rule {
+        id: "secret-assignment",
+        title: "a value assigned to a secret-looking name",
+        keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
+        pattern: r#"(?i)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]{0,64}?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>=>|:=|=)[ \t]*(?:"(?P<s>[^"\r\n]{1,500})"|'(?P<s2>[^'\r\n]{1,500})'|`(?P<s3>[^`\r\n]{1,500})`|(?P<s4>[^\s"'`,;)\]}>]{1,500}))"#,
+        check: assigned,
+    },
+    // YAML and prose put a colon between a name and its value; a value that runs to the end
+    // of its line may have spaces in it (a passphrase).
+    Rule {
+        id: "secret-assignment",
+        title: "a value assigned to a secret-looking name",
+        keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
+        pattern: r#"(?im)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]{0,64}?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>:)[ \t]*(?:"(?P<s>[^"\r\n]{1,500})"|'(?P<s2>[^'\r\n]{1,500})'|(?P<s4>[^\s"'`,;)\]}>]{1,500}(?:[ \t]+[^\s"'`,;:=#)\]}>]{1,100}){1,8})[ \t]*(?:$|\r|[ \t]#)|(?P<s5>[^\s"'`,;)\]}>]{1,500}))"#,
+        check: assigned,
+    },
+    Rule {
+        id: "secret-flag",
+        title: "a secret passed as a command-line flag",
+        keywords: &["pass", "pwd", "secret", "token", "key", "auth"],
+        pattern: r#"(?i)(?:^|[ \t])--?(?P<name>[a-z0-9][a-z0-9_\-]{0,40}?(?:password|passwd|passphrase|pass|pwd|token|secret|api[_\-]?key|apikey|access[_\-]?key|auth))[ \t]+(?:"(?P<s>[^"\r\n]{1,500})"|'(?P<s2>[^'\r\n]{1,500})'|(?P<s4>[^\s"'\-][^\s"']{0,500}))"#,
+        check: assigned,
+    },
+    Rule {
+        id: "secret-xml-element",
+        title: "a secret in an XML element",
+        keywords: &["pass", "secret", "token", "key"],
+        pattern: r"(?i)<(?P<name>[a-z0-9_:\-]{0,40}?(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key))>(?P<s>[^<\r\n]{1,500})</",
+        check: assigned,
+    },
+    // A bare AWS secret access key: 40 characters of base64, random-looking.
+    Rule {
+        id: "aws-secret-key",
+        title: "an AWS secret access key",
+        keywords: &[],
+        pattern: r"(?:^|[^A-Za-z0-9/+=])(?P<s>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
+        check: aws_secret,
+    },
+];
+
+fn any(_: &Captures<'_>, _: &str) -> bool {
+    true
+}
+
+/// A token with a provider's prefix: a secret unless it is a placeholder.
+fn token(_: &Captures<'_>, s: &str) -> bool {
+    !placeholder(s)
+}
+
+/// GitHub's (and npm's) tokens end in a CRC-32 of the rest in base62: a token whose
+/// checksum holds is a secret whatever it looks like; otherwise it is one unless it is a
+/// placeholder.
+fn github(_: &Captures<'_>, s: &str) -> bool {
+    checksum_holds(s) || !placeholder(s)
+}
+
+/// Whether the last six characters of `s` are the base62 CRC-32 of the 30 before them
+/// (`ghp_…`, `npm_…`).
+pub(crate) fn checksum_holds(s: &str) -> bool {
+    let Some(underscore) = s.rfind('_') else { return false };
+    let body = &s[underscore + 1..];
+    if body.len() != 36 || !body.is_ascii() {
+        return false;
+    }
+    let (random, check) = body.split_at(30);
+    base62(crc32fast::hash(random.as_bytes()), 6) == check
+}
+
+/// `n` in base62 (0-9A-Za-z), left-padded with zeros to `width`.
+fn base62(mut n: u32, width: usize) -> String {
+    const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut out = vec![b'0'; width];
+    for slot in out.iter_mut().rev() {
+        *slot = DIGITS[(n % 62) as usize];
+        n /= 62;
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// A token with a common prefix (`sk-`, a Discord token's shape): a secret when it looks
+/// random (letters and digits, not a word list) and is no placeholder.
+fn random(_: &Captures<'_>, s: &str) -> bool {
+    !placeholder(s) && looks_random(s)
+}
+
+/// A key block with a body (not a template with `...` inside).
+fn key_block(_: &Captures<'_>, s: &str) -> bool {
+    let body = s.lines().filter(|l| !l.contains("-----") && !l.contains(':')).collect::<String>();
+    let b64 = body.bytes().filter(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/').count();
+    (b64 >= 40 || s.contains("\\n")) && !s.to_ascii_lowercase().contains("example")
+}
+
+/// A password in `scheme://user:password@host`.
+fn url_password(_: &Captures<'_>, s: &str) -> bool {
+    !placeholder(s) && !placeholder_word(s) && !reference(s)
+}
+
+/// The credentials of an Authorization header.
+fn header(_: &Captures<'_>, s: &str) -> bool {
+    !placeholder(s) && !reference(s) && !placeholder_word(s)
+}
+
+/// A password after `-p`, `-a`, `-u user:`.
+fn password_value(_: &Captures<'_>, s: &str) -> bool {
+    !placeholder(s) && !reference(s) && !placeholder_word(s)
+}
+
+/// A bare 40-character value: an AWS secret key when it looks like random base64.
+fn aws_secret(_: &Captures<'_>, s: &str) -> bool {
+    let has = |f: fn(&u8) -> bool| s.as_bytes().iter().any(f);
+    has(u8::is_ascii_uppercase)
+        && has(u8::is_ascii_lowercase)
+        && has(u8::is_ascii_digit)
+        && s.bytes().filter(|b| *b == b'/').count() <= 3
+        && !s.contains("//")
+        && entropy(s) >= 4.2
+        && !placeholder(s)
+}
+
+/// How strongly a name says its value is a secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Named {
+    /// `password`, `token`, `api_key`…: any value that is not a placeholder or reference.
+    Strong,
+    /// `*_key`, `auth`, `salt`…: a value that also looks random.
+    Weak,
+    No,
+}
+
+/// How strongly `name` (as written: `DB_PASSWORD`, `apiKey`, `--token`) names a secret.
+fn named(name: &str) -> Named {
+    let trimmed = name.trim_start_matches(['-', '.', '_']).trim_end_matches(|c: char| c.is_ascii_digit());
+    let lower = trimmed.to_ascii_lowercase();
+    let ends = |word: &str| -> bool {
+        lower.ends_with(word) && {
+            let before = lower.len() - word.len();
+            // At a separator, a camelCase hump, or the whole name.
+            before == 0
+                || matches!(lower.as_bytes()[before - 1], b'_' | b'-' | b'.' | b':')
+                || trimmed.as_bytes().get(before).is_some_and(u8::is_ascii_uppercase)
+                    && trimmed.as_bytes().get(before - 1).is_some_and(u8::is_ascii_lowercase)
+        }
+    };
+    const STRONG_ANYWHERE: [&str; 10] = [
+        "password",
+        "passwd",
+        "passphrase",
+        "secret",
+        "token",
+        "apikey",
+        "api_key",
+        "api-key",
+        "credentials",
+        "credential",
+    ];
+    const STRONG_AT_WORD: [&str; 8] =
+        ["pwd", "pass", "pw", "accesskey", "secretkey", "privatekey", "clientsecret", "authtoken"];
+    const STRONG_COMPOUND: [&str; 6] = ["access_key", "access-key", "private_key", "private-key", "secret_key", "secret-key"];
+    if STRONG_ANYWHERE.iter().any(|w| lower.ends_with(w)) && !lower.ends_with("_secret_id") {
+        // `bypassword` is no word; `xpassword` still names a password.
+        return Named::Strong;
+    }
+    if STRONG_AT_WORD.iter().any(|w| ends(w)) || STRONG_COMPOUND.iter().any(|w| lower.ends_with(w)) {
+        return Named::Strong;
+    }
+    if ["key", "auth", "salt", "cookie", "sig", "signature"].iter().any(|w| ends(w)) {
+        return Named::Weak;
+    }
+    Named::No
+}
+
+/// A value assigned to a name: a secret when the name says so and the value is not a
+/// placeholder, a reference, a type or a word of prose.
+fn assigned(caps: &Captures<'_>, s: &str) -> bool {
+    let name = caps.name("name").map_or("", |m| m.as_str());
+    let strength = named(name);
+    if strength == Named::No {
+        return false;
+    }
+    let v = s.trim();
+    let quoted = caps.name("s").is_some() || caps.name("s2").is_some() || caps.name("s3").is_some();
+    if v.is_empty() || placeholder(v) || reference(v) || placeholder_word(v) || type_word(v) {
+        return false;
+    }
+    let bare_name = name.trim_start_matches(['-', '.', '_', '"', '\'']).to_ascii_lowercase().replace(['-', '.'], "_");
+    if v.to_ascii_lowercase().replace(['-', '.'], "_") == bare_name {
+        // `password=password`, `token=token` (a keyword argument passed on).
+        return false;
+    }
+    if v.bytes().all(|b| b.is_ascii_digit()) && v.len() < 6 {
+        // `token: 3600`, `max_password = 64`.
+        return false;
+    }
+    let sep = caps.name("sep").map_or("", |m| m.as_str());
+    if !quoted && sep == ":" && v.bytes().all(|b| b.is_ascii_lowercase() || b == b' ') && v.split(' ').next().is_some_and(|w| w.len() <= 12) {
+        // Prose: "the token: it expires", "password: see below".
+        return false;
+    }
+    match strength {
+        Named::Strong => true,
+        Named::Weak => looks_random(v),
+        Named::No => false,
+    }
+}
+
+/// Whether `s` stands for a value instead of being one: a variable, a template, a call, a
+/// path, a field of an object.
+fn reference(s: &str) -> bool {
+    let first = s.chars().next().unwrap_or(' ');
+    if matches!(first, '$' | '%' | '{' | '<' | '[' | '(' | '@' | '/' | '~' | '\\' | '!' | '&' | '*' | '#')
+        || s.starts_with("./")
+        || s.starts_with("../")
+    {
+        return true;
+    }
+    if s.contains(['(', '[', '{', '<']) || s.contains("${") || s.contains("{{") {
+        return true;
+    }
+    let lower = s.to_ascii_lowercase();
+    if ["arn:", "vault:", "ssm:", "env:", "secret:", "ref+", "op://", "file:", "keyring:"].iter().any(|p| lower.starts_with(p)) {
+        return true;
+    }
+    // `self.password`, `config.api_key`, `process.env.TOKEN`: a dotted identifier.
+    let identifier = |p: &str| {
+        !p.is_empty()
+            && p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if s.contains('.') && s.split('.').all(identifier) && !s.split('.').any(|p| p.bytes().any(|b| b.is_ascii_digit())) {
+        return true;
+    }
+    // `GITHUB_TOKEN`: the name of a variable, in capitals with underscores.
+    s.len() >= 3 && s.contains('_') && s.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
+}
+
+/// Whether the whole of `s` is a word that stands in for a secret.
+fn placeholder_word(s: &str) -> bool {
+    const WORDS: [&str; 34] = [
+        "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "key", "changeme", "change_me",
+        "changeit", "placeholder", "dummy", "fake", "sample", "test", "testing", "todo", "tbd", "none", "null", "nil",
+        "empty", "redacted", "hidden", "masked", "mypassword", "my_password", "yourpassword", "secret_key", "user",
+        "username", "mysecret",
+    ];
+    let lower = s.trim_matches(['"', '\'']).to_ascii_lowercase();
+    WORDS.contains(&lower.as_str())
+}
+
+/// Whether `s` is a type or a literal of a language rather than a value.
+fn type_word(s: &str) -> bool {
+    const WORDS: [&str; 24] = [
+        "string", "str", "int", "integer", "number", "bool", "boolean", "any", "object", "bytes", "secretstr",
+        "undefined", "true", "false", "yes", "no", "on", "off", "required", "optional", "text", "char", "varchar",
+        "secretstring",
+    ];
+    let lower = s.trim_end_matches(['?', ';', ',']).to_ascii_lowercase();
+    WORDS.contains(&lower.as_str())
+}
+
+/// Whether `s` is a stand-in for a secret: an example, a template, a run of one character.
+pub(crate) fn placeholder(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    if ["example", "placeholder", "xxxx", "****", "••••", "....", "…", "redacted", "<", ">"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        return true;
+    }
+    if lower.starts_with("your") || lower.starts_with("my-") || lower.starts_with("my_") || lower.contains("${") || lower.contains("{{") {
+        return true;
+    }
+    // A run of six of the same character (`ghp_000000…`, `sk-aaaaaa…`).
+    let bytes = s.as_bytes();
+    let mut run = 1;
+    for w in bytes.windows(2) {
+        run = if w[0] == w[1] { run + 1 } else { 1 };
+        if run >= 6 {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether `s` looks like random key material: long enough, letters and digits (or three
+/// kinds of characters), and high enough entropy.
+pub(crate) fn looks_random(s: &str) -> bool {
+    if s.len() < 12 {
+        return false;
+    }
+    let b = s.as_bytes();
+    let kinds = [
+        b.iter().any(u8::is_ascii_lowercase),
+        b.iter().any(u8::is_ascii_uppercase),
+        b.iter().any(u8::is_ascii_digit),
+        b.iter().any(|c| !c.is_ascii_alphanumeric()),
+    ];
+    let n = kinds.iter().filter(|k| **k).count();
+    let letters = kinds[0] || kinds[1];
+    (n >= 3 || (letters && kinds[2])) && entropy(s) >= 3.0
+}
+
+/// Shannon entropy of `s` in bits per byte.
+pub(crate) fn entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+    }
+    let len = s.len() as f64;
+    counts.iter().filter(|c| **c > 0).map(|c| f64::from(*c) / len).map(|p| -p * p.log2()).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_say_how_strongly_they_mean_a_secret() {
+        for (name, expected) in [
+            ("password", Named::Strong),
+            ("DB_PASSWORD", Named::Strong),
+            ("dbPassword", Named::Strong),
+            ("--token", Named::Strong),
+            ("_authToken", Named::Strong),
+            ("apiKey", Named::Strong),
+            ("AWS_SECRET_ACCESS_KEY", Named::Strong),
+            ("SMTP_PASS", Named::Strong),
+            ("client_secret", Named::Strong),
+            ("ENCRYPTION_KEY", Named::Weak),
+            ("signingKey", Named::Weak),
+            ("key", Named::Weak),
+            ("auth", Named::Weak),
+            ("monkey", Named::No),
+            ("bypass", Named::No),
+            ("compass", Named::No),
+            ("max_tokens", Named::No),
+        ] {
+            assert_eq!(named(name), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_github_checksum_is_verified() {
+        // A token made here: 30 random characters and their CRC-32 in base62.
+        let body = "AbCdEfGhIjKlMnOpQrStUvWxYz0123";
+        let token = format!("ghp_{body}");
+        let good = format!("{token}{}", base62(crc32fast::hash(body.as_bytes()), 6));
+        assert!(checksum_holds(&good));
+        assert!(!checksum_holds(&format!("{token}000000")));
+        assert_eq!(base62(61, 2), "0z");
+    }
+
+    #[test]
+    fn entropy_is_in_bits_per_character() {
+        assert_eq!(entropy("aaaa"), 0.0);
+        assert!((entropy("abcd") - 2.0).abs() < 1e-9);
+    }
+}

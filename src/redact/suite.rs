@@ -1,0 +1,1 @@
+//! The measured suite: realistic secrets and harmless look-alikes (written next).
