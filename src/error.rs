@@ -177,20 +177,42 @@ pub struct ErrorAnswer {
 impl ErrorAnswer {
     /// The answer for `e`; with a `root`, paths inside it are shown relative to it, so that
     /// an answer sent to a client never names where the server's files are.
+    /// Secrets in the message (a token in a downstream server's error, a password in a
+    /// URL) are redacted.
     pub fn new(e: &Error, root: Option<&Path>) -> ErrorAnswer {
-        let relative = |text: String| match root {
-            Some(root) => {
-                let prefix = format!("{}/", root.display());
-                text.replace(&prefix, "").replace(&root.display().to_string(), ".")
-            }
-            None => text,
+        let shown = |text: String| {
+            let text = match root {
+                Some(root) => relative(&text, &root.display().to_string()),
+                None => text,
+            };
+            crate::redact::redact(&text).text
         };
-        ErrorAnswer {
-            error: relative(e.to_string()),
-            category: e.category(),
-            hint: e.hint().map(|h| relative(h.to_owned())),
+        ErrorAnswer { error: shown(e.to_string()), category: e.category(), hint: e.hint().map(|h| shown(h.to_owned())) }
+    }
+}
+
+/// `text` with every path below `root` made relative to it, and `root` itself as `.`; a
+/// longer name that only starts like the root (`/srv/rootless`) is left alone.
+fn relative(text: &str, root: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(root) {
+        let after = &rest[at + root.len()..];
+        out.push_str(&rest[..at]);
+        match after.chars().next() {
+            Some('/') => rest = &after[1..],
+            Some(c) if c.is_alphanumeric() || matches!(c, '_' | '-' | '.') => {
+                out.push_str(root);
+                rest = after;
+            }
+            _ => {
+                out.push('.');
+                rest = after;
+            }
         }
     }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -221,6 +243,13 @@ mod tests {
         let e = Error::io(Path::new("/srv/root/.tmws/config.toml"), io::Error::other("denied"));
         let a = ErrorAnswer::new(&e, Some(Path::new("/srv/root")));
         assert_eq!(a.error, ".tmws/config.toml: denied");
+        let near = Error::Usage("/srv/rootless/x and /srv/root/y and /srv/root".into());
+        assert_eq!(ErrorAnswer::new(&near, Some(Path::new("/srv/root"))).error, "/srv/rootless/x and y and .");
+        let secret = Error::Downstream("connect postgres://app:Xk2p9Lq7vR@db/x failed".into());
+        assert_eq!(
+            ErrorAnswer::new(&secret, None).error,
+            "connect postgres://app:[REDACTED:url-credentials]@db/x failed"
+        );
         assert_eq!(a.category, Category::Environment);
         let hinted = Error::Usage("bad".into()).with_hint("first").with_hint("second");
         assert_eq!((hinted.to_string().as_str(), hinted.hint()), ("bad", Some("second")));

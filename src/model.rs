@@ -73,6 +73,8 @@ pub enum Rule {
     Schema,
     /// A file could not be read.
     Io,
+    /// A secret in a file tmws owns (DESIGN §2.3): a token, a key, a password.
+    Secret,
 }
 
 impl Rule {
@@ -101,6 +103,7 @@ impl Rule {
             Rule::Skills => "skills",
             Rule::Schema => "schema-file",
             Rule::Io => "io",
+            Rule::Secret => "secret",
         }
     }
 }

@@ -11,6 +11,7 @@
 mod budgets;
 mod enums;
 mod rules;
+mod secrets;
 mod walk;
 
 use std::path::{Path, PathBuf};
@@ -251,8 +252,10 @@ impl Checker {
         let lines: Vec<&str> = text.lines().collect();
         for d in &mut diags {
             d.path.clone_from(path);
-            d.source =
-                lines.get(d.line - 1).map(|l| l.trim_start_matches('\u{feff}').trim_end_matches('\r').to_owned());
+            // The line is shown under the finding: a secret on it is redacted there.
+            d.source = lines
+                .get(d.line - 1)
+                .map(|l| crate::redact::redact(l.trim_start_matches('\u{feff}').trim_end_matches('\r')).text);
         }
         lock(&self.diags).extend(diags);
     }

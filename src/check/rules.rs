@@ -15,6 +15,12 @@ use crate::schema::{Builtin, Compiled, Violation};
 
 impl Checker {
     pub(super) fn check_bytes(&self, kind: &FileKind, abs: &Path, path: &str, bytes: &[u8]) -> Vec<Diagnostic> {
+        let mut diags = self.check_kind(kind, abs, path, bytes);
+        diags.extend(super::secrets::in_file(kind, bytes));
+        diags
+    }
+
+    fn check_kind(&self, kind: &FileKind, abs: &Path, path: &str, bytes: &[u8]) -> Vec<Diagnostic> {
         match kind {
             FileKind::ScopeOverview { .. } => {
                 let doc = markdown::parse(bytes);

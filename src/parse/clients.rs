@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::model::{Diagnostic, Rule};
+use crate::redact;
 
 /// How to reach one server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,18 +38,36 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// The connection as the registry stores it: secret-looking env and header values
-    /// replaced by `${VAR}` references.
+    /// The connection as the registry stores it (DESIGN §2.4): an env or header value under
+    /// a secret-looking name as a `${VAR}` reference; any other secret in the command, args,
+    /// env, headers or URL (user info, query parameters) redacted; the value after a
+    /// secret-looking flag (`--token X`) redacted whole.
     pub fn stored(&self) -> Connection {
         let mut c = self.clone();
-        for (k, v) in c.env.iter_mut() {
+        let clean = |text: &mut String| {
+            redact::redact_in_place(text);
+        };
+        for (k, v) in c.env.iter_mut().chain(c.headers.iter_mut()) {
             if looks_secret(k, v) {
                 *v = reference(k);
+            } else {
+                clean(v);
             }
         }
-        for (k, v) in c.headers.iter_mut() {
-            if looks_secret(k, v) || (k.eq_ignore_ascii_case("authorization") && !v.starts_with("${")) {
-                *v = reference(k);
+        if let Some(cmd) = &mut c.command {
+            clean(cmd);
+        }
+        if let Some(url) = &mut c.url {
+            clean(url);
+        }
+        let mut after_flag: Option<String> = None;
+        for arg in &mut c.args {
+            match after_flag.take() {
+                Some(flag) if redact::secret_named(&flag, arg) => *arg = redact::mark("secret-flag"),
+                _ => clean(arg),
+            }
+            if arg.starts_with('-') && !arg.contains('=') {
+                after_flag = Some(arg.trim_start_matches('-').to_owned());
             }
         }
         c
@@ -84,20 +103,14 @@ fn canonical(v: &Value) -> String {
     }
 }
 
-/// Names that say a value is a secret.
-const SECRET_NAMES: [&str; 9] =
-    ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "AUTH"];
-
-/// Whether the value under `name` must not be stored literally.
+/// Whether the value under `name` (an env var, a header) must not be stored literally: the
+/// name says it is a secret (`GITHUB_TOKEN`, `Authorization`, `X-Api-Key`), and it is not a
+/// reference already.
 pub fn looks_secret(name: &str, value: &str) -> bool {
-    if value.starts_with("${") && value.ends_with('}') {
+    if value.is_empty() || value.starts_with("${") && value.ends_with('}') {
         return false;
     }
-    let upper = name.to_ascii_uppercase().replace('-', "_");
-    let named = SECRET_NAMES.iter().any(|s| upper.contains(s)) || upper.ends_with("_KEY") || upper == "KEY";
-    let shaped =
-        ["sk-", "ghp_", "github_pat_", "xoxb-", "xoxp-", "AKIA", "glpat-"].iter().any(|p| value.starts_with(p));
-    (named || shaped) && !value.is_empty()
+    name.eq_ignore_ascii_case("authorization") || redact::secret_named(name, value)
 }
 
 /// The reference that replaces a secret value: `${NAME}` (an env var of that name).
@@ -180,9 +193,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn secrets_in_args_urls_and_headers_are_never_stored() {
+        let text = r#"{"mcpServers": {
+            "gh": {"command": "npx", "args": ["-y", "gh-mcp", "--token=ghp_Zq3Xv9Lm2Np8Rt5Wy7Bc4Df6Gh1Jk0Ab2Cd4", "--api-key", "Xk29dLq0Pz7Wm3Vb", "--verbose", "--port", "8080"]},
+            "remote": {"url": "https://bob:S3cr3tPw@mcp.internal/x?api_key=9f8e7d6c5b4a3f2e1d0c&mode=fast", "headers": {"X-Api-Key": "abc123def456ghi789", "X-Trace": "on"}}
+        }}"#;
+        let (servers, _) = parse(text);
+        let gh = servers[0].1.stored();
+        assert_eq!(
+            gh.args,
+            [
+                "-y",
+                "gh-mcp",
+                "--token=[REDACTED:github-pat]",
+                "--api-key",
+                "[REDACTED:secret-flag]",
+                "--verbose",
+                "--port",
+                "8080"
+            ]
+        );
+        let remote = servers[1].1.stored();
+        assert_eq!(
+            remote.url.as_deref(),
+            Some(
+                "https://bob:[REDACTED:url-credentials]@mcp.internal/x?api_key=[REDACTED:url-secret-parameter]&mode=fast"
+            )
+        );
+        assert_eq!(remote.headers["X-Api-Key"], "${X_API_KEY}");
+        assert_eq!(remote.headers["X-Trace"], "on");
+        assert_eq!(
+            servers[0].1.args[2], "--token=ghp_Zq3Xv9Lm2Np8Rt5Wy7Bc4Df6Gh1Jk0Ab2Cd4",
+            "the live connection keeps it"
+        );
+    }
+
+    #[test]
     fn stdio_and_http_servers_with_secrets_as_references_and_tmws_skipped() {
         let text = r#"{"mcpServers": {
-            "serena": {"command": "uvx", "args": ["serena-mcp"], "env": {"GITHUB_TOKEN": "ghp_abc", "LOG": "info", "X": "sk-live-1"}},
+            "serena": {"command": "uvx", "args": ["serena-mcp"], "env": {"GITHUB_TOKEN": "ghp_abc", "LOG": "info", "X": "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "DATABASE_URL": "postgres://u:Pw9x2kQ@db/x"}},
             "context7": {"url": "https://mcp.example/ctx", "headers": {"Authorization": "Bearer xyz", "Accept": "json"}},
             "tmws": {"command": "/usr/local/bin/tmws", "args": ["mcp"]},
             "weird": {"type": "carrier-pigeon"},
@@ -199,8 +248,9 @@ mod tests {
             serena.env,
             BTreeMap::from([
                 ("GITHUB_TOKEN".to_owned(), "${GITHUB_TOKEN}".to_owned()),
+                ("DATABASE_URL".to_owned(), "postgres://u:[REDACTED:url-credentials]@db/x".to_owned()),
                 ("LOG".to_owned(), "info".to_owned()),
-                ("X".to_owned(), "${X}".to_owned()),
+                ("X".to_owned(), "[REDACTED:stripe-access-token]".to_owned()),
             ])
         );
         let ctx = &servers[0].1.stored();

@@ -128,7 +128,7 @@ pub struct Reply<T> {
 impl<T: Answer> Reply<T> {
     /// The answer as its text, cut to its cap.
     pub fn text(&self) -> String {
-        let mut value = serde_json::to_value(&self.answer).unwrap_or(Value::Null);
+        let mut value = shown(&self.answer);
         let pre = self.answer.prepare(&mut value, self.max_chars);
         if pre.iter().all(|(_, n)| *n == 0) {
             // The usual case: it fits, and is written once.
@@ -142,7 +142,7 @@ impl<T: Answer> Reply<T> {
 
     /// The answer's JSON form, cut to its cap.
     pub fn value(&self) -> Value {
-        let mut value = serde_json::to_value(&self.answer).unwrap_or(Value::Null);
+        let mut value = shown(&self.answer);
         let pre = self.answer.prepare(&mut value, self.max_chars);
         self.cut(value, pre)
     }
@@ -157,7 +157,15 @@ impl<T: Answer> Reply<T> {
 /// Any serialisable value as text in `format`, uncut (what the CLI prints for the answers of
 /// its own commands).
 pub fn to_text<T: Serialize + ?Sized>(value: &T, format: Format) -> String {
-    render(&serde_json::to_value(value).unwrap_or(Value::Null), format)
+    render(&shown(value), format)
+}
+
+/// An answer's JSON form as it may be shown: every string redacted (DESIGN §2.3), so that a
+/// secret in a hand-edited file or an old log never reaches a client, whatever the surface.
+fn shown<T: Serialize + ?Sized>(answer: &T) -> Value {
+    let mut value = serde_json::to_value(answer).unwrap_or(Value::Null);
+    crate::redact::redact_value(&mut value);
+    value
 }
 
 /// A value as the text of an answer (no final newline for JSON, one for YAML).

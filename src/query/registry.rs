@@ -204,6 +204,7 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
                 new_servers.insert(name.clone(), e);
             }
             Some(Err(why)) => {
+                let why = &crate::redact::redact(why).text;
                 let mut e = match old_entry {
                     Some(Value::Object(o)) => o.clone(),
                     _ => {
@@ -241,7 +242,10 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
             }
         }
     }
-    let registry = json!({"version": "1", "servers": new_servers});
+    let mut registry = json!({"version": "1", "servers": new_servers});
+    // What a server says of itself (instructions, tool descriptions, errors) and what an
+    // old registry kept are redacted like everything else tmws writes.
+    crate::redact::redact_value(&mut registry);
     let mut text = serde_json::to_string_pretty(&registry).map_err(|e| Error::Environment(e.to_string()))?;
     text.push('\n');
     store::write_atomic(root, &root.join(REGISTRY_FILE), text.as_bytes())?;
@@ -368,7 +372,7 @@ pub fn list(root: &Path) -> Result<Vec<Listed>> {
             tools: e.get("tools").and_then(Value::as_object).map_or(0, Map::len),
             cold_start_ms: e.pointer("/metadata/cold_start_ms").and_then(Value::as_u64),
             popularity: popular.get(name).copied().unwrap_or(0.0),
-            error: e.pointer("/metadata/error").and_then(Value::as_str).map(str::to_owned),
+            error: e.pointer("/metadata/error").and_then(Value::as_str).map(|s| crate::redact::redact(s).text),
         })
         .collect();
     rows.sort_by(|a, b| a.server.cmp(&b.server));

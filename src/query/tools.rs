@@ -21,6 +21,7 @@ use crate::model::DocKind;
 use crate::pool::{Called, Pool, Target};
 use crate::query::api::ToolSearchRequest;
 use crate::query::registry;
+use crate::redact::redact;
 use crate::store::{self, log::LockedLog};
 
 /// How many names an "unknown server/tool" error lists.
@@ -194,7 +195,7 @@ pub(crate) async fn call(
         let called = pool
             .call(&target, tool, arguments)
             .await
-            .map_err(|why| Error::Downstream(crate::redact::redact(&why).text))?;
+            .map_err(|why| Error::Downstream(redact(&why).text))?;
         Ok(answer_of(called))
     }
     .await;
@@ -215,6 +216,7 @@ fn answer_of(called: Called) -> ToolCallAnswer {
 
 /// Appends one line to the usage log.
 fn log_usage(root: &Path, server: &str, tool: &str, took: Duration, ok: bool) -> Result<()> {
+    let (server, tool) = (redact(server).text, redact(tool).text);
     let line = json!({
         "server": server,
         "tool": tool,

@@ -10,11 +10,11 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::redact::redact;
 use crate::error::{Error, Result};
 use crate::index::search::DEFAULT_TRUST;
 use crate::layout::{TRUST_FILE, TRUST_LOCK};
 use crate::parse::jsonl;
+use crate::redact::redact;
 use crate::store::{self, log::LockedLog};
 
 const SUCCESS_STEP: f64 = 0.05;
@@ -90,13 +90,14 @@ pub fn verify(
     if evidence.is_empty() {
         return Err(Error::Usage("--evidence is needed: say what was checked (a test run, a review, a commit)".into()));
     }
-    let evidence = redact(evidence).text;
+    // Names are redacted like a memory's agent, so that the two still match.
+    let (agent, verifier, evidence) = (redact(agent).text, redact(verifier).text, redact(evidence).text);
     let at = now.to_rfc3339_opts(SecondsFormat::Secs, true);
     let line = json!({"agent": agent, "verifier": verifier, "success": success, "evidence": evidence, "at": at});
     let mut log = LockedLog::open(root, &root.join(TRUST_FILE), &root.join(TRUST_LOCK))?;
     log.append(&[line.to_string()], true)?;
     drop(log);
-    Ok(scores(root).remove(agent).unwrap_or_else(|| Trust::new(agent)))
+    Ok(scores(root).remove(&agent).unwrap_or_else(|| Trust::new(&agent)))
 }
 
 /// `tmws trust show`: every agent's trust, highest first.

@@ -28,6 +28,7 @@ use aho_corasick::AhoCorasick;
 use regex::Regex;
 use serde_json::Value;
 
+pub(crate) use self::rules::secret_named;
 use self::rules::{RULES, Rule};
 
 /// The start of every mark: `[REDACTED:github-pat]`.
@@ -105,11 +106,12 @@ pub fn find(text: &str) -> Vec<Found> {
         }
         for caps in engine.regexes[i].captures_iter(text) {
             let Some(secret) = rules::secret_of(&caps) else { continue };
-            if secret.as_str().is_empty() || rules::ignored(secret.as_str()) || !(rule.check)(&caps, secret.as_str())
-            {
+            // A value runs to the next parameter of a query string at most (`…&mode=x`).
+            let value = rules::to_next_parameter(secret.as_str());
+            if value.is_empty() || rules::ignored(value) || !(rule.check)(&caps, value) {
                 continue;
             }
-            found.push((i, Found { rule: rule.id, start: secret.start(), end: secret.end() }));
+            found.push((i, Found { rule: rule.id, start: secret.start(), end: secret.start() + value.len() }));
         }
     }
     merge(found)
@@ -208,7 +210,10 @@ mod tests {
     #[test]
     fn a_secret_becomes_a_mark_naming_its_rule() {
         check("gh ghp_0123456789abcdefghijABCDEFGHIJ012345 end", "gh [REDACTED:github-pat] end");
-        check("export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345", "export GITHUB_TOKEN=[REDACTED:github-pat]");
+        check(
+            "export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "export GITHUB_TOKEN=[REDACTED:github-pat]",
+        );
         check("password = hunter2", "password = [REDACTED:secret-assignment]");
         assert_eq!(redact("a ghp_0123456789abcdefghijABCDEFGHIJ012345 b xoxb-1234-5678-abcdefghij").count, 2);
     }

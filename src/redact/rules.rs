@@ -29,6 +29,19 @@ pub(crate) fn secret_of<'t>(caps: &Captures<'t>) -> Option<Match<'t>> {
     ["s", "s2", "s3", "s4", "s5", "s6"].iter().find_map(|n| caps.name(n)).or_else(|| caps.get(0))
 }
 
+/// `s` up to the first `&name=` in it.
+pub(crate) fn to_next_parameter(s: &str) -> &str {
+    let bytes = s.as_bytes();
+    for (i, _) in s.match_indices('&') {
+        let name =
+            bytes[i + 1..].iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')).count();
+        if name > 0 && bytes.get(i + 1 + name) == Some(&b'=') {
+            return &s[..i];
+        }
+    }
+    s
+}
+
 /// What no rule reports: an existing mark.
 pub(crate) fn ignored(secret: &str) -> bool {
     secret.starts_with(super::MARK_PREFIX)
@@ -75,7 +88,21 @@ pub static RULES: &[Rule] = &[
     prefixed!(
         "gitlab-token",
         "a GitLab token",
-        ["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glsoat-", "gloas-", "glimt-", "glffct-", "glft-", "glagent-", "glrtr-", "GR1348941"],
+        [
+            "glpat-",
+            "gldt-",
+            "glrt-",
+            "glptt-",
+            "glcbt-",
+            "glsoat-",
+            "gloas-",
+            "glimt-",
+            "glffct-",
+            "glft-",
+            "glagent-",
+            "glrtr-",
+            "GR1348941"
+        ],
         r"\b(?:(?:glpat|gldt|glrt|glrtr|glptt|glcbt|glsoat|gloas|glimt|glffct|glft|glagent)-[0-9A-Za-z_.\-]{20,300}|GR1348941[0-9A-Za-z_\-]{20,})"
     ),
     prefixed!("bitbucket-app-password", "a Bitbucket app password", ["ATBB"], r"\bATBB[A-Za-z0-9_=.\-]{28,}"),
@@ -104,12 +131,7 @@ pub static RULES: &[Rule] = &[
         ["webhook.office.com"],
         r"webhook\.office\.com/webhookb2/(?P<s>[A-Za-z0-9@/_\-]{20,})"
     ),
-    prefixed!(
-        "telegram-bot-token",
-        "a Telegram bot token",
-        [":AA"],
-        r"\b\d{8,10}:AA[0-9A-Za-z_\-]{32,34}\b"
-    ),
+    prefixed!("telegram-bot-token", "a Telegram bot token", [":AA"], r"\b\d{8,10}:AA[0-9A-Za-z_\-]{32,34}\b"),
     prefixed!(
         "discord-bot-token",
         "a Discord bot token",
@@ -131,7 +153,12 @@ pub static RULES: &[Rule] = &[
         ["sq0atp-", "sq0csp-", "EAAA"],
         r"\b(?:sq0atp-[0-9A-Za-z_\-]{22,}|sq0csp-[0-9A-Za-z_\-]{40,}|EAAA[0-9A-Za-z_\-+]{60,})"
     ),
-    prefixed!("flutterwave-secret-key", "a Flutterwave secret key", ["FLWSECK"], r"\bFLWSECK(?:_TEST)?-[0-9a-fA-F]{32}-X"),
+    prefixed!(
+        "flutterwave-secret-key",
+        "a Flutterwave secret key",
+        ["FLWSECK"],
+        r"\bFLWSECK(?:_TEST)?-[0-9a-fA-F]{32}-X"
+    ),
     prefixed!("shippo-api-token", "a Shippo API token", ["shippo_"], r"\bshippo_(?:live|test)_[0-9a-fA-F]{40}\b"),
     // Cloud.
     prefixed!(
@@ -175,23 +202,53 @@ pub static RULES: &[Rule] = &[
         ["atlasv1"],
         r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}"
     ),
+    prefixed!("vault-token", "a HashiCorp Vault token", ["hvs.", "hvb.", "hvr."], r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
     prefixed!(
-        "vault-token",
-        "a HashiCorp Vault token",
-        ["hvs.", "hvb.", "hvr."],
-        r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"
+        "doppler-api-token",
+        "a Doppler token",
+        ["dp.pt.", "dp.st.", "dp.sa.", "dp.ct."],
+        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"
     ),
-    prefixed!("doppler-api-token", "a Doppler token", ["dp.pt.", "dp.st.", "dp.sa.", "dp.ct."], r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
     prefixed!("pulumi-api-token", "a Pulumi access token", ["pul-"], r"\bpul-[a-f0-9]{40}\b"),
     prefixed!("databricks-api-token", "a Databricks token", ["dapi"], r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
-    prefixed!("dockerhub-pat", "a Docker Hub access token", ["dckr_pat_", "dckr_oat_"], r"\bdckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}"),
-    prefixed!("flyio-access-token", "a Fly.io token", ["fo1_", "FlyV1 fm"], r"\b(?:fo1_[A-Za-z0-9_\-]{40,}|FlyV1 fm\d_[A-Za-z0-9+/=_\-]{50,})"),
-    prefixed!("planetscale-token", "a PlanetScale password or token", ["pscale_"], r"\bpscale_(?:pw|tkn|oauth)_[A-Za-z0-9_.=\-]{30,}"),
+    prefixed!(
+        "dockerhub-pat",
+        "a Docker Hub access token",
+        ["dckr_pat_", "dckr_oat_"],
+        r"\bdckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}"
+    ),
+    prefixed!(
+        "flyio-access-token",
+        "a Fly.io token",
+        ["fo1_", "FlyV1 fm"],
+        r"\b(?:fo1_[A-Za-z0-9_\-]{40,}|FlyV1 fm\d_[A-Za-z0-9+/=_\-]{50,})"
+    ),
+    prefixed!(
+        "planetscale-token",
+        "a PlanetScale password or token",
+        ["pscale_"],
+        r"\bpscale_(?:pw|tkn|oauth)_[A-Za-z0-9_.=\-]{30,}"
+    ),
     prefixed!("scalingo-api-token", "a Scalingo token", ["tk-us-"], r"\btk-us-[A-Za-z0-9_\-]{48}\b"),
     prefixed!("netlify-access-token", "a Netlify token", ["nfp_"], r"\bnfp_[A-Za-z0-9]{36,}"),
-    prefixed!("vercel-token", "a Vercel token", ["vercel_", "vcp_"], r"\b(?:vercel_[A-Za-z0-9]{24,}|vcp_[A-Za-z0-9]{24,})"),
-    prefixed!("cloudflare-origin-ca-key", "a Cloudflare origin CA key", ["v1.0-"], r"\bv1\.0-[a-f0-9]{24}-[a-f0-9]{146}\b"),
-    prefixed!("supabase-token", "a Supabase token", ["sbp_", "sb_secret_"], r"\b(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,})"),
+    prefixed!(
+        "vercel-token",
+        "a Vercel token",
+        ["vercel_", "vcp_"],
+        r"\b(?:vercel_[A-Za-z0-9]{24,}|vcp_[A-Za-z0-9]{24,})"
+    ),
+    prefixed!(
+        "cloudflare-origin-ca-key",
+        "a Cloudflare origin CA key",
+        ["v1.0-"],
+        r"\bv1\.0-[a-f0-9]{24}-[a-f0-9]{146}\b"
+    ),
+    prefixed!(
+        "supabase-token",
+        "a Supabase token",
+        ["sbp_", "sb_secret_"],
+        r"\b(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,})"
+    ),
     // AI.
     prefixed!(
         "anthropic-api-key",
@@ -225,29 +282,85 @@ pub static RULES: &[Rule] = &[
         ["SG."],
         r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,64}"
     ),
-    prefixed!("sendinblue-api-token", "a Brevo (Sendinblue) API key", ["xkeysib-", "xsmtpsib-"], r"\bx(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b"),
+    prefixed!(
+        "sendinblue-api-token",
+        "a Brevo (Sendinblue) API key",
+        ["xkeysib-", "xsmtpsib-"],
+        r"\bx(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b"
+    ),
     prefixed!("mailgun-private-api-token", "a Mailgun API key", ["key-"], r"\bkey-[a-f0-9]{32}\b"),
     prefixed!("mailchimp-api-key", "a Mailchimp API key", ["-us"], r"\b[a-f0-9]{32}-us\d{1,2}\b"),
-    prefixed!("postmark-token", "a Postmark token", ["postmark"], r"(?i)postmark[\w.\-]{0,30}\W{1,5}(?P<s>[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})"),
+    prefixed!(
+        "postmark-token",
+        "a Postmark token",
+        ["postmark"],
+        r"(?i)postmark[\w.\-]{0,30}\W{1,5}(?P<s>[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})"
+    ),
     prefixed!("twilio-api-key", "a Twilio API key", ["SK"], r"\bSK[0-9a-fA-F]{32}\b"),
-    prefixed!("shopify-token", "a Shopify token", ["shpat_", "shpca_", "shppa_", "shpss_"], r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
-    prefixed!("atlassian-api-token", "an Atlassian API token", ["ATATT3", "ATCTT3"], r"\bAT[AC]TT3[A-Za-z0-9_=\-]{50,}"),
+    prefixed!(
+        "shopify-token",
+        "a Shopify token",
+        ["shpat_", "shpca_", "shppa_", "shpss_"],
+        r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"
+    ),
+    prefixed!(
+        "atlassian-api-token",
+        "an Atlassian API token",
+        ["ATATT3", "ATCTT3"],
+        r"\bAT[AC]TT3[A-Za-z0-9_=\-]{50,}"
+    ),
     prefixed!("linear-api-key", "a Linear API key", ["lin_api_"], r"\blin_api_[A-Za-z0-9]{40}\b"),
-    prefixed!("notion-token", "a Notion token", ["ntn_", "secret_"], r"\b(?:ntn_[A-Za-z0-9]{40,50}|secret_[A-Za-z0-9]{43})\b", random),
+    prefixed!(
+        "notion-token",
+        "a Notion token",
+        ["ntn_", "secret_"],
+        r"\b(?:ntn_[A-Za-z0-9]{40,50}|secret_[A-Za-z0-9]{43})\b",
+        random
+    ),
     prefixed!("figma-token", "a Figma token", ["figd_", "figu_"], r"\bfig[du]_[A-Za-z0-9_\-]{40,}"),
     prefixed!("postman-api-token", "a Postman API key", ["PMAK-"], r"\bPMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}\b"),
     prefixed!("new-relic-api-key", "a New Relic key", ["NRAK-", "NRII-", "NRJS-"], r"\bNR(?:AK|II|JS)-[A-Z0-9]{27}\b"),
     prefixed!("sentry-token", "a Sentry auth token", ["sntrys_", "sntryu_"], r"\bsntry[su]_[A-Za-z0-9+/=_]{40,}"),
-    prefixed!("grafana-token", "a Grafana token", ["glc_", "glsa_", "eyJrIjoi"], r"\b(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{60,100}={0,2})"),
+    prefixed!(
+        "grafana-token",
+        "a Grafana token",
+        ["glc_", "glsa_", "eyJrIjoi"],
+        r"\b(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{60,100}={0,2})"
+    ),
     prefixed!("dynatrace-api-token", "a Dynatrace token", ["dt0c01."], r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
     prefixed!("easypost-api-token", "an EasyPost API key", ["EZAK", "EZTK"], r"\bEZ[AT]K[a-zA-Z0-9]{54}\b"),
     prefixed!("prefect-api-token", "a Prefect token", ["pnu_"], r"\bpnu_[A-Za-z0-9]{36}\b"),
     prefixed!("readme-api-token", "a ReadMe API key", ["rdme_"], r"\brdme_[a-z0-9]{70}\b"),
-    prefixed!("onepassword-token", "a 1Password service account token", ["ops_eyJ"], r"\bops_eyJ[A-Za-z0-9+/=_\-]{50,}"),
-    prefixed!("okta-access-token", "an Okta API token", ["okta"], r"(?i)okta[\w.\-]{0,30}\W{1,5}(?P<s>00[A-Za-z0-9_\-]{40})\b"),
-    prefixed!("heroku-api-key", "a Heroku API key", ["heroku"], r"(?i)heroku[\w.\-]{0,30}\W{1,5}(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"),
-    prefixed!("mapbox-secret-token", "a Mapbox secret token", ["sk.eyJ"], r"\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
-    prefixed!("firebase-cloud-messaging-key", "a Firebase server key", ["AAAA"], r"\bAAAA[A-Za-z0-9_\-]{7}:[A-Za-z0-9_\-]{140}"),
+    prefixed!(
+        "onepassword-token",
+        "a 1Password service account token",
+        ["ops_eyJ"],
+        r"\bops_eyJ[A-Za-z0-9+/=_\-]{50,}"
+    ),
+    prefixed!(
+        "okta-access-token",
+        "an Okta API token",
+        ["okta"],
+        r"(?i)okta[\w.\-]{0,30}\W{1,5}(?P<s>00[A-Za-z0-9_\-]{40})\b"
+    ),
+    prefixed!(
+        "heroku-api-key",
+        "a Heroku API key",
+        ["heroku"],
+        r"(?i)heroku[\w.\-]{0,30}\W{1,5}(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"
+    ),
+    prefixed!(
+        "mapbox-secret-token",
+        "a Mapbox secret token",
+        ["sk.eyJ"],
+        r"\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"
+    ),
+    prefixed!(
+        "firebase-cloud-messaging-key",
+        "a Firebase server key",
+        ["AAAA"],
+        r"\bAAAA[A-Za-z0-9_\-]{7}:[A-Za-z0-9_\-]{140}"
+    ),
     prefixed!("dropbox-token", "a Dropbox token", ["sl."], r"\bsl\.[A-Za-z0-9_\-]{130,}"),
     prefixed!("facebook-access-token", "a Facebook access token", ["EAAC", "EAAG"], r"\bEAA[CG][A-Za-z0-9]{90,}"),
     // Tokens in general shapes.
@@ -452,7 +565,8 @@ fn named(name: &str) -> Named {
     ];
     const STRONG_AT_WORD: [&str; 8] =
         ["pwd", "pass", "pw", "accesskey", "secretkey", "privatekey", "clientsecret", "authtoken"];
-    const STRONG_COMPOUND: [&str; 6] = ["access_key", "access-key", "private_key", "private-key", "secret_key", "secret-key"];
+    const STRONG_COMPOUND: [&str; 6] =
+        ["access_key", "access-key", "private_key", "private-key", "secret_key", "secret-key"];
     if STRONG_ANYWHERE.iter().any(|w| lower.ends_with(w)) && !lower.ends_with("_secret_id") {
         // `bypassword` is no word; `xpassword` still names a password.
         return Named::Strong;
@@ -470,12 +584,23 @@ fn named(name: &str) -> Named {
 /// placeholder, a reference, a type or a word of prose.
 fn assigned(caps: &Captures<'_>, s: &str) -> bool {
     let name = caps.name("name").map_or("", |m| m.as_str());
+    let quoted = caps.name("s").is_some() || caps.name("s2").is_some() || caps.name("s3").is_some();
+    let sep = caps.name("sep").map_or("", |m| m.as_str());
+    assigned_value(name, s, quoted, sep)
+}
+
+/// Whether `value`, given to `name` (an env var, a header, a flag), is a secret.
+pub(crate) fn secret_named(name: &str, value: &str) -> bool {
+    assigned_value(name, value, true, "=")
+}
+
+/// `value` assigned to `name` with `sep` (`=`, `:`, …), quoted or not.
+fn assigned_value(name: &str, s: &str, quoted: bool, sep: &str) -> bool {
     let strength = named(name);
     if strength == Named::No {
         return false;
     }
     let v = s.trim();
-    let quoted = caps.name("s").is_some() || caps.name("s2").is_some() || caps.name("s3").is_some();
     if v.is_empty() || placeholder(v) || reference(v) || placeholder_word(v) || type_word(v) {
         return false;
     }
@@ -488,8 +613,11 @@ fn assigned(caps: &Captures<'_>, s: &str) -> bool {
         // `token: 3600`, `max_password = 64`.
         return false;
     }
-    let sep = caps.name("sep").map_or("", |m| m.as_str());
-    if !quoted && sep == ":" && v.bytes().all(|b| b.is_ascii_lowercase() || b == b' ') && v.split(' ').next().is_some_and(|w| w.len() <= 12) {
+    if !quoted
+        && sep == ":"
+        && v.bytes().all(|b| b.is_ascii_lowercase() || b == b' ')
+        && v.split(' ').next().is_some_and(|w| w.len() <= 12)
+    {
         // Prose: "the token: it expires", "password: see below".
         return false;
     }
@@ -514,7 +642,10 @@ fn reference(s: &str) -> bool {
         return true;
     }
     let lower = s.to_ascii_lowercase();
-    if ["arn:", "vault:", "ssm:", "env:", "secret:", "ref+", "op://", "file:", "keyring:"].iter().any(|p| lower.starts_with(p)) {
+    if ["arn:", "vault:", "ssm:", "env:", "secret:", "ref+", "op://", "file:", "keyring:"]
+        .iter()
+        .any(|p| lower.starts_with(p))
+    {
         return true;
     }
     // `self.password`, `config.api_key`, `process.env.TOKEN`: a dotted identifier.
@@ -533,10 +664,40 @@ fn reference(s: &str) -> bool {
 /// Whether the whole of `s` is a word that stands in for a secret.
 fn placeholder_word(s: &str) -> bool {
     const WORDS: [&str; 34] = [
-        "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "key", "changeme", "change_me",
-        "changeit", "placeholder", "dummy", "fake", "sample", "test", "testing", "todo", "tbd", "none", "null", "nil",
-        "empty", "redacted", "hidden", "masked", "mypassword", "my_password", "yourpassword", "secret_key", "user",
-        "username", "mysecret",
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "apikey",
+        "api_key",
+        "key",
+        "changeme",
+        "change_me",
+        "changeit",
+        "placeholder",
+        "dummy",
+        "fake",
+        "sample",
+        "test",
+        "testing",
+        "todo",
+        "tbd",
+        "none",
+        "null",
+        "nil",
+        "empty",
+        "redacted",
+        "hidden",
+        "masked",
+        "mypassword",
+        "my_password",
+        "yourpassword",
+        "secret_key",
+        "user",
+        "username",
+        "mysecret",
     ];
     let lower = s.trim_matches(['"', '\'']).to_ascii_lowercase();
     WORDS.contains(&lower.as_str())
@@ -545,8 +706,29 @@ fn placeholder_word(s: &str) -> bool {
 /// Whether `s` is a type or a literal of a language rather than a value.
 fn type_word(s: &str) -> bool {
     const WORDS: [&str; 24] = [
-        "string", "str", "int", "integer", "number", "bool", "boolean", "any", "object", "bytes", "secretstr",
-        "undefined", "true", "false", "yes", "no", "on", "off", "required", "optional", "text", "char", "varchar",
+        "string",
+        "str",
+        "int",
+        "integer",
+        "number",
+        "bool",
+        "boolean",
+        "any",
+        "object",
+        "bytes",
+        "secretstr",
+        "undefined",
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "required",
+        "optional",
+        "text",
+        "char",
+        "varchar",
         "secretstring",
     ];
     let lower = s.trim_end_matches(['?', ';', ',']).to_ascii_lowercase();
@@ -562,7 +744,12 @@ pub(crate) fn placeholder(s: &str) -> bool {
     {
         return true;
     }
-    if lower.starts_with("your") || lower.starts_with("my-") || lower.starts_with("my_") || lower.contains("${") || lower.contains("{{") {
+    if lower.starts_with("your")
+        || lower.starts_with("my-")
+        || lower.starts_with("my_")
+        || lower.contains("${")
+        || lower.contains("{{")
+    {
         return true;
     }
     // A run of six of the same character (`ghp_000000…`, `sk-aaaaaa…`).

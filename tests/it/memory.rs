@@ -41,7 +41,10 @@ fn an_add_is_redacted_deduplicated_and_upserted_by_key() {
         "ops",
     ]));
     assert_eq!(a["namespace"], "long-term");
-    assert_eq!(a["summary"], "Rotate weekly. password = [REDACTED] and key [REDACTED] from the vault.");
+    assert_eq!(
+        a["summary"],
+        "Rotate weekly. password = [REDACTED:secret-assignment] and key [REDACTED:openai-api-key] from the vault."
+    );
     assert_eq!(
         (a["redacted"].as_u64(), a["deduplicated"].as_bool(), a["truncated"].as_bool()),
         (Some(2), Some(false), Some(false))
@@ -95,7 +98,7 @@ fn an_add_is_redacted_deduplicated_and_upserted_by_key() {
         (v["namespace"].as_str(), v["summary"].as_str(), v["redacted"].as_u64()),
         (Some("short-term"), Some("From a pipe."), Some(1))
     );
-    assert!(root.read(".tmws/memory/short-term.jsonl").contains("token: [REDACTED]"));
+    assert!(root.read(".tmws/memory/short-term.jsonl").contains("token: [REDACTED:secret-assignment]"));
 }
 
 #[test]

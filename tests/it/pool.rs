@@ -457,7 +457,7 @@ fn crashes_failed_starts_and_timeouts_are_errors_with_stderr_and_the_next_call_w
         assert!(
             t.starts_with("flaky stopped during the call of crash (")
                 && t.ends_with(
-                    "; the next call starts it again; stderr: using token [REDACTED]\nmcp_mock flaky: crashing on purpose"
+                    "; the next call starts it again; stderr: using token [REDACTED:github-pat]\nmcp_mock flaky: crashing on purpose"
                 ),
             "{t}"
         );

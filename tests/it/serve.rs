@@ -318,7 +318,7 @@ fn memory_routes_add_search_get_and_delete() {
         assert!(Instant::now() < deadline, "never found: {v}");
     }
     let got = serve.get(&format!("/memory/{id}?include_content=true&format=json")).json();
-    assert_eq!(got["content"], "The REST staging cluster uses api_key=[REDACTED] for deploys.");
+    assert_eq!(got["content"], "The REST staging cluster uses api_key=[REDACTED:secret-assignment] for deploys.");
     assert_eq!(got["tags"], json!(["rest"]));
     assert_eq!(serve.get("/memory/stats?format=json").json()["by_namespace"]["long-term"], 4);
     let v = serve.delete(&format!("/memory/{id}?format=json")).json();

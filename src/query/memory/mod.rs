@@ -20,7 +20,6 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::api::{MemoryAddRequest, MemorySearchRequest};
-use crate::redact::redact;
 use crate::config::{Config, NamespaceConfig};
 use crate::error::{Error, Result};
 use crate::index::memlog::LogMark;
@@ -29,6 +28,7 @@ use crate::layout;
 use crate::model::{DocKind, validate_component};
 use crate::parse::memlog::Fold;
 use crate::parse::text::{cut, first_sentences};
+use crate::redact::redact;
 use crate::store::{self, log::LockedLog};
 
 /// The namespace of an add that names none.

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::render::to_json;
+use super::render::{esc, to_json};
 use super::{Cli, Failure, TrustCommand, engine, root};
 use crate::error::Error;
 use crate::layout::TOKEN_FILE;
@@ -20,7 +20,10 @@ pub(super) fn trust(cli: &Cli, cmd: &TrustCommand, out: &mut impl Write) -> Resu
                 writeln!(
                     out,
                     "{}: trust {:.2} ({} successes, {} failures)",
-                    t.agent, t.score, t.successes, t.failures
+                    esc(&t.agent),
+                    t.score,
+                    t.successes,
+                    t.failures
                 )?;
             }
         }
@@ -40,7 +43,11 @@ pub(super) fn trust(cli: &Cli, cmd: &TrustCommand, out: &mut impl Write) -> Resu
                     writeln!(
                         out,
                         "{:<w$}  {:>5.2}  {:>9}  {:>8}  {}",
-                        t.agent, t.score, t.successes, t.failures, t.last
+                        esc(&t.agent),
+                        t.score,
+                        t.successes,
+                        t.failures,
+                        t.last
                     )?;
                 }
             }

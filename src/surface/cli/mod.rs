@@ -328,9 +328,10 @@ pub fn run() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
         Err(Failure::Error(e)) => {
+            let answer = crate::error::ErrorAnswer::new(&e, None);
             let esc = crate::parse::text::escape_controls;
-            eprintln!("tmws: {}", esc(&e.to_string()));
-            if let Some(hint) = e.hint() {
+            eprintln!("tmws: {}", esc(&answer.error));
+            if let Some(hint) = &answer.hint {
                 eprintln!("  hint: {}", esc(hint));
             }
             ExitCode::from(e.category().exit_code())
@@ -386,9 +387,24 @@ fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp::transport::worker=off"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(io::stderr)
+        .with_writer(|| Redacting(io::stderr()))
         .with_ansi(io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .try_init();
+}
+
+/// Log lines as they are written: each event comes in one write, redacted whole.
+struct Redacting<W>(W);
+
+impl<W: Write> Write for Redacting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        self.0.write_all(crate::redact::redact(&text).text.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
 }
 
 fn cwd() -> Result<PathBuf, Error> {

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::args::ToolArgs;
-use super::render::{self, to_json};
+use super::render::{self, esc, to_json};
 use super::{Cli, Failure, MemoryCommand, RegistryCommand, TableFormat, Tool, engine};
 use crate::error::Error;
 use crate::query::api::{Format, Params, SearchRequest, ToolCallRequest, ToolSearchRequest};
@@ -126,7 +126,7 @@ fn build(cli: &Cli, force: bool, timeout_ms: u64, out: &mut impl Write) -> Resul
     let engine = engine(cli)?;
     let built = engine.registry_build(force, std::time::Duration::from_millis(timeout_ms))?;
     for p in &built.problems {
-        eprintln!("tmws: {}", crate::parse::text::escape_controls(&p.to_string()));
+        eprintln!("tmws: {}", esc(p));
     }
     let failed = built.outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Failed(_))).count();
     if cli.json {
@@ -144,10 +144,10 @@ fn build(cli: &Cli, force: bool, timeout_ms: u64, out: &mut impl Write) -> Resul
         for (name, o) in &built.outcomes {
             match o {
                 Outcome::Introspected { tools, cold_start_ms } => {
-                    writeln!(out, "{name}: {tools} tools, cold start {cold_start_ms} ms")?;
+                    writeln!(out, "{}: {tools} tools, cold start {cold_start_ms} ms", esc(name))?;
                 }
-                Outcome::Unchanged { tools } => writeln!(out, "{name}: unchanged ({tools} tools)")?,
-                Outcome::Failed(why) => writeln!(out, "{name}: failed: {why}")?,
+                Outcome::Unchanged { tools } => writeln!(out, "{}: unchanged ({tools} tools)", esc(name))?,
+                Outcome::Failed(why) => writeln!(out, "{}: failed: {}", esc(name), esc(why))?,
             }
         }
         if built.outcomes.is_empty() {
@@ -170,11 +170,11 @@ fn list(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         writeln!(
             out,
             "{:<w$}  {:>5}  {:>10}  {:>10.2}  {}",
-            r.server,
+            esc(&r.server),
             r.tools,
             cold,
             r.popularity,
-            r.error.as_deref().unwrap_or("-")
+            esc(r.error.as_deref().unwrap_or("-"))
         )?;
     }
     Ok(0)

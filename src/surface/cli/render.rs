@@ -5,12 +5,20 @@ use std::io::{self, IsTerminal, Write};
 
 use crate::check::Report;
 use crate::model::{Diagnostic, Severity};
-use crate::parse::text::{cut, escape_controls as esc};
+use crate::parse::text::{cut, escape_controls};
 use crate::query::tools::ToolResults;
 use crate::query::{SearchAnswer, WatchUpdate};
 
+/// A text as a person may see it: secrets redacted, control characters escaped.
+pub(super) fn esc(text: &str) -> String {
+    escape_controls(&crate::redact::redact(text).text).into_owned()
+}
+
+/// A value as pretty JSON for scripts, its strings redacted.
 pub(super) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    let mut value = serde_json::to_value(value).unwrap_or_else(|e| serde_json::json!({"error": e.to_string()}));
+    crate::redact::redact_value(&mut value);
+    serde_json::to_string_pretty(&value).unwrap_or_default()
 }
 
 /// The JSON shape of diagnostics: exactly the fields of DESIGN §7.1.
@@ -59,7 +67,7 @@ pub(super) fn human(out: &mut impl Write, report: &Report) -> io::Result<()> {
             // A tab is one column; other control characters are escaped, which moves the
             // caret as much as the escape is wide.
             let raw: String = src.chars().take(200).collect::<String>().replace('\t', " ");
-            let shown = esc(&raw).into_owned();
+            let shown = esc(&raw);
             let col = raw
                 .chars()
                 .take(d.column.saturating_sub(1))
