@@ -249,13 +249,17 @@ impl Checker {
             return;
         }
         let text = String::from_utf8_lossy(&bytes);
-        let lines: Vec<&str> = text.lines().collect();
+        // The line is shown under its finding: the secrets on it are shown as their marks.
+        let secrets = secrets::spans(&kind, &text);
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        let lines: Vec<&str> = text.split('\n').collect();
         for d in &mut diags {
             d.path.clone_from(path);
-            // The line is shown under the finding: a secret on it is redacted there.
-            d.source = lines
-                .get(d.line - 1)
-                .map(|l| crate::redact::redact(l.trim_start_matches('\u{feff}').trim_end_matches('\r')).text);
+            d.source = lines.get(d.line - 1).map(|l| {
+                let shown = secrets::shown_line(l, starts[d.line - 1], &secrets);
+                shown.trim_start_matches('\u{feff}').trim_end_matches('\r').to_owned()
+            });
         }
         lock(&self.diags).extend(diags);
     }

@@ -12,37 +12,68 @@ use crate::layout::FileKind;
 use crate::model::{Diagnostic, Rule};
 use crate::redact;
 
-/// The secrets in a file of `kind`.
+/// A secret in a file: its byte range and the rule that found it.
+pub(super) type Span = (usize, usize, &'static str);
+
+/// The secrets in a file of `kind`, as findings.
 pub(super) fn in_file(kind: &FileKind, bytes: &[u8]) -> Vec<Diagnostic> {
     let text = String::from_utf8_lossy(bytes);
-    let at: Vec<(usize, &'static str)> = match kind {
-        FileKind::ScopeOverview { .. }
-        | FileKind::TopicOverview { .. }
-        | FileKind::Entry { .. }
-        | FileKind::BadScope { .. }
-        | FileKind::Rule
-        | FileKind::Config
-        | FileKind::Skills => redact::find(&text).into_iter().map(|f| (f.start, f.rule)).collect(),
-        FileKind::MemoryLog { .. } | FileKind::Log => {
-            let mut out = Vec::new();
-            let mut start = 0;
-            for line in text.split_inclusive('\n') {
-                out.extend(in_json(line).into_iter().map(|(at, rule)| (start + at, rule)));
-                start += line.len();
-            }
-            out
-        }
-        FileKind::Registry | FileKind::SchemaOverride { .. } => in_json(&text),
-        FileKind::Markdown | FileKind::Other => Vec::new(),
-    };
-    at.into_iter()
-        .map(|(offset, rule)| {
+    spans(kind, &text)
+        .into_iter()
+        .map(|(offset, _, rule)| {
             let (line, column) = line_column(&text, offset);
             let title = redact::rule(rule).map_or("a secret", |r| r.title);
             Diagnostic::error(Rule::Secret, line, column, format!("{title} ({rule}) is written here"))
                 .with_hint(hint(kind))
         })
         .collect()
+}
+
+/// Where the secrets of a file of `kind` are in its `text`.
+pub(super) fn spans(kind: &FileKind, text: &str) -> Vec<Span> {
+    match kind {
+        FileKind::ScopeOverview { .. }
+        | FileKind::TopicOverview { .. }
+        | FileKind::Entry { .. }
+        | FileKind::BadScope { .. }
+        | FileKind::Rule
+        | FileKind::Config
+        | FileKind::Skills => plain(text),
+        FileKind::MemoryLog { .. } | FileKind::Log => {
+            let mut out = Vec::new();
+            let mut start = 0;
+            for line in text.split_inclusive('\n') {
+                out.extend(in_json(line).into_iter().map(|(a, b, rule)| (start + a, start + b, rule)));
+                start += line.len();
+            }
+            out
+        }
+        FileKind::Registry | FileKind::SchemaOverride { .. } => in_json(text),
+        FileKind::Markdown | FileKind::Other => Vec::new(),
+    }
+}
+
+/// `line` (which starts at byte `start` of the file) with the secrets of `spans` on it
+/// replaced by their marks, then redacted as any text is.
+pub(super) fn shown_line(line: &str, start: usize, spans: &[Span]) -> String {
+    let end = start + line.len();
+    let mut out = String::with_capacity(line.len());
+    let mut at = 0;
+    for &(a, b, rule) in spans.iter().filter(|(a, b, _)| *a < end && *b > start) {
+        let (a, b) = (a.max(start) - start, b.min(end) - start);
+        if a < at || !line.is_char_boundary(a) || !line.is_char_boundary(b) {
+            continue;
+        }
+        out.push_str(&line[at..a]);
+        out.push_str(&redact::mark(rule));
+        at = b;
+    }
+    out.push_str(&line[at..]);
+    redact::redact(&out).text
+}
+
+fn plain(text: &str) -> Vec<Span> {
+    redact::find(text).into_iter().map(|f| (f.start, f.end, f.rule)).collect()
 }
 
 /// What to do about a secret in a file of `kind`.
@@ -60,13 +91,13 @@ fn hint(kind: &FileKind) -> &'static str {
 
 /// The secrets of a JSON text: each string value (and key) searched on its own, placed at
 /// its escaped form in `text`; a text that is not JSON is searched as it is.
-fn in_json(text: &str) -> Vec<(usize, &'static str)> {
+fn in_json(text: &str) -> Vec<Span> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Vec::new();
     }
     let Ok(value) = serde_json::from_str::<Value>(trimmed) else {
-        return redact::find(text).into_iter().map(|f| (f.start, f.rule)).collect();
+        return plain(text);
     };
     let mut strings = Vec::new();
     collect(&value, &mut strings);
@@ -79,20 +110,31 @@ fn in_json(text: &str) -> Vec<(usize, &'static str)> {
         if found.is_empty() {
             continue;
         }
-        let escaped = Value::String(s.to_owned()).to_string();
-        let escaped_body = &escaped[1..escaped.len() - 1];
-        let base = text[cursor..].find(escaped_body).map(|i| cursor + i);
+        let escaped = escape(s);
+        let base = text[cursor..].find(&escaped).map(|i| cursor + i);
         for f in found {
-            let secret_escaped = Value::String(s[f.start..f.end].to_owned()).to_string();
-            let secret_escaped = &secret_escaped[1..secret_escaped.len() - 1];
-            let at = base.and_then(|b| text[b..].find(secret_escaped).map(|i| b + i)).or(base).unwrap_or(cursor);
-            out.push((at, f.rule));
+            let secret = escape(&s[f.start..f.end]);
+            let span = match base {
+                Some(b) => match text[b..b + escaped.len()].find(&secret) {
+                    Some(i) => (b + i, b + i + secret.len()),
+                    None => (b, b + escaped.len()),
+                },
+                // Not found as written (an unusual escape): the rest of the line is marked.
+                None => (cursor, text[cursor..].find('\n').map_or(text.len(), |i| cursor + i)),
+            };
+            out.push((span.0, span.1, f.rule));
         }
         if let Some(b) = base {
-            cursor = b + escaped_body.len();
+            cursor = b + escaped.len();
         }
     }
     out
+}
+
+/// `s` as it is written inside a JSON string.
+fn escape(s: &str) -> String {
+    let quoted = Value::String(s.to_owned()).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
 }
 
 fn collect<'v>(value: &'v Value, out: &mut Vec<&'v str>) {

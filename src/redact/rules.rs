@@ -269,7 +269,7 @@ pub static RULES: &[Rule] = &[
     prefixed!("perplexity-api-key", "a Perplexity API key", ["pplx-"], r"\bpplx-[A-Za-z0-9]{40,60}\b"),
     prefixed!("xai-api-key", "an xAI API key", ["xai-"], r"\bxai-[A-Za-z0-9]{60,100}\b"),
     // Package registries.
-    prefixed!("npm-access-token", "an npm access token", ["npm_"], r"\bnpm_[A-Za-z0-9]{36}\b", github),
+    prefixed!("npm-access-token", "an npm access token", ["npm_"], r"\bnpm_[A-Za-z0-9]{32,40}\b", github),
     prefixed!("pypi-upload-token", "a PyPI upload token", ["pypi-"], r"\bpypi-[A-Za-z0-9_\-]{50,}"),
     prefixed!("rubygems-api-token", "a RubyGems API key", ["rubygems_"], r"\brubygems_[a-f0-9]{48}\b"),
     prefixed!("nuget-api-key", "a NuGet API key", ["oy2"], r"\boy2[a-z0-9]{43}\b"),

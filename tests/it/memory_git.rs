@@ -15,7 +15,7 @@ fn json(out: &Output) -> Value {
 }
 
 /// Runs git in `dir` with no user or system configuration but a fixed identity.
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=Tester", "-c", "user.email=tester@example.invalid", "-c", "init.defaultBranch=main"])
         .args(args)
@@ -34,7 +34,7 @@ fn log_lines(root: &TestRoot, ns: &str) -> Vec<Value> {
 }
 
 /// A git repository with `tmws init` done and committed on `main`.
-fn repo() -> TestRoot {
+pub(super) fn repo() -> TestRoot {
     let root = TestRoot::bare();
     git(root.path(), &["init", "-q"]);
     assert_eq!(root.run(&["init"]).code, 0);

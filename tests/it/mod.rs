@@ -15,6 +15,7 @@ mod memory_maint;
 mod pool;
 mod ranking;
 mod registry;
+mod secrets;
 mod serve;
 mod surfaces;
 mod tidy;

@@ -430,3 +430,21 @@ fn root(cli: &Cli) -> Result<PathBuf, Error> {
 fn engine(cli: &Cli) -> Result<crate::query::Engine, Error> {
     crate::query::Engine::open(&root(cli)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::Redacting;
+
+    #[test]
+    fn a_log_line_is_written_redacted() {
+        let mut log = Redacting(Vec::new());
+        let line = b"WARN registry: gh: failed: bad credentials for ghp_Zq3Xv9Lm2Np8Rt5Wy7Bc4Df6Gh1Jk0Ab2Cd4\n";
+        assert_eq!(log.write(line).unwrap(), line.len(), "the caller learns its whole line was taken");
+        assert_eq!(
+            String::from_utf8(log.0).unwrap(),
+            "WARN registry: gh: failed: bad credentials for [REDACTED:github-pat]\n"
+        );
+    }
+}

@@ -1,0 +1,417 @@
+//! Secrets never reach disk, an answer, an error or a log (DESIGN §2.3, §2.4): planted in
+//! every field of every write path, through the CLI, MCP and HTTP, then looked for in the
+//! files and the answers; and `tmws check` finds the ones written by hand, at their line and
+//! column, without printing them.
+
+use serde_json::{Value, json};
+
+use super::clients::{Mcp, Serve};
+use super::memory_git::{git, repo};
+use super::util::{Output, TestRoot, diagnostics};
+
+/// Realistic fakes, one per field of a memory: (field, secret, rule that names it).
+fn planted() -> Vec<(&'static str, String, &'static str)> {
+    vec![
+        ("content", format!("ghp_{}", "Zq3Xv9Lm2Np8Rt5Wy7Bc4Df6Gh1Jk0Ab2Cd4"), "github-pat"),
+        ("summary", format!("sk_live_{}", "51HxQ2kLmN8pQr4sT6vW8yZ0a"), "stripe-access-token"),
+        ("key", format!("AKIA{}", "Q3EGRT5LMNO7XY2W"), "aws-access-token"),
+        ("kind", format!("glpat-{}", "Xy7bQ2mN9pL4kR8sT1vW"), "gitlab-token"),
+        ("source", format!("xoxb-{}", "2048-4096-Qm3nR7sT1vW9yZ2a"), "slack-token"),
+        ("agent", format!("sk-ant-api03-{}", "Zx9Qm2Lp7Rt4Wv8Yb3Nc6Df1Gh5Jk0"), "anthropic-api-key"),
+        ("tags", format!("npm_{}", "Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9St1Uv3Wx5"), "npm-access-token"),
+    ]
+}
+
+/// The secrets of `secrets` that `text` holds.
+fn leaked<'s>(text: &str, secrets: &'s [String]) -> Vec<&'s str> {
+    secrets.iter().filter(|s| text.contains(s.as_str())).map(String::as_str).collect()
+}
+
+/// Every file under the root as one text.
+fn all_files(root: &TestRoot) -> String {
+    root.snapshot()
+        .into_iter()
+        .filter(|(rel, _)| !rel.starts_with(".tmws/cache/index") && !rel.starts_with(".git/"))
+        .map(|(rel, bytes)| format!("== {rel}\n{}\n", String::from_utf8_lossy(&bytes)))
+        .collect()
+}
+
+/// `memory_add` arguments with a planted secret in every field, the content told apart by
+/// `surface`.
+fn add_args(surface: &str) -> Value {
+    let p = planted();
+    let get = |field: &str| p.iter().find(|(f, ..)| *f == field).map(|(_, s, _)| s.clone()).unwrap();
+    json!({
+        "content": format!("{surface}: deploys read {} from the vault", get("content")),
+        "namespace": "long-term",
+        "summary": format!("{surface} deploy key {}", get("summary")),
+        "key": format!("deploy/{}", get("key")),
+        "kind": get("kind"),
+        "source": get("source"),
+        "agent": get("agent"),
+        "tags": [get("tags"), "ops"],
+        "format": "json",
+    })
+}
+
+fn json_of(out: &Output) -> Value {
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+}
+
+/// The one entry added through `surface`, as the log holds it.
+fn entry_of(root: &TestRoot, surface: &str) -> Value {
+    root.read(".tmws/memory/long-term.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["content"].as_str().is_some_and(|c| c.starts_with(&format!("{surface}:"))))
+        .unwrap_or_else(|| panic!("no entry from {surface}"))
+}
+
+/// Each field holds its mark where the secret was.
+fn assert_marked(entry: &Value, surface: &str) {
+    let marks: Vec<(&str, String)> = planted().iter().map(|(f, _, rule)| (*f, format!("[REDACTED:{rule}]"))).collect();
+    let field = |f: &str| match f {
+        "tags" => entry["tags"][0].as_str().unwrap_or_default().to_owned(),
+        other => entry[other].as_str().unwrap_or_default().to_owned(),
+    };
+    for (f, mark) in marks {
+        assert!(field(f).contains(&mark), "{surface}: {f} = {:?}, want {mark}", field(f));
+    }
+}
+
+#[test]
+fn every_field_of_a_memory_is_redacted_through_every_surface() {
+    let root = TestRoot::new();
+    let secrets: Vec<String> = planted().into_iter().map(|(_, s, _)| s).collect();
+
+    // CLI: every field as a flag.
+    let args = add_args("cli");
+    let s = |k: &str| args[k].as_str().unwrap().to_owned();
+    let cli = json_of(&root.run(&[
+        "--json",
+        "memory",
+        "add",
+        &s("content"),
+        "-n",
+        "long-term",
+        "--summary",
+        &s("summary"),
+        "--key",
+        &s("key"),
+        "--kind",
+        &s("kind"),
+        "--source",
+        &s("source"),
+        "--agent",
+        &s("agent"),
+        "--tag",
+        args["tags"][0].as_str().unwrap(),
+        "--tag",
+        "ops",
+    ]));
+    assert_eq!(cli["redacted"], 7, "{cli}");
+    assert!(leaked(&cli.to_string(), &secrets).is_empty());
+    assert_marked(&entry_of(&root, "cli"), "cli");
+
+    // MCP: rmcp's client over `tmws mcp`.
+    let mcp = Mcp::start(root.path());
+    let answer = mcp.call("memory_add", add_args("mcp"));
+    let text = answer.text().to_owned();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap()["redacted"], 7, "{text}");
+    assert!(leaked(&text, &secrets).is_empty());
+    assert_marked(&entry_of(&root, "mcp"), "mcp");
+    let found = mcp.call_fresh("memory_search", json!({"query": "deploys vault", "include_content": true}));
+    assert!(found.text().contains("[REDACTED:github-pat]"), "{}", found.text());
+    assert!(leaked(found.text(), &secrets).is_empty());
+    mcp.stop();
+
+    // HTTP: POST /memory against `tmws serve`.
+    let serve = Serve::start(root.path(), None);
+    let r = serve.post("/memory?format=json", &add_args("http").to_string());
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["redacted"], 7, "{}", r.body);
+    assert!(leaked(&r.body, &secrets).is_empty());
+    assert_marked(&entry_of(&root, "http"), "http");
+    drop(serve);
+
+    assert_eq!(leaked(&all_files(&root), &secrets), Vec::<&str>::new(), "a secret reached a file");
+}
+
+#[test]
+fn a_secret_written_by_hand_is_redacted_in_every_answer() {
+    let token = format!("glpat-{}", "Hn4Rq8Tv2Xz6Bd0Fj3Lp");
+    let password = "Tr0ub4dor&3-prod";
+    let doc = format!(
+        "---\nname: Staging access\ndescription: CI pushes to staging with {token} as its runbook says.\n---\n\nThe \
+         database URL postgres://ci:{password}@db.staging:5432/app is in the runbook.\n"
+    );
+    let root = TestRoot::new().file("resources/workspaces/acme/OVERVIEW.md", doc).file(
+        ".tmws/memory/long-term.jsonl",
+        format!(
+            "{}\n",
+            json!({"op": "add", "id": "m_0123456789ab", "ns": "long-term", "at": "2026-11-01T00:00:00Z",
+                   "content": format!("old note: use {token} for the staging pushes"), "summary": "old staging note"})
+        ),
+    );
+    let secrets = vec![token.clone(), password.to_owned()];
+    let cli = root.run(&["context", "-w", "acme"]);
+    let cli_search = root.run(&["search", "staging runbook", "--format", "json"]);
+    let cli_get = root.run(&["memory", "get", "m_0123456789ab", "--include-content"]);
+    for out in [&cli, &cli_search, &cli_get] {
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(leaked(&out.stdout, &secrets).is_empty(), "{}", out.stdout);
+    }
+    assert!(cli_get.stdout.contains("use [REDACTED:gitlab-token] for"), "{}", cli_get.stdout);
+    assert!(cli.stdout.contains("staging with [REDACTED:gitlab-token] as"), "{}", cli.stdout);
+
+    let mcp = Mcp::start(root.path());
+    for (tool, args) in [
+        ("workspace_get_context", json!({"workspace": "acme"})),
+        ("workspace_search", json!({"query": "staging runbook"})),
+        ("memory_get", json!({"id": "m_0123456789ab", "include_content": true})),
+    ] {
+        let a = mcp.call_fresh(tool, args);
+        assert!(leaked(a.text(), &secrets).is_empty(), "{tool}: {}", a.text());
+        assert!(a.text().contains("[REDACTED:gitlab-token]"), "{tool}: {}", a.text());
+    }
+    mcp.stop();
+    let serve = Serve::start(root.path(), None);
+    let r = serve.get("/memory/m_0123456789ab?include_content=true");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(leaked(&r.body, &secrets).is_empty() && r.body.contains("[REDACTED:gitlab-token]"), "{}", r.body);
+}
+
+#[test]
+fn errors_trust_and_sessions_store_and_show_no_secret() {
+    let root = repo();
+    let aws = format!("AKIA{}", "Z7Q2M4N6P8R0T3V5");
+    let slack =
+        format!("https://hooks.slack.com/services/T0{}/B0{}/{}", "4QX7ZP2", "6LM3KD9", "Qm3nR7sT1vW9yZ2aBc4De6Fg");
+    let pg = "postgres://deploy:Xk29dLq0Pz7W@db.internal/app";
+    let secrets = vec![aws.clone(), "Qm3nR7sT1vW9yZ2aBc4De6Fg".to_owned(), "Xk29dLq0Pz7W".to_owned()];
+
+    // An error that would echo its input.
+    let bad = root.run(&["memory", "get", &aws]);
+    assert_ne!(bad.code, 0);
+    assert!(leaked(&bad.stderr, &secrets).is_empty(), "{}", bad.stderr);
+    let bad_json = root.run(&["--json", "search", "x", "--kind", &aws]);
+    assert_ne!(bad_json.code, 0);
+    assert!(leaked(&format!("{}{}", bad_json.stdout, bad_json.stderr), &secrets).is_empty(), "{}", bad_json.stderr);
+
+    // Trust: evidence and names.
+    let t = root.run(&[
+        "--json",
+        "trust",
+        "verify",
+        "--agent",
+        "codex",
+        "--verifier",
+        "claude",
+        "--success",
+        "--evidence",
+        &format!("deployed with {pg}"),
+    ]);
+    assert_eq!(t.code, 0, "{}", t.stderr);
+    let trust = root.read(".tmws/trust.jsonl");
+    assert!(trust.contains("postgres://deploy:[REDACTED:url-credentials]@db.internal/app"), "{trust}");
+
+    // A session gathers commit subjects and files; one subject holds a webhook URL.
+    let since = git(root.path(), &["log", "-1", "--format=%H"]);
+    root.write("ops/notify.sh", "curl -X POST \"$SLACK_WEBHOOK\"\n");
+    git(root.path(), &["add", "ops/notify.sh"]);
+    git(root.path(), &["commit", "-qm", &format!("notify {slack} on deploy")]);
+    let rec = root.run(&["--json", "session", "record", "--since", since.trim(), "--agent", "claude"]);
+    assert_eq!(rec.code, 0, "{}", rec.stderr);
+    assert!(leaked(&rec.stdout, &secrets).is_empty(), "{}", rec.stdout);
+    let log = root.read(".tmws/memory/long-term.jsonl");
+    assert!(log.contains("[REDACTED:slack-webhook-url]"), "{log}");
+
+    assert_eq!(leaked(&all_files(&root), &secrets), Vec::<&str>::new(), "a secret reached a file");
+}
+
+fn mock() -> String {
+    let tmws = std::path::PathBuf::from(env!("CARGO_BIN_EXE_tmws"));
+    tmws.parent()
+        .unwrap()
+        .join("examples")
+        .join(format!("mcp_mock{}", std::env::consts::EXE_SUFFIX))
+        .display()
+        .to_string()
+}
+
+#[test]
+fn the_registry_stores_no_secret_of_a_client_config() {
+    let gh = format!("ghp_{}", "Lm2Np8Rt5Wy7Bc4Df6Gh1Jk0Ab2Cd4Zq3Xv9");
+    let pw = "Pw9x2kQ7mZ";
+    let api = "9f8e7d6c5b4a3f2e1d0c";
+    let fail = format!("cannot reach postgres://svc:{pw}@db/x");
+    let config = json!({"mcpServers": {
+        // Introspected: secrets in env values (named and shaped) and in its arguments.
+        "docs": {"command": mock(), "args": [], "env": {
+            "MCP_MOCK_NAME": "docs", "MCP_MOCK_TOOLS": "2", "GITHUB_TOKEN": gh,
+            "DATABASE_URL": format!("postgres://u:{pw}@db/x"), "LOG": "info"}},
+        // Fails: its error text holds a password.
+        "broken": {"command": mock(), "env": {"MCP_MOCK_FAIL_START": fail}},
+        // Never starts: a secret in a flag and after one.
+        "missing": {"command": "/nonexistent/mcp-server", "args": [format!("--token={gh}"), "--api-key", api]},
+        // HTTP: user info and a query parameter (nothing listens on port 9).
+        "remote": {"url": format!("http://bob:{pw}@127.0.0.1:9/mcp?api_key={api}&mode=fast")}
+    }});
+    let root = TestRoot::new().file(".mcp.json", config.to_string());
+    let secrets = vec![gh.clone(), pw.to_owned(), api.to_owned()];
+    let out = root.run(&["--json", "registry", "build", "--timeout-ms", "10000"]);
+    assert_eq!(out.code, 1, "two servers fail: {}{}", out.stdout, out.stderr);
+    assert!(leaked(&format!("{}{}", out.stdout, out.stderr), &secrets).is_empty(), "{}{}", out.stdout, out.stderr);
+    let index = root.read(".tmws/registry/index.json");
+    assert_eq!(leaked(&index, &secrets), Vec::<&str>::new(), "{index}");
+    let reg: Value = serde_json::from_str(&index).unwrap();
+    let servers = &reg["servers"];
+    assert_eq!(servers["docs"]["connection"]["env"]["GITHUB_TOKEN"], "${GITHUB_TOKEN}");
+    assert_eq!(servers["docs"]["connection"]["env"]["DATABASE_URL"], "postgres://u:[REDACTED:url-credentials]@db/x");
+    // The mock's built-in tools and the two asked for.
+    assert!(servers["docs"]["metadata"]["error"].is_null(), "{}", servers["docs"]);
+    assert!(servers["docs"]["tools"]["tool_1"].is_object(), "{}", servers["docs"]);
+    assert_eq!(
+        servers["missing"]["connection"]["args"],
+        json!(["--token=[REDACTED:github-pat]", "--api-key", "[REDACTED:secret-flag]"])
+    );
+    assert_eq!(
+        servers["remote"]["connection"]["url"],
+        "http://bob:[REDACTED:url-credentials]@127.0.0.1:9/mcp?api_key=[REDACTED:url-secret-parameter]&mode=fast"
+    );
+    let error = servers["broken"]["metadata"]["error"].as_str().unwrap();
+    assert!(error.contains("postgres://svc:[REDACTED:url-credentials]@db/x"), "{error}");
+    let list = root.run(&["registry", "list"]);
+    assert!(leaked(&list.stdout, &secrets).is_empty(), "{}", list.stdout);
+    // The stored form is stable: a second build finds nothing changed but the failures.
+    let again = json_of(&{
+        let mut o = root.run(&["--json", "registry", "build", "--timeout-ms", "10000"]);
+        o.code = 0;
+        o
+    });
+    let docs = again.as_array().unwrap().iter().find(|r| r["server"] == "docs").unwrap();
+    assert_eq!(docs["status"], "unchanged", "{again}");
+}
+
+#[test]
+fn check_finds_planted_secrets_in_every_file_it_owns_without_printing_them() {
+    let gh = format!("ghp_{}", "Wy7Bc4Df6Gh1Jk0Ab2Cd4Zq3Xv9Lm2Np8Rt5");
+    let sg = format!("SG.{}.{}", "Qm3nR7sT1vW9yZ2aBc4De6", "Fg8Hi0Jk2Lm4No6Pq8Rs0Tu2Vw4Xy6Za8Bc0De2Fg4Hi");
+    let pem_body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0";
+    let hook = format!("https://hooks.slack.com/services/{}", "T04QX7ZP2/B06LM3KD9/Qm3nR7sT1vW9yZ2aBc4De6Fg");
+    let root = TestRoot::new()
+        .file(
+            "resources/workspaces/acme/OVERVIEW.md",
+            format!("---\nname: Acme\ndescription: Deploys use {gh}\n---\n\n# Acme\n"),
+        )
+        .file(
+            "resources/workspaces/acme/_decisions/261101-mail.md",
+            format!("---\nname: Mail provider\ndescription: We send mail through SendGrid.\nstatus: accepted\ncreated: 2026-11-01\n---\n\nThe key is {sg} for now.\n"),
+        )
+        .file(
+            "agent/rules/common/deploy.md",
+            format!("<!-- budget: 20 lines -->\n# Deploy\n\n```\n-----BEGIN RSA PRIVATE KEY-----\n{pem_body}\n-----END RSA PRIVATE KEY-----\n```\n"),
+        )
+        .file(
+            ".tmws/memory/long-term.jsonl",
+            format!(
+                "{}\n{}\n",
+                json!({"op": "add", "id": "m_000000000001", "ns": "long-term", "at": "2026-11-01T00:00:00Z", "content": "nothing here"}),
+                json!({"op": "add", "id": "m_000000000002", "ns": "long-term", "at": "2026-11-01T00:00:00Z", "content": "alerts go to a webhook", "tags": [hook]}),
+            ),
+        )
+        .file(
+            ".tmws/trust.jsonl",
+            format!("{}\n", json!({"agent": "codex", "verifier": "claude", "success": true, "evidence": format!("\"password\": \"{}\"", "Zr8!kP2#vL5q"), "at": "2026-11-01T00:00:00Z"})),
+        )
+        .file(
+            ".tmws/registry/index.json",
+            serde_json::to_string_pretty(&json!({"version": "1", "servers": {"gh": {
+                "description": "GitHub", "connection": {"type": "stdio", "command": "gh-mcp", "args": [format!("--token={gh}")]},
+                "tools": {}}}}))
+            .unwrap(),
+        )
+        .file(".tmws/config.toml", format!("# deploy token: {gh}\n[memory]\nfsync = true\n"))
+        .file("README.md", format!("Not owned by tmws: {gh}\n"));
+    let secrets = vec![
+        gh.clone(),
+        sg.clone(),
+        pem_body.to_owned(),
+        "Qm3nR7sT1vW9yZ2aBc4De6Fg".to_owned(),
+        "Zr8!kP2#vL5q".to_owned(),
+    ];
+    let json_out = root.run(&["check", "--format", "json"]);
+    assert_eq!(json_out.code, 1, "{}{}", json_out.stdout, json_out.stderr);
+    let found: Vec<(String, u64, u64, String)> = diagnostics(&json_out)
+        .into_iter()
+        .filter(|d| d.4 == "secret")
+        .map(|(path, line, column, _, rule, message)| (path, line, column, format!("{rule}: {message}")))
+        .collect();
+    let registry_line =
+        root.read(".tmws/registry/index.json").lines().position(|l| l.contains("--token=")).unwrap() as u64 + 1;
+    let registry_column =
+        root.read(".tmws/registry/index.json").lines().nth(registry_line as usize - 1).unwrap().find("ghp_").unwrap()
+            as u64
+            + 1;
+    let trust_column = root.read(".tmws/trust.jsonl").find("Zr8!").unwrap() as u64 + 1;
+    let log_line2 = root.read(".tmws/memory/long-term.jsonl").lines().nth(1).unwrap().to_owned();
+    let hook_column = log_line2.find("T04QX7ZP2").unwrap() as u64 + 1;
+    assert_eq!(
+        found,
+        vec![
+            (
+                ".tmws/config.toml".into(),
+                1,
+                17,
+                "secret: a GitHub personal access token (github-pat) is written here".into()
+            ),
+            (
+                ".tmws/memory/long-term.jsonl".into(),
+                2,
+                hook_column,
+                "secret: a Slack webhook URL (slack-webhook-url) is written here".into()
+            ),
+            (
+                ".tmws/registry/index.json".into(),
+                registry_line,
+                registry_column,
+                "secret: a GitHub personal access token (github-pat) is written here".into()
+            ),
+            (
+                ".tmws/trust.jsonl".into(),
+                1,
+                trust_column,
+                "secret: a value assigned to a secret-looking name (secret-assignment) is written here".into()
+            ),
+            (
+                "agent/rules/common/deploy.md".into(),
+                5,
+                1,
+                "secret: a private key block (private-key) is written here".into()
+            ),
+            (
+                "resources/workspaces/acme/OVERVIEW.md".into(),
+                3,
+                26,
+                "secret: a GitHub personal access token (github-pat) is written here".into()
+            ),
+            (
+                "resources/workspaces/acme/_decisions/261101-mail.md".into(),
+                8,
+                12,
+                "secret: a SendGrid API key (sendgrid-api-token) is written here".into()
+            ),
+        ]
+    );
+    for format in ["human", "json", "github"] {
+        let out = root.run(&["check", "--format", format]);
+        assert!(leaked(&format!("{}{}", out.stdout, out.stderr), &secrets).is_empty(), "{format}: {}", out.stdout);
+    }
+    let human = root.run(&["check"]);
+    assert!(
+        human.stdout.contains("description: Deploys use [REDACTED:github-pat]"),
+        "the line is shown redacted: {}",
+        human.stdout
+    );
+}
