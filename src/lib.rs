@@ -20,7 +20,7 @@ pub mod model;
 pub(crate) mod parse;
 pub(crate) mod pool;
 pub mod query;
-pub(crate) mod redact;
+pub mod redact;
 pub mod rules;
 pub(crate) mod schema;
 pub(crate) mod store;

@@ -22,7 +22,7 @@ pub(crate) mod rules;
 #[cfg(test)]
 mod suite;
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::AhoCorasick;
 use regex::Regex;
@@ -47,9 +47,10 @@ pub struct Found {
     pub end: usize,
 }
 
-/// The rules compiled once: their expressions and the keyword automaton that picks them.
+/// The keyword automaton that picks the rules, and each rule's expression, compiled the
+/// first time a text wakes it (a command that shows no candidate never pays for the rest).
 struct Engine {
-    regexes: Vec<Regex>,
+    regexes: Vec<OnceLock<Regex>>,
     keywords: AhoCorasick,
     /// For each keyword of the automaton, the rules it wakes.
     wakes: Vec<Vec<usize>>,
@@ -58,10 +59,7 @@ struct Engine {
 }
 
 static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
-    let regexes = RULES
-        .iter()
-        .map(|r| Regex::new(r.pattern).unwrap_or_else(|e| panic!("redaction rule {}: {e}", r.id)))
-        .collect();
+    let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
     let mut words: Vec<String> = Vec::new();
     let mut wakes: Vec<Vec<usize>> = Vec::new();
     let mut always = Vec::new();
@@ -104,7 +102,9 @@ pub fn find(text: &str) -> Vec<Found> {
         if !wanted[i] {
             continue;
         }
-        for caps in engine.regexes[i].captures_iter(text) {
+        let regex = engine.regexes[i]
+            .get_or_init(|| Regex::new(rule.pattern).unwrap_or_else(|e| panic!("redaction rule {}: {e}", rule.id)));
+        for caps in regex.captures_iter(text) {
             let Some(secret) = rules::secret_of(&caps) else { continue };
             // A value runs to the next parameter of a query string at most (`…&mode=x`).
             let value = rules::to_next_parameter(secret.as_str());
@@ -192,7 +192,7 @@ pub fn redact_value(value: &mut Value) -> usize {
 }
 
 /// The rule with id `id`.
-pub fn rule(id: &str) -> Option<&'static Rule> {
+pub(crate) fn rule(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.id == id)
 }
 
@@ -216,6 +216,13 @@ mod tests {
         );
         check("password = hunter2", "password = [REDACTED:secret-assignment]");
         assert_eq!(redact("a ghp_0123456789abcdefghijABCDEFGHIJ012345 b xoxb-1234-5678-abcdefghij").count, 2);
+    }
+
+    #[test]
+    fn every_rule_compiles() {
+        for rule in RULES {
+            assert!(Regex::new(rule.pattern).is_ok(), "{}", rule.id);
+        }
     }
 
     #[test]
