@@ -181,7 +181,7 @@ pub static RULES: &[Rule] = &[
         "azure-sas-token",
         "an Azure shared access signature",
         ["sig="],
-        r"(?i)[?&;\s]sig=(?P<s>[A-Za-z0-9%+/=_\-]{20,})"
+        r"(?i)\bsv=\d{4}-\d\d-\d\d[^\s\x22'<>]*?[&;]sig=(?P<s>[A-Za-z0-9%+/=_\-]{20,})"
     ),
     prefixed!(
         "azure-ad-client-secret",
@@ -261,7 +261,7 @@ pub static RULES: &[Rule] = &[
         "an OpenAI API key",
         ["sk-"],
         r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}",
-        random
+        openai
     ),
     prefixed!("huggingface-access-token", "a Hugging Face token", ["hf_"], r"\bhf_[A-Za-z]{30,40}\b"),
     prefixed!("groq-api-key", "a Groq API key", ["gsk_"], r"\bgsk_[A-Za-z0-9]{40,60}\b"),
@@ -443,7 +443,7 @@ pub static RULES: &[Rule] = &[
         id: "aws-secret-key",
         title: "an AWS secret access key",
         keywords: &[],
-        pattern: r"(?:^|[^A-Za-z0-9/+=])(?P<s>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
+        pattern: r"(?:^|[\s\x22'`=:,(\[{>|])(?P<s>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=_\-.])",
         check: aws_secret,
     },
 ];
@@ -493,11 +493,18 @@ fn random(_: &Captures<'_>, s: &str) -> bool {
     !placeholder(s) && looks_random(s)
 }
 
+/// An OpenAI key: random, in long pieces (not `sk-ecdsa-sha2-nistp256-cert-v01`).
+fn openai(caps: &Captures<'_>, s: &str) -> bool {
+    random(caps, s) && s.split('-').any(|piece| piece.len() >= 16)
+}
+
 /// A key block with a body (not a template with `...` inside).
 fn key_block(_: &Captures<'_>, s: &str) -> bool {
-    let body = s.lines().filter(|l| !l.contains("-----") && !l.contains(':')).collect::<String>();
+    // A body escaped into one JSON string (`\n` between lines) counts without its escapes.
+    let unescaped = s.replace("\\n", "\n");
+    let body = unescaped.lines().filter(|l| !l.contains("-----") && !l.contains(':')).collect::<String>();
     let b64 = body.bytes().filter(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/').count();
-    (b64 >= 40 || s.contains("\\n")) && !s.to_ascii_lowercase().contains("example")
+    b64 >= 40 && !s.to_ascii_lowercase().contains("example")
 }
 
 /// A password in `scheme://user:password@host`.
@@ -525,6 +532,25 @@ fn aws_secret(_: &Captures<'_>, s: &str) -> bool {
         && !s.contains("//")
         && entropy(s) >= 4.2
         && !placeholder(s)
+        && !wordy(s)
+}
+
+/// Whether `s` reads as words run together (`SIGAbortingTargetSumLifetime32Dim46Base8`):
+/// half of it or more in runs of three or more lowercase letters, which random base64
+/// seldom has.
+fn wordy(s: &str) -> bool {
+    let (mut in_runs, mut run) = (0, 0);
+    for b in s.bytes().chain(std::iter::once(b' ')) {
+        if b.is_ascii_lowercase() {
+            run += 1;
+        } else {
+            if run >= 3 {
+                in_runs += run;
+            }
+            run = 0;
+        }
+    }
+    in_runs * 2 >= s.len()
 }
 
 /// How strongly a name says its value is a secret.
@@ -541,6 +567,10 @@ enum Named {
 fn named(name: &str) -> Named {
     let trimmed = name.trim_start_matches(['-', '.', '_']).trim_end_matches(|c: char| c.is_ascii_digit());
     let lower = trimmed.to_ascii_lowercase();
+    if lower.contains("public") || lower.contains("pubkey") || trimmed == "PASS" {
+        // `PublicKeyToken`, `signerPubKey`: public by name; `--- PASS:` is a test's result.
+        return Named::No;
+    }
     let ends = |word: &str| -> bool {
         lower.ends_with(word) && {
             let before = lower.len() - word.len();
@@ -604,6 +634,14 @@ fn assigned_value(name: &str, s: &str, quoted: bool, sep: &str) -> bool {
     if v.is_empty() || placeholder(v) || reference(v) || placeholder_word(v) || type_word(v) {
         return false;
     }
+    if v.starts_with([':', '=', '>']) {
+        // `cancellation_token::none` (a path in C++), `token == x` (a comparison).
+        return false;
+    }
+    if sep == ":" && !quoted && type_name(v) {
+        // `withdrawal_credentials: Bytes32`, `secret: ExecutionAddress`: a type annotation.
+        return false;
+    }
     let bare_name = name.trim_start_matches(['-', '.', '_', '"', '\'']).to_ascii_lowercase().replace(['-', '.'], "_");
     if v.to_ascii_lowercase().replace(['-', '.'], "_") == bare_name {
         // `password=password`, `token=token` (a keyword argument passed on).
@@ -613,17 +651,35 @@ fn assigned_value(name: &str, s: &str, quoted: bool, sep: &str) -> bool {
         // `token: 3600`, `max_password = 64`.
         return false;
     }
+    if v.chars().count() < 3 {
+        // `*pw = L"…"`, `topSecret = x`: too short for a secret.
+        return false;
+    }
+    let first_word = v.split(' ').next().unwrap_or_default();
+    if type_word(first_word) && first_word.len() < v.len() {
+        // `class Pass1 : public LinkerPass`.
+        return false;
+    }
     if !quoted
         && sep == ":"
-        && v.bytes().all(|b| b.is_ascii_lowercase() || b == b' ')
-        && v.split(' ').next().is_some_and(|w| w.len() <= 12)
+        && (v.bytes().all(|b| b.is_ascii_lowercase() || matches!(b, b' ' | b'-' | b'/' | b'\''))
+            || !v.contains(' ') && first_word.bytes().all(|b| b.is_ascii_alphabetic()))
+        && first_word.len() <= 16
     {
-        // Prose: "the token: it expires", "password: see below".
+        // Prose and labels: "the token: it expires", "password: see below",
+        // "'token': signed/unsigned mismatch", "Resulting Token: First".
         return false;
     }
     match strength {
         Named::Strong => true,
-        Named::Weak => looks_random(v),
+        // `key: k8s.cluster.name`, `key = "HKCR\\MyApp"`, `salt: '0x6569…'` (a hash in a
+        // spec): only a value shaped like a token is a secret under a weak name.
+        Named::Weak => {
+            looks_random(v)
+                && v.len() >= 16
+                && !v.starts_with("0x")
+                && v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-'))
+        }
         Named::No => false,
     }
 }
@@ -703,9 +759,30 @@ fn placeholder_word(s: &str) -> bool {
     WORDS.contains(&lower.as_str())
 }
 
+/// Whether `s` is named like a type: `Bytes32`, `ExecutionAddress`, `SecretStr`.
+fn type_name(s: &str) -> bool {
+    const NUMERIC: [&str; 12] =
+        ["bytes", "uint", "int", "u", "i", "hash", "bytes32", "bytes48", "uint64", "uint256", "address", "gwei"];
+    let lower = s.to_ascii_lowercase();
+    let letters = lower.trim_end_matches(|c: char| c.is_ascii_digit());
+    if NUMERIC.contains(&letters) || NUMERIC.contains(&lower.as_str()) {
+        return true;
+    }
+    // CamelCase of two words or more, letters only.
+    let humps = s.bytes().filter(u8::is_ascii_uppercase).count();
+    s.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+        && s.bytes().all(|b| b.is_ascii_alphabetic())
+        && s.bytes().any(|b| b.is_ascii_lowercase())
+        && humps >= 2
+        && s.len() <= 40
+}
+
 /// Whether `s` is a type or a literal of a language rather than a value.
 fn type_word(s: &str) -> bool {
-    const WORDS: [&str; 24] = [
+    const WORDS: [&str; 27] = [
+        "public",
+        "private",
+        "protected",
         "string",
         "str",
         "int",
@@ -738,7 +815,7 @@ fn type_word(s: &str) -> bool {
 /// Whether `s` is a stand-in for a secret: an example, a template, a run of one character.
 pub(crate) fn placeholder(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
-    if ["example", "placeholder", "xxxx", "****", "••••", "....", "…", "redacted", "<", ">"]
+    if ["example", "placeholder", "xxxx", "****", "••••", "...", "…", "redacted", "<", ">"]
         .iter()
         .any(|w| lower.contains(w))
     {
@@ -747,6 +824,8 @@ pub(crate) fn placeholder(s: &str) -> bool {
     if lower.starts_with("your")
         || lower.starts_with("my-")
         || lower.starts_with("my_")
+        || lower.ends_with("-here")
+        || lower.ends_with("_here")
         || lower.contains("${")
         || lower.contains("{{")
     {
