@@ -114,6 +114,14 @@ pub fn find(text: &str) -> Vec<Found> {
             found.push((i, Found { rule: rule.id, start: secret.start(), end: secret.start() + value.len() }));
         }
     }
+    // A mark already in the text is not a secret, nor part of one (`https://[REDACTED:…]@`).
+    let marks: Vec<(usize, usize)> = text
+        .match_indices(MARK_PREFIX)
+        .filter_map(|(at, _)| text[at..].find(']').map(|end| (at, at + end + 1)))
+        .collect();
+    if !marks.is_empty() {
+        found.retain(|(_, f)| !marks.iter().any(|&(a, b)| f.start < b && a < f.end));
+    }
     merge(found)
 }
 

@@ -26,7 +26,7 @@ pub struct Rule {
 
 /// The secret of a match.
 pub(crate) fn secret_of<'t>(caps: &Captures<'t>) -> Option<Match<'t>> {
-    ["s", "s2", "s3", "s4", "s5", "s6"].iter().find_map(|n| caps.name(n)).or_else(|| caps.get(0))
+    ["s", "s2", "s3", "s4", "s5", "s6", "s7", "s8"].iter().find_map(|n| caps.name(n)).or_else(|| caps.get(0))
 }
 
 /// `s` up to the first `&name=` in it.
@@ -131,7 +131,12 @@ pub static RULES: &[Rule] = &[
         ["webhook.office.com"],
         r"webhook\.office\.com/webhookb2/(?P<s>[A-Za-z0-9@/_\-]{20,})"
     ),
-    prefixed!("telegram-bot-token", "a Telegram bot token", [":AA"], r"\b\d{8,10}:AA[0-9A-Za-z_\-]{32,34}\b"),
+    prefixed!(
+        "telegram-bot-token",
+        "a Telegram bot token",
+        [":AA"],
+        r"(?:^|[^0-9A-Za-z])(?:bot)?(?P<s>\d{8,10}:AA[0-9A-Za-z_\-]{32,34})\b"
+    ),
     prefixed!(
         "discord-bot-token",
         "a Discord bot token",
@@ -383,7 +388,7 @@ pub static RULES: &[Rule] = &[
         id: "auth-header",
         title: "an Authorization header",
         keywords: &["authorization"],
-        pattern: r#"(?i)\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?(?:bearer|basic|token|bot|digest|negotiate|apikey|api-key|sso-key|key|aws4-hmac-sha256|otr|hmac)[ \t]+(?P<s>[^\s"',;]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s"',;]+)*)"#,
+        pattern: r#"(?i)\b(?:proxy-)?authorization\b["']?\s*[:=,]\s*["']?(?:bearer|basic|token|bot|digest|negotiate|apikey|api-key|sso-key|key|aws4-hmac-sha256|otr|hmac|ssws)[ \t]+(?P<s>[^\s"',;]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s"',;]+)*)"#,
         check: header,
     },
     Rule {
@@ -396,8 +401,8 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "cli-password",
         title: "a password on a command line",
-        keywords: &["mysql", "mariadb", "sshpass", "redis-cli", "curl", "-u ", "--user"],
-        pattern: r#"(?:\b(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p(?:"(?P<s>[^"\n]+)"|'(?P<s2>[^'\n]+)'|(?P<s3>[^\s"'-][^\s"']*))|\bsshpass[ \t]+-p[ \t]*(?P<s4>\S+)|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<s5>\S+)|(?:^|[ \t])(?:-u|--user)[ \t]+["']?[^\s:"']+:(?P<s6>[^\s"']+))"#,
+        keywords: &["mysql", "mariadb", "sshpass", "redis-cli", "curl", "-u ", "--user", "docker", "htpasswd"],
+        pattern: r#"(?:\b(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p(?:"(?P<s>[^"\n]+)"|'(?P<s2>[^'\n]+)'|(?P<s3>[^\s"'-][^\s"']*))|\bsshpass[ \t]+-p[ \t]*(?P<s4>\S+)|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<s5>\S+)|(?:^|[ \t])(?:-u|--user)[ \t]+["']?[^\s:"']+:(?P<s6>[^\s"']+)|\bdocker[ \t]+login\b[^\n]*?[ \t]-p[ \t]+(?P<s7>[^\s"']+)|\bhtpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-\S+[ \t]+)*\S+[ \t]+\S+[ \t]+(?P<s8>[^\s"']+))"#,
         check: password_value,
     },
     Rule {
@@ -407,12 +412,88 @@ pub static RULES: &[Rule] = &[
         pattern: r"(?i)[?&](?P<name>[a-z0-9_.\-]*?(?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|token|secret|password|passwd|pwd|signature|client[_\-]?secret|key|auth))=(?P<s>[^&\s#\x22'<>]{4,})",
         check: assigned,
     },
+    Rule {
+        id: "url-credentials",
+        title: "a password in a connection string",
+        keywords: &["@tcp(", "@unix("],
+        pattern: r#"(?:^|[\s"'`])[A-Za-z0-9_.\-]+:(?P<s>[^\s@/"']+)@(?:tcp|unix)\("#,
+        check: url_password,
+    },
+    Rule {
+        id: "netrc-password",
+        title: "a password in a .netrc entry",
+        keywords: &["machine"],
+        pattern: r"(?s)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<s>\S+)",
+        check: password_value,
+    },
+    Rule {
+        id: "pgpass-password",
+        title: "a password in a .pgpass line",
+        keywords: &[":"],
+        pattern: r"(?m)^[A-Za-z0-9_.\-*]+:(?:\d+|\*):[^:\s]+:[^:\s]+:(?P<s>[^:\s]+)\r?$",
+        check: password_value,
+    },
+    Rule {
+        id: "password-argument",
+        title: "a password passed to a credentials call",
+        keywords: &["Credential", "PasswordAuthentication", "BasicAuth", "basic_auth"],
+        pattern: r#"(?:NetworkCredential|UsernamePasswordCredentials|PasswordAuthentication|HTTPBasicAuth|HTTPDigestAuth|SetBasicAuth|BasicAuth|basic_auth)\(\s*["'][^"'\r\n]*["']\s*,\s*["'](?P<s>[^"'\r\n]+)["']"#,
+        check: password_value,
+    },
+    Rule {
+        id: "twilio-auth-token",
+        title: "a Twilio auth token",
+        keywords: &["twilio", "account_sid", "accountSid"],
+        pattern: r#"["'](?P<s>[a-f0-9]{32})["']"#,
+        check: random,
+    },
+    Rule {
+        id: "azure-devops-pat",
+        title: "an Azure DevOps personal access token",
+        keywords: &["devops", "dev.azure.com", "visualstudio.com", "_PAT"],
+        pattern: r"\b(?P<s>[a-z2-7]{52})\b",
+        check: random,
+    },
+    Rule {
+        id: "laravel-app-key",
+        title: "a Laravel application key",
+        keywords: &["base64:"],
+        pattern: r#"(?i)app_key['"]?\s*(?:=>|=|,|:)\s*['"]?(?P<s>base64:[A-Za-z0-9+/]{32,}={0,2})"#,
+        check: token,
+    },
+    Rule {
+        id: "private-key",
+        title: "a private key block, base64-encoded",
+        keywords: &["LS0tLS1CRUdJTi"],
+        pattern: r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{40,}",
+        check: encoded_key_block,
+    },
+    Rule {
+        id: "wireguard-private-key",
+        title: "a WireGuard private key",
+        keywords: &["privatekey", "private-key"],
+        pattern: r"(?i)private-?key\s*(?:=\s*|\s+(?:<\(echo\s+)?)(?P<s>[A-Za-z0-9+/]{42,43}=)",
+        check: token,
+    },
+    Rule {
+        id: "ethereum-private-key",
+        title: "an Ethereum private key",
+        keywords: &["wallet"],
+        pattern: r#"(?i)\bWallet\(\s*["'](?P<s>(?:0x)?[a-f0-9]{64})["']"#,
+        check: any,
+    },
+    prefixed!(
+        "tailscale-auth-key",
+        "a Tailscale key",
+        ["tskey-"],
+        r"\btskey-(?:auth|client|api|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}"
+    ),
     // Values of secret-looking names: code, env, YAML, JSON, XML, flags.
     Rule {
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
-        pattern: r#"(?i)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>=>|:=|=)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|`(?P<s3>[^`\r\n]+)`|(?P<s4>[^\s"'`,;)\]}>]+))"#,
+        pattern: r#"(?i)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>=>|:=|=)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|`(?P<s3>[^`\r\n]+)`|(?P<s4>[^\s"'`,;)\]}>]+))"#,
         check: assigned,
     },
     // YAML and prose put a colon between a name and its value; a value that runs to the end
@@ -421,14 +502,46 @@ pub static RULES: &[Rule] = &[
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
-        pattern: r#"(?im)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>:)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'`,;)\]}>]+(?:[ \t]+[^\s"'`,;:=#)\]}>]+){1,8})[ \t]*(?:$|\r|[ \t]#)|(?P<s5>[^\s"'`,;)\]}>]+))"#,
+        pattern: r#"(?im)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>:)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'`,;)\]}>]+(?:[ \t]+[^\s"'`,;:=#)\]}>]+){1,8})[ \t]*(?:$|\r|[ \t]#)|(?P<s5>[^\s"'`,;)\]}>]+))"#,
         check: assigned,
     },
     Rule {
         id: "secret-flag",
         title: "a secret passed as a command-line flag",
         keywords: &["pass", "pwd", "secret", "token", "key", "auth"],
-        pattern: r#"(?i)(?:^|[ \t])--?(?P<name>[a-z0-9][a-z0-9_\-]*?(?:password|passwd|passphrase|pass|pwd|token|secret|api[_\-]?key|apikey|access[_\-]?key|auth))[ \t]+(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'\-][^\s"']*))"#,
+        pattern: r#"(?i)(?:^|[ \t])--?(?P<name>(?:[a-z0-9][a-z0-9_\-]*?)?(?:password|passwd|passphrase|pass|pwd|token|secret|api[_\-]?key|apikey|access[_\-]?key|auth|key))[ \t]+(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'\-][^\s"']*))"#,
+        check: assigned,
+    },
+    // Kubernetes' `- name: DB_PASSWORD` followed by `value: …`.
+    Rule {
+        id: "secret-assignment",
+        title: "a value assigned to a secret-looking name",
+        keywords: &["value:"],
+        pattern: r#"(?i)\bname:[ \t]*["']?(?P<name>[A-Za-z0-9_.\-]+)["']?[ \t]*\r?\n[ \t]*value:[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"']+))"#,
+        check: assigned,
+    },
+    // PHP's `define('DB_PASSWORD', '…')` (WordPress' keys and salts).
+    Rule {
+        id: "secret-assignment",
+        title: "a value assigned to a secret-looking name",
+        keywords: &["define"],
+        pattern: r#"(?i)\bdefine\(\s*['"](?P<name>[A-Z0-9_]*(?:KEY|SALT|PASSWORD|PASS|SECRET|TOKEN))['"]\s*,\s*(?:'(?P<s>[^'\r\n]+)'|"(?P<s2>[^"\r\n]+)")"#,
+        check: defined,
+    },
+    // A name and its value as two strings: `setProperty("password", "…")`.
+    Rule {
+        id: "secret-assignment",
+        title: "a value assigned to a secret-looking name",
+        keywords: &["pass", "secret", "token", "key", "credential"],
+        pattern: r#"(?i)["'](?P<name>[a-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|credentials?))["']\s*,\s*["'](?P<s>[^"'\r\n]+)["']"#,
+        check: assigned,
+    },
+    // .NET's `<add key="ClearTextPassword" value="…" />`.
+    Rule {
+        id: "secret-assignment",
+        title: "a value assigned to a secret-looking name",
+        keywords: &["value"],
+        pattern: r#"(?i)\bkey\s*=\s*"(?P<name>[^"]*(?:password|secret|token|apikey|api_key))"\s+value\s*=\s*"(?P<s>[^"]+)""#,
         check: assigned,
     },
     Rule {
@@ -498,6 +611,26 @@ fn openai(caps: &Captures<'_>, s: &str) -> bool {
     random(caps, s) && s.split('-').any(|piece| piece.len() >= 16)
 }
 
+/// A value of `define(NAME, …)`: any under a strong name, a random-looking one under a
+/// weak name (`AUTH_KEY`, `NONCE_SALT`: 64 printable characters).
+fn defined(caps: &Captures<'_>, s: &str) -> bool {
+    let name = caps.name("name").map_or("", |m| m.as_str());
+    match named(name) {
+        Named::Strong => assigned_value(name, s, true, "="),
+        Named::Weak => !placeholder(s) && s.len() >= 16 && entropy(s) >= 3.5,
+        Named::No => false,
+    }
+}
+
+/// A key block encoded in base64 (a kubeconfig's `client-key-data`).
+fn encoded_key_block(_: &Captures<'_>, s: &str) -> bool {
+    use base64::Engine as _;
+    let head = &s[..s.len().min(80) / 4 * 4];
+    base64::engine::general_purpose::STANDARD
+        .decode(head)
+        .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains("PRIVATE KEY"))
+}
+
 /// A key block with a body (not a template with `...` inside).
 fn key_block(_: &Captures<'_>, s: &str) -> bool {
     // A body escaped into one JSON string (`\n` between lines) counts without its escapes.
@@ -509,17 +642,17 @@ fn key_block(_: &Captures<'_>, s: &str) -> bool {
 
 /// A password in `scheme://user:password@host`.
 fn url_password(_: &Captures<'_>, s: &str) -> bool {
-    !placeholder(s) && !placeholder_word(s) && !reference(s)
+    !placeholder(s) && !placeholder_word(s) && !reference(s, true)
 }
 
 /// The credentials of an Authorization header.
 fn header(_: &Captures<'_>, s: &str) -> bool {
-    !placeholder(s) && !reference(s) && !placeholder_word(s)
+    !s.starts_with('<') && !placeholder(s) && !reference(s, true) && !placeholder_word(s)
 }
 
 /// A password after `-p`, `-a`, `-u user:`.
 fn password_value(_: &Captures<'_>, s: &str) -> bool {
-    !placeholder(s) && !reference(s) && !placeholder_word(s)
+    !placeholder(s) && !reference(s, true) && !placeholder_word(s)
 }
 
 /// A bare 40-character value: an AWS secret key when it looks like random base64.
@@ -567,7 +700,7 @@ enum Named {
 fn named(name: &str) -> Named {
     let trimmed = name.trim_start_matches(['-', '.', '_']).trim_end_matches(|c: char| c.is_ascii_digit());
     let lower = trimmed.to_ascii_lowercase();
-    if lower.contains("public") || lower.contains("pubkey") || trimmed == "PASS" {
+    if lower.contains("public") || lower.contains("pubkey") || lower.contains("publishable") || trimmed == "PASS" {
         // `PublicKeyToken`, `signerPubKey`: public by name; `--- PASS:` is a test's result.
         return Named::No;
     }
@@ -595,8 +728,8 @@ fn named(name: &str) -> Named {
     ];
     const STRONG_AT_WORD: [&str; 8] =
         ["pwd", "pass", "pw", "accesskey", "secretkey", "privatekey", "clientsecret", "authtoken"];
-    const STRONG_COMPOUND: [&str; 6] =
-        ["access_key", "access-key", "private_key", "private-key", "secret_key", "secret-key"];
+    const STRONG_COMPOUND: [&str; 7] =
+        ["access_key", "access-key", "private_key", "private-key", "secret_key", "secret-key", "secret_key_base"];
     if STRONG_ANYWHERE.iter().any(|w| lower.ends_with(w)) && !lower.ends_with("_secret_id") {
         // `bypassword` is no word; `xpassword` still names a password.
         return Named::Strong;
@@ -631,7 +764,11 @@ fn assigned_value(name: &str, s: &str, quoted: bool, sep: &str) -> bool {
         return false;
     }
     let v = s.trim();
-    if v.is_empty() || placeholder(v) || reference(v) || placeholder_word(v) || type_word(v) {
+    if v.is_empty() || placeholder(v) || reference(v, quoted) || placeholder_word(v) || type_word(v) {
+        return false;
+    }
+    if ["pk_live_", "pk_test_", "pk.eyJ"].iter().any(|p| v.starts_with(p)) {
+        // Stripe's publishable keys and Mapbox's public tokens are meant to be seen.
         return false;
     }
     if v.starts_with([':', '=', '>']) {
@@ -686,15 +823,37 @@ fn assigned_value(name: &str, s: &str, quoted: bool, sep: &str) -> bool {
 
 /// Whether `s` stands for a value instead of being one: a variable, a template, a call, a
 /// path, a field of an object.
-fn reference(s: &str) -> bool {
+fn reference(s: &str, quoted: bool) -> bool {
     let first = s.chars().next().unwrap_or(' ');
-    if matches!(first, '$' | '%' | '{' | '<' | '[' | '(' | '@' | '/' | '~' | '\\' | '!' | '&' | '*' | '#')
-        || s.starts_with("./")
-        || s.starts_with("../")
-    {
+    if ["${", "$(", "{{", "%(", "#{"].iter().any(|p| s.starts_with(p)) || s.starts_with('<') && s.ends_with('>') {
         return true;
     }
-    if s.contains(['(', '[', '{', '<']) || s.contains("${") || s.contains("{{") {
+    if first == '$' && s.trim_start_matches('$').bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        // `$DB_PASSWORD`, `$$DB_PASSWORD` (escaped in a compose file).
+        return true;
+    }
+    if first == '%' && s[1..].contains('%') || s.contains("::") {
+        // `%USERPROFILE%\.ssh\id_rsa`; `concurrency::cancellation_token` (a path in code).
+        return true;
+    }
+    let drive = s.as_bytes().get(1..3) == Some(b":\\".as_slice());
+    if s.starts_with("~/")
+        || s.starts_with("./")
+        || s.starts_with("../")
+        || drive
+        || first == '/' && s[1..].contains('/')
+    {
+        // A file's path.
+        return true;
+    }
+    // A quoted value is a literal, whatever characters it holds; an unquoted one that
+    // starts or goes on like code (a call, an index, a path) is code.
+    if !quoted
+        && (matches!(first, '%' | '{' | '<' | '[' | '(' | '@' | '/' | '~' | '\\' | '!' | '&' | '*' | '#')
+            || s.starts_with("./")
+            || s.starts_with("../")
+            || s.contains(['(', '[', '{', '<']))
+    {
         return true;
     }
     let lower = s.to_ascii_lowercase();
@@ -719,7 +878,7 @@ fn reference(s: &str) -> bool {
 
 /// Whether the whole of `s` is a word that stands in for a secret.
 fn placeholder_word(s: &str) -> bool {
-    const WORDS: [&str; 34] = [
+    const WORDS: [&str; 35] = [
         "password",
         "passwd",
         "pass",
@@ -754,6 +913,7 @@ fn placeholder_word(s: &str) -> bool {
         "user",
         "username",
         "mysecret",
+        "value",
     ];
     let lower = s.trim_matches(['"', '\'']).to_ascii_lowercase();
     WORDS.contains(&lower.as_str())
@@ -815,9 +975,7 @@ fn type_word(s: &str) -> bool {
 /// Whether `s` is a stand-in for a secret: an example, a template, a run of one character.
 pub(crate) fn placeholder(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
-    if ["example", "placeholder", "xxxx", "****", "••••", "...", "…", "redacted", "<", ">"]
-        .iter()
-        .any(|w| lower.contains(w))
+    if ["example", "placeholder", "xxxx", "****", "••••", "...", "…", "redacted"].iter().any(|w| lower.contains(w))
     {
         return true;
     }
@@ -826,6 +984,8 @@ pub(crate) fn placeholder(s: &str) -> bool {
         || lower.starts_with("my_")
         || lower.ends_with("-here")
         || lower.ends_with("_here")
+        || lower.ends_with(" here")
+        || lower.contains('<') && lower.ends_with('>')
         || lower.contains("${")
         || lower.contains("{{")
     {
