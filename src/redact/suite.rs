@@ -24,6 +24,8 @@
 //! it checks itself: every secret is in its text exactly once and no part of it is anywhere
 //! else in the text.
 
+#![cfg(test)]
+
 use super::redact;
 
 /// The generator's seed: changing it changes every generated body, not the suite's shape.
