@@ -7,10 +7,12 @@
 //! YAML, JSON and command-line forms), and a check on what it matched (a checksum, the
 //! entropy, whether it is a placeholder or a reference such as `${TOKEN}`).
 //!
-//! Most text holds no secret, so a rule runs only when one of its keywords is in the text:
-//! one Aho-Corasick pass over the text decides which of the expressions run at all. A
-//! found secret is replaced by `[REDACTED:{rule}]`, which keeps the text readable and says
-//! what was there; redacting twice changes nothing more.
+//! Most text holds no secret, so a rule runs only where something woke it (see [`find`]):
+//! a rarer word of its own, a name given a value that holds one of its words, a run of
+//! token characters that holds a provider's prefix; and then only over a window around
+//! that place, once its gate lets it. A found secret is replaced by `[REDACTED:{rule}]`,
+//! which keeps the text readable and says what was there; redacting twice changes nothing
+//! more. Expressions use ASCII classes: secrets and the names around them are ASCII.
 //!
 //! Documented examples are not secrets: a value that calls itself an example (AWS'
 //! `AKIAIOSFODNN7EXAMPLE`, anything with `example` in it), a template (`<token>`,
@@ -24,12 +26,13 @@ mod suite;
 
 use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::packed;
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Span};
 use regex::Regex;
 use serde_json::Value;
 
 pub(crate) use self::rules::secret_named;
-use self::rules::{RULES, Rule};
+use self::rules::{RULES, Rule, Scope};
 
 /// The start of every mark: `[REDACTED:github-pat]`.
 pub const MARK_PREFIX: &str = "[REDACTED";
@@ -47,82 +50,550 @@ pub struct Found {
     pub end: usize,
 }
 
-/// The keyword automaton that picks the rules, and each rule's expression, compiled the
-/// first time a text wakes it (a command that shows no candidate never pays for the rest).
+/// The shortest run of token characters that can hold a provider's token: every
+/// [`Scope::Token`] and [`Scope::Runs`] expression matches at least this many (a test holds
+/// the table to it).
+pub(crate) const RUN_MIN: usize = 15;
+
+/// The bytes of a run: what tokens, URLs and key material are written with. Quotes,
+/// brackets, commas, spaces and anything outside ASCII end a run.
+const RUN: [bool; 256] = {
+    let mut class = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        class[b] = c.is_ascii_graphic()
+            && !matches!(c, b'"' | b'\'' | b'`' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>' | b',' | b'\\');
+        b += 1;
+    }
+    class
+};
+
+/// The keyword searchers that pick the rules and the windows they run over, and each
+/// rule's expression, compiled the first time a text wakes it (a command that shows no
+/// candidate never pays for the rest).
 struct Engine {
     regexes: Vec<OnceLock<Regex>>,
-    keywords: AhoCorasick,
-    /// For each keyword of the automaton, the rules it wakes.
-    wakes: Vec<Vec<usize>>,
-    /// Rules without keywords: they always run.
+    /// The words (the keywords of [`Scope::Lines`], [`Scope::Text`] and [`Scope::Runs`]
+    /// rules), lowercase, and the rules each wakes.
+    words: Vec<(String, Vec<usize>)>,
+    /// The fewest words that hold every word: what the text is searched for, by a SIMD
+    /// searcher over its lowercase copy; for each, the words that hold it and where.
+    anchors: packed::Searcher,
+    anchored: Vec<Vec<(usize, usize)>>,
+    /// The keywords of [`Scope::Named`] rules, searched in names only, and the rules each
+    /// wakes.
+    names: AhoCorasick,
+    name_wakes: Vec<Vec<usize>>,
+    /// Keywords that are whole flags (`--user`), lowercase, and the rule each wakes.
+    flags: Vec<(String, usize)>,
+    /// The keywords of [`Scope::Token`] rules, searched in the runs alone, and the rules
+    /// each wakes.
+    tokens: AhoCorasick,
+    token_wakes: Vec<Vec<usize>>,
+    /// [`Scope::Runs`] rules without keywords: they run over every run.
     always: Vec<usize>,
+    /// [`Scope::UserInfo`] rules.
+    user_info: Vec<usize>,
+}
+
+/// Adds `rule` to the rules that keyword `k` wakes in `list`.
+fn wakes(list: &mut Vec<(String, Vec<usize>)>, k: String, rule: usize) {
+    match list.iter_mut().find(|(w, _)| *w == k) {
+        Some((_, rules)) => rules.push(rule),
+        None => list.push((k, vec![rule])),
+    }
 }
 
 static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
     let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
-    let mut words: Vec<String> = Vec::new();
-    let mut wakes: Vec<Vec<usize>> = Vec::new();
+    let mut words: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut names: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut tokens: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut flags = Vec::new();
     let mut always = Vec::new();
+    let mut user_info = Vec::new();
     for (i, rule) in RULES.iter().enumerate() {
-        if rule.keywords.is_empty() {
-            always.push(i);
+        match rule.scope {
+            Scope::Runs if rule.keywords.is_empty() => always.push(i),
+            Scope::UserInfo => user_info.push(i),
+            _ => {}
         }
         for k in rule.keywords {
             let k = k.to_ascii_lowercase();
-            match words.iter().position(|w| *w == k) {
-                Some(at) => wakes[at].push(i),
-                None => {
-                    words.push(k);
-                    wakes.push(vec![i]);
+            match rule.scope {
+                _ if k.starts_with('-') => flags.push((k, i)),
+                Scope::Token => wakes(&mut tokens, k, i),
+                Scope::Named(..) => wakes(&mut names, k, i),
+                Scope::Lines(..) | Scope::Text | Scope::Runs => wakes(&mut words, k, i),
+                Scope::UserInfo => {}
+            }
+        }
+    }
+    // An anchor is a word that holds no other word: `accesskey=` finds `sharedaccesskey=`.
+    let mut anchors: Vec<&str> = Vec::new();
+    for (w, _) in &words {
+        if !words.iter().any(|(other, _)| other != w && w.contains(other.as_str())) {
+            anchors.push(w);
+        }
+    }
+    let anchored = anchors
+        .iter()
+        .map(|a| words.iter().enumerate().filter_map(|(k, (w, _))| w.find(a).map(|at| (k, at))).collect())
+        .collect();
+    let mut searcher = packed::Config::new().builder();
+    for a in &anchors {
+        searcher.add(a);
+    }
+    let anchors = searcher.build().unwrap_or_else(|| panic!("redaction words: {} cannot be searched", anchors.len()));
+    let automaton = |list: &[(String, Vec<usize>)]| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .build(list.iter().map(|(k, _)| k))
+            .unwrap_or_else(|e| panic!("redaction keywords: {e}"))
+    };
+    Engine {
+        regexes,
+        names: automaton(&names),
+        name_wakes: names.into_iter().map(|(_, rules)| rules).collect(),
+        tokens: automaton(&tokens),
+        token_wakes: tokens.into_iter().map(|(_, rules)| rules).collect(),
+        words,
+        anchors,
+        anchored,
+        flags,
+        always,
+        user_info,
+    }
+});
+
+/// The longest name looked at before a value: longer runs are data, not names.
+const NAME_MAX: usize = 96;
+
+/// Whether `b` can be part of a name (`DB_PASSWORD`, `api-key`, `spring.datasource.password`).
+fn is_name(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// The name that ends right before `end` (after blanks and one quote), if any.
+fn name_before(bytes: &[u8], end: usize) -> Option<(usize, usize)> {
+    let mut i = end;
+    while i > 0 && matches!(bytes[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    if i > 0 && matches!(bytes[i - 1], b'"' | b'\'') {
+        i -= 1;
+    }
+    let last = i;
+    while i > 0 && last - i < NAME_MAX && is_name(bytes[i - 1]) {
+        i -= 1;
+    }
+    (i < last).then_some((i, last))
+}
+
+/// What [`named`] finds.
+#[derive(Debug, Clone, Copy)]
+enum Hit {
+    /// A name (`start..end`) given a value at `at`, or a flag (its `-` at `start`).
+    Name(usize, usize, usize),
+    /// The `:` after a URL's user name (`https://user:`).
+    UserInfo(usize),
+}
+
+/// The bytes of a URL's user name.
+fn is_user(b: u8) -> bool {
+    !b.is_ascii_whitespace() && !matches!(b, b':' | b'/' | b'@' | b'"' | b'\'' | b'<' | b'>')
+}
+
+/// Where the names given a value are in `bytes`, and the user info of URLs. Searched for
+/// by the bytes that give a value (`=`, `:`, `,`, `>`, and a `-` that starts a flag),
+/// which prose has few of.
+fn named(bytes: &[u8], mut each: impl FnMut(Hit)) {
+    for at in memchr::memchr3_iter(b'=', b':', b',', bytes) {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + 1).copied();
+        let name = match bytes[at] {
+            // `==`, `!=`, `<=`, `>=` compare; `:=` is found at its `:`.
+            b'=' if matches!(before, Some(b'=' | b'!' | b'<' | b'>' | b':')) || after == Some(b'=') => None,
+            b'=' => name_before(bytes, at),
+            // `::` is a path, `://` a URL's scheme.
+            b':' if before == Some(b':') || matches!(after, Some(b':' | b'/')) => None,
+            b':' => {
+                let mut i = at;
+                while i > 0 && at - i < NAME_MAX && is_user(bytes[i - 1]) {
+                    i -= 1;
+                }
+                if i >= 2 && &bytes[i - 2..i] == b"//" {
+                    each(Hit::UserInfo(at));
+                }
+                name_before(bytes, at)
+            }
+            // A quoted pair: `"password", "…"`.
+            _ => {
+                let mut i = at;
+                while i > 0 && bytes[i - 1].is_ascii_whitespace() {
+                    i -= 1;
+                }
+                if i > 0 && matches!(bytes[i - 1], b'"' | b'\'') {
+                    name_before(bytes, i).filter(|&(s, _)| s > 0 && matches!(bytes[s - 1], b'"' | b'\''))
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some((s, e)) = name {
+            each(Hit::Name(s, e, at));
+        }
+    }
+    for at in memchr::memchr2_iter(b'>', b'-', bytes) {
+        if bytes[at] == b'>' {
+            // An XML element: `<db:password>`.
+            let mut i = at;
+            while i > 0 && at - i < NAME_MAX && (is_name(bytes[i - 1]) || bytes[i - 1] == b':') {
+                i -= 1;
+            }
+            if i < at && i > 0 && bytes[i - 1] == b'<' {
+                each(Hit::Name(i, at, at));
+            }
+            continue;
+        }
+        // A flag: `-` at a line's start or after a blank, then a name.
+        if at > 0 && !matches!(bytes[at - 1], b' ' | b'\t' | b'\n') {
+            continue;
+        }
+        let mut e = at + 1;
+        if bytes.get(e) == Some(&b'-') {
+            e += 1;
+        }
+        if !bytes.get(e).is_some_and(u8::is_ascii_alphanumeric) {
+            continue;
+        }
+        while e < bytes.len() && e - at < NAME_MAX && is_name(bytes[e]) {
+            e += 1;
+        }
+        each(Hit::Name(at, e, at));
+    }
+}
+
+/// Every secret in `text`, in order, none overlapping another.
+///
+/// The text is searched three times, cheaply: for the rarer words of the rules
+/// (`authorization`, `bearer`, `mysql`…) in its lowercase copy; for names given a value
+/// (`DB_PASSWORD=`, `"apiKey":`, `--token`), whose words (`key`, `token`, `pass`) are
+/// looked for in the name alone; and for runs of token characters at least [`RUN_MIN`]
+/// long, which alone can hold a provider's token. A word or a name wakes its rules over
+/// the lines around it; a run wakes the rules whose keywords it holds, over itself. Only
+/// then do expressions run, and only over those windows, once a rule's gate lets them.
+pub fn find(text: &str) -> Vec<Found> {
+    let bytes = text.as_bytes();
+    LOWER.with_borrow_mut(|lower| {
+        lower.clear();
+        lower.extend(bytes.iter().map(u8::to_ascii_lowercase));
+        let found = find_in(text, lower);
+        if lower.capacity() > KEEP_LOWER {
+            *lower = Vec::new();
+        }
+        found
+    })
+}
+
+/// The largest lowercase copy kept for the next call.
+const KEEP_LOWER: usize = 1 << 20;
+
+thread_local! {
+    /// The lowercase copy of the text being searched, kept between calls: a fresh one of
+    /// 100 KB costs more in page faults than in copying.
+    static LOWER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Adds rule `i`'s window `a..b` to `windows`, unless the rule's gate shuts it.
+fn push(windows: &mut Vec<(usize, usize, usize)>, lower: &[u8], i: usize, a: usize, b: usize) {
+    if RULES[i].gate.is_none_or(|gate| gate(&lower[a..b])) {
+        windows.push((i, a, b));
+    }
+}
+
+/// [`find`] with `lower`, the ASCII lowercase copy of `text`.
+fn find_in(text: &str, lower: &[u8]) -> Vec<Found> {
+    let engine = &*ENGINE;
+    let bytes = text.as_bytes();
+    // (rule, start, end): where each woken rule runs.
+    let mut windows: Vec<(usize, usize, usize)> = Vec::new();
+    let mut on_runs: Vec<usize> = engine.always.clone();
+    let mut whole: Vec<usize> = Vec::new();
+    let mut at = 0;
+    while let Some(m) = engine.anchors.find_in(lower, Span { start: at, end: lower.len() }) {
+        for &(k, offset) in &engine.anchored[m.pattern().as_usize()] {
+            let (word, rules) = &engine.words[k];
+            let Some(start) = m.start().checked_sub(offset) else { continue };
+            if !lower[start..].starts_with(word.as_bytes()) {
+                continue;
+            }
+            for &i in rules {
+                match RULES[i].scope {
+                    Scope::Lines(before, after) | Scope::Named(before, after) => {
+                        let (a, b) = lines(bytes, start, before, after);
+                        push(&mut windows, lower, i, a, b);
+                    }
+                    Scope::Text => whole.push(i),
+                    Scope::Runs => on_runs.push(i),
+                    Scope::Token | Scope::UserInfo => {}
                 }
             }
         }
+        at = m.start() + 1;
     }
-    let keywords = AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(&words)
-        .unwrap_or_else(|e| panic!("redaction keywords: {e}"));
-    Engine { regexes, keywords, wakes, always }
-});
-
-/// Every secret in `text`, in order, none overlapping another.
-pub fn find(text: &str) -> Vec<Found> {
-    let engine = &*ENGINE;
-    let mut wanted = vec![false; RULES.len()];
-    for &i in &engine.always {
-        wanted[i] = true;
-    }
-    for m in engine.keywords.find_overlapping_iter(text) {
-        for &i in &engine.wakes[m.pattern().as_usize()] {
-            wanted[i] = true;
+    named(bytes, |hit| {
+        let (start, end, at) = match hit {
+            Hit::Name(start, end, at) => (start, end, at),
+            Hit::UserInfo(at) => {
+                let (a, b) = lines(bytes, at, 0, 0);
+                for &i in &engine.user_info {
+                    push(&mut windows, lower, i, a, b);
+                }
+                return;
+            }
+        };
+        let name = &lower[start..end];
+        if bytes[start] == b'-' {
+            for (flag, i) in &engine.flags {
+                if name == flag.as_bytes() {
+                    let (a, b) = lines(bytes, at, 0, 0);
+                    push(&mut windows, lower, *i, a, b);
+                }
+            }
+        }
+        for m in engine.names.find_overlapping_iter(name) {
+            for &i in &engine.name_wakes[m.pattern().as_usize()] {
+                if let Scope::Named(before, after) = RULES[i].scope {
+                    let (a, b) = lines(bytes, at, before, after);
+                    push(&mut windows, lower, i, a, b);
+                }
+            }
+        }
+    });
+    on_runs.sort_unstable();
+    on_runs.dedup();
+    for (start, end) in runs(bytes) {
+        let window = widened(text, start, end);
+        for m in engine.tokens.find_overlapping_iter(&text[start..end]) {
+            for &i in &engine.token_wakes[m.pattern().as_usize()] {
+                push(&mut windows, lower, i, window.0, window.1);
+            }
+        }
+        for &i in &on_runs {
+            push(&mut windows, lower, i, window.0, window.1);
         }
     }
+    whole.sort_unstable();
+    whole.dedup();
+    for &i in &whole {
+        push(&mut windows, lower, i, 0, text.len());
+    }
+    windows.sort_unstable();
+
     let mut found: Vec<(usize, Found)> = Vec::new();
-    for (i, rule) in RULES.iter().enumerate() {
-        if !wanted[i] {
+    let mut w = 0;
+    while w < windows.len() {
+        // One window of each overlapping lot.
+        let (i, a, mut b) = windows[w];
+        w += 1;
+        while w < windows.len() && windows[w].0 == i && windows[w].1 <= b {
+            b = b.max(windows[w].2);
+            w += 1;
+        }
+        matches_in(i, text, a, b, &mut found);
+    }
+    finish(text, found)
+}
+
+/// A rule's expression, with ASCII classes for `\w`, `\s`, `\d` and `\b` ([`ascii_classes`]).
+fn compile(rule: &Rule) -> Regex {
+    Regex::new(&ascii_classes(rule.pattern)).unwrap_or_else(|e| panic!("redaction rule {}: {e}", rule.id))
+}
+
+/// `pattern` with its Perl classes (`\w`, `\s`, `\d`, their negations) and word boundaries
+/// ASCII, in and out of brackets. Secrets and the names and separators around them are
+/// ASCII; Unicode classes made each expression take up to 10 ms to compile (`okta…[\w.]{0,30}`),
+/// which a one-shot command pays for every rule its text wakes.
+fn ascii_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 32);
+    let mut chars = pattern.chars().peekable();
+    // How deep inside brackets; a `]` right after the opening `[` or `[^` is a literal.
+    let mut depth = 0usize;
+    let mut just_opened = false;
+    while let Some(c) = chars.next() {
+        let opened = std::mem::take(&mut just_opened);
+        match c {
+            '\\' => {
+                let Some(e) = chars.next() else {
+                    out.push(c);
+                    break;
+                };
+                let inside = depth > 0;
+                let class = match (e, inside) {
+                    ('w', false) => "[[:word:]]",
+                    ('w', true) => "[:word:]",
+                    ('W', _) => "[^[:word:]]",
+                    ('s', false) => "[[:space:]]",
+                    ('s', true) => "[:space:]",
+                    ('S', _) => "[^[:space:]]",
+                    ('d', false) => "[0-9]",
+                    ('d', true) => "0-9",
+                    ('D', _) => "[^0-9]",
+                    ('b', false) => "(?-u:\\b)",
+                    ('B', false) => "(?-u:\\B)",
+                    _ => {
+                        out.push(c);
+                        out.push(e);
+                        continue;
+                    }
+                };
+                out.push_str(class);
+            }
+            '[' if depth == 0 || chars.peek() == Some(&':') || !opened => {
+                // `[:word:]` inside brackets is a POSIX class, not a nested bracket.
+                if depth > 0 && chars.peek() == Some(&':') {
+                    out.push(c);
+                    for d in chars.by_ref() {
+                        out.push(d);
+                        if d == ']' {
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                depth += 1;
+                out.push(c);
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                just_opened = true;
+            }
+            ']' if depth > 0 && !opened => {
+                depth -= 1;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The secrets rule `i` finds in `text[a..b]`, added to `found`.
+fn matches_in(i: usize, text: &str, a: usize, b: usize, found: &mut Vec<(usize, Found)>) {
+    let rule = &RULES[i];
+    let regex = ENGINE.regexes[i].get_or_init(|| compile(rule));
+    // The window's end is the haystack's, its start only where the search begins: `^`
+    // and `\b` still see the text before the window, as over the whole text. The search
+    // begins a character early, for expressions that take the character before a name
+    // (`(?:^|[^a-z0-9_])password=`).
+    let hay = &text[..b];
+    let mut from = text[..a].char_indices().next_back().map_or(a, |(i, _)| i);
+    while from <= b {
+        let Some(caps) = regex.captures_at(hay, from) else { break };
+        let whole = caps.get(0).map_or(from..from, |m| m.range());
+        from = if whole.is_empty() {
+            whole.end + hay[whole.end..].chars().next().map_or(1, char::len_utf8)
+        } else {
+            whole.end
+        };
+        let Some(secret) = rules::secret_of(&caps) else { continue };
+        // A value runs to the next parameter of a query string at most (`…&mode=x`).
+        let value = rules::to_next_parameter(secret.as_str());
+        if value.is_empty() || rules::ignored(value) || !(rule.check)(&caps, value) {
             continue;
         }
-        let regex = engine.regexes[i]
-            .get_or_init(|| Regex::new(rule.pattern).unwrap_or_else(|e| panic!("redaction rule {}: {e}", rule.id)));
-        for caps in regex.captures_iter(text) {
-            let Some(secret) = rules::secret_of(&caps) else { continue };
-            // A value runs to the next parameter of a query string at most (`…&mode=x`).
-            let value = rules::to_next_parameter(secret.as_str());
-            if value.is_empty() || rules::ignored(value) || !(rule.check)(&caps, value) {
-                continue;
-            }
-            found.push((i, Found { rule: rule.id, start: secret.start(), end: secret.start() + value.len() }));
-        }
+        let start = secret.start();
+        found.push((i, Found { rule: rule.id, start, end: start + value.len() }));
     }
+}
+
+/// The finds of the rules as one list: each once, none inside a mark already in the text,
+/// overlapping ones merged.
+fn finish(text: &str, mut found: Vec<(usize, Found)>) -> Vec<Found> {
+    // The same secret found from two windows is one.
+    found.sort_unstable_by_key(|(i, f)| (*i, f.start, f.end));
+    found.dedup_by(|x, y| x.0 == y.0 && x.1 == y.1);
     // A mark already in the text is not a secret, nor part of one (`https://[REDACTED:…]@`).
-    let marks: Vec<(usize, usize)> = text
-        .match_indices(MARK_PREFIX)
-        .filter_map(|(at, _)| text[at..].find(']').map(|end| (at, at + end + 1)))
+    let marks: Vec<(usize, usize)> = memchr::memmem::find_iter(text.as_bytes(), MARK_PREFIX.as_bytes())
+        .filter_map(|at| text[at..].find(']').map(|end| (at, at + end + 1)))
         .collect();
     if !marks.is_empty() {
         found.retain(|(_, f)| !marks.iter().any(|&(a, b)| f.start < b && a < f.end));
     }
     merge(found)
+}
+
+/// The byte range of the line holding `at`, `before` lines before it and `after` after it,
+/// without the line ends that bound it.
+fn lines(bytes: &[u8], at: usize, before: u8, after: u8) -> (usize, usize) {
+    let mut start = line_start(bytes, at);
+    for _ in 0..before {
+        if start == 0 {
+            break;
+        }
+        start = line_start(bytes, start - 1);
+    }
+    let mut end = line_end(bytes, at);
+    for _ in 0..after {
+        if end >= bytes.len() {
+            break;
+        }
+        end = line_end(bytes, end + 1);
+    }
+    (start, end)
+}
+
+fn line_start(bytes: &[u8], at: usize) -> usize {
+    memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |nl| nl + 1)
+}
+
+fn line_end(bytes: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |nl| at + nl)
+}
+
+/// Every run of [`RUN`] bytes at least [`RUN_MIN`] long, in order. A run that long holds a
+/// byte at every multiple of `RUN_MIN`, so the search looks at one byte in `RUN_MIN`; where
+/// it is a run's, it looks back for the run's start: found within `RUN_MIN` bytes, the next
+/// long run cannot end before `RUN_MIN` bytes after it, and the search goes on from there.
+fn runs(bytes: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let is_run = |at: usize| RUN[usize::from(bytes[at])];
+    let mut probe = RUN_MIN - 1;
+    std::iter::from_fn(move || {
+        while probe < bytes.len() {
+            if !is_run(probe) {
+                probe += RUN_MIN;
+                continue;
+            }
+            // The first byte before the probe that is not a run's, within RUN_MIN.
+            let floor = (probe + 1).saturating_sub(RUN_MIN);
+            if let Some(gap) = (floor..probe).rev().find(|&at| !is_run(at)) {
+                probe = gap + RUN_MIN;
+                continue;
+            }
+            let mut start = floor;
+            while start > 0 && is_run(start - 1) {
+                start -= 1;
+            }
+            let mut end = probe + 1;
+            while end < bytes.len() && is_run(end) {
+                end += 1;
+            }
+            probe = end + RUN_MIN;
+            return Some((start, end));
+        }
+        None
+    })
+}
+
+/// `start..end` with the character on either side: what tells a token's edge (`"ghp_…"`).
+fn widened(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let before = text[..start].chars().next_back().map_or(0, char::len_utf8);
+    let after = text[end..].chars().next().map_or(0, char::len_utf8);
+    (start - before, end + after)
 }
 
 /// Overlapping finds as one, named by the first rule of the table among them (the most
@@ -230,7 +701,92 @@ mod tests {
     fn every_rule_compiles() {
         for rule in RULES {
             assert!(Regex::new(rule.pattern).is_ok(), "{}", rule.id);
+            assert!(Regex::new(&ascii_classes(rule.pattern)).is_ok(), "{}: {}", rule.id, ascii_classes(rule.pattern));
         }
+    }
+
+    #[test]
+    fn perl_classes_become_ascii_in_and_out_of_brackets() {
+        for (pattern, expected) in [
+            (r"\w+\s\d", "[[:word:]]+[[:space:]][0-9]"),
+            (r"[\w.\-]{0,30}\W", r"[[:word:].\-]{0,30}[^[:word:]]"),
+            (r#"[^\s"']+"#, r#"[^[:space:]"']+"#),
+            (r"\bkey\b", r"(?-u:\b)key(?-u:\b)"),
+            (r"[]\s]x[^]a]", r"[][:space:]]x[^]a]"),
+            (r"\.\[\\", r"\.\[\\"),
+        ] {
+            assert_eq!(ascii_classes(pattern), expected, "{pattern}");
+        }
+        let r = Regex::new(&ascii_classes(r"\bpass\s*=\s*(\w+)")).unwrap();
+        assert_eq!(&r.captures("x pass = héllo").unwrap()[1], "h");
+    }
+
+    /// A rule searched only inside runs of token characters must find its keywords and its
+    /// matches there: keywords made of run characters alone, matches at least [`RUN_MIN`]
+    /// long besides the character on either side that [`widened`] adds.
+    #[test]
+    fn rules_searched_in_runs_fit_in_runs() {
+        for rule in RULES.iter().filter(|r| matches!(r.scope, Scope::Token | Scope::Runs)) {
+            for k in rule.keywords {
+                assert!(k.bytes().all(|b| RUN[usize::from(b)]), "{}: keyword {k:?} leaves a run", rule.id);
+            }
+            // A `.pgpass` line can be shorter (`*:*:*:u:pw`), but one under RUN_MIN bytes holds
+            // a password of a few characters, and waking the rule on every `:` of prose
+            // would cost more than all the others: such lines are left as they are.
+            if rule.id == "pgpass-password" {
+                continue;
+            }
+            let hir = regex_syntax::parse(rule.pattern).unwrap();
+            let min = hir.properties().minimum_len().unwrap_or(0);
+            assert!(min >= RUN_MIN, "{}: a match may be {min} bytes, under {RUN_MIN}", rule.id);
+        }
+    }
+
+    /// Every rule whose keyword is anywhere in the text (or that has none) over the whole
+    /// text, with no name, run, window or gate to pick it: what the searches of [`find`]
+    /// must not lose.
+    fn find_everywhere(text: &str) -> Vec<Found> {
+        let lower = text.to_ascii_lowercase();
+        let mut found = Vec::new();
+        for (i, rule) in RULES.iter().enumerate() {
+            if rule.keywords.is_empty() || rule.keywords.iter().any(|k| lower.contains(&k.to_ascii_lowercase())) {
+                matches_in(i, text, 0, text.len(), &mut found);
+            }
+        }
+        finish(text, found)
+    }
+
+    /// The searches that pick rules and windows lose nothing the rules find over the whole
+    /// text: on every case of the suite, and on the sample corpora.
+    #[test]
+    fn picking_rules_and_windows_loses_no_secret() {
+        let mut texts: Vec<String> = suite::texts();
+        let (dir, _) = crate::testing::corpora();
+        texts.extend(crate::testing::markdown_files(&dir).iter().filter_map(|f| std::fs::read_to_string(f).ok()));
+        assert!(texts.len() > 500, "{} texts", texts.len());
+        for text in &texts {
+            let everywhere = find_everywhere(text);
+            // `.pgpass` lines shorter than a run are left (see `rules_searched_in_runs_fit_in_runs`).
+            let everywhere: Vec<Found> = everywhere.into_iter().filter(|f| f.rule != "pgpass-password").collect();
+            let picked = find(text);
+            for f in &everywhere {
+                assert!(
+                    picked.iter().any(|p| p.start <= f.start && f.end <= p.end),
+                    "{} {:?} is found over the whole text, not by find: {text:?}",
+                    f.rule,
+                    &text[f.start..f.end]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_window_sees_the_text_around_it() {
+        // `^` is a line's start, not the window's: this .pgpass-shaped run is inside a line.
+        assert_eq!(redact("see host:5432:db:user:s3cretPassw0rd").count, 0);
+        assert_eq!(redact("host:5432:db:user:s3cretPassw0rd\n").count, 1);
+        // The same secret woken by two keywords is redacted once.
+        check("password=hunter2 pass", "password=[REDACTED:secret-assignment] pass");
     }
 
     #[test]

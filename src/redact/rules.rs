@@ -19,9 +19,38 @@ pub struct Rule {
     /// The rule runs only when one of these is in the text (ASCII case ignored); none means
     /// it always runs.
     pub keywords: &'static [&'static str],
+    /// Where in the text a match can lie, seen from a keyword.
+    pub scope: Scope,
     pub pattern: &'static str,
+    /// A cheap test of the window (ASCII lowercase) that must hold before the expression
+    /// runs over it: an `@` for a password in a URL, a flag for a command line.
+    pub gate: Option<fn(&[u8]) -> bool>,
     /// Whether the match is a secret (and not a placeholder, a reference, a sample).
     pub check: fn(&Captures<'_>, &str) -> bool,
+}
+
+/// Where a rule's match lies, seen from its keyword: the part of the text its expression
+/// runs over. Ordinary prose wakes rules with its words (`key`, `token`), and a window keeps
+/// what each costs to the few lines around them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Within the run of token characters that holds the keyword (a provider's token, at
+    /// least [`RUN_MIN`](super::RUN_MIN) characters long), and the character on either side.
+    Token,
+    /// Within any such run of the text, once a keyword is anywhere in it (Twilio's auth
+    /// token next to the word `twilio`); without keywords, in every run.
+    Runs,
+    /// Within the keyword's line, `.0` lines before it and `.1` lines after it.
+    Lines(u8, u8),
+    /// Within the line of a name that holds a keyword and is given a value: before `=`,
+    /// `:`, `>` (an XML element) or `,` (a quoted pair), or a command-line flag; `.0`
+    /// lines before it and `.1` after. Such words (`key`, `token`, `pass`) fill ordinary
+    /// prose, so only names are searched for them, never the whole text.
+    Named(u8, u8),
+    /// Within the line of a URL's user info (`scheme://user:`), whatever the keywords say.
+    UserInfo,
+    /// Anywhere in the text (a key block, which runs over many lines).
+    Text,
 }
 
 /// The secret of a match.
@@ -53,7 +82,15 @@ macro_rules! prefixed {
         prefixed!($id, $title, [$($k),+], $pattern, token)
     };
     ($id:literal, $title:literal, [$($k:literal),+], $pattern:literal, $check:expr) => {
-        Rule { id: $id, title: $title, keywords: &[$($k),+], pattern: $pattern, check: $check }
+        Rule { id: $id, title: $title, keywords: &[$($k),+], scope: Scope::Token, pattern: $pattern, gate: None, check: $check }
+    };
+}
+
+/// A token named by a word before it (`POSTMARK_TOKEN = …`) or with a space in it: found
+/// on the keyword's line (and the next), not in a run of its own.
+macro_rules! in_lines {
+    ($id:literal, $title:literal, [$($k:literal),+], $pattern:literal) => {
+        Rule { id: $id, title: $title, keywords: &[$($k),+], scope: Scope::Lines(0, 1), pattern: $pattern, gate: None, check: token }
     };
 }
 
@@ -63,14 +100,18 @@ pub static RULES: &[Rule] = &[
         id: "private-key",
         title: "a private key block",
         keywords: &["PRIVATE KEY"],
+        scope: Scope::Text,
         pattern: r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z)",
+        gate: None,
         check: key_block,
     },
     Rule {
         id: "putty-private-key",
         title: "a PuTTY private key",
         keywords: &["PuTTY-User-Key-File"],
+        scope: Scope::Text,
         pattern: r"PuTTY-User-Key-File-\d:[\s\S]*?(?:Private-MAC:[ \t]*[0-9a-fA-F]*|\z)",
+        gate: None,
         check: key_block,
     },
     prefixed!("age-secret-key", "an age secret key", ["AGE-SECRET-KEY-1"], r"AGE-SECRET-KEY-1[0-9A-Z]{50,70}"),
@@ -137,13 +178,16 @@ pub static RULES: &[Rule] = &[
         [":AA"],
         r"(?:^|[^0-9A-Za-z])(?:bot)?(?P<s>\d{8,10}:AA[0-9A-Za-z_\-]{32,34})\b"
     ),
-    prefixed!(
-        "discord-bot-token",
-        "a Discord bot token",
-        ["."],
-        r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b",
-        random
-    ),
+    // No keyword: a run whose dots are seven apart (`….GxYz12.…`) wakes it.
+    Rule {
+        id: "discord-bot-token",
+        title: "a Discord bot token",
+        keywords: &[],
+        scope: Scope::Runs,
+        pattern: r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b",
+        gate: Some(dots_seven_apart),
+        check: random,
+    },
     // Payment.
     prefixed!(
         "stripe-access-token",
@@ -176,7 +220,7 @@ pub static RULES: &[Rule] = &[
     prefixed!("gcp-oauth-secret", "a Google OAuth client secret", ["GOCSPX-"], r"\bGOCSPX-[0-9A-Za-z_\-]{20,}"),
     prefixed!("gcp-oauth-token", "a Google OAuth token", ["ya29."], r"\bya29\.[0-9A-Za-z_\-]{20,}"),
     prefixed!("gcp-refresh-token", "a Google refresh token", ["1//0"], r"\b1//0[0-9A-Za-z_\-]{40,}"),
-    prefixed!(
+    in_lines!(
         "azure-storage-key",
         "an Azure storage or service bus key",
         ["AccountKey=", "SharedAccessKey=", "AccessKey="],
@@ -222,7 +266,7 @@ pub static RULES: &[Rule] = &[
         ["dckr_pat_", "dckr_oat_"],
         r"\bdckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}"
     ),
-    prefixed!(
+    in_lines!(
         "flyio-access-token",
         "a Fly.io token",
         ["fo1_", "FlyV1 fm"],
@@ -295,7 +339,7 @@ pub static RULES: &[Rule] = &[
     ),
     prefixed!("mailgun-private-api-token", "a Mailgun API key", ["key-"], r"\bkey-[a-f0-9]{32}\b"),
     prefixed!("mailchimp-api-key", "a Mailchimp API key", ["-us"], r"\b[a-f0-9]{32}-us\d{1,2}\b"),
-    prefixed!(
+    in_lines!(
         "postmark-token",
         "a Postmark token",
         ["postmark"],
@@ -342,13 +386,13 @@ pub static RULES: &[Rule] = &[
         ["ops_eyJ"],
         r"\bops_eyJ[A-Za-z0-9+/=_\-]{50,}"
     ),
-    prefixed!(
+    in_lines!(
         "okta-access-token",
         "an Okta API token",
         ["okta"],
         r"(?i)okta[\w.\-]{0,30}\W{1,5}(?P<s>00[A-Za-z0-9_\-]{40})\b"
     ),
-    prefixed!(
+    in_lines!(
         "heroku-api-key",
         "a Heroku API key",
         ["heroku"],
@@ -381,105 +425,135 @@ pub static RULES: &[Rule] = &[
         id: "url-credentials",
         title: "a password in a URL",
         keywords: &["://"],
+        scope: Scope::UserInfo,
         pattern: r#"(?i)\b[a-z][a-z0-9+.\-]{1,30}://[^\s:/@"'<>]*:(?P<s>[^\s/@"'<>]+)@[^\s/@"'<>]"#,
+        gate: Some(has_at),
         check: url_password,
     },
     Rule {
         id: "auth-header",
         title: "an Authorization header",
         keywords: &["authorization"],
+        scope: Scope::Lines(0, 1),
         pattern: r#"(?i)\b(?:proxy-)?authorization\b["']?\s*[:=,]\s*["']?(?:bearer|basic|token|bot|digest|negotiate|apikey|api-key|sso-key|key|aws4-hmac-sha256|otr|hmac|ssws)[ \t]+(?P<s>[^\s"',;]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s"',;]+)*)"#,
+        gate: None,
         check: header,
     },
     Rule {
         id: "bearer-token",
         title: "a bearer token",
         keywords: &["bearer"],
+        scope: Scope::Lines(0, 0),
         pattern: r"(?i)\bbearer[ \t]+(?P<s>[A-Za-z0-9._~+/\-]{16,}=*)",
+        gate: None,
         check: random,
     },
     Rule {
         id: "cli-password",
         title: "a password on a command line",
-        keywords: &["mysql", "mariadb", "sshpass", "redis-cli", "curl", "-u ", "--user", "docker", "htpasswd"],
+        keywords: &["mysql", "mariadb", "sshpass", "redis-cli", "curl", "docker", "htpasswd", "-u", "--user"],
+        scope: Scope::Lines(0, 0),
         pattern: r#"(?:\b(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p(?:"(?P<s>[^"\n]+)"|'(?P<s2>[^'\n]+)'|(?P<s3>[^\s"'-][^\s"']*))|\bsshpass[ \t]+-p[ \t]*(?P<s4>\S+)|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<s5>\S+)|(?:^|[ \t])(?:-u|--user)[ \t]+["']?[^\s:"']+:(?P<s6>[^\s"']+)|\bdocker[ \t]+login\b[^\n]*?[ \t]-p[ \t]+(?P<s7>[^\s"']+)|\bhtpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-\S+[ \t]+)*\S+[ \t]+\S+[ \t]+(?P<s8>[^\s"']+))"#,
+        gate: Some(has_flag),
         check: password_value,
     },
     Rule {
         id: "url-secret-parameter",
         title: "a secret in a URL query",
-        keywords: &["?", "&"],
+        keywords: &["key", "token", "secret", "pass", "pwd", "auth", "signature"],
+        scope: Scope::Named(0, 0),
         pattern: r"(?i)[?&](?P<name>[a-z0-9_.\-]*?(?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|token|secret|password|passwd|pwd|signature|client[_\-]?secret|key|auth))=(?P<s>[^&\s#\x22'<>]{4,})",
+        gate: None,
         check: assigned,
     },
     Rule {
         id: "url-credentials",
         title: "a password in a connection string",
         keywords: &["@tcp(", "@unix("],
+        scope: Scope::Lines(0, 0),
         pattern: r#"(?:^|[\s"'`])[A-Za-z0-9_.\-]+:(?P<s>[^\s@/"']+)@(?:tcp|unix)\("#,
+        gate: None,
         check: url_password,
     },
     Rule {
         id: "netrc-password",
         title: "a password in a .netrc entry",
         keywords: &["machine"],
+        scope: Scope::Lines(0, 2),
         pattern: r"(?s)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<s>\S+)",
+        gate: Some(names_password),
         check: password_value,
     },
     Rule {
         id: "pgpass-password",
         title: "a password in a .pgpass line",
-        keywords: &[":"],
+        keywords: &[],
+        scope: Scope::Runs,
         pattern: r"(?m)^[A-Za-z0-9_.\-*]+:(?:\d+|\*):[^:\s]+:[^:\s]+:(?P<s>[^:\s]+)\r?$",
+        gate: Some(four_colons),
         check: password_value,
     },
     Rule {
         id: "password-argument",
         title: "a password passed to a credentials call",
         keywords: &["Credential", "PasswordAuthentication", "BasicAuth", "basic_auth"],
+        scope: Scope::Lines(0, 2),
         pattern: r#"(?:NetworkCredential|UsernamePasswordCredentials|PasswordAuthentication|HTTPBasicAuth|HTTPDigestAuth|SetBasicAuth|BasicAuth|basic_auth)\(\s*["'][^"'\r\n]*["']\s*,\s*["'](?P<s>[^"'\r\n]+)["']"#,
+        gate: Some(has_call),
         check: password_value,
     },
     Rule {
         id: "twilio-auth-token",
         title: "a Twilio auth token",
         keywords: &["twilio", "account_sid", "accountSid"],
+        scope: Scope::Runs,
         pattern: r#"["'](?P<s>[a-f0-9]{32})["']"#,
+        gate: None,
         check: random,
     },
     Rule {
         id: "azure-devops-pat",
         title: "an Azure DevOps personal access token",
-        keywords: &["devops", "dev.azure.com", "visualstudio.com", "_PAT"],
+        keywords: &["devops", "dev.azure.com", "visualstudio.com"],
+        scope: Scope::Runs,
         pattern: r"\b(?P<s>[a-z2-7]{52})\b",
+        gate: None,
         check: random,
     },
     Rule {
         id: "laravel-app-key",
         title: "a Laravel application key",
         keywords: &["base64:"],
+        scope: Scope::Lines(0, 1),
         pattern: r#"(?i)app_key['"]?\s*(?:=>|=|,|:)\s*['"]?(?P<s>base64:[A-Za-z0-9+/]{32,}={0,2})"#,
+        gate: None,
         check: token,
     },
     Rule {
         id: "private-key",
         title: "a private key block, base64-encoded",
         keywords: &["LS0tLS1CRUdJTi"],
+        scope: Scope::Token,
         pattern: r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{40,}",
+        gate: None,
         check: encoded_key_block,
     },
     Rule {
         id: "wireguard-private-key",
         title: "a WireGuard private key",
         keywords: &["privatekey", "private-key"],
+        scope: Scope::Lines(0, 1),
         pattern: r"(?i)private-?key\s*(?:=\s*|\s+(?:<\(echo\s+)?)(?P<s>[A-Za-z0-9+/]{42,43}=)",
+        gate: None,
         check: token,
     },
     Rule {
         id: "ethereum-private-key",
         title: "an Ethereum private key",
         keywords: &["wallet"],
+        scope: Scope::Lines(0, 1),
         pattern: r#"(?i)\bWallet\(\s*["'](?P<s>(?:0x)?[a-f0-9]{64})["']"#,
+        gate: None,
         check: any,
     },
     prefixed!(
@@ -493,7 +567,9 @@ pub static RULES: &[Rule] = &[
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
+        scope: Scope::Named(0, 0),
         pattern: r#"(?i)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>=>|:=|=)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|`(?P<s3>[^`\r\n]+)`|(?P<s4>[^\s"'`,;)\]}>]+))"#,
+        gate: None,
         check: assigned,
     },
     // YAML and prose put a colon between a name and its value; a value that runs to the end
@@ -502,14 +578,18 @@ pub static RULES: &[Rule] = &[
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
+        scope: Scope::Named(0, 0),
         pattern: r#"(?im)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>:)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'`,;)\]}>]+(?:[ \t]+[^\s"'`,;:=#)\]}>]+){1,8})[ \t]*(?:$|\r|[ \t]#)|(?P<s5>[^\s"'`,;)\]}>]+))"#,
+        gate: None,
         check: assigned,
     },
     Rule {
         id: "secret-flag",
         title: "a secret passed as a command-line flag",
         keywords: &["pass", "pwd", "secret", "token", "key", "auth"],
+        scope: Scope::Named(0, 0),
         pattern: r#"(?i)(?:^|[ \t])--?(?P<name>(?:[a-z0-9][a-z0-9_\-]*?)?(?:password|passwd|passphrase|pass|pwd|token|secret|api[_\-]?key|apikey|access[_\-]?key|auth|key))[ \t]+(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'\-][^\s"']*))"#,
+        gate: None,
         check: assigned,
     },
     // Kubernetes' `- name: DB_PASSWORD` followed by `value: …`.
@@ -517,7 +597,9 @@ pub static RULES: &[Rule] = &[
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["value:"],
+        scope: Scope::Lines(1, 0),
         pattern: r#"(?i)\bname:[ \t]*["']?(?P<name>[A-Za-z0-9_.\-]+)["']?[ \t]*\r?\n[ \t]*value:[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"']+))"#,
+        gate: None,
         check: assigned,
     },
     // PHP's `define('DB_PASSWORD', '…')` (WordPress' keys and salts).
@@ -525,7 +607,9 @@ pub static RULES: &[Rule] = &[
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["define"],
+        scope: Scope::Lines(0, 1),
         pattern: r#"(?i)\bdefine\(\s*['"](?P<name>[A-Z0-9_]*(?:KEY|SALT|PASSWORD|PASS|SECRET|TOKEN))['"]\s*,\s*(?:'(?P<s>[^'\r\n]+)'|"(?P<s2>[^"\r\n]+)")"#,
+        gate: None,
         check: defined,
     },
     // A name and its value as two strings: `setProperty("password", "…")`.
@@ -533,22 +617,28 @@ pub static RULES: &[Rule] = &[
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["pass", "secret", "token", "key", "credential"],
+        scope: Scope::Named(1, 1),
         pattern: r#"(?i)["'](?P<name>[a-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|credentials?))["']\s*,\s*["'](?P<s>[^"'\r\n]+)["']"#,
+        gate: None,
         check: assigned,
     },
     // .NET's `<add key="ClearTextPassword" value="…" />`.
     Rule {
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
-        keywords: &["value"],
+        keywords: &["key"],
+        scope: Scope::Named(0, 1),
         pattern: r#"(?i)\bkey\s*=\s*"(?P<name>[^"]*(?:password|secret|token|apikey|api_key))"\s+value\s*=\s*"(?P<s>[^"]+)""#,
+        gate: None,
         check: assigned,
     },
     Rule {
         id: "secret-xml-element",
         title: "a secret in an XML element",
         keywords: &["pass", "secret", "token", "key"],
+        scope: Scope::Named(0, 0),
         pattern: r"(?i)<(?P<name>[a-z0-9_:\-]*?(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key))>(?P<s>[^<\r\n]+)</",
+        gate: None,
         check: assigned,
     },
     // A bare AWS secret access key: 40 characters of base64, random-looking.
@@ -556,10 +646,65 @@ pub static RULES: &[Rule] = &[
         id: "aws-secret-key",
         title: "an AWS secret access key",
         keywords: &[],
+        scope: Scope::Runs,
         pattern: r"(?:^|[\s\x22'`=:,(\[{>|])(?P<s>[A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=_\-.])",
+        gate: Some(holds_forty),
         check: aws_secret,
     },
 ];
+
+/// A window with an `@`: a URL with user info.
+fn has_at(window: &[u8]) -> bool {
+    memchr::memchr(b'@', window).is_some()
+}
+
+/// A window with a command-line flag, or at least a `-`.
+fn has_flag(window: &[u8]) -> bool {
+    memchr::memchr(b'-', window).is_some()
+}
+
+/// A window that says `password` (a `.netrc` entry).
+fn names_password(window: &[u8]) -> bool {
+    memchr::memmem::find(window, b"password").is_some()
+}
+
+/// A window with four `:` or more: a `.pgpass` line.
+fn four_colons(window: &[u8]) -> bool {
+    memchr::memchr_iter(b':', window).nth(3).is_some()
+}
+
+/// A window with two dots seven apart, six token characters between them: the middle of
+/// a Discord bot token.
+fn dots_seven_apart(window: &[u8]) -> bool {
+    memchr::memchr_iter(b'.', window).any(|at| {
+        window.get(at + 7) == Some(&b'.')
+            && window[at + 1..at + 7].iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+    })
+}
+
+/// A window with a call.
+fn has_call(window: &[u8]) -> bool {
+    memchr::memchr(b'(', window).is_some()
+}
+
+/// A window with a run of exactly 40 base64 characters: an AWS secret key's length.
+fn holds_forty(window: &[u8]) -> bool {
+    if window.len() < 40 {
+        return false;
+    }
+    let mut run = 0;
+    for &b in window.iter().chain(std::iter::once(&b' ')) {
+        if b.is_ascii_alphanumeric() || b == b'/' || b == b'+' {
+            run += 1;
+        } else {
+            if run == 40 {
+                return true;
+            }
+            run = 0;
+        }
+    }
+    false
+}
 
 fn any(_: &Captures<'_>, _: &str) -> bool {
     true

@@ -2005,6 +2005,12 @@ fn build(families: &[Family], rng: &mut Rng) -> Vec<Case> {
     cases
 }
 
+/// The text of every case, secrets and look-alikes.
+pub(super) fn texts() -> Vec<String> {
+    let (secrets, look_alikes) = cases();
+    secrets.into_iter().chain(look_alikes).map(|c| c.text).collect()
+}
+
 fn cases() -> (Vec<Case>, Vec<Case>) {
     let mut rng = Rng(SEED);
     let secrets = build(SECRETS, &mut rng);
