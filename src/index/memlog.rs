@@ -27,13 +27,22 @@ pub struct LogMark {
     pub offset: u64,
     /// blake3 (hex) of the `TAIL_BYTES` before `offset` (fewer at the start of a file).
     pub tail: String,
+    /// The latest time of an op before `offset` (the index's marks only): a line after it
+    /// with an earlier time came from a merge and may be a dead `add`, so the log is read
+    /// whole.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub last_at: String,
 }
 
 impl LogMark {
     /// The mark after reading a file up to `end`, given its bytes `before` ending there.
     pub fn at(end: u64, before: &[u8]) -> LogMark {
         let n = usize::try_from(TAIL_BYTES.min(end)).unwrap_or(0).min(before.len());
-        LogMark { offset: end, tail: blake3::hash(&before[before.len() - n..]).to_hex().to_string() }
+        LogMark {
+            offset: end,
+            tail: blake3::hash(&before[before.len() - n..]).to_hex().to_string(),
+            last_at: String::new(),
+        }
     }
 
     /// Where to start reading to check this mark: `TAIL_BYTES` before it.
@@ -81,12 +90,21 @@ pub fn read_tail(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Op
         Ok(Some((op, id, serde_json::from_str::<Value>(text)?)))
     });
     let mut ops = Vec::new();
+    let mut last_at = mark.last_at.clone();
     for (_, _, (op, id, value)) in lines {
         let Some(id) = id else { continue };
+        // Ops in time order apply one by one as the fold applies them; one older than what
+        // came before (a merge's doing) may meet a tombstone: the fold decides, read whole.
+        let at = value.get("at").and_then(Value::as_str).map(memlog::normalise_time);
+        match (op.as_deref(), at) {
+            (Some("add" | "delete"), Some(at)) if at < last_at => return None,
+            (Some("add" | "delete"), Some(at)) => last_at = at,
+            (Some("delete"), None) => {}
+            _ => return None,
+        }
         match op.as_deref() {
             Some("add") => ops.extend(memory_doc(rel, namespace, &value).map(|d| Op::Add(Box::new(d)))),
-            Some("delete") => ops.push(Op::Delete(id)),
-            _ => return None,
+            _ => ops.push(Op::Delete(id)),
         }
     }
     for p in &problems {
@@ -94,7 +112,8 @@ pub fn read_tail(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Op
     }
     let end = mark.offset + new.len() as u64;
     let upto = skip + new.len();
-    Some(LogRead { whole: false, ops, mark: LogMark::at(end, &bytes[..upto]), problems: Vec::new() })
+    let mark = LogMark { last_at, ..LogMark::at(end, &bytes[..upto]) };
+    Some(LogRead { whole: false, ops, mark, problems: Vec::new() })
 }
 
 /// Folds a whole log into its live entries.
@@ -109,7 +128,8 @@ pub fn read_whole(rel: &str, namespace: &str, bytes: &[u8]) -> LogRead {
         .map(|d| Op::Add(Box::new(d)))
         .collect();
     let done = complete(bytes);
-    LogRead { whole: true, ops, mark: LogMark::at(done.len() as u64, done), problems: fold.problems }
+    let mark = LogMark { last_at: fold.max_at, ..LogMark::at(done.len() as u64, done) };
+    LogRead { whole: true, ops, mark, problems: fold.problems }
 }
 
 fn id_of(v: &Value) -> Option<&str> {

@@ -830,3 +830,60 @@ fn a_compaction_plan_is_the_fold_of_the_lines_it_keeps() {
         Ok(())
     });
 }
+
+/// An add or a delete of one of a few ids, at a time of its own (the minute).
+#[derive(Debug, Clone)]
+struct Timed {
+    add: bool,
+    id: usize,
+    minute: u32,
+}
+
+impl Timed {
+    fn render(&self) -> String {
+        let at = format!("2026-01-01T{:02}:{:02}:00Z", self.minute / 60, self.minute % 60);
+        if self.add {
+            format!("{{\"op\":\"add\",\"id\":\"{}\",\"at\":\"{at}\",\"content\":\"c\"}}\n", id(self.id))
+        } else {
+            format!("{{\"op\":\"delete\",\"id\":\"{}\",\"at\":\"{at}\"}}\n", id(self.id))
+        }
+    }
+}
+
+/// Adds and deletes at distinct times: the live entries are what the times say, in any
+/// order of the lines (a union merge interleaves two branches' lines any way it likes),
+/// and a compaction, which keeps tombstones, changes none of it however its lines are
+/// merged again with lines that were already there.
+#[test]
+fn timed_adds_and_deletes_mean_the_same_in_any_order() {
+    let ops = vec((any::<bool>(), 0..IDS), 1..24).prop_map(|v| {
+        v.into_iter().enumerate().map(|(i, (add, id))| Timed { add, id, minute: i as u32 * 7 % 1440 }).collect()
+    });
+    let shuffle = vec(any::<u32>(), 24);
+    check("fold-timed-any-order", 384, (ops, shuffle, 0.0..1.0f64), |(ops, keys, cut): (Vec<Timed>, Vec<u32>, f64)| {
+        // What the times say: an id is live when its latest op is an add.
+        let mut latest: BTreeMap<usize, &Timed> = BTreeMap::new();
+        for op in &ops {
+            if latest.get(&op.id).is_none_or(|l| l.minute < op.minute) {
+                latest.insert(op.id, op);
+            }
+        }
+        let want: Vec<String> = latest.values().filter(|o| o.add).map(|o| id(o.id)).collect();
+        let live = |log: &str| Fold::of(log.as_bytes(), false).live.keys().cloned().collect::<Vec<_>>();
+        let in_order: String = ops.iter().map(Timed::render).collect();
+        prop_assert_eq!(live(&in_order), want.clone());
+        let mut shuffled: Vec<(u32, &Timed)> = keys.iter().copied().zip(ops.iter()).collect();
+        shuffled.sort_by_key(|(k, _)| *k);
+        let shuffled: String = shuffled.iter().map(|(_, o)| o.render()).collect();
+        prop_assert_eq!(live(&shuffled), want.clone());
+        // Compact a prefix (one branch), then merge the whole log's lines back after it.
+        let split = (ops.len() as f64 * cut) as usize;
+        let prefix: String = ops[..split].iter().map(Timed::render).collect();
+        let (keep, _) = Fold::of(prefix.as_bytes(), false).compacted(NOW);
+        let compacted: String =
+            prefix.split_inclusive('\n').enumerate().filter(|(n, _)| keep.contains(&(n + 1))).map(|(_, l)| l).collect();
+        prop_assert_eq!(live(&format!("{compacted}{in_order}")), want.clone());
+        prop_assert_eq!(live(&format!("{in_order}{compacted}")), want);
+        Ok(())
+    });
+}

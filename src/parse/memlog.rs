@@ -7,9 +7,16 @@
 //! final line is left for later and, once a writer has ended it, reported and skipped.
 //!
 //! An entry's lines are its `add` and the `update` and `link` ops after it; compaction
-//! keeps exactly those lines of the live entries, and every bad line byte for byte (a
-//! hand edit with a typo is a person's, not tmws', to delete). Deleting an entry and
-//! adding the same content again starts a new incarnation: the old lines are dead.
+//! keeps exactly those lines of the live entries, every bad line byte for byte (a hand
+//! edit with a typo is a person's, not tmws', to delete), and tombstones.
+//!
+//! Git merges logs line by line (`merge=union`), so the fold must not depend on the order
+//! lines end up in: a `delete` with a time is a tombstone that kills every `add` of its id
+//! made before it, wherever that line stands, so that a branch that still holds the `add`
+//! cannot bring the entry back; compaction keeps the latest tombstone of each id until the
+//! entry it deleted would have expired anyway. An `add` made after the tombstone (the same
+//! content added again) starts a new incarnation, and of two `add`s of one id the later
+//! one holds it (the earlier lines are dead).
 //!
 //! A line is bad — reported with its number, skipped by every reader, kept by compaction
 //! — when it is not a JSON object, or when a field the fold reads has the wrong type or
@@ -79,12 +86,36 @@ pub struct Fold {
     /// Every live entry holding each key, by the line that gave it the key: a union merge
     /// can leave two, and when the last one goes the one before holds the key again.
     holders: BTreeMap<String, BTreeMap<usize, String>>,
+    /// The latest time of an op read (RFC 3339 UTC with `Z`).
+    pub max_at: String,
+    /// The latest tombstone of each id (a `delete` with a time).
+    tombstones: BTreeMap<String, Tombstone>,
+    /// No tombstone stops being needed before this.
+    first_tomb_expiry: Option<String>,
     /// Lines held by live entries (expired or not).
     live_lines: usize,
     /// No live entry expires before this (an entry that left may have set it earlier).
     first_expiry: Option<String>,
     /// Keep each entry's whole record (the index needs it; the writer does not).
     keep_records: bool,
+}
+
+/// A `delete` that kills every `add` of its id made before it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tombstone {
+    /// When the entry was deleted (RFC 3339 UTC with `Z`).
+    pub at: String,
+    /// Its line number.
+    pub line: usize,
+    /// When the deleted entry would have expired: past it, the tombstone is no longer
+    /// needed (an `add` it killed would be expired). None: kept for good.
+    pub until: Option<String>,
+}
+
+impl Tombstone {
+    fn needed(&self, now: &str) -> bool {
+        self.until.as_deref().is_none_or(|u| u > now)
+    }
 }
 
 /// An RFC 3339 time as UTC seconds with `Z` (text order is time order), or as given.
@@ -187,14 +218,21 @@ impl Fold {
     /// Applies one op, read at line number `line` (`record`: the whole object, when kept).
     fn apply(&mut self, line: usize, op: &Op<'_>, record: Option<Map<String, Value>>) {
         let Some(id) = string(op.id) else { return };
+        if let Some(at) = string(op.at).map(|t| normalise_time(&t))
+            && at > self.max_at
+        {
+            self.max_at = at;
+        }
         match string(op.op).as_deref() {
             Some("add") => {
-                let mut entry = Entry {
-                    line,
-                    at: string(op.at).map(|t| normalise_time(&t)).unwrap_or_default(),
-                    importance: DEFAULT_IMPORTANCE,
-                    ..Entry::default()
-                };
+                let at = string(op.at).map(|t| normalise_time(&t)).unwrap_or_default();
+                // Deleted after it was made, or held by a later add: a line a merge brought
+                // back, dead wherever it stands.
+                if self.tombstones.get(&id).is_some_and(|t| t.at > at) || self.live.get(&id).is_some_and(|e| e.at > at)
+                {
+                    return;
+                }
+                let mut entry = Entry { line, at, importance: DEFAULT_IMPORTANCE, ..Entry::default() };
                 entry.set(op);
                 if let Some(git) = op.git.and_then(|g| serde_json::from_str::<Git<'_>>(g.get()).ok()) {
                     entry.commit = string(git.commit);
@@ -210,7 +248,27 @@ impl Fold {
                 }
                 self.live.insert(id, entry);
             }
-            Some("delete") => self.remove(&id),
+            Some("delete") => {
+                let Some(at) = string(op.at).map(|t| normalise_time(&t)) else {
+                    // A delete without a time (written by hand) deletes what is live here.
+                    self.remove(&id);
+                    return;
+                };
+                let mut until = string(op.expires_at).map(|t| normalise_time(&t));
+                if self.live.get(&id).is_some_and(|e| e.at <= at) {
+                    if let Some(old) = self.remove(&id) {
+                        until = until.or(old.expires_at);
+                    }
+                }
+                if self.tombstones.get(&id).is_none_or(|t| t.at <= at) {
+                    if let Some(u) = &until
+                        && self.first_tomb_expiry.as_ref().is_none_or(|f| u < f)
+                    {
+                        self.first_tomb_expiry = Some(u.clone());
+                    }
+                    self.tombstones.insert(id, Tombstone { at, line, until });
+                }
+            }
             Some("update") => {
                 let Some(entry) = self.live.get_mut(&id) else { return };
                 entry.later.push(line);
@@ -260,13 +318,21 @@ impl Fold {
     }
 
     /// Takes a live entry out (deleted, or replaced by a new `add` of its id).
-    fn remove(&mut self, id: &str) {
-        if let Some(old) = self.live.remove(id) {
-            self.live_lines -= old.lines();
-            if let Some(k) = &old.key {
-                self.take_key(k, old.key_line);
-            }
+    fn remove(&mut self, id: &str) -> Option<Entry> {
+        let old = self.live.remove(id)?;
+        self.live_lines -= old.lines();
+        if let Some(k) = &old.key {
+            self.take_key(k, old.key_line);
         }
+        Some(old)
+    }
+
+    /// The tombstones compaction keeps at `now`.
+    fn kept_tombstones(&self, now: &str) -> usize {
+        if self.first_tomb_expiry.as_deref().is_none_or(|f| f > now) {
+            return self.tombstones.len();
+        }
+        self.tombstones.values().filter(|t| t.needed(now)).count()
     }
 
     /// Notes that entry `id` took `key` at line `line`.
@@ -307,7 +373,7 @@ impl Fold {
     /// Lines that hold nothing live at `now` and that compaction removes: deleted,
     /// superseded or expired entries, delete ops, blank lines. (Bad lines are kept.)
     pub fn dead_lines(&self, now: &str) -> usize {
-        let kept = self.bad.len();
+        let kept = self.bad.len() + self.kept_tombstones(now);
         if self.first_expiry.as_deref().is_none_or(|f| f > now) {
             // Nothing has expired yet: no need to look at every entry.
             return self.lines.saturating_sub(self.live_lines + kept);
@@ -317,15 +383,17 @@ impl Fold {
     }
 
     /// Plans a compaction at `now`: the line numbers to keep (every line of every entry
-    /// live at `now`, and every bad line, ascending), and the fold of the log made of just
-    /// those lines.
+    /// live at `now`, every tombstone still needed and every bad line, ascending), and the
+    /// fold of the log made of just those lines.
     pub fn compacted(self, now: &str) -> (Vec<usize>, Fold) {
+        let tombs: Vec<(String, Tombstone)> = self.tombstones.into_iter().filter(|(_, t)| t.needed(now)).collect();
         let mut keep: Vec<usize> = self
             .live
             .values()
             .filter(|e| !e.expired(now))
             .flat_map(|e| std::iter::once(e.line).chain(e.later.iter().copied()))
             .chain(self.bad.iter().copied())
+            .chain(tombs.iter().map(|(_, t)| t.line))
             .collect();
         keep.sort_unstable();
         keep.dedup();
@@ -334,7 +402,7 @@ impl Fold {
         let mut fold = Fold {
             keep_records: self.keep_records,
             lines: keep.len(),
-            live_lines: keep.len() - self.bad.len(),
+            live_lines: keep.len() - self.bad.len() - tombs.len(),
             bad: self.bad.iter().map(|&n| renumber(n)).collect(),
             problems: self
                 .problems
@@ -361,6 +429,15 @@ impl Fold {
                 fold.first_expiry = Some(x.clone());
             }
             fold.live.insert(id, e);
+        }
+        for (id, mut t) in tombs {
+            t.line = renumber(t.line);
+            if let Some(u) = &t.until
+                && fold.first_tomb_expiry.as_ref().is_none_or(|f| u < f)
+            {
+                fold.first_tomb_expiry = Some(u.clone());
+            }
+            fold.tombstones.insert(id, t);
         }
         (keep, fold)
     }
@@ -657,6 +734,48 @@ mod tests {
         // An update that moves the key to another entry takes it from the first.
         let moved = format!("{merged}{{\"op\":\"update\",\"id\":\"m_0\",\"set\":{{\"key\":\"j\"}}}}\n");
         assert_eq!(holder(&moved).as_deref(), Some("m_3"));
+    }
+
+    #[test]
+    fn a_tombstone_kills_the_adds_made_before_it_wherever_they_stand() {
+        let add_at = |at: &str| format!("{{\"op\":\"add\",\"id\":\"m_1\",\"at\":\"{at}\",\"content\":\"c\"}}\n");
+        let delete_at = |at: &str, until: &str| {
+            format!("{{\"op\":\"delete\",\"id\":\"m_1\",\"at\":\"{at}\",\"expires_at\":\"{until}\"}}\n")
+        };
+        let live = |log: &str| Fold::of(log.as_bytes(), false).live.keys().cloned().collect::<Vec<_>>();
+        let add = add_at("2026-11-22T10:00:00Z");
+        let tomb = delete_at("2026-11-22T11:00:00Z", "2026-12-06T10:00:00Z");
+        // A merge put the add after its delete: still deleted.
+        assert!(live(&format!("{tomb}{add}")).is_empty());
+        assert!(live(&format!("{add}{tomb}{add}")).is_empty());
+        // Added again later, or in the same second as the delete: a new incarnation.
+        assert_eq!(live(&format!("{add}{tomb}{}", add_at("2026-11-22T12:00:00Z"))), ["m_1"]);
+        assert_eq!(live(&format!("{tomb}{}", add_at("2026-11-22T12:00:00Z"))), ["m_1"]);
+        assert_eq!(
+            live(&format!("{}{}", delete_at("2026-11-22T12:00:00Z", "x"), add_at("2026-11-22T12:00:00Z"))),
+            ["m_1"]
+        );
+        // An old delete merged in after a newer add of the same content leaves it.
+        assert_eq!(live(&format!("{}{tomb}", add_at("2026-11-22T12:00:00Z"))), ["m_1"]);
+        // A delete written by hand, without a time, deletes what is live where it stands.
+        assert!(live(&format!("{add}{{\"op\":\"delete\",\"id\":\"m_1\"}}\n")).is_empty());
+
+        // Compaction keeps the tombstone, and drops it once the entry would have expired.
+        let log = format!("{add}{tomb}");
+        let (keep, planned) = Fold::of(log.as_bytes(), false).compacted("2026-11-30T00:00:00Z");
+        assert_eq!(keep, [2]);
+        assert_eq!(planned.dead_lines("2026-11-30T00:00:00Z"), 0);
+        assert_eq!(Fold::of(log.as_bytes(), false).dead_lines("2026-11-30T00:00:00Z"), 1);
+        let (keep, _) = Fold::of(log.as_bytes(), false).compacted("2026-12-07T00:00:00Z");
+        assert!(keep.is_empty());
+        assert_eq!(Fold::of(log.as_bytes(), false).dead_lines("2026-12-07T00:00:00Z"), 2);
+        // The tombstone learns the expiry from the add it deleted when the op has none.
+        let bare = format!(
+            "{}{{\"op\":\"delete\",\"id\":\"m_1\",\"at\":\"2026-11-22T11:00:00Z\"}}\n",
+            add.replace("\"content\"", "\"expires_at\":\"2026-12-01T00:00:00Z\",\"content\"")
+        );
+        assert_eq!(Fold::of(bare.as_bytes(), false).compacted("2026-11-30T00:00:00Z").0, [2]);
+        assert!(Fold::of(bare.as_bytes(), false).compacted("2026-12-02T00:00:00Z").0.is_empty());
     }
 
     #[test]

@@ -248,7 +248,11 @@ mod tests {
         let log = dir.path().join(".tmws/memory/long-term.jsonl");
         std::fs::create_dir_all(log.parent().unwrap()).unwrap();
         let line = |id: &str, word: &str| {
-            format!("{{\"op\":\"add\",\"id\":\"{id}\",\"content\":\"{word} {}\"}}\n", "pad ".repeat(80))
+            format!(
+                "{{\"op\":\"add\",\"id\":\"{id}\",\"at\":\"2026-11-22T10:00:0{}Z\",\"content\":\"{word} {}\"}}\n",
+                &id[2..],
+                "pad ".repeat(80)
+            )
         };
         let first = format!("{}{}", line("m_1", "alpha"), line("m_2", "bravo"));
         std::fs::write(&log, format!("{first}{{\"op\":\"add\"")).unwrap();

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::json;
 
-use super::{Writer, namespace, namespaces, stamp};
+use super::{Writer, delete_op, namespace, namespaces, stamp};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::index::current_importance;
@@ -225,8 +225,7 @@ pub(crate) fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>
         if gone.is_empty() {
             continue;
         }
-        let lines: Vec<String> =
-            gone.iter().map(|id| json!({"op": "delete", "id": id, "at": at}).to_string()).collect();
+        let lines: Vec<String> = gone.iter().map(|id| delete_op(&writer.fold, id, &at)).collect();
         writer.append(&lines, config.memory.fsync)?;
         compact_if_worth_it(&mut writer, config, &at)?;
         pruned.extend(gone);
@@ -254,8 +253,7 @@ pub(crate) fn gc_branches(root: &Path, config: &Config) -> Result<GcBranches> {
             }
         }
         if !removed.is_empty() {
-            let lines: Vec<String> =
-                removed.iter().map(|id| json!({"op": "delete", "id": id, "at": at}).to_string()).collect();
+            let lines: Vec<String> = removed.iter().map(|id| delete_op(&writer.fold, id, &at)).collect();
             writer.append(&lines, config.memory.fsync)?;
             compact_if_worth_it(&mut writer, config, &at)?;
         }

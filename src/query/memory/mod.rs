@@ -221,7 +221,7 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
         });
     }
     let mut lines = Vec::new();
-    let delete = |id: &str| json!({"op": "delete", "id": id, "at": at}).to_string();
+    let delete = |id: &str| delete_op(fold, id, &at);
     let superseded = key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone());
     if let Some(old) = &superseded {
         lines.push(delete(old));
@@ -289,6 +289,20 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
         redacted,
         evicted,
     })
+}
+
+/// A `delete` op for live entry `id` of `fold` at `now`: a tombstone (DESIGN §2.3) with
+/// the time it was deleted (never before the entry was added, whatever the clocks of the
+/// machines that wrote the log) and when the entry would have expired, after which
+/// compaction drops it.
+pub(crate) fn delete_op(fold: &Fold, id: &str, now: &str) -> String {
+    let entry = fold.live.get(id);
+    let at = entry.map_or(now, |e| e.at.as_str().max(now));
+    let mut op = json!({"op": "delete", "id": id, "at": at});
+    if let Some(until) = entry.and_then(|e| e.expires_at.as_deref()) {
+        op["expires_at"] = json!(until);
+    }
+    op.to_string()
 }
 
 /// Whether `text` is shaped like a memory id.
@@ -421,7 +435,7 @@ pub(crate) fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> R
     if writer.fold.live.get(id).is_none_or(|e| e.expired(&at)) {
         return Err(Error::NotFound(format!("no memory `{id}`")));
     }
-    writer.append(&[json!({"op": "delete", "id": id, "at": at}).to_string()], config.memory.fsync)?;
+    writer.append(&[delete_op(&writer.fold, id, &at)], config.memory.fsync)?;
     maint::compact_if_worth_it(&mut writer, config, &at)?;
     Ok(Deleted { id: id.to_owned(), namespace: ns.to_owned(), deleted: true })
 }
