@@ -255,10 +255,10 @@ impl Fold {
                     return;
                 };
                 let mut until = string(op.expires_at).map(|t| normalise_time(&t));
-                if self.live.get(&id).is_some_and(|e| e.at <= at) {
-                    if let Some(old) = self.remove(&id) {
-                        until = until.or(old.expires_at);
-                    }
+                if self.live.get(&id).is_some_and(|e| e.at <= at)
+                    && let Some(old) = self.remove(&id)
+                {
+                    until = until.or(old.expires_at);
                 }
                 if self.tombstones.get(&id).is_none_or(|t| t.at <= at) {
                     if let Some(u) = &until
