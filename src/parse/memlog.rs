@@ -46,6 +46,7 @@ pub struct Entry {
     pub summary: String,
     pub importance: f64,
     pub agent: Option<String>,
+    pub tags: Vec<String>,
     pub branch: Option<String>,
     /// The commit HEAD was at when it was added.
     pub commit: Option<String>,
@@ -470,6 +471,9 @@ impl Entry {
         }
         if let Some(a) = string(op.agent) {
             self.agent = Some(a);
+        }
+        if let Some(tags) = op.tags.and_then(|t| serde_json::from_str::<Vec<String>>(t.get()).ok()) {
+            self.tags = tags;
         }
     }
 }

@@ -321,3 +321,29 @@ fn an_add_records_the_git_branch_and_commit_without_running_git() {
     json(&root.run(&["--json", "memory", "add", "detached"]));
     assert_eq!(log_lines(&root, "short-term")[0]["git"], serde_json::json!({"commit": "0123456789ab"}));
 }
+
+/// Regression: the same content added again with other tags or another kind reported
+/// `deduplicated: true` and dropped them.
+#[test]
+fn a_repeated_add_merges_its_tags_and_kind_into_the_entry() {
+    let root = TestRoot::new();
+    let add = |extra: &[&str]| {
+        let mut args = vec!["--json", "memory", "add", "Flaky test: the port is reused too soon.", "-n", "long-term"];
+        args.extend_from_slice(extra);
+        json(&root.run(&args))
+    };
+    let first = add(&["--tag", "ci"]);
+    let id = first["id"].as_str().unwrap().to_owned();
+    let again = add(&["--tag", "ports", "--tag", "ci", "--kind", "problem"]);
+    assert_eq!((again["id"].as_str(), again["deduplicated"].as_bool()), (Some(id.as_str()), Some(true)));
+    assert_eq!(again["updated"], serde_json::json!(["tags", "kind"]));
+    let lines = log_lines(&root, "long-term");
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["op"], "update");
+    let got = json(&root.run(&["--json", "memory", "get", &id]));
+    assert_eq!((&got["tags"], &got["kind"]), (&serde_json::json!(["ci", "ports"]), &serde_json::json!("problem")));
+    // Nothing new: nothing written.
+    let third = add(&["--tag", "ports"]);
+    assert!(third.get("updated").is_none(), "{third}");
+    assert_eq!(log_lines(&root, "long-term").len(), 2);
+}

@@ -55,6 +55,9 @@ pub struct AddAnswer {
     pub content_length: usize,
     pub expires_at: String,
     pub deduplicated: bool,
+    /// The fields of the existing entry a deduplicated add changed (`tags`, `kind`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub updated: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded: Option<String>,
     pub truncated: bool,
@@ -207,18 +210,40 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
     let mut writer = Writer::open(root, ns_name)?;
     let fold = &writer.fold;
     if let Some(existing) = fold.live.get(&id).filter(|e| !e.expired(&at)) {
-        return Ok(AddAnswer {
-            id,
+        // The same content again: stored once, with the tags and the kind this add brings
+        // merged into the entry by one `update` op.
+        let mut set = Map::new();
+        let mut merged = existing.tags.clone();
+        for t in &tags {
+            if !merged.contains(t) {
+                merged.push(t.clone());
+            }
+        }
+        if merged != existing.tags {
+            set.insert("tags".into(), json!(merged));
+        }
+        if req.kind.is_some() && existing.kind.as_deref() != Some(kind.as_str()) {
+            set.insert("kind".into(), json!(kind));
+        }
+        let answer = AddAnswer {
+            id: id.clone(),
             namespace: ns_name.to_owned(),
             summary: existing.summary.clone(),
             content_length: content.chars().count(),
             expires_at: existing.expires_at.clone().unwrap_or_default(),
             deduplicated: true,
+            updated: set.keys().cloned().collect(),
             superseded: None,
             truncated,
             redacted,
             evicted: Vec::new(),
-        });
+        };
+        if !set.is_empty() {
+            let at = existing.at.as_str().max(at.as_str()).to_owned();
+            writer
+                .append(&[json!({"op": "update", "id": id, "at": at, "set": set}).to_string()], config.memory.fsync)?;
+        }
+        return Ok(answer);
     }
     let mut lines = Vec::new();
     let delete = |id: &str| delete_op(fold, id, &at);
@@ -284,6 +309,7 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
         content_length: content.chars().count(),
         expires_at,
         deduplicated: false,
+        updated: Vec::new(),
         superseded,
         truncated,
         redacted,
