@@ -62,6 +62,8 @@ pub const MANIFEST_FILE: &str = ".tmws/cache/manifest.bin";
 pub const JOURNAL_FILE: &str = ".tmws/cache/manifest.log";
 /// How often each memory was read (a derived count).
 pub const ACCESS_FILE: &str = ".tmws/cache/memory-access.json";
+/// What git says about the memory logs and branches at a HEAD (derived: visibility).
+pub const VISIBILITY_FILE: &str = ".tmws/cache/git-visibility.json";
 /// The bearer token of `tmws serve` when `TMWS_TOKEN` is not set.
 pub const TOKEN_FILE: &str = ".tmws/cache/token";
 /// The lock of the usage log.
@@ -408,7 +410,16 @@ mod tests {
             classify(&format!("{SCHEMAS_DIR}/plans.schema.json")),
             FileKind::SchemaOverride { name: "plans".into() }
         );
-        for derived in [INDEX_DIR, SYNCING_MARKER, MANIFEST_FILE, JOURNAL_FILE, ACCESS_FILE, TOKEN_FILE, USAGE_LOCK] {
+        for derived in [
+            INDEX_DIR,
+            SYNCING_MARKER,
+            MANIFEST_FILE,
+            JOURNAL_FILE,
+            ACCESS_FILE,
+            VISIBILITY_FILE,
+            TOKEN_FILE,
+            USAGE_LOCK,
+        ] {
             assert!(in_dir(derived, CACHE_DIR), "{derived}");
             assert_eq!(classify(&format!("{derived}.jsonl")), FileKind::Other, "{derived}");
         }

@@ -344,6 +344,8 @@ pub struct MemoryAttrs {
     pub importance: Option<f64>,
     pub agent: Option<String>,
     pub branch: Option<String>,
+    /// The commit HEAD was at when it was written.
+    pub commit: Option<String>,
     pub key: Option<String>,
 }
 

@@ -204,3 +204,51 @@ impl Index {
         Ok(Counts { kinds: count_terms(f.kind, None)?, namespaces: count_terms(f.namespace, Some(&memory))? })
     }
 }
+
+impl Index {
+    /// The commits memories were written at, by the branch they were written on, for the
+    /// branches of the index that are not in `known` (the branches git still has): what
+    /// visibility by ancestry checks for the entries of deleted branches.
+    pub fn memory_commits_off(
+        &self,
+        known: &std::collections::BTreeSet<String>,
+    ) -> Result<std::collections::BTreeMap<String, std::collections::BTreeSet<String>>> {
+        let searcher = self.reader.searcher();
+        let mut branches = std::collections::BTreeSet::new();
+        for seg in searcher.segment_readers() {
+            let Some(col) = seg.fast_fields().str("branch").map_err(tantivy_err)? else { continue };
+            let mut stream = col.dictionary().stream().map_err(|e| Error::Index(e.to_string()))?;
+            while stream.advance() {
+                let name = String::from_utf8_lossy(stream.key()).into_owned();
+                if !known.contains(&name) {
+                    branches.insert(name);
+                }
+            }
+        }
+        let mut out: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+            std::collections::BTreeMap::new();
+        for branch in branches {
+            let query = tantivy::query::TermQuery::new(
+                tantivy::Term::from_field_text(self.fields.branch, &branch),
+                tantivy::schema::IndexRecordOption::Basic,
+            );
+            let found = searcher.search(&query, &DocSetCollector).map_err(tantivy_err)?;
+            let commits = out.entry(branch).or_default();
+            let mut column: Option<(u32, Option<tantivy::columnar::StrColumn>)> = None;
+            for addr in found {
+                if column.as_ref().is_none_or(|(seg, _)| *seg != addr.segment_ord) {
+                    let reader = searcher.segment_reader(addr.segment_ord);
+                    column = Some((addr.segment_ord, reader.fast_fields().str("commit").map_err(tantivy_err)?));
+                }
+                if let Some((_, Some(col))) = &column
+                    && let Some(ord) = col.term_ords(addr.doc_id).next()
+                {
+                    let mut commit = String::new();
+                    col.ord_to_str(ord, &mut commit).map_err(|e| Error::Index(e.to_string()))?;
+                    commits.insert(commit);
+                }
+            }
+        }
+        Ok(out)
+    }
+}

@@ -167,6 +167,12 @@ fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
             importance: Some(v.get("importance").and_then(Value::as_f64).unwrap_or(DEFAULT_IMPORTANCE).clamp(0.0, 1.0)),
             agent: text("agent"),
             branch: v.get("git").and_then(|g| g.get("branch")).and_then(Value::as_str).map(str::to_owned),
+            commit: v
+                .get("git")
+                .and_then(|g| g.get("commit"))
+                .and_then(Value::as_str)
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned),
             key: text("key"),
         }),
         ..IndexDoc::default()

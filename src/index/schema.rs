@@ -8,7 +8,7 @@ use super::analyzer::ANALYZER;
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is
 /// rebuilt from the files.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// Handles of every field.
 #[derive(Debug, Clone)]
@@ -45,6 +45,8 @@ pub struct Fields {
     pub added: Field,
     pub agent: Field,
     pub branch: Field,
+    /// The commit HEAD was at when a memory was written (12 hex digits, as its log says).
+    pub commit: Field,
     /// A memory's upsert key.
     pub key: Field,
     /// An overview's topic fields, as JSON text.
@@ -85,6 +87,7 @@ impl Fields {
         let added = b.add_i64_field("added", FAST);
         let agent = b.add_text_field("agent", STRING | STORED | FAST);
         let branch = b.add_text_field("branch", STRING | STORED | FAST);
+        let commit = b.add_text_field("commit", STRING | STORED | FAST);
         let key = b.add_text_field("key", STRING | STORED);
         let meta = b.add_text_field("meta", STORED);
         Fields {
@@ -113,6 +116,7 @@ impl Fields {
             added,
             agent,
             branch,
+            commit,
             key,
             meta,
         }

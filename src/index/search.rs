@@ -40,12 +40,21 @@ pub struct TextQuery {
     pub namespaces: Vec<String>,
     /// Memories of these kinds only (`note`, `problem`, …).
     pub categories: Vec<String>,
-    /// Memories written on one of these branches only (all when empty).
-    pub branches: Vec<String>,
-    /// With `branches`: memories written outside git pass too.
-    pub branchless: bool,
+    /// The memories that may be shown (all when None): DESIGN §2.3's visibility.
+    pub visible: Option<Visible>,
     /// Memories ranked by BM25 × current importance × trust (DESIGN §6).
     pub ranking: Option<Ranking>,
+}
+
+/// Which memories a search may show: those of any of these namespaces, branches or commits,
+/// and with `branchless` those written outside git.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Visible {
+    pub namespaces: Vec<String>,
+    pub branches: Vec<String>,
+    /// Commits as the logs record them (12 hex digits).
+    pub commits: Vec<String>,
+    pub branchless: bool,
 }
 
 /// What ranks memories beyond their text: decay, access counts and trust (DESIGN §6).
@@ -237,10 +246,12 @@ impl Index {
         if !req.categories.is_empty() {
             clauses.push((Occur::Must, filter(f.category, &req.categories)));
         }
-        if !req.branches.is_empty() {
-            let mut any: Vec<(Occur, Box<dyn Query>)> =
-                req.branches.iter().map(|b| (Occur::Should, term_query(f.branch, b))).collect();
-            if req.branchless {
+        if let Some(v) = &req.visible {
+            let mut any: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+            any.extend(v.namespaces.iter().map(|n| (Occur::Should, term_query(f.namespace, n))));
+            any.extend(v.branches.iter().map(|b| (Occur::Should, term_query(f.branch, b))));
+            any.extend(v.commits.iter().map(|c| (Occur::Should, term_query(f.commit, c))));
+            if v.branchless {
                 let none = BooleanQuery::new(vec![
                     (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
                     (Occur::MustNot, Box::new(ExistsQuery::new("branch".to_owned(), false))),

@@ -329,7 +329,7 @@ impl Fold {
     }
 
     /// The tombstones compaction keeps at `now`.
-    fn kept_tombstones(&self, now: &str) -> usize {
+    pub fn kept_tombstones(&self, now: &str) -> usize {
         if self.first_tomb_expiry.as_deref().is_none_or(|f| f > now) {
             return self.tombstones.len();
         }

@@ -3,7 +3,7 @@
 //! answer (a commit's parent and changed files, the hooks folder, the log of a window),
 //! `git` run as a child process.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -64,6 +64,78 @@ pub fn git_head(root: &Path) -> Option<GitHead> {
     };
     let branch = reference.strip_prefix("refs/heads/").unwrap_or(reference).to_owned();
     Some(GitHead { branch: Some(branch), commit: resolve(&common, reference) })
+}
+
+/// The local branches of the repository at `root` and the commits they point at (loose
+/// refs win over packed ones), read without running git; None outside git.
+pub fn branch_tips(root: &Path) -> Option<BTreeMap<String, String>> {
+    let (_, common) = git_dirs(root)?;
+    let mut tips = BTreeMap::new();
+    if let Ok(packed) = fs::read_to_string(common.join("packed-refs")) {
+        for line in packed.lines().filter(|l| !l.starts_with('#') && !l.starts_with('^')) {
+            if let Some((hash, name)) = line.split_once(' ')
+                && let Some(name) = name.trim().strip_prefix("refs/heads/")
+            {
+                tips.insert(name.to_owned(), hash.to_owned());
+            }
+        }
+    }
+    let heads = common.join("refs/heads");
+    let mut stack = vec![heads.clone()];
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = fs::read_dir(&dir) else { continue };
+        for e in read.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(rel) = path.strip_prefix(&heads)
+                && let Ok(hash) = fs::read_to_string(&path)
+            {
+                tips.insert(rel.to_string_lossy().replace('\\', "/"), hash.trim().to_owned());
+            }
+        }
+    }
+    Some(tips)
+}
+
+/// What changes when git's index does (a file added, removed, staged): its size and
+/// modification time, read without running git; None outside git or without an index.
+pub fn index_stamp(root: &Path) -> Option<String> {
+    let (git_dir, _) = git_dirs(root)?;
+    let meta = fs::metadata(git_dir.join("index")).ok()?;
+    let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(format!("{}:{}", meta.len(), mtime.as_nanos()))
+}
+
+/// The files below `dir` (root-relative) that git tracks.
+pub fn tracked(root: &Path, dir: &str) -> Result<BTreeSet<String>> {
+    let out = run(root, &["ls-files", "-z", "--", dir])?;
+    Ok(out.split('\0').filter(|p| !p.is_empty()).map(str::to_owned).collect())
+}
+
+/// The local branches whose tip is HEAD or one of its ancestors.
+pub fn merged_branches(root: &Path) -> Result<BTreeSet<String>> {
+    let out = run(root, &["for-each-ref", "--merged", "HEAD", "--format=%(refname:short)", "refs/heads/"])?;
+    Ok(out.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect())
+}
+
+/// Whether `commit` is HEAD or one of its ancestors; false for a commit git does not know.
+pub fn is_ancestor_of_head(root: &Path, commit: &str) -> Result<bool> {
+    if commit.is_empty() || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(false);
+    }
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["merge-base", "--is-ancestor", commit, "HEAD"])
+        .output()
+        .map_err(|e| Error::Environment(format!("cannot run git: {e}")))?;
+    match out.status.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        // 128: a commit git does not have (a rewritten or foreign history).
+        _ => Ok(false),
+    }
 }
 
 /// The local branches of the repository at `root` (loose and packed); None outside git.

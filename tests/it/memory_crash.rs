@@ -144,10 +144,11 @@ fn a_cleanup_killed_at_any_point_leaves_the_old_log_or_the_new_one() {
         );
         old.push_str(&line);
         if i % 2 == 1 {
-            old.push_str(&format!(
-                "{}\n",
-                json!({"op": "delete", "id": format!("m_{i:012x}"), "at": "2026-11-02T00:00:00Z"})
-            ));
+            // A tombstone: cleanup keeps it, and drops the add it deleted.
+            let delete =
+                format!("{}\n", json!({"op": "delete", "id": format!("m_{i:012x}"), "at": "2026-11-02T00:00:00Z"}));
+            old.push_str(&delete);
+            new.push_str(&delete);
         } else {
             new.push_str(&line);
         }

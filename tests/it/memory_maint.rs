@@ -54,13 +54,17 @@ fn cleanup_keeps_the_live_lines_byte_for_byte_and_drops_the_rest() {
     let before = json(&root.run(&["--json", "memory", "stats"]));
     assert_eq!(
         (&before["total"], &before["expired_pending"], &before["dead_lines"]),
-        (&json!(2), &json!(1), &json!(3)),
-        "dead: bravo's add and delete, charlie (the bad line is kept; the torn one is not a line yet)"
+        (&json!(2), &json!(1), &json!(2)),
+        "dead: bravo's add, charlie (bravo's delete is a tombstone and the bad line is kept; the torn one is not a line yet)"
     );
 
     let done = json(&root.run(&["--json", "memory", "cleanup"]));
-    // The bad line stays where it was, byte for byte: a person's hand edit to fix.
-    let expected = [lines[0].clone(), lines[4].clone(), lines[5].clone(), lines[6].clone(), lines[7].clone()].concat();
+    // The bad line stays where it was, byte for byte: a person's hand edit to fix; bravo's
+    // delete stays as a tombstone, so that a branch that still holds bravo cannot bring it
+    // back.
+    let expected =
+        [lines[0].clone(), lines[2].clone(), lines[4].clone(), lines[5].clone(), lines[6].clone(), lines[7].clone()]
+            .concat();
     assert_eq!(root.read(".tmws/memory/long-term.jsonl"), expected);
     assert_eq!(done["removed_expired"], 1);
     assert_eq!(done["compacted_bytes"], log.len() - expected.len());
@@ -87,13 +91,14 @@ fn a_log_is_compacted_on_its_own_once_most_of_it_is_dead() {
     }
     let text = root.read(".tmws/memory/short-term.jsonl");
     let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    // 33 adds make 65 lines, 64 of them dead: compacted to the one live add; the 7 adds
-    // after it wrote 14 lines.
-    assert_eq!(lines.len(), 15, "{text}");
-    assert_eq!(lines[0]["content"], "the deploy day is now day 33");
-    assert_eq!(lines[14]["content"], "the deploy day is now day 40");
+    // 33 adds make 65 lines: 32 superseded adds (dead), their 32 deletes (tombstones, kept)
+    // and the live add: compacted to 33 lines; the 7 adds after it wrote 14 lines.
+    assert_eq!(lines.len(), 47, "{text}");
+    assert!(lines[..32].iter().all(|l| l["op"] == "delete"), "{text}");
+    assert_eq!(lines[32]["content"], "the deploy day is now day 33");
+    assert_eq!(lines[46]["content"], "the deploy day is now day 40");
     let stats = json(&root.run(&["--json", "memory", "stats"]));
-    assert_eq!((&stats["total"], &stats["dead_lines"]), (&json!(1), &json!(14)));
+    assert_eq!((&stats["total"], &stats["dead_lines"]), (&json!(1), &json!(7)));
 }
 
 #[test]

@@ -178,6 +178,7 @@ pub(super) fn to_document(f: &Fields, d: &IndexDoc) -> TantivyDocument {
         opt(&mut doc, f.expires, &m.expires_at);
         opt(&mut doc, f.agent, &m.agent);
         opt(&mut doc, f.branch, &m.branch);
+        opt(&mut doc, f.commit, &m.commit);
         opt(&mut doc, f.key, &m.key);
         if let Some(i) = m.importance {
             doc.add_f64(f.importance, i);

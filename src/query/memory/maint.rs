@@ -6,9 +6,11 @@
 //! Every rewrite happens under the log's lock and replaces the log atomically (temporary
 //! file, fsync, rename): a process killed at any point leaves the old log or the new one.
 //! Compaction keeps the exact bytes of every line of every live entry (its `add` and the
-//! `update` and `link` ops after it) and of every bad line (a person's hand edit, reported
-//! by `check`, is theirs to fix) in their order, and drops the rest: deleted, superseded
-//! and expired entries, delete ops, blank lines and a torn final line.
+//! `update` and `link` ops after it), of every bad line (a person's hand edit, reported
+//! by `check`, is theirs to fix) and of every tombstone still needed (the latest delete of
+//! an id, until the entry it deleted would have expired: a merge with a branch that still
+//! holds the `add` must not bring it back) in their order, and drops the rest: deleted,
+//! superseded and expired entries, older deletes, blank lines and a torn final line.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -57,14 +59,17 @@ pub(crate) fn compact(writer: &mut Writer, now: &str) -> Result<Compacted> {
     Ok(Compacted { removed_expired, bytes_before: bytes.len() as u64, bytes_after: out.len() as u64 })
 }
 
-/// Compacts when dead lines pass `compact_garbage_ratio` of a log of some size.
+/// Compacts when dead lines pass `compact_garbage_ratio` of a log of some size. The ratio
+/// is of the lines entries hold, dead or alive: tombstones, which compaction keeps, are
+/// left out, or a log whose garbage all came from deletes would never reach it.
 pub(crate) fn compact_if_worth_it(writer: &mut Writer, config: &Config, now: &str) -> Result<()> {
     let lines = writer.fold.lines;
     if lines < MIN_AUTO_COMPACT_LINES {
         return Ok(());
     }
     let dead = writer.fold.dead_lines(now);
-    if dead as f64 / lines as f64 > config.memory.compact_garbage_ratio {
+    let held = lines.saturating_sub(writer.fold.kept_tombstones(now)).max(1);
+    if dead as f64 / held as f64 > config.memory.compact_garbage_ratio {
         let done = compact(writer, now)?;
         tracing::info!(
             "compacted {} ({dead} of {lines} lines dead): {} → {} bytes",
@@ -233,7 +238,9 @@ pub(crate) fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>
     Ok(Pruned { pruned: pruned.len(), ids: pruned })
 }
 
-/// `memory gc-branches`: deletes the short-term entries of branches that no longer exist.
+/// `memory gc-branches`: deletes the short-term entries of branches that no longer exist
+/// and were never merged (an entry whose recorded commit is in HEAD's history stays: its
+/// branch was merged, and the entry is visible from here).
 pub(crate) fn gc_branches(root: &Path, config: &Config) -> Result<GcBranches> {
     let Some(existing) = store::git::branches(root) else {
         return Err(Error::Environment(format!("{} is not in a git work tree", root.display())));
@@ -244,12 +251,20 @@ pub(crate) fn gc_branches(root: &Path, config: &Config) -> Result<GcBranches> {
     let mut removed = Vec::new();
     if store::exists(&root.join(layout::memory_log(ns))) {
         let mut writer = Writer::open(root, ns)?;
+        let mut merged: BTreeMap<String, bool> = BTreeMap::new();
         for (id, e) in writer.fold.live_at(&at) {
             if let Some(b) = &e.branch
                 && !existing.contains(b)
             {
-                gone_branches.insert(b.clone());
-                removed.push(id.clone());
+                let in_head = e.commit.as_ref().is_some_and(|c| {
+                    *merged
+                        .entry(c.clone())
+                        .or_insert_with(|| store::git::is_ancestor_of_head(root, c).unwrap_or(false))
+                });
+                if !in_head {
+                    gone_branches.insert(b.clone());
+                    removed.push(id.clone());
+                }
             }
         }
         if !removed.is_empty() {

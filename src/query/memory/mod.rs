@@ -10,6 +10,7 @@
 //! Reads go through the index, which the sync and the watcher keep in step with the logs.
 
 pub mod maint;
+mod visible;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -466,24 +467,6 @@ pub(crate) fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> R
     Ok(Deleted { id: id.to_owned(), namespace: ns.to_owned(), deleted: true })
 }
 
-/// The branches a search looks at, and whether entries written outside git count.
-fn branches(root: &Path, asked: Option<&str>) -> (Vec<String>, bool) {
-    match asked.map(str::trim) {
-        Some("*") => (Vec::new(), false),
-        Some(b) if !b.is_empty() => (vec![b.to_owned()], false),
-        _ => {
-            let mut list: Vec<String> = store::git_head(root).and_then(|h| h.branch).into_iter().collect();
-            if let Some(d) = store::git::default_branch(root)
-                && !list.contains(&d)
-            {
-                list.push(d);
-            }
-            let any = !list.is_empty();
-            (list, any)
-        }
-    }
-}
-
 /// What ranks memories beyond their text, as of now.
 fn ranking(root: &Path, config: &Config) -> Ranking {
     Ranking {
@@ -521,7 +504,7 @@ pub(crate) fn search(
             stale: false,
         });
     }
-    let (branches, branchless) = branches(root, req.branch.as_deref());
+    let visible = visible::visible(root, index, req.branch.as_deref())?;
     let query = TextQuery {
         query: req.query.clone(),
         kinds: vec![DocKind::Memory],
@@ -529,8 +512,7 @@ pub(crate) fn search(
         limit,
         namespaces: req.namespace.iter().cloned().collect(),
         categories: req.kind.iter().cloned().collect(),
-        branches,
-        branchless,
+        visible,
         ranking: Some(ranking(root, config)),
         ..TextQuery::default()
     };
