@@ -26,7 +26,10 @@ pub const REGISTRY_DIR: &str = ".tmws/registry";
 /// The sparse registry.
 pub const REGISTRY_FILE: &str = ".tmws/registry/index.json";
 /// The log of tool calls (DESIGN §5).
-pub const USAGE_FILE: &str = ".tmws/registry/usage.jsonl";
+pub const USAGE_FILE: &str = ".tmws/cache/usage.jsonl";
+/// Where the usage log was kept before it moved to the cache (it is this machine's, and
+/// appending to a tracked file dirtied the tree on every call): read once, left alone.
+pub const OLD_USAGE_FILE: &str = ".tmws/registry/usage.jsonl";
 /// Agent verifications (DESIGN §6).
 pub const TRUST_FILE: &str = ".tmws/trust.jsonl";
 /// The loaded skills.
@@ -62,6 +65,8 @@ pub const MANIFEST_FILE: &str = ".tmws/cache/manifest.bin";
 pub const JOURNAL_FILE: &str = ".tmws/cache/manifest.log";
 /// How often each memory was read (a derived count).
 pub const ACCESS_FILE: &str = ".tmws/cache/memory-access.json";
+/// The commit that introduced each memory, read from git history (derived).
+pub const COMMIT_LINKS_FILE: &str = ".tmws/cache/commit-links.json";
 /// What git says about the memory logs and branches at a HEAD (derived: visibility).
 pub const VISIBILITY_FILE: &str = ".tmws/cache/git-visibility.json";
 /// The bearer token of `tmws serve` when `TMWS_TOKEN` is not set.
@@ -103,8 +108,10 @@ pub enum FileKind {
     Markdown,
     /// `.tmws/memory/{namespace}.jsonl`.
     MemoryLog { namespace: String },
-    /// Any other `.tmws/**/*.jsonl` (usage, trust…).
+    /// Any other `.tmws/**/*.jsonl` (trust…).
     Log,
+    /// `.tmws/registry/usage.jsonl`: the usage log's old place.
+    OldUsage,
     /// `.tmws/registry/index.json`.
     Registry,
     /// `.tmws/config.toml`.
@@ -149,6 +156,7 @@ pub fn classify(rel: &str) -> FileKind {
         [".tmws"] if file == "config.toml" => FileKind::Config,
         [".tmws"] if file == "skills.yaml" => FileKind::Skills,
         [".tmws", "registry"] if file == "index.json" => FileKind::Registry,
+        [".tmws", "registry"] if file == "usage.jsonl" => FileKind::OldUsage,
         [".tmws", "memory"] if file.ends_with(".jsonl") => {
             FileKind::MemoryLog { namespace: file.trim_end_matches(".jsonl").to_owned() }
         }
@@ -389,7 +397,7 @@ mod tests {
         check(".tmws/config.toml", FileKind::Config);
         check(".tmws/skills.yaml", FileKind::Skills);
         check(".tmws/registry/index.json", FileKind::Registry);
-        check(".tmws/registry/usage.jsonl", FileKind::Log);
+        check(".tmws/registry/usage.jsonl", FileKind::OldUsage);
         check(".tmws/memory/long-term.jsonl", FileKind::MemoryLog { namespace: "long-term".into() });
         check(".tmws/schemas/plans.schema.json", FileKind::SchemaOverride { name: "plans".into() });
         check(".tmws/cache/x.jsonl", FileKind::Other);
@@ -402,7 +410,7 @@ mod tests {
         assert_eq!(classify(CONFIG_FILE), FileKind::Config);
         assert_eq!(classify(SKILLS_FILE), FileKind::Skills);
         assert_eq!(classify(REGISTRY_FILE), FileKind::Registry);
-        assert_eq!(classify(USAGE_FILE), FileKind::Log);
+        assert_eq!(classify(USAGE_FILE), FileKind::Other);
         assert_eq!(classify(TRUST_FILE), FileKind::Log);
         assert_eq!(classify(&memory_log("long-term")), FileKind::MemoryLog { namespace: "long-term".into() });
         assert_eq!(memory_namespace(&memory_log("short-term")), Some("short-term"));

@@ -75,6 +75,8 @@ pub enum Rule {
     Io,
     /// A secret in a file tmws owns (DESIGN §2.3): a token, a key, a password.
     Secret,
+    /// A file tmws no longer keeps there (the usage log, now in `.tmws/cache/`).
+    Moved,
 }
 
 impl Rule {
@@ -104,6 +106,7 @@ impl Rule {
             Rule::Schema => "schema-file",
             Rule::Io => "io",
             Rule::Secret => "secret",
+            Rule::Moved => "moved",
         }
     }
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Checker;
 use crate::config::Config;
-use crate::layout::FileKind;
+use crate::layout::{self, FileKind};
 use crate::model::{Diagnostic, Rule};
 use crate::parse::markdown::{self, FrontMatterState, MarkdownDoc};
 use crate::parse::{self, json, jsonl, memlog, yaml};
@@ -66,6 +66,18 @@ impl Checker {
             FileKind::Markdown => markdown::parse(bytes).diagnostics,
             FileKind::MemoryLog { namespace } => memory_log(namespace, bytes),
             FileKind::Log => jsonl::parse(bytes).1,
+            FileKind::OldUsage => vec![
+                Diagnostic::warning(
+                    Rule::Moved,
+                    1,
+                    1,
+                    format!("tool-call usage is now kept in {} (this machine's, not shared)", layout::USAGE_FILE),
+                )
+                .with_hint(format!(
+                    "tmws read it once and no longer writes it: delete it (git rm {})",
+                    layout::OLD_USAGE_FILE
+                )),
+            ],
             FileKind::Registry => registry(bytes),
             FileKind::Config => config_file(bytes),
             FileKind::Skills => skills(bytes),

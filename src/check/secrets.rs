@@ -39,7 +39,7 @@ pub(super) fn spans(kind: &FileKind, text: &str) -> Vec<Span> {
         | FileKind::Rule
         | FileKind::Config
         | FileKind::Skills => plain(text),
-        FileKind::MemoryLog { .. } | FileKind::Log => {
+        FileKind::MemoryLog { .. } | FileKind::Log | FileKind::OldUsage => {
             let mut out = Vec::new();
             let mut start = 0;
             for line in text.split_inclusive('\n') {

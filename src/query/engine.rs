@@ -276,7 +276,7 @@ impl Engine {
 
     /// `memory link-commit`.
     pub fn memory_link_commit(&self) -> Result<Linked> {
-        memory::maint::link_commit(self.root(), self.config())
+        memory::maint::link_commit(self.root())
     }
 
     /// `session_record` (DESIGN §6).

@@ -1,9 +1,13 @@
-//! `tmws hook install` (DESIGN §6): a git `post-commit` hook that runs
-//! `tmws memory link-commit`, so the memories written while working on a commit point at it.
+//! `tmws hook install` (DESIGN §6): an optional git `post-commit` hook that runs
+//! `tmws memory link-commit`, which reads the new commit into the commit-link cache under
+//! `.tmws/cache/`, so that the next answer that shows `introduced_in` need not. It writes
+//! nothing git tracks: the tree is as clean after the commit as the commit left it.
 //!
-//! A hook that was there before is kept: it is renamed `post-commit.tmws-chained` and the
-//! new hook runs it first (with the same arguments and its exit status). Installing again
-//! changes nothing. The hook never fails a commit: link-commit's errors are ignored.
+//! The hook names no root: git runs it at the top of the work tree, where tmws finds the
+//! root, so a repository that moves keeps working. A failure never fails the commit, and
+//! says so on stderr (links are derived on demand anyway). A hook that was there before
+//! is kept: it is renamed `post-commit.tmws-chained` and the new hook runs it first (with
+//! the same arguments and its exit status). Installing again changes nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -32,20 +36,20 @@ fn quoted(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
 }
 
-/// The hook script: the chained hook first, then link-commit for this root.
-fn script(tmws: &Path, root: &Path) -> String {
+/// The hook script: the chained hook first, then link-commit in the work tree.
+fn script(tmws: &Path) -> String {
     format!(
-        "#!/bin/sh\n{MARKER}: links the memories added since the previous commit to this one.\n\
+        "#!/bin/sh\n{MARKER}: reads the new commit into tmws' commit-link cache (.tmws/cache/).\n\
          # Installed by `tmws hook install`; a hook that was here before is {CHAINED}, run first.\n\
          status=0\n\
          chained=\"$(dirname \"$0\")/{CHAINED}\"\n\
          if [ -x \"$chained\" ]; then \"$chained\" \"$@\"; status=$?; fi\n\
          tmws={tmws}\n\
          [ -x \"$tmws\" ] || tmws=tmws\n\
-         \"$tmws\" --root {root} memory link-commit >/dev/null 2>&1 || true\n\
+         \"$tmws\" memory link-commit >/dev/null 2>&1 || \
+         echo \"tmws: post-commit: could not read the commit into the link cache (run: tmws memory link-commit)\" >&2\n\
          exit $status\n",
         tmws = quoted(tmws),
-        root = quoted(root),
     )
 }
 
@@ -65,8 +69,7 @@ pub struct HookAnswer {
 pub(crate) fn install(root: &Path, tmws: &Path) -> Result<HookAnswer> {
     let dir = hooks_dir(root)?;
     let hook = dir.join("post-commit");
-    let root = store::canonicalize(root)?;
-    let wanted = script(tmws, &root);
+    let wanted = script(tmws);
     let mut chained = false;
     if let Some(existing) = store::read_text_opt(&dir, &hook, store::cap::CONFIG)? {
         if existing == wanted {

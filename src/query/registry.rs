@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::layout::{REGISTRY_FILE, USAGE_FILE};
+use crate::layout::REGISTRY_FILE;
 use crate::parse::clients::{self, Connection};
 use crate::parse::jsonl;
 use crate::pool::{self, Introspection};
@@ -339,7 +339,7 @@ const POPULARITY_DAYS: i64 = 30;
 /// Each server's share of the tool calls of the last 30 days (`usage.jsonl`), 0–1 rounded to
 /// three decimals; servers without calls are absent.
 pub fn popularity(root: &Path, now: DateTime<Utc>) -> BTreeMap<String, f64> {
-    let bytes = store::read_opt(root, &root.join(USAGE_FILE), store::cap::LOG).ok().flatten().unwrap_or_default();
+    let bytes = super::tools::usage_bytes(root);
     let (lines, _) = jsonl::parse(&bytes);
     let since = now - chrono::Duration::days(POPULARITY_DAYS);
     let mut calls: BTreeMap<String, u64> = BTreeMap::new();

@@ -1,6 +1,6 @@
 //! Sessions (DESIGN §6): `tmws session record [--since TIME|COMMIT]` sums up a window of
 //! work in one long-term `kind: session` memory: the memories added, the commits made
-//! (subjects and files), the tool calls logged in `.tmws/registry/usage.jsonl`, and the
+//! (subjects and files), the tool calls logged in `.tmws/cache/usage.jsonl`, and the
 //! agents involved, as a short narrative plus structured fields under `session`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -114,8 +114,7 @@ fn commits(root: &Path, since: &str, range_from: Option<&str>) -> Vec<Commit> {
 
 /// Tool calls in the window, by `server/tool`: (calls, failures).
 fn tool_calls(root: &Path, window: &Window, until: &str) -> BTreeMap<String, (u64, u64)> {
-    let bytes =
-        store::read_opt(root, &root.join(layout::USAGE_FILE), store::cap::LOG).ok().flatten().unwrap_or_default();
+    let bytes = super::tools::usage_bytes(root);
     let (lines, _) = jsonl::parse(&bytes);
     let mut calls: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for line in lines {

@@ -225,7 +225,27 @@ fn log_usage(root: &Path, server: &str, tool: &str, took: Duration, ok: bool) ->
         "ok": ok,
     });
     let mut log = LockedLog::open(root, &root.join(layout::USAGE_FILE), &root.join(layout::USAGE_LOCK))?;
+    if log.is_empty()?
+        && let Some(old) = store::read_opt(root, &root.join(layout::OLD_USAGE_FILE), store::cap::LOG)?
+    {
+        // The first call since the log moved: the old tracked log's lines come first.
+        let old = String::from_utf8_lossy(jsonl_complete(&old)).into_owned();
+        let mut lines: Vec<String> = old.lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect();
+        lines.push(line.to_string());
+        return log.append(&lines, false);
+    }
     log.append(&[line.to_string()], false)
+}
+
+fn jsonl_complete(bytes: &[u8]) -> &[u8] {
+    crate::parse::memlog::complete(bytes)
+}
+
+/// The usage log (DESIGN §5): this machine's tool calls, in `.tmws/cache/usage.jsonl`;
+/// until tmws has written there, the log tracked at its old place, read and left alone.
+pub(crate) fn usage_bytes(root: &Path) -> Vec<u8> {
+    let read = |rel: &str| store::read_opt(root, &root.join(rel), store::cap::LOG).ok().flatten();
+    read(layout::USAGE_FILE).filter(|b| !b.is_empty()).or_else(|| read(layout::OLD_USAGE_FILE)).unwrap_or_default()
 }
 
 fn first_line(s: &str) -> String {

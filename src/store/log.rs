@@ -44,6 +44,16 @@ impl LockedLog {
         Ok(LockedLog { path: path.to_path_buf(), file, _lock: lock_file })
     }
 
+    /// The log's length in bytes.
+    pub fn len(&self) -> Result<u64> {
+        Ok(self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len())
+    }
+
+    /// Whether the log is empty.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
     /// The whole log as it is now (nobody else appends while the lock is held).
     pub fn read_all(&mut self) -> Result<Vec<u8>> {
         self.read_from(0)

@@ -39,8 +39,16 @@ const INVALID: &[Expect<'static>] = &[
         "torn final line (no newline at the end, and EOF while parsing a string); line skipped",
     ),
     (".tmws/registry/index.json", 5, 7, "error", "registry", "missing required field `servers.code.connection.type`"),
-    (".tmws/registry/usage.jsonl", 2, 1, "error", "jsonl-line", "line is not a JSON object; line skipped"),
+    (
+        ".tmws/registry/usage.jsonl",
+        1,
+        1,
+        "warning",
+        "moved",
+        "tool-call usage is now kept in .tmws/cache/usage.jsonl (this machine's, not shared)",
+    ),
     (".tmws/skills.yaml", 1, 3, "error", "skills", "missing required field `[0].skill_path`"),
+    (".tmws/trust.jsonl", 2, 1, "error", "jsonl-line", "line is not a JSON object; line skipped"),
     (
         "agent/rules/common/00-over-budget.md",
         1,

@@ -1,6 +1,7 @@
-//! Memories and a real git: the post-commit hook (installed beside an existing one) links
-//! new memories to the commit, a session entry sums up memories and commits, and a merge
-//! of two branches that both appended keeps both sides' entries (`merge=union`).
+//! Memories and a real git: the post-commit hook (installed beside an existing one) reads
+//! each commit into the commit-link cache and writes nothing tracked, a session entry
+//! sums up memories and commits, and a merge of two branches that both appended keeps
+//! both sides' entries (`merge=union`).
 
 use std::path::Path;
 use std::process::Command;
@@ -45,10 +46,10 @@ pub(super) fn repo() -> TestRoot {
 }
 
 #[test]
-fn the_post_commit_hook_links_new_memories_and_keeps_the_hook_that_was_there() {
+fn the_post_commit_hook_writes_nothing_tracked_and_keeps_the_hook_that_was_there() {
     let root = repo();
     // Someone's hook, already in place.
-    root.write(".git/hooks/post-commit", "#!/bin/sh\necho ran >> \"$(git rev-parse --show-toplevel)/hook-ran\"\n");
+    root.write(".git/hooks/post-commit", "#!/bin/sh\necho ran >> \"$(git rev-parse --show-toplevel)/.git/hook-ran\"\n");
     make_executable(&root.path().join(".git/hooks/post-commit"));
     // tmws asks git where hooks go: with the same (empty) configuration as the commits.
     let install = |args: &[&str]| {
@@ -66,25 +67,50 @@ fn the_post_commit_hook_links_new_memories_and_keeps_the_hook_that_was_there() {
     assert_eq!((&installed["installed"], &installed["chained"]), (&json!(true), &json!(true)));
     let again = install(&["hook", "install"]);
     assert!(again.starts_with("already installed: "), "{again}");
+    let hook = root.read(".git/hooks/post-commit");
+    assert!(!hook.contains("--root"), "the hook names no root, so the repository can move: {hook}");
 
     let before = git(root.path(), &["rev-parse", "HEAD"]);
     let added = json(&root.run(&["--json", "memory", "add", "the retry loop needs a jitter", "-n", "long-term"]));
     assert_eq!(log_lines(&root, "long-term")[0]["git"]["commit"], before.trim()[..12]);
     root.write("src/retry.rs", "// jitter\n");
-    git(root.path(), &["add", "src/retry.rs"]);
+    git(root.path(), &["add", "-A"]);
     git(root.path(), &["commit", "-qm", "retry with jitter"]);
     let head = git(root.path(), &["rev-parse", "HEAD"]);
 
-    assert_eq!(root.read("hook-ran"), "ran\n", "the hook that was there ran too");
-    let lines = log_lines(&root, "long-term");
-    assert_eq!(lines.len(), 2, "{lines:?}");
-    assert_eq!(
-        (&lines[1]["op"], &lines[1]["id"], &lines[1]["commit"], &lines[1]["files_changed"]),
-        (&json!("link"), &added["id"], &json!(head.trim()[..12]), &json!(["src/retry.rs"]))
-    );
-    // Linked once: running it again links nothing.
-    let again = json(&root.run(&["--json", "memory", "link-commit"]));
-    assert_eq!(again["linked"], 0);
+    assert_eq!(root.read(".git/hook-ran"), "ran\n", "the hook that was there ran too");
+    // Regression: the hook appended link ops to the tracked log, so the tree was dirty
+    // right after every commit and `git checkout` refused to switch.
+    assert_eq!(git(root.path(), &["status", "--porcelain"]), "", "the tree is clean after the commit");
+    assert_eq!(log_lines(&root, "long-term").len(), 1);
+    // The hook read the commit into the cache; answers show it.
+    let cached: Value = serde_json::from_str(&root.read(".tmws/cache/commit-links.json")).unwrap();
+    assert_eq!(cached["head"], head.trim());
+    let introduced = json!({"commit": head.trim()[..12], "subject": "retry with jitter",
+        "files": [".tmws/memory/long-term.jsonl", "src/retry.rs"]});
+    let got = json(&root.run(&["--json", "memory", "get", added["id"].as_str().unwrap()]));
+    assert_eq!(got["introduced_in"], introduced);
+    let found = json(&root.run(&["--json", "memory", "search", "retry jitter"]));
+    assert_eq!(found["results"][0]["introduced_in"], introduced);
+    let linked = json(&root.run(&["--json", "memory", "link-commit"]));
+    assert_eq!((&linked["linked"], &linked["ids"]), (&json!(1), &json!([added["id"]])));
+
+    // Regression: the hook named the root by its absolute path, so after a move every
+    // commit linked nothing, silently. Moved, it still reads each new commit.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let moved = elsewhere.path().join("moved");
+    std::fs::rename(root.path(), &moved).unwrap();
+    let note =
+        super::util::tmws(&moved, &["--json", "memory", "add", "moved repositories keep working", "-n", "long-term"]);
+    assert_eq!(note.code, 0, "{}", note.stderr);
+    git(&moved, &["add", "-A"]);
+    git(&moved, &["commit", "-qm", "after the move"]);
+    let head = git(&moved, &["rev-parse", "HEAD"]);
+    let cached: Value =
+        serde_json::from_str(&std::fs::read_to_string(moved.join(".tmws/cache/commit-links.json")).unwrap()).unwrap();
+    assert_eq!(cached["head"], head.trim());
+    assert_eq!(git(&moved, &["status", "--porcelain"]), "");
+    std::fs::rename(&moved, root.path()).unwrap();
 }
 
 #[cfg(unix)]

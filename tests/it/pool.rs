@@ -244,7 +244,7 @@ name_path:\n      type: string\n  required:\n    - name_path\n"
         );
         drop(s.client.cancel().await);
     });
-    let usage = root.read(".tmws/registry/usage.jsonl");
+    let usage = root.read(".tmws/cache/usage.jsonl");
     let line: Value = serde_json::from_str(usage.trim()).unwrap();
     assert_eq!((&line["server"], &line["tool"], &line["ok"]), (&json!("serena"), &json!("find_symbol"), &json!(false)));
 }
@@ -486,7 +486,7 @@ fn crashes_failed_starts_and_timeouts_are_errors_with_stderr_and_the_next_call_w
         drop(s.client.cancel().await);
     });
     let usage: Vec<Value> =
-        root.read(".tmws/registry/usage.jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        root.read(".tmws/cache/usage.jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let seen: Vec<(String, bool)> = usage
         .iter()
         .map(|u| {
@@ -507,9 +507,9 @@ fn crashes_failed_starts_and_timeouts_are_errors_with_stderr_and_the_next_call_w
 
     // Popularity: each server's share of the calls of the last 30 days (older ones and torn
     // lines do not count).
-    let mut text = root.read(".tmws/registry/usage.jsonl");
+    let mut text = root.read(".tmws/cache/usage.jsonl");
     text.push_str("{\"server\":\"flaky\",\"tool\":\"echo\",\"at\":\"2026-01-01T00:00:00Z\",\"ms\":3,\"ok\":true}\n{\"server\":\"fla");
-    root.write(".tmws/registry/usage.jsonl", text);
+    root.write(".tmws/cache/usage.jsonl", text);
     let list = root.run(&["registry", "list", "--json"]);
     let rows: Value = serde_json::from_str(&list.stdout).unwrap();
     let shares: Vec<(&str, f64)> = rows

@@ -18,7 +18,6 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::json;
 
 use super::{Writer, delete_op, namespace, namespaces, stamp};
 use crate::config::Config;
@@ -276,54 +275,23 @@ pub(crate) fn gc_branches(root: &Path, config: &Config) -> Result<GcBranches> {
     Ok(GcBranches { removed: removed.len(), branches: gone_branches, ids: removed })
 }
 
-/// `memory link-commit` (run by the post-commit hook): the entries added on this branch
-/// since the previous commit, not yet linked, get a `link` op with the new commit and the
-/// files it changed.
-pub(crate) fn link_commit(root: &Path, config: &Config) -> Result<Linked> {
+/// `memory link-commit` (run by the post-commit hook, which is optional): reads git
+/// history up to HEAD into the commit-link cache (DESIGN §6) and says which entries HEAD
+/// introduced. Nothing is written to a tracked file.
+pub(crate) fn link_commit(root: &Path) -> Result<Linked> {
     let head = store::git_head(root)
         .ok_or_else(|| Error::Environment(format!("{} is not in a git work tree", root.display())))?;
-    let (Some(branch), Some(commit)) = (head.branch, head.commit) else {
-        return Ok(Linked { why: Some("HEAD is detached or has no commit".into()), ..Linked::default() });
+    let Some(commit) = head.commit else {
+        return Ok(Linked { why: Some("HEAD has no commit yet".into()), ..Linked::default() });
     };
-    // The previous commit: what HEAD was when the entries were added.
-    let parent =
-        store::git::run(root, &["rev-parse", "--verify", "--quiet", "HEAD^"]).ok().map(|p| p.trim().to_owned());
-    let files: Vec<String> =
-        store::git::run(root, &["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", "HEAD"])?
-            .lines()
-            .filter(|l| !l.is_empty())
-            .map(str::to_owned)
-            .collect();
-    let short = |c: &str| c.chars().take(12).collect::<String>();
-    let at = stamp(Utc::now());
-    let mut linked = Vec::new();
-    for ns in namespaces(root, config)? {
-        if !store::exists(&root.join(layout::memory_log(&ns))) {
-            continue;
-        }
-        let mut writer = Writer::open(root, &ns)?;
-        let ids: Vec<String> = writer
-            .fold
-            .live_at(&at)
-            .filter(|(_, e)| e.branch.as_deref() == Some(branch.as_str()) && e.links.is_empty())
-            .filter(|(_, e)| match (&e.commit, &parent) {
-                (Some(c), Some(p)) => short(c) == short(p),
-                (None, None) => true,
-                _ => false,
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
-        if ids.is_empty() {
-            continue;
-        }
-        let lines: Vec<String> = ids
-            .iter()
-            .map(|id| {
-                json!({"op": "link", "id": id, "at": at, "commit": short(&commit), "files_changed": files}).to_string()
-            })
-            .collect();
-        writer.append(&lines, config.memory.fsync)?;
-        linked.extend(ids);
-    }
-    Ok(Linked { commit: Some(short(&commit)), linked: linked.len(), ids: linked, files_changed: files, why: None })
+    let links = super::links::current(root);
+    let ids: Vec<String> = links.entries.iter().filter(|(_, c)| **c == commit).map(|(id, _)| id.clone()).collect();
+    let files = links.commits.get(&commit).map(|c| c.files.clone()).unwrap_or_default();
+    Ok(Linked {
+        commit: Some(commit.chars().take(12).collect()),
+        linked: ids.len(),
+        ids,
+        files_changed: files,
+        why: None,
+    })
 }

@@ -9,6 +9,7 @@
 //! same at ten entries as at ten thousand.
 //! Reads go through the index, which the sync and the watcher keep in step with the logs.
 
+pub mod links;
 pub mod maint;
 mod visible;
 
@@ -360,6 +361,9 @@ pub struct MemoryHit {
     /// The first 1,200 characters (`memory_search` with `include_content`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_preview: Option<String>,
+    /// The commit that introduced the entry, once it is committed (DESIGN §6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub introduced_in: Option<links::IntroducedIn>,
 }
 
 impl MemoryHit {
@@ -375,6 +379,7 @@ impl MemoryHit {
             content: content.then(|| item.body.clone().unwrap_or_default()),
             content_preview: preview
                 .then(|| item.body.as_deref().unwrap_or_default().chars().take(PREVIEW_CHARS).collect()),
+            introduced_in: None,
         }
     }
 
@@ -390,6 +395,7 @@ impl MemoryHit {
             content: None,
             content_preview: preview
                 .then(|| hit.body.as_deref().unwrap_or_default().chars().take(PREVIEW_CHARS).collect()),
+            introduced_in: None,
         }
     }
 }
@@ -445,7 +451,8 @@ pub(crate) fn get(root: &Path, index: &Index, id: &str, include_content: bool) -
     match find(index, id.trim())? {
         Some(item) => {
             maint::count_access(root, &item.ref_id);
-            Ok(MemoryHit::of_item(&item, include_content, false))
+            let introduced_in = links::current(root).of(&item.ref_id).cloned();
+            Ok(MemoryHit { introduced_in, ..MemoryHit::of_item(&item, include_content, false) })
         }
         None => Err(Error::NotFound(format!("no memory `{}`", id.trim()))),
     }
@@ -492,9 +499,14 @@ pub(crate) fn search(
     let min_score = req.min_score_or(config);
     if is_memory_id(&req.query) {
         let found = find(index, req.query.trim())?;
+        let links = links::current(root);
         let results: Vec<MemoryHit> = found
             .iter()
-            .map(|i| MemoryHit { score: Some(100), ..MemoryHit::of_item(i, false, req.include_content) })
+            .map(|i| MemoryHit {
+                score: Some(100),
+                introduced_in: links.of(&i.ref_id).cloned(),
+                ..MemoryHit::of_item(i, false, req.include_content)
+            })
             .collect();
         return Ok(MemorySearchAnswer {
             found: results.len(),
@@ -518,11 +530,12 @@ pub(crate) fn search(
     };
     let found = index.search(&query)?;
     let total = found.results.len();
+    let links = links::current(root);
     let results: Vec<MemoryHit> = found
         .results
         .iter()
         .filter(|h| f64::from(h.score) / 100.0 >= min_score)
-        .map(|h| MemoryHit::of_hit(h, req.include_content))
+        .map(|h| MemoryHit { introduced_in: links.of(&h.ref_id).cloned(), ..MemoryHit::of_hit(h, req.include_content) })
         .collect();
     Ok(MemorySearchAnswer { found: results.len(), total, query: req.query.clone(), results, stale: false })
 }
