@@ -24,6 +24,11 @@ use crate::store;
 const DEFAULT_WINDOW_HOURS: i64 = 24;
 /// At most this many items of each list go into the narrative.
 const LISTED: usize = 10;
+/// The structured fields keep at most this many commits (the latest), files per commit and
+/// memory ids, and say how many more there were: one commit of 1,256 files made a 49 KB line.
+const MAX_COMMITS: usize = 50;
+const MAX_FILES: usize = 20;
+const MAX_IDS: usize = 200;
 
 fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
@@ -240,18 +245,27 @@ pub(crate) fn record(
     }
 
     let mut extra = Map::new();
-    extra.insert(
-        "session".into(),
-        json!({
+    let mut session = json!({
             "since": from,
             "until": until,
             "head": store::git_head(root).and_then(|h| h.commit),
-            "memories": added.iter().map(|a| &a.1).collect::<Vec<_>>(),
-            "commits": commits.iter().map(|c| json!({"commit": c.hash, "subject": c.subject, "files": c.files})).collect::<Vec<_>>(),
+            "memories": added.iter().rev().take(MAX_IDS).rev().map(|a| &a.1).collect::<Vec<_>>(),
+            "commits": commits.iter().rev().take(MAX_COMMITS).rev().map(|c| {
+                let mut commit = json!({"commit": c.hash, "subject": c.subject, "files": c.files.iter().take(MAX_FILES).collect::<Vec<_>>()});
+                if c.files.len() > MAX_FILES {
+                    commit["more_files"] = json!(c.files.len() - MAX_FILES);
+                }
+                commit
+            }).collect::<Vec<_>>(),
+            "more_commits": commits.len().saturating_sub(MAX_COMMITS),
+            "more_memories": added.len().saturating_sub(MAX_IDS),
             "tool_calls": calls.iter().map(|(t, (n, f))| (t.clone(), json!({"calls": n, "failed": f}))).collect::<Map<_, _>>(),
             "agents": agents,
-        }),
-    );
+    });
+    if let Some(fields) = session.as_object_mut() {
+        fields.retain(|k, v| !(k.starts_with("more_") && *v == json!(0)));
+    }
+    extra.insert("session".into(), session);
     let req = MemoryAddRequest {
         content,
         namespace: Some("long-term".into()),

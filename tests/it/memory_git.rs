@@ -204,3 +204,23 @@ fn a_merge_of_two_branches_that_both_appended_keeps_both_sides() {
     want.sort_unstable();
     assert_eq!(ids, want);
 }
+
+/// Regression: `session record` stored every changed file of every commit in its
+/// structured field (one 49 KB line for a commit of 1,256 files).
+#[test]
+fn a_session_keeps_at_most_twenty_files_of_a_commit() {
+    let root = repo();
+    let since = git(root.path(), &["rev-parse", "HEAD"]);
+    for i in 0..30 {
+        root.write(&format!("gen/file{i:02}.txt"), "x\n");
+    }
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "generate thirty files"]);
+    let rec = json(&root.run(&["--json", "session", "record", "--since", since.trim()]));
+    assert_eq!((&rec["recorded"], &rec["commits"]), (&json!(true), &json!(1)));
+    let entry = log_lines(&root, "long-term").pop().unwrap();
+    let commit = &entry["session"]["commits"][0];
+    assert_eq!(commit["files"].as_array().unwrap().len(), 20);
+    assert_eq!((&commit["files"][0], &commit["more_files"]), (&json!("gen/file00.txt"), &json!(10)));
+    assert!(entry["session"].get("more_commits").is_none(), "{entry}");
+}
