@@ -8,6 +8,9 @@
 //! crossing a folder that holds `.git`. Unlike the `ignore` walker that `check` uses, only
 //! files from the root down count: an ignore file above the root does not.
 //!
+//! Nothing below the root's `.tmws/` is ever ignored: it is tmws' own state, and a log kept
+//! out of git is still searched.
+//!
 //! Skipped always: `.git/`, `.tmws/` folders met while walking (the derived cache, or a
 //! nested root's state), folders that hold a `.tmws/` (nested roots) and symlinks. What
 //! the repository should not hold (DESIGN §12) is skipped and reported as a problem: a
@@ -349,6 +352,11 @@ impl Rules {
     /// the first kind with a match wins (`ignore`'s precedence).
     fn ignored(&self, rel: &str, is_dir: bool) -> bool {
         if self.parent.is_none() && self.level.is_empty() {
+            return false;
+        }
+        // tmws' own state is read whatever git is told to ignore: a project may keep a
+        // log out of git (short-term memories stay on this machine) and still search it.
+        if rel == TMWS_DIR || rel.strip_prefix(TMWS_DIR).is_some_and(|r| r.starts_with('/')) {
             return false;
         }
         let first = |pick: fn(&Level) -> Option<&Gitignore>, stop_at_git: bool| -> Match<()> {

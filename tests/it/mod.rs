@@ -3,6 +3,7 @@ mod check;
 mod clients;
 mod context;
 mod corpora;
+mod git_sync;
 mod hostile;
 mod index;
 mod init;

@@ -238,8 +238,8 @@ pub(crate) fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>
 }
 
 /// `memory gc-branches`: deletes the short-term entries of branches that no longer exist
-/// and were never merged (an entry whose recorded commit is in HEAD's history stays: its
-/// branch was merged, and the entry is visible from here).
+/// and were never merged (those of a branch whose last tip seen — or, for one never seen,
+/// the entry's recorded commit — is in HEAD's history stay: they are visible from here).
 pub(crate) fn gc_branches(root: &Path, config: &Config) -> Result<GcBranches> {
     let Some(existing) = store::git::branches(root) else {
         return Err(Error::Environment(format!("{} is not in a git work tree", root.display())));
@@ -251,11 +251,14 @@ pub(crate) fn gc_branches(root: &Path, config: &Config) -> Result<GcBranches> {
     if store::exists(&root.join(layout::memory_log(ns))) {
         let mut writer = Writer::open(root, ns)?;
         let mut merged: BTreeMap<String, bool> = BTreeMap::new();
+        let last_tips = super::visible::last_tips(root);
         for (id, e) in writer.fold.live_at(&at) {
             if let Some(b) = &e.branch
                 && !existing.contains(b)
             {
-                let in_head = e.commit.as_ref().is_some_and(|c| {
+                // The branch's last tip seen, else the commit the entry records.
+                let witness = last_tips.get(b).or(e.commit.as_ref());
+                let in_head = witness.is_some_and(|c| {
                     *merged
                         .entry(c.clone())
                         .or_insert_with(|| store::git::is_ancestor_of_head(root, c).unwrap_or(false))

@@ -4,8 +4,10 @@
 //! visible (a merge brings the other branch's entries, a checkout takes them away). In a
 //! log git does not track, an entry is visible when it was written on the checked-out
 //! branch, on the default branch or outside git, or on a branch merged into HEAD: the
-//! branch's tip, or, once the branch is deleted, the commit the entry records, is HEAD or
-//! one of its ancestors.
+//! branch's tip, or, once the branch is deleted, its last tip tmws saw (the commit the
+//! entry records, for a branch tmws never saw: an entry written before the branch's first
+//! commit records where it forked, so the last tip is the better witness) is HEAD or one of
+//! its ancestors.
 //!
 //! Asking git costs a few milliseconds, so what it says is cached under `.tmws/cache/`,
 //! keyed on what changes its answers (HEAD, the branch tips, git's index): a search after
@@ -32,6 +34,10 @@ struct Cached {
     merged: BTreeSet<String>,
     /// Commits asked about: whether each is HEAD or one of its ancestors.
     ancestors: BTreeMap<String, bool>,
+    /// The last tip seen of every branch, kept after the branch is deleted: whether a
+    /// deleted branch was merged is whether its last tip is in HEAD's history.
+    #[serde(default)]
+    last_tips: BTreeMap<String, String>,
 }
 
 /// The memories a search shows: all (`None`) for `branch: "*"` and outside git; those
@@ -55,12 +61,15 @@ pub(crate) fn visible(root: &Path, index: &Index, asked: Option<&str>) -> Result
         .ok()
         .flatten()
         .and_then(|b| serde_json::from_slice(&b).ok())
-        .filter(|c: &Cached| c.key == key)
         .unwrap_or_default();
     let fresh = cached.key != key;
     if fresh {
         // Without git (not installed, or failing) nothing is tracked or merged: the
         // current and the default branch's entries are still shown.
+        let mut last_tips = std::mem::take(&mut cached.last_tips);
+        last_tips.extend(tips.iter().map(|(b, c)| (b.clone(), c.clone())));
+        let merged =
+            if head.commit.is_some() { store::git::merged_branches(root).unwrap_or_default() } else { BTreeSet::new() };
         cached = Cached {
             key,
             tracked: store::git::tracked(root, layout::MEMORY_DIR)
@@ -68,37 +77,43 @@ pub(crate) fn visible(root: &Path, index: &Index, asked: Option<&str>) -> Result
                 .iter()
                 .filter_map(|p| layout::memory_namespace(p).map(str::to_owned))
                 .collect(),
-            merged: if head.commit.is_some() {
-                store::git::merged_branches(root).unwrap_or_default()
-            } else {
-                BTreeSet::new()
-            },
+            merged,
             ancestors: BTreeMap::new(),
+            last_tips,
         };
     }
     let mut branches: BTreeSet<String> = cached.merged.clone();
     branches.extend(head.branch.clone());
     branches.extend(store::git::default_branch(root));
-    // Entries of branches git no longer has: visible when their commit is in HEAD's history.
+    // Entries of branches git no longer has: visible when the branch's last tip seen (or,
+    // for a branch never seen, the commit the entry records) is in HEAD's history.
     let mut asked_git = false;
+    let mut in_head = |commit: &str, cached: &mut Cached| match cached.ancestors.get(commit) {
+        Some(m) => *m,
+        None => {
+            asked_git = true;
+            let m = head.commit.is_some() && store::git::is_ancestor_of_head(root, commit).unwrap_or(false);
+            cached.ancestors.insert(commit.to_owned(), m);
+            m
+        }
+    };
     let mut commits = BTreeSet::new();
+    let mut gone_merged = Vec::new();
     let known: BTreeSet<String> = tips.keys().cloned().chain(branches.iter().cloned()).collect();
-    for (_, written_at) in index.memory_commits_off(&known)? {
+    for (branch, written_at) in index.memory_commits_off(&known)? {
+        if let Some(tip) = cached.last_tips.get(&branch).cloned() {
+            if in_head(&tip, &mut cached) {
+                gone_merged.push(branch);
+            }
+            continue;
+        }
         for commit in written_at {
-            let merged = match cached.ancestors.get(&commit) {
-                Some(m) => *m,
-                None => {
-                    asked_git = true;
-                    let m = head.commit.is_some() && store::git::is_ancestor_of_head(root, &commit).unwrap_or(false);
-                    cached.ancestors.insert(commit.clone(), m);
-                    m
-                }
-            };
-            if merged {
+            if in_head(&commit, &mut cached) {
                 commits.insert(commit);
             }
         }
     }
+    branches.extend(gone_merged);
     if fresh || asked_git {
         // A derived cache: one that cannot be written is asked again next time.
         if let Ok(bytes) = serde_json::to_vec(&cached)
@@ -113,4 +128,24 @@ pub(crate) fn visible(root: &Path, index: &Index, asked: Option<&str>) -> Result
         commits: commits.into_iter().collect(),
         branchless: true,
     }))
+}
+
+/// The last tip tmws has seen of every branch, the current branches' included (and saved
+/// for next time): what tells whether a deleted branch was merged.
+pub(crate) fn last_tips(root: &Path) -> BTreeMap<String, String> {
+    let path = root.join(layout::VISIBILITY_FILE);
+    let mut cached: Cached = store::read_opt(root, &path, store::cap::CONFIG)
+        .ok()
+        .flatten()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let before = cached.last_tips.clone();
+    cached.last_tips.extend(store::git::branch_tips(root).unwrap_or_default());
+    if cached.last_tips != before
+        && let Ok(bytes) = serde_json::to_vec(&cached)
+        && let Err(e) = store::write_atomic(root, &path, &bytes)
+    {
+        tracing::debug!("{}: not saved: {e}", layout::VISIBILITY_FILE);
+    }
+    cached.last_tips
 }
