@@ -252,10 +252,11 @@ pub enum DocKind {
     Memory,
     Server,
     Tool,
+    Commit,
 }
 
 impl DocKind {
-    pub const ALL: [DocKind; 9] = [
+    pub const ALL: [DocKind; 10] = [
         DocKind::Overview,
         DocKind::TopicOverview,
         DocKind::Entry,
@@ -265,6 +266,7 @@ impl DocKind {
         DocKind::Memory,
         DocKind::Server,
         DocKind::Tool,
+        DocKind::Commit,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -278,6 +280,7 @@ impl DocKind {
             DocKind::Memory => "memory",
             DocKind::Server => "server",
             DocKind::Tool => "tool",
+            DocKind::Commit => "commit",
         }
     }
 

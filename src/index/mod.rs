@@ -44,6 +44,9 @@ pub struct Payload {
     /// How far each JSONL log (root-relative path) is in this commit.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub logs: std::collections::BTreeMap<String, memlog::LogMark>,
+    /// The git HEAD whose history is indexed (kind `commit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
 }
 
 /// An open index: always a reader, and the writer when no other process holds it.

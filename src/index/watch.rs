@@ -83,6 +83,8 @@ pub fn run_with(
     mut on: impl FnMut(WatchUpdate<'_>),
 ) -> Result<()> {
     let opts = SyncOptions::default();
+    let index_root = index.root().to_path_buf();
+    let index_root = index_root.as_path();
     // Whether a sync changed the index since the last merge of deleted documents.
     let mut merge_due = false;
     if index.is_writer() {
@@ -93,6 +95,10 @@ pub fn run_with(
     } else {
         on(WatchUpdate::Following);
     }
+    // A commit, a checkout or a reset moves HEAD without touching the watched folders:
+    // HEAD is read every tick (two small files), and a move is a sync of the history.
+    let head = || crate::store::git_head(index_root).and_then(|h| h.commit);
+    let mut last_head = head();
     // A follower tries for the writer role once a tick, however many events arrive.
     let mut last_try = Instant::now();
     let mut last_sync = Instant::now();
@@ -124,7 +130,12 @@ pub fn run_with(
             continue;
         }
         let due = retry.is_some_and(|r| r.at <= Instant::now());
-        let Some(changes) = changes.filter(|c| !c.paths.is_empty() || c.rescan).or(due.then(Changes::default)) else {
+        let now_head = head();
+        let moved = now_head != last_head;
+        last_head = now_head;
+        let Some(changes) =
+            changes.filter(|c| !c.paths.is_empty() || c.rescan).or((due || moved).then(Changes::default))
+        else {
             if merge_due && last_sync.elapsed() >= MERGE_AFTER {
                 merge_due = false;
                 match index.start_merging_deletes() {

@@ -403,7 +403,7 @@ pub struct SearchRequest {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<String>,
     /// Only these kinds: overview, topic_overview, entry, rule, skill, doc, memory, server,
-    /// tool.
+    /// tool, commit (git history: subject, body, author, changed paths).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kinds: Vec<String>,
     /// Only items with one of these statuses.

@@ -194,3 +194,101 @@ pub fn run(root: &Path, args: &[&str]) -> Result<String> {
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
+
+/// A commit as the index holds it (DESIGN §3, kind `commit`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// The full hash.
+    pub sha: String,
+    pub author: String,
+    /// The author date, RFC 3339.
+    pub date: String,
+    pub subject: String,
+    pub body: String,
+    /// The paths it changed (none for a merge), at most [`MAX_COMMIT_FILES`].
+    pub files: Vec<String>,
+}
+
+/// At most this many changed paths of a commit are indexed.
+pub const MAX_COMMIT_FILES: usize = 200;
+
+/// The commits of `range` (`HEAD`, `a..b`), newest first, with their changed paths.
+pub fn commits(root: &Path, range: &str) -> Result<Vec<CommitInfo>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args([
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "--no-color",
+            "--no-renames",
+            "--name-only",
+            "--format=%x1e%H%x1f%an%x1f%aI%x1f%s%x1f%b%x1f",
+            range,
+            "--",
+        ])
+        .output()
+        .map_err(|e| Error::Environment(format!("cannot run git: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(Error::Environment(format!("git log {range}: {}", err.trim())));
+    }
+    Ok(parse_log(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Parses `git log` output in the format `commits` asks for.
+fn parse_log(text: &str) -> Vec<CommitInfo> {
+    text.split('\u{1e}')
+        .filter_map(|record| {
+            let mut fields = record.splitn(6, '\u{1f}');
+            let sha = fields.next()?.trim().to_owned();
+            if sha.is_empty() {
+                return None;
+            }
+            let author = fields.next()?.to_owned();
+            let date = fields.next()?.to_owned();
+            let subject = fields.next()?.to_owned();
+            let body = fields.next()?.trim().to_owned();
+            let files = fields
+                .next()
+                .unwrap_or_default()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .take(MAX_COMMIT_FILES)
+                .map(str::to_owned)
+                .collect();
+            Some(CommitInfo { sha, author, date, subject, body, files })
+        })
+        .collect()
+}
+
+/// The hashes of `range`.
+pub fn rev_list(root: &Path, range: &str) -> Result<Vec<String>> {
+    Ok(run(root, &["rev-list", range, "--"])?.lines().map(str::to_owned).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_records_become_commits() {
+        let text = "\u{1e}abc\u{1f}Ann\u{1f}2026-11-22T10:00:00+01:00\u{1f}Fix the retry\u{1f}Jitter, so\nclients spread.\n\u{1f}\n\nsrc/retry.rs\nREADME.md\n\u{1e}def\u{1f}Bo\u{1f}2026-11-21T09:00:00Z\u{1f}Start\u{1f}\u{1f}\n\na.txt\n";
+        let commits = parse_log(text);
+        assert_eq!(commits.len(), 2);
+        assert_eq!(
+            commits[0],
+            CommitInfo {
+                sha: "abc".into(),
+                author: "Ann".into(),
+                date: "2026-11-22T10:00:00+01:00".into(),
+                subject: "Fix the retry".into(),
+                body: "Jitter, so\nclients spread.".into(),
+                files: vec!["src/retry.rs".into(), "README.md".into()],
+            }
+        );
+        assert_eq!((commits[1].body.as_str(), commits[1].files.clone()), ("", vec!["a.txt".to_owned()]));
+    }
+}

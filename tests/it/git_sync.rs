@@ -275,3 +275,48 @@ fn in_an_untracked_log_merged_branches_show_and_deleted_unmerged_ones_do_not() {
     assert_eq!(gc["ids"], serde_json::json!([mike]));
     a.expect(&[&on_main, &lima], &[&mike]);
 }
+
+/// The refIds of commits a search finds.
+fn commit_hits(dir: &Path, query: &str) -> Vec<String> {
+    let out = tmws(dir, &["--json", "search", query, "--kind", "commit"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let found: Value = serde_json::from_str(&out.stdout).unwrap();
+    found["results"].as_array().unwrap().iter().map(|r| r["refId"].as_str().unwrap().to_owned()).collect()
+}
+
+/// Commits are searchable (kind `commit`): by subject, body, author and paths; an amended
+/// commit replaces the old one, a reset takes commits away, and another branch brings its
+/// own history.
+#[test]
+fn commits_of_the_current_history_are_searchable() {
+    let top = tempfile::tempdir().unwrap();
+    let (a, _) = clones(top.path());
+    std::fs::create_dir_all(a.dir.join("src")).unwrap();
+    std::fs::write(a.dir.join("src/retry.rs"), "// jitter\n").unwrap();
+    a.git(&["add", "-A"]);
+    a.git(&["commit", "-qm", "Retry with jitter", "-m", "Clients spread their retries over the window."]);
+    let first = a.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let id = format!("commit:{first}");
+    assert_eq!(commit_hits(&a.dir, "retry jitter"), std::slice::from_ref(&id));
+    assert_eq!(commit_hits(&a.dir, "spread their retries"), std::slice::from_ref(&id), "the body is searched");
+    assert_eq!(commit_hits(&a.dir, "src/retry.rs"), std::slice::from_ref(&id), "and the paths");
+    let all = tmws(&a.dir, &["--json", "search", "retry jitter"]);
+    assert!(all.stdout.contains(&id), "a search of every kind answers with the commit: {}", all.stdout);
+
+    // Amended: the old commit goes, the new one comes.
+    a.git(&["commit", "-q", "--amend", "-m", "Retry with full jitter"]);
+    let amended = a.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert_eq!(commit_hits(&a.dir, "retry jitter"), [format!("commit:{amended}")]);
+
+    // Another branch has its own history; a reset takes commits away.
+    a.git(&["checkout", "-qb", "side"]);
+    std::fs::write(a.dir.join("side.txt"), "x\n").unwrap();
+    a.git(&["add", "-A"]);
+    a.git(&["commit", "-qm", "Side quest for the cache warmer"]);
+    assert_eq!(commit_hits(&a.dir, "cache warmer").len(), 1);
+    a.git(&["checkout", "-q", "main"]);
+    assert!(commit_hits(&a.dir, "cache warmer").is_empty(), "main does not reach it");
+    a.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    assert!(commit_hits(&a.dir, "retry jitter").is_empty());
+    assert_eq!(commit_hits(&a.dir, "start").len(), 1);
+}

@@ -91,7 +91,7 @@ fn bad_requests_get_a_json_error_naming_what_is_wrong() {
         (
             "/workspace/search?query=x&kinds=entry,widget",
             400,
-            "unknown kind `widget`; known kinds: overview, topic_overview, entry, rule, skill, doc, memory, server, tool",
+            "unknown kind `widget`; known kinds: overview, topic_overview, entry, rule, skill, doc, memory, server, tool, commit",
         ),
         (
             "/workspace/context?workspace=devtools&bogus=1",

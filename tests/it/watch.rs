@@ -364,3 +364,27 @@ fn kill_9_during_a_sync_converges_on_the_next_run() {
         }
     }
 }
+
+/// A commit made while `tmws watch` runs is searchable soon after, without a file event in
+/// the watched folders (HEAD is what moved).
+#[test]
+fn a_commit_is_searchable_while_the_watcher_runs() {
+    let root = super::memory_git::repo();
+    let mut watch = Watch::start(&root);
+    watch.expect("watching ");
+    root.write("notes.txt", "x\n");
+    super::memory_git::git(root.path(), &["add", "-A"]);
+    super::memory_git::git(root.path(), &["commit", "-qm", "Teach the watcher about commits"]);
+    let head = super::memory_git::git(root.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    // The search is a reader (the watcher holds the writer): it finds what the watcher
+    // committed.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = root.run(&["--json", "search", "teach watcher commits", "--kind", "commit"]);
+        if out.stdout.contains(&format!("commit:{head}")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the commit was not indexed: {}{}", out.stdout, out.stderr);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

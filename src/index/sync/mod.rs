@@ -10,6 +10,7 @@
 
 mod apply;
 mod commit;
+mod commits;
 mod plan;
 mod read;
 
@@ -58,6 +59,9 @@ pub struct SyncReport {
     pub rebuilt: bool,
     /// Whether another process holds the writer role, so nothing was written here.
     pub reader_only: bool,
+    /// Whether the indexed git history changed (HEAD moved).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub commits_moved: bool,
     /// Each file applied: (path, `new` | `changed` | `removed`).
     #[serde(skip)]
     pub changes: Vec<(String, &'static str)>,
@@ -162,8 +166,10 @@ impl Index {
             }
             manifest.files.insert(rel, state);
         }
-        if dirty || full {
-            let payload = Payload { version: SCHEMA_VERSION, epoch: payload.epoch + 1, logs };
+        let (head, moved) = commits::sync(&self.root, writer, &self.fields, payload.head.as_deref(), full);
+        report.commits_moved = moved;
+        if dirty || full || moved {
+            let payload = Payload { version: SCHEMA_VERSION, epoch: payload.epoch + 1, logs, head };
             commit::commit(writer, &payload)?;
             tracing::debug!(ms = started.elapsed().as_millis(), "sync: committed");
             manifest.epoch = payload.epoch;

@@ -1,0 +1,119 @@
+//! Git history in the index (DESIGN §3): the commits HEAD can reach, as items of kind
+//! `commit` (refId `commit:<sha>`), so that "why did this change" is a search.
+//!
+//! The commit payload records the HEAD whose history is indexed. A sync that finds HEAD
+//! elsewhere indexes the difference: what the new HEAD reaches and the old one did not
+//! (`old..new`) is added, what only the old one reached (`new..old`: a rebase, a reset, a
+//! checkout of another branch) goes. When git no longer knows the old HEAD, the history
+//! is indexed again whole. Outside git, or where git cannot run, nothing changes.
+
+use std::path::Path;
+
+use tantivy::{IndexWriter, Term};
+
+use super::super::Fields;
+use super::apply::to_document;
+use crate::error::Result;
+use crate::model::{DocKind, IndexDoc};
+use crate::store::{self, git::CommitInfo};
+
+/// What the history of HEAD needs: commits to delete and to add, and the HEAD it reaches.
+struct Delta {
+    /// `None`: every commit item goes.
+    delete: Option<Vec<String>>,
+    add: Vec<CommitInfo>,
+    head: Option<String>,
+}
+
+/// Brings the commit items from the history of `indexed` to that of the current HEAD;
+/// returns the HEAD now indexed and whether anything changed. `cleared`: the index was
+/// emptied for a full sync.
+pub(super) fn sync(
+    root: &Path,
+    writer: &mut IndexWriter,
+    fields: &Fields,
+    indexed: Option<&str>,
+    cleared: bool,
+) -> (Option<String>, bool) {
+    let indexed = if cleared { None } else { indexed };
+    let Some(delta) = delta(root, indexed) else { return (indexed.map(str::to_owned), false) };
+    let changed = delta.delete.as_ref().is_none_or(|d| !d.is_empty()) || !delta.add.is_empty();
+    match &delta.delete {
+        None if !cleared => {
+            writer.delete_term(Term::from_field_text(fields.kind, DocKind::Commit.as_str()));
+        }
+        None => {}
+        Some(shas) => {
+            for sha in shas {
+                writer.delete_term(Term::from_field_text(fields.ref_id, &ref_id(sha)));
+            }
+        }
+    }
+    for c in &delta.add {
+        if delta.delete.is_some() {
+            // Replaced, never doubled (a commit reached again after a reset).
+            writer.delete_term(Term::from_field_text(fields.ref_id, &ref_id(&c.sha)));
+        }
+        if let Err(e) = writer.add_document(to_document(fields, &doc(c))) {
+            tracing::warn!("commit {}: {e}", c.sha);
+        }
+    }
+    (delta.head, changed)
+}
+
+/// The refId of a commit.
+pub fn ref_id(sha: &str) -> String {
+    format!("commit:{sha}")
+}
+
+/// What to change, or None when nothing does (HEAD has not moved, or git cannot say).
+fn delta(root: &Path, indexed: Option<&str>) -> Option<Delta> {
+    let head = store::git_head(root).and_then(|h| h.commit).filter(|c| !c.is_empty());
+    if head.as_deref() == indexed {
+        return None;
+    }
+    let Some(head) = head else {
+        // No longer in git, or no commit yet: the history goes.
+        return Some(Delta { delete: None, add: Vec::new(), head: None });
+    };
+    let attempt = || -> Result<Delta> {
+        if let Some(old) = indexed
+            && let Ok(gone) = store::git::rev_list(root, &format!("{head}..{old}"))
+        {
+            let add = store::git::commits(root, &format!("{old}..{head}"))?;
+            return Ok(Delta { delete: Some(gone), add, head: Some(head.clone()) });
+        }
+        let add = store::git::commits(root, &head)?;
+        Ok(Delta { delete: None, add, head: Some(head.clone()) })
+    };
+    match attempt() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            tracing::debug!("commits not indexed: {e}");
+            None
+        }
+    }
+}
+
+/// The item of one commit: named by its subject, found by its body, author and paths too.
+fn doc(c: &CommitInfo) -> IndexDoc {
+    let short: String = c.sha.chars().take(12).collect();
+    let mut body = c.body.clone();
+    for line in [&c.author, &c.files.join("\n")] {
+        if !line.is_empty() {
+            body.push('\n');
+            body.push_str(line);
+        }
+    }
+    let date = crate::parse::memlog::normalise_time(&c.date);
+    IndexDoc {
+        ref_id: ref_id(&c.sha),
+        kind: Some(DocKind::Commit),
+        name: c.subject.clone(),
+        description: format!("{short} {} ({}, {})", c.subject, c.author, date.get(..10).unwrap_or(&date)),
+        created: Some(date),
+        category: Some(c.author.clone()),
+        body,
+        ..IndexDoc::default()
+    }
+}
