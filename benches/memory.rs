@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use divan::Bencher;
 use tmws::query::api::{FormatOnly, MemoryAddRequest, MemorySearchRequest};
 use tmws::query::memory::memory_id;
+
+use support::memory::{WORDS, content, letters, queries};
 use tmws::query::{Engine, SyncOptions};
 
 mod support;
@@ -24,53 +26,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     divan::main();
-}
-
-const WORDS: [&str; 24] = [
-    "deploy",
-    "cache",
-    "token",
-    "refresh",
-    "database",
-    "pool",
-    "timeout",
-    "retry",
-    "staging",
-    "release",
-    "index",
-    "watcher",
-    "schema",
-    "migration",
-    "latency",
-    "queue",
-    "worker",
-    "config",
-    "secret",
-    "branch",
-    "merge",
-    "lock",
-    "compaction",
-    "session",
-];
-
-/// The `i`-th entry's content: four words of the Zipf-like vocabulary and a common word.
-fn content(i: usize) -> String {
-    // A cheap deterministic hash spreads the picks.
-    let pick = |salt: usize| {
-        let x = (i.wrapping_mul(2_654_435_761) ^ salt.wrapping_mul(40_503)).wrapping_mul(2_246_822_519) >> 7;
-        // Zipf-like: rank r with probability ~ 1/r over 4,000 words.
-        let u = (x % 1_000_000) as f64 / 1_000_000.0;
-        let r = (4_000f64.powf(u)) as usize;
-        letters(r)
-    };
-    format!(
-        "Entry {i}: the {} {} needs a {} after the {} ({})",
-        pick(1),
-        pick(2),
-        WORDS[i % WORDS.len()],
-        pick(3),
-        pick(4)
-    )
 }
 
 /// A long-term log of `n` entries, of which every `dead_every`-th is deleted again.
@@ -106,11 +61,6 @@ fn memory_root(n: usize) -> PathBuf {
     Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
     std::fs::write(&marker, version).unwrap();
     root
-}
-
-/// Queries of two or three words: a common word and rarer ones, as people search.
-fn queries() -> Vec<String> {
-    (0..50).map(|q| format!("{} {} {}", WORDS[q % WORDS.len()], letters(3 + q * 7), letters(40 + q * 31))).collect()
 }
 
 /// Searches through a serving engine (as `tmws mcp` answers), once its first sync is done.
@@ -151,18 +101,6 @@ fn cleanup_100k(bencher: Bencher) {
         let done = engine.memory_cleanup(&FormatOnly::default()).unwrap();
         assert!(done.answer.compacted_bytes > 0);
     });
-}
-
-/// A word of letters only, one per number (digits would be split off by the analyzer).
-fn letters(mut i: usize) -> String {
-    let mut w = String::from("zq");
-    loop {
-        w.push(char::from(b'a' + u8::try_from(i % 26).unwrap_or(0)));
-        i /= 26;
-        if i == 0 {
-            return w;
-        }
-    }
 }
 
 /// `memory_add` with fsync, then the writer's sync, until a search finds it: the floor of

@@ -9,6 +9,8 @@
 
 #![allow(dead_code, reason = "each bench uses a different part of the support module")]
 
+pub mod memory;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -205,15 +205,59 @@ impl Index {
     }
 }
 
+/// Commits by branch, for the branches of an index that git no longer has.
+type BranchCommits = std::collections::BTreeMap<String, std::collections::BTreeSet<String>>;
+
+/// `memory_commits_off`'s last answer: (the segments it read, the branches it was told
+/// git has, the answer). A search after nothing changed reads no document.
+#[derive(Debug, Default)]
+pub(crate) struct CommitsOff(std::sync::Mutex<Option<(String, std::collections::BTreeSet<String>, BranchCommits)>>);
+
 impl Index {
-    /// The commits memories were written at, by the branch they were written on, for the
-    /// branches of the index that are not in `known` (the branches git still has): what
-    /// visibility by ancestry checks for the entries of deleted branches.
-    pub fn memory_commits_off(
-        &self,
-        known: &std::collections::BTreeSet<String>,
-    ) -> Result<std::collections::BTreeMap<String, std::collections::BTreeSet<String>>> {
+    /// The commits memories were written at (`""` for an entry that records none), by the
+    /// branch they were written on, for the branches of the index that are not in `known`:
+    /// what visibility by ancestry checks for the entries of deleted branches.
+    pub fn memory_commits_off(&self, known: &std::collections::BTreeSet<String>) -> Result<BranchCommits> {
         let searcher = self.reader.searcher();
+        let segments: String = searcher
+            .segment_readers()
+            .iter()
+            .map(|s| format!("{}:{} ", s.segment_id().uuid_string(), s.num_deleted_docs()))
+            .collect();
+        if let Ok(memo) = self.commits_off.0.lock()
+            && let Some((seen, for_known, answer)) = memo.as_ref()
+            && *seen == segments
+            && for_known == known
+        {
+            return Ok(answer.clone());
+        }
+        let answer = self.read_commits_off(&searcher, known)?;
+        if let Ok(mut memo) = self.commits_off.0.lock() {
+            *memo = Some((segments, known.clone(), answer.clone()));
+        }
+        Ok(answer)
+    }
+
+    /// Every branch memories of the index were written on (from the term dictionary: no
+    /// document is read).
+    pub fn memory_branches(&self) -> Result<std::collections::BTreeSet<String>> {
+        let searcher = self.reader.searcher();
+        let mut branches = std::collections::BTreeSet::new();
+        for seg in searcher.segment_readers() {
+            let Some(col) = seg.fast_fields().str("branch").map_err(tantivy_err)? else { continue };
+            let mut stream = col.dictionary().stream().map_err(|e| Error::Index(e.to_string()))?;
+            while stream.advance() {
+                branches.insert(String::from_utf8_lossy(stream.key()).into_owned());
+            }
+        }
+        Ok(branches)
+    }
+
+    fn read_commits_off(
+        &self,
+        searcher: &tantivy::Searcher,
+        known: &std::collections::BTreeSet<String>,
+    ) -> Result<BranchCommits> {
         let mut branches = std::collections::BTreeSet::new();
         for seg in searcher.segment_readers() {
             let Some(col) = seg.fast_fields().str("branch").map_err(tantivy_err)? else { continue };
@@ -240,13 +284,14 @@ impl Index {
                     let reader = searcher.segment_reader(addr.segment_ord);
                     column = Some((addr.segment_ord, reader.fast_fields().str("commit").map_err(tantivy_err)?));
                 }
+                // An entry that records no commit (a branch without one yet) counts as "".
+                let mut commit = String::new();
                 if let Some((_, Some(col))) = &column
                     && let Some(ord) = col.term_ords(addr.doc_id).next()
                 {
-                    let mut commit = String::new();
                     col.ord_to_str(ord, &mut commit).map_err(|e| Error::Index(e.to_string()))?;
-                    commits.insert(commit);
                 }
+                commits.insert(commit);
             }
         }
         Ok(out)

@@ -65,6 +65,8 @@ pub struct Index {
     read_only: bool,
     /// Field-length totals by segment, for scoring (`stats`).
     norms: stats::Norms,
+    /// The last answer of `memory_commits_off`, with the segments and branches it was for.
+    commits_off: items::CommitsOff,
 }
 
 impl std::fmt::Debug for Index {
@@ -117,6 +119,7 @@ impl Index {
             reader,
             writer,
             manifest: None,
+            commits_off: items::CommitsOff::default(),
             rebuilt,
             read_only: false,
             norms: stats::Norms::default(),
@@ -174,6 +177,7 @@ impl Index {
             reader,
             writer: None,
             manifest: None,
+            commits_off: items::CommitsOff::default(),
             rebuilt: None,
             read_only,
             norms: stats::Norms::default(),

@@ -9,7 +9,7 @@ use serde::Serialize;
 use tantivy::collector::sort_key::{SortBySimilarityScore, SortByStaticFastValue};
 use tantivy::collector::{Count, DocSetCollector, TopDocs};
 use tantivy::query::{
-    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, ExistsQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
+    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TokenStream;
@@ -46,15 +46,15 @@ pub struct TextQuery {
     pub ranking: Option<Ranking>,
 }
 
-/// Which memories a search may show: those of any of these namespaces, branches or commits,
-/// and with `branchless` those written outside git.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Visible {
-    pub namespaces: Vec<String>,
-    pub branches: Vec<String>,
-    /// Commits as the logs record them (12 hex digits).
-    pub commits: Vec<String>,
-    pub branchless: bool,
+/// Which memories a search may show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Visible {
+    /// Those written on one of these branches.
+    Only(Vec<String>),
+    /// All but those of an untracked namespace (not in `tracked`) written on a `hidden`
+    /// branch, or on a `partly` branch at one of its commits. Said as what is hidden,
+    /// which is usually little: with nothing hidden the search has no filter at all.
+    Except { tracked: Vec<String>, hidden: Vec<String>, partly: Vec<(String, Vec<String>)> },
 }
 
 /// What ranks memories beyond their text: decay, access counts and trust (DESIGN §6).
@@ -246,19 +246,28 @@ impl Index {
         if !req.categories.is_empty() {
             clauses.push((Occur::Must, filter(f.category, &req.categories)));
         }
-        if let Some(v) = &req.visible {
-            let mut any: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-            any.extend(v.namespaces.iter().map(|n| (Occur::Should, term_query(f.namespace, n))));
-            any.extend(v.branches.iter().map(|b| (Occur::Should, term_query(f.branch, b))));
-            any.extend(v.commits.iter().map(|c| (Occur::Should, term_query(f.commit, c))));
-            if v.branchless {
-                let none = BooleanQuery::new(vec![
-                    (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
-                    (Occur::MustNot, Box::new(ExistsQuery::new("branch".to_owned(), false))),
-                ]);
-                any.push((Occur::Should, Box::new(none)));
+        match &req.visible {
+            None => {}
+            Some(Visible::Only(branches)) => clauses.push((Occur::Must, filter(f.branch, branches))),
+            Some(Visible::Except { tracked, hidden, partly }) => {
+                let mut off: Vec<(Occur, Box<dyn Query>)> =
+                    hidden.iter().map(|b| (Occur::Should, term_query(f.branch, b))).collect();
+                for (branch, commits) in partly {
+                    let at = BooleanQuery::new(vec![
+                        (Occur::Must, term_query(f.branch, branch)),
+                        (Occur::Must, filter(f.commit, commits)),
+                    ]);
+                    off.push((Occur::Should, Box::new(at)));
+                }
+                if !off.is_empty() {
+                    let mut hidden_q: Vec<(Occur, Box<dyn Query>)> =
+                        vec![(Occur::Must, Box::new(BooleanQuery::new(off)) as Box<dyn Query>)];
+                    if !tracked.is_empty() {
+                        hidden_q.push((Occur::MustNot, filter(f.namespace, tracked)));
+                    }
+                    clauses.push((Occur::MustNot, Box::new(BooleanQuery::new(hidden_q))));
+                }
             }
-            clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0))));
         }
         let limit = if req.limit == 0 { 10 } else { req.limit };
         let searcher = self.reader.searcher();

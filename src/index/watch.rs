@@ -87,18 +87,21 @@ pub fn run_with(
     let index_root = index_root.as_path();
     // Whether a sync changed the index since the last merge of deleted documents.
     let mut merge_due = false;
+    let mut indexed_head = None;
     if index.is_writer() {
         on(WatchUpdate::Syncing);
         let report = index.sync(config, &opts)?;
         merge_due = !report.changes.is_empty();
+        indexed_head.clone_from(&report.head);
         on(WatchUpdate::Synced(&report));
     } else {
         on(WatchUpdate::Following);
     }
     // A commit, a checkout or a reset moves HEAD without touching the watched folders:
-    // HEAD is read every tick (two small files), and a move is a sync of the history.
+    // HEAD is read every tick (two small files), and one that is not the HEAD the last
+    // sync indexed is a sync of the history.
     let head = || crate::store::git_head(index_root).and_then(|h| h.commit);
-    let mut last_head = head();
+    let mut last_head = indexed_head;
     // A follower tries for the writer role once a tick, however many events arrive.
     let mut last_try = Instant::now();
     let mut last_sync = Instant::now();
@@ -116,6 +119,7 @@ pub fn run_with(
                 match index.sync(config, &opts) {
                     Ok(r) => {
                         merge_due = true;
+                        last_head.clone_from(&r.head);
                         on(WatchUpdate::Synced(&r));
                     }
                     Err(e) => {
@@ -130,9 +134,7 @@ pub fn run_with(
             continue;
         }
         let due = retry.is_some_and(|r| r.at <= Instant::now());
-        let now_head = head();
-        let moved = now_head != last_head;
-        last_head = now_head;
+        let moved = head() != last_head;
         let Some(changes) =
             changes.filter(|c| !c.paths.is_empty() || c.rescan).or((due || moved).then(Changes::default))
         else {
@@ -165,6 +167,7 @@ pub fn run_with(
             Ok(r) => {
                 retry = None;
                 merge_due |= !r.changes.is_empty();
+                last_head.clone_from(&r.head);
                 on(if whole { WatchUpdate::Synced(&r) } else { WatchUpdate::Applied(&r) });
             }
             Err(e) => {

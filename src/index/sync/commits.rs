@@ -5,7 +5,8 @@
 //! elsewhere indexes the difference: what the new HEAD reaches and the old one did not
 //! (`old..new`) is added, what only the old one reached (`new..old`: a rebase, a reset, a
 //! checkout of another branch) goes. When git no longer knows the old HEAD, the history
-//! is indexed again whole. Outside git, or where git cannot run, nothing changes.
+//! is indexed again whole. Where git cannot run, the history stays as it was until HEAD
+//! moves again.
 
 use std::path::Path;
 
@@ -66,7 +67,7 @@ pub fn ref_id(sha: &str) -> String {
     format!("commit:{sha}")
 }
 
-/// What to change, or None when nothing does (HEAD has not moved, or git cannot say).
+/// What to change, or None when nothing does (HEAD has not moved).
 fn delta(root: &Path, indexed: Option<&str>) -> Option<Delta> {
     let head = store::git_head(root).and_then(|h| h.commit).filter(|c| !c.is_empty());
     if head.as_deref() == indexed {
@@ -89,8 +90,10 @@ fn delta(root: &Path, indexed: Option<&str>) -> Option<Delta> {
     match attempt() {
         Ok(d) => Some(d),
         Err(e) => {
+            // Noted as indexed, so that a watcher does not ask git again every tick; the
+            // next move of HEAD (or a rebuild) tries again.
             tracing::debug!("commits not indexed: {e}");
-            None
+            Some(Delta { delete: Some(Vec::new()), add: Vec::new(), head: Some(head) })
         }
     }
 }

@@ -62,6 +62,9 @@ pub struct SyncReport {
     /// Whether the indexed git history changed (HEAD moved).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub commits_moved: bool,
+    /// The git HEAD whose history the index now holds.
+    #[serde(skip)]
+    pub head: Option<String>,
     /// Each file applied: (path, `new` | `changed` | `removed`).
     #[serde(skip)]
     pub changes: Vec<(String, &'static str)>,
@@ -168,6 +171,7 @@ impl Index {
         }
         let (head, moved) = commits::sync(&self.root, writer, &self.fields, payload.head.as_deref(), full);
         report.commits_moved = moved;
+        report.head.clone_from(&head);
         if dirty || full || moved {
             let payload = Payload { version: SCHEMA_VERSION, epoch: payload.epoch + 1, logs, head };
             commit::commit(writer, &payload)?;

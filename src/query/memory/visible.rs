@@ -45,7 +45,7 @@ struct Cached {
 pub(crate) fn visible(root: &Path, index: &Index, asked: Option<&str>) -> Result<Option<Visible>> {
     match asked.map(str::trim) {
         Some("*") => return Ok(None),
-        Some(b) if !b.is_empty() => return Ok(Some(Visible { branches: vec![b.to_owned()], ..Visible::default() })),
+        Some(b) if !b.is_empty() => return Ok(Some(Visible::Only(vec![b.to_owned()]))),
         _ => {}
     }
     let Some(head) = store::git_head(root) else { return Ok(None) };
@@ -82,11 +82,9 @@ pub(crate) fn visible(root: &Path, index: &Index, asked: Option<&str>) -> Result
             last_tips,
         };
     }
-    let mut branches: BTreeSet<String> = cached.merged.clone();
-    branches.extend(head.branch.clone());
-    branches.extend(store::git::default_branch(root));
-    // Entries of branches git no longer has: visible when the branch's last tip seen (or,
-    // for a branch never seen, the commit the entry records) is in HEAD's history.
+    let mut shown: BTreeSet<String> = cached.merged.clone();
+    shown.extend(head.branch.clone());
+    shown.extend(store::git::default_branch(root));
     let mut asked_git = false;
     let mut in_head = |commit: &str, cached: &mut Cached| match cached.ancestors.get(commit) {
         Some(m) => *m,
@@ -97,23 +95,40 @@ pub(crate) fn visible(root: &Path, index: &Index, asked: Option<&str>) -> Result
             m
         }
     };
-    let mut commits = BTreeSet::new();
-    let mut gone_merged = Vec::new();
-    let known: BTreeSet<String> = tips.keys().cloned().chain(branches.iter().cloned()).collect();
-    for (branch, written_at) in index.memory_commits_off(&known)? {
-        if let Some(tip) = cached.last_tips.get(&branch).cloned() {
-            if in_head(&tip, &mut cached) {
-                gone_merged.push(branch);
-            }
-            continue;
+    // Every other branch of the index is hidden: one git has and did not merge, a deleted
+    // one whose last tip seen is not in HEAD's history; a deleted one tmws never saw is
+    // judged entry by entry, by the commit each records.
+    let all = index.memory_branches()?;
+    let never_seen: BTreeSet<String> = all
+        .iter()
+        .filter(|b| !shown.contains(*b) && !tips.contains_key(*b) && !cached.last_tips.contains_key(*b))
+        .cloned()
+        .collect();
+    let mut hidden = Vec::new();
+    for branch in all.iter().filter(|b| !shown.contains(*b) && !never_seen.contains(*b)) {
+        let merged = match (tips.contains_key(branch), cached.last_tips.get(branch).cloned()) {
+            (true, _) | (false, None) => false,
+            (false, Some(tip)) => in_head(&tip, &mut cached),
+        };
+        if !merged {
+            hidden.push(branch.clone());
         }
-        for commit in written_at {
-            if in_head(&commit, &mut cached) {
-                commits.insert(commit);
+    }
+    let mut partly = Vec::new();
+    if !never_seen.is_empty() {
+        let known: BTreeSet<String> = all.difference(&never_seen).cloned().collect();
+        for (branch, written_at) in index.memory_commits_off(&known)? {
+            // Entries that record no commit cannot show they were merged: with none of the
+            // branch's commits in HEAD's history, the whole branch is hidden.
+            let off: Vec<String> =
+                written_at.iter().filter(|c| !c.is_empty() && !in_head(c, &mut cached)).cloned().collect();
+            if written_at.contains("") && off.len() + 1 == written_at.len() {
+                hidden.push(branch);
+            } else if !off.is_empty() {
+                partly.push((branch, off));
             }
         }
     }
-    branches.extend(gone_merged);
     if fresh || asked_git {
         // A derived cache: one that cannot be written is asked again next time.
         if let Ok(bytes) = serde_json::to_vec(&cached)
@@ -122,12 +137,7 @@ pub(crate) fn visible(root: &Path, index: &Index, asked: Option<&str>) -> Result
             tracing::debug!("{}: not saved: {e}", layout::VISIBILITY_FILE);
         }
     }
-    Ok(Some(Visible {
-        namespaces: cached.tracked.into_iter().collect(),
-        branches: branches.into_iter().collect(),
-        commits: commits.into_iter().collect(),
-        branchless: true,
-    }))
+    Ok(Some(Visible::Except { tracked: cached.tracked.into_iter().collect(), hidden, partly }))
 }
 
 /// The last tip tmws has seen of every branch, the current branches' included (and saved
