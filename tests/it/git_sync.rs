@@ -118,6 +118,13 @@ fn branches_merges_rebases_and_compactions_lose_hide_or_resurrect_nothing() {
     a.clean();
     a.git(&["branch", "-qd", "feat"]);
     a.expect(&[&alpha, &bravo], &[]);
+    // An agent on main learns what was learned on the branch: MCP's memory_search has the
+    // same default.
+    let mcp = super::clients::Mcp::start(&a.dir);
+    let found = mcp.call_fresh("memory_search", serde_json::json!({"query": "bravo feature branch", "format": "json"}));
+    let found: Value = serde_json::from_str(found.text()).unwrap();
+    assert_eq!(found["results"][0]["id"], Value::String(bravo.clone()), "{found}");
+    mcp.stop();
 
     // A three-way merge of appends on both sides keeps both.
     let charlie = a.add("charlie", "long-term");

@@ -245,6 +245,8 @@ name_path:\n      type: string\n  required:\n    - name_path\n"
         drop(s.client.cancel().await);
     });
     let usage = root.read(".tmws/cache/usage.jsonl");
+    // Regression: every call appended to the tracked `.tmws/registry/usage.jsonl`.
+    assert!(!root.path().join(".tmws/registry/usage.jsonl").exists(), "nothing tracked is written");
     let line: Value = serde_json::from_str(usage.trim()).unwrap();
     assert_eq!((&line["server"], &line["tool"], &line["ok"]), (&json!("serena"), &json!("find_symbol"), &json!(false)));
 }
