@@ -143,7 +143,13 @@ impl Default for PoolConfig {
 
 impl Default for RegistryConfig {
     fn default() -> Self {
-        let sources = [layout::CLAUDE_CONFIG, layout::CURSOR_CONFIG, layout::VSCODE_CONFIG];
+        let sources = [
+            layout::CLAUDE_CONFIG,
+            layout::CURSOR_CONFIG,
+            layout::VSCODE_CONFIG,
+            layout::CODEX_CONFIG,
+            layout::GEMINI_CONFIG,
+        ];
         RegistryConfig { sources: sources.iter().map(|s| (*s).to_owned()).collect() }
     }
 }
@@ -394,7 +400,10 @@ mod tests {
         assert_eq!(c.retrieval.answer_cap_chars, 24_000);
         assert_eq!(c.pool.max_size, 10);
         assert_eq!(c.rules.total_budget_lines, 500);
-        assert_eq!(c.registry.sources, vec![".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json"]);
+        assert_eq!(
+            c.registry.sources,
+            vec![".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json", ".codex/config.toml", ".gemini/settings.json"]
+        );
     }
 
     #[test]

@@ -126,7 +126,7 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # queue_timeout_secs = 30
 
 # [registry]
-# sources = [".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json"]
+# sources = [".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json", ".codex/config.toml", ".gemini/settings.json"]
 
 # Hot-memory rule files (agent/rules/common/*.md) together.
 # [rules]

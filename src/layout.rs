@@ -49,6 +49,8 @@ pub const LINKS_DIR: &str = ".agents/rules";
 pub const CLAUDE_CONFIG: &str = ".mcp.json";
 pub const CURSOR_CONFIG: &str = ".cursor/mcp.json";
 pub const VSCODE_CONFIG: &str = ".vscode/mcp.json";
+pub const CODEX_CONFIG: &str = ".codex/config.toml";
+pub const GEMINI_CONFIG: &str = ".gemini/settings.json";
 /// Ignore rules of tmws' own, beside `.gitignore` and `.ignore`.
 pub const IGNORE_FILE: &str = ".tmwsignore";
 

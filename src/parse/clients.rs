@@ -1,15 +1,19 @@
-//! MCP client configs (DESIGN §2.4): the `mcpServers` map of `.mcp.json` and
-//! `.cursor/mcp.json`, the `servers` map of `.vscode/mcp.json`, read into connections the
-//! registry stores and the pool starts.
+//! MCP client configs (DESIGN §2.4), read as their clients read them: the `mcpServers` map
+//! of `.mcp.json` (Claude Code), `.cursor/mcp.json` and `.gemini/settings.json`, the
+//! `servers` map of `.vscode/mcp.json` — JSON with comments and trailing commas — and the
+//! `[mcp_servers.NAME]` tables of `.codex/config.toml`.
 //!
 //! A connection is a stdio command (`command`, `args`, `env`) or an HTTP endpoint (`url`,
-//! `headers`). The live connection (what starts the server) keeps the config's values; in
-//! the stored one (what the registry writes), values that look like secrets (an env var or header named like a token, a
-//! key, a password; or a value shaped like an API key) are stored as `${VAR}` references,
-//! never literally. The `config_hash` is blake3 of the connection's canonical JSON (keys
-//! sorted, no spaces) after that substitution, so rotating a secret does not make the
-//! registry stale, while any other change does. An entry that runs `tmws mcp` is tmws
-//! itself and is skipped.
+//! `headers`). Each server is read twice: as written (`raw`, what the registry stores and
+//! hashes, the same on every machine) and with the client's variables expanded (`live`,
+//! what starts it): `${workspaceFolder}`, `${userHome}`, `${env:VAR}`, `${VAR}` and
+//! `${VAR:-default}`, and Gemini's `$VAR`. A `${input:…}` (VS Code prompts for it) cannot be
+//! expanded: the server's live connection is an error that names the input. In the stored
+//! connection, values that look like secrets (an env var or header named like a token, a
+//! key, a password; or a value shaped like an API key) are `${VAR}` references, never
+//! literal. The `config_hash` is blake3 of the stored connection's canonical JSON (keys
+//! sorted, no spaces), so rotating a secret does not make the registry stale, while any
+//! other change does. An entry that runs `tmws mcp` is tmws itself and is skipped.
 
 use std::collections::BTreeMap;
 
@@ -80,6 +84,13 @@ impl Connection {
         blake3::hash(canonical(&v).as_bytes()).to_hex().to_string()
     }
 
+    /// blake3 (hex) of the canonical JSON of the connection as it is, secrets included: what
+    /// an approval on this machine holds (never written to the repository).
+    pub fn exact_hash(&self) -> String {
+        let v = serde_json::to_value(self).unwrap_or(Value::Null);
+        blake3::hash(canonical(&v).as_bytes()).to_hex().to_string()
+    }
+
     /// Whether this entry starts tmws' own MCP server.
     pub fn is_tmws(&self) -> bool {
         let Some(cmd) = &self.command else { return false };
@@ -126,36 +137,115 @@ fn strings(v: Option<&Value>) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// The servers of one client config file (its `mcpServers` map, or VS Code's `servers`),
-/// in name order, with what was wrong in it.
-pub fn parse(text: &str) -> (Vec<(String, Connection)>, Vec<Diagnostic>) {
-    let mut diags = Vec::new();
-    let root: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            let d = Diagnostic::error(Rule::Registry, e.line(), e.column().max(1), format!("invalid JSON: {e}"));
-            return (Vec::new(), vec![d]);
+/// The client a config file belongs to, by its path: what it calls its server map and
+/// which variables it expands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    /// `.mcp.json`: `${VAR}`, `${VAR:-default}`.
+    Claude,
+    /// `.cursor/mcp.json`: `${workspaceFolder}`, `${userHome}`, `${env:VAR}`…
+    Cursor,
+    /// `.vscode/mcp.json`: the `servers` map; `${workspaceFolder}`, `${env:VAR}`, `${input:…}`…
+    VsCode,
+    /// `.codex/config.toml`: `[mcp_servers.NAME]`; nothing is expanded.
+    Codex,
+    /// `.gemini/settings.json`: `$VAR`, `${VAR}`, `${VAR:-default}`; `httpUrl`.
+    Gemini,
+}
+
+impl Client {
+    /// The client of a config at `source` (root-relative).
+    pub fn of(source: &str) -> Client {
+        let s = source.replace('\\', "/");
+        if s.ends_with(".toml") {
+            Client::Codex
+        } else if s.ends_with(".vscode/mcp.json") {
+            Client::VsCode
+        } else if s.ends_with(".cursor/mcp.json") {
+            Client::Cursor
+        } else if s.ends_with(".gemini/settings.json") {
+            Client::Gemini
+        } else {
+            Client::Claude
         }
+    }
+}
+
+/// What a config's variables stand for.
+#[derive(Debug, Clone, Default)]
+pub struct Vars {
+    /// The project folder (`${workspaceFolder}`).
+    pub workspace: String,
+    /// The user's home folder (`${userHome}`).
+    pub home: Option<String>,
+    /// The environment.
+    pub env: BTreeMap<String, String>,
+}
+
+/// One server of a client config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    pub name: String,
+    /// As written: what the registry stores and hashes.
+    pub raw: Connection,
+    /// With the client's variables expanded: what starts it, or why it cannot be.
+    pub live: Result<Connection, String>,
+}
+
+/// The servers of one client config file at `source`, in name order, with what was wrong
+/// in it.
+pub fn parse(source: &str, text: &str, vars: &Vars) -> (Vec<Server>, Vec<Diagnostic>) {
+    let client = Client::of(source);
+    let root = match client {
+        Client::Codex => match text.parse::<toml::Table>() {
+            Ok(t) => serde_json::to_value(t).unwrap_or(Value::Null),
+            Err(e) => {
+                let (line, column) = e.span().map_or((1, 1), |s| super::line_col(text, s.start));
+                return (
+                    Vec::new(),
+                    vec![Diagnostic::error(Rule::Registry, line, column, format!("invalid TOML: {}", e.message()))],
+                );
+            }
+        },
+        _ => match jsonc(text) {
+            Ok(v) => v,
+            Err(d) => return (Vec::new(), vec![*d]),
+        },
     };
-    let Some(map) = root.get("mcpServers").or_else(|| root.get("servers")).and_then(Value::as_object) else {
-        return (Vec::new(), diags);
+    let map = match client {
+        Client::Codex => root.get("mcp_servers"),
+        Client::VsCode => root.get("servers").or_else(|| root.get("mcpServers")),
+        _ => root.get("mcpServers").or_else(|| root.get("servers")),
     };
+    let Some(map) = map.and_then(Value::as_object) else { return (Vec::new(), Vec::new()) };
+    let mut diags = Vec::new();
     let mut out = Vec::new();
     let sorted: BTreeMap<&String, &Value> = map.iter().collect();
     for (name, entry) in sorted {
+        let at = |what: &str| Diagnostic::error(Rule::Registry, 1, 1, format!("server `{name}`: {what}"));
+        if entry.get("enabled").and_then(Value::as_bool) == Some(false)
+            || entry.get("disabled").and_then(Value::as_bool) == Some(true)
+        {
+            continue;
+        }
         let text = |k: &str| entry.get(k).and_then(Value::as_str).map(str::to_owned);
         let declared = text("type");
-        let url = text("url").or_else(|| text("serverUrl"));
+        let url = text("url").or_else(|| text("httpUrl")).or_else(|| text("serverUrl"));
         let kind = match (declared.as_deref(), &url) {
             (Some(k @ ("stdio" | "http" | "sse" | "streamable-http")), _) => k.to_owned(),
             (None, Some(_)) => "http".to_owned(),
             (None, None) => "stdio".to_owned(),
             (Some(other), _) => {
-                diags.push(Diagnostic::error(Rule::Registry, 1, 1, format!("server `{name}`: unknown type `{other}`")));
+                diags.push(at(&format!("unknown type `{other}`")));
                 continue;
             }
         };
-        let conn = Connection {
+        let mut headers = strings(entry.get("headers"));
+        headers.extend(strings(entry.get("http_headers")));
+        if let Some(var) = text("bearer_token_env_var") {
+            headers.insert("Authorization".into(), format!("Bearer ${{{var}}}"));
+        }
+        let raw = Connection {
             kind,
             command: text("command"),
             args: entry
@@ -165,32 +255,225 @@ pub fn parse(text: &str) -> (Vec<(String, Connection)>, Vec<Diagnostic>) {
                 .unwrap_or_default(),
             env: strings(entry.get("env")),
             url,
-            headers: strings(entry.get("headers")),
+            headers,
         };
-        if conn.kind == "stdio" && conn.command.as_deref().is_none_or(|c| c.trim().is_empty()) {
-            diags.push(Diagnostic::error(
-                Rule::Registry,
-                1,
-                1,
-                format!("server `{name}`: a stdio server needs `command`"),
-            ));
+        if raw.kind == "stdio" && raw.command.as_deref().is_none_or(|c| c.trim().is_empty()) {
+            diags.push(at("a stdio server needs `command`"));
             continue;
         }
-        if conn.kind != "stdio" && conn.url.is_none() {
-            diags.push(Diagnostic::error(Rule::Registry, 1, 1, format!("server `{name}`: an HTTP server needs `url`")));
+        if raw.kind != "stdio" && raw.url.is_none() {
+            diags.push(at("an HTTP server needs `url`"));
             continue;
         }
-        if conn.is_tmws() {
+        if raw.is_tmws() {
             continue;
         }
-        out.push((name.clone(), conn));
+        let live = expand_connection(&raw, client, vars).map_err(|why| format!("server `{name}` in {source}: {why}"));
+        out.push(Server { name: name.clone(), raw, live });
     }
     (out, diags)
+}
+
+/// JSON with comments and trailing commas, as VS Code and Cursor write it; an error is one
+/// diagnostic at its line and column.
+fn jsonc(text: &str) -> Result<Value, Box<Diagnostic>> {
+    let options = jsonc_parser::ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        ..Default::default()
+    };
+    match jsonc_parser::parse_to_serde_value::<Value>(text, &options) {
+        Ok(v) => Ok(v),
+        Err(e) => Err(Box::new(Diagnostic::error(
+            Rule::Registry,
+            e.line_display(),
+            e.column_display(),
+            format!("invalid JSON: {}", e.kind()),
+        ))),
+    }
+}
+
+/// The connection with `client`'s variables expanded in every value that starts or reaches
+/// the server.
+fn expand_connection(raw: &Connection, client: Client, vars: &Vars) -> Result<Connection, String> {
+    let x = |s: &str| expand(s, client, vars);
+    let mut live = raw.clone();
+    live.command = raw.command.as_deref().map(x).transpose()?;
+    live.args = raw.args.iter().map(|a| x(a)).collect::<Result<_, _>>()?;
+    live.url = raw.url.as_deref().map(x).transpose()?;
+    for (k, v) in &raw.env {
+        live.env.insert(k.clone(), x(v)?);
+    }
+    for (k, v) in &raw.headers {
+        live.headers.insert(k.clone(), x(v)?);
+    }
+    Ok(live)
+}
+
+/// `text` with `client`'s variables expanded. A variable the client itself would leave as
+/// it is (Codex expands nothing; an unknown `${…}`) stays.
+pub fn expand(text: &str, client: Client, vars: &Vars) -> Result<String, String> {
+    if client == Client::Codex || !text.contains('$') {
+        return Ok(text.to_owned());
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(body) = after.strip_prefix('{')
+            && let Some(end) = body.find('}')
+        {
+            let name = &body[..end];
+            out.push_str(&variable(name, client, vars)?.unwrap_or_else(|| format!("${{{name}}}")));
+            rest = &body[end + 1..];
+            continue;
+        }
+        // Gemini also expands `$VAR`.
+        let len = after.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        if client == Client::Gemini && len > 0 && !after.as_bytes()[0].is_ascii_digit() {
+            let name = &after[..len];
+            out.push_str(vars.env.get(name).map_or("", String::as_str));
+            rest = &after[len..];
+            continue;
+        }
+        out.push('$');
+        rest = after;
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The value of `${name}`, None when the client would leave it as it is.
+fn variable(name: &str, client: Client, vars: &Vars) -> Result<Option<String>, String> {
+    let env = |var: &str| vars.env.get(var).cloned();
+    Ok(match name.split_once(':') {
+        Some(("env", var)) => Some(env(var).unwrap_or_default()),
+        Some(("input", id)) => {
+            return Err(format!(
+                "`${{input:{id}}}` is a value VS Code asks for when it starts the server, which tmws cannot ask: \
+put it in an environment variable and write `${{env:NAME}}`"
+            ));
+        }
+        Some(("workspaceFolder", _)) => Some(vars.workspace.clone()),
+        Some((var, default)) if default.starts_with('-') && matches!(client, Client::Claude | Client::Gemini) => {
+            Some(env(var).filter(|v| !v.is_empty()).unwrap_or_else(|| default[1..].to_owned()))
+        }
+        Some(_) => None,
+        None => match name {
+            "workspaceFolder" => Some(vars.workspace.clone()),
+            "workspaceFolderBasename" => Some(
+                std::path::Path::new(&vars.workspace)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            ),
+            "userHome" => vars.home.clone(),
+            "pathSeparator" | "/" => Some("/".to_owned()),
+            var if matches!(client, Client::Claude | Client::Gemini)
+                || var.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') =>
+            {
+                match env(var) {
+                    Some(v) => Some(v),
+                    None if client == Client::Claude => {
+                        return Err(format!(
+                            "environment variable {var} is not set (and `${{{var}}}` has no `:-default`)"
+                        ));
+                    }
+                    None => None,
+                }
+            }
+            _ => None,
+        },
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `.mcp.json`'s servers as written.
+    fn parse(text: &str) -> (Vec<(String, Connection)>, Vec<Diagnostic>) {
+        let (servers, diags) = super::parse(".mcp.json", text, &Vars::default());
+        (servers.into_iter().map(|s| (s.name, s.raw)).collect(), diags)
+    }
+
+    fn vars() -> Vars {
+        Vars {
+            workspace: "/home/ann/acme".into(),
+            home: Some("/home/ann".into()),
+            env: BTreeMap::from([("TOKEN".to_owned(), "t0k3n".to_owned()), ("REGION".to_owned(), "eu".to_owned())]),
+        }
+    }
+
+    #[test]
+    fn each_client_format_is_read_with_its_variables() {
+        let vscode = r#"{
+            // VS Code writes comments and trailing commas.
+            "inputs": [{"type": "promptString", "id": "key", "password": true}],
+            "servers": {
+                "docs": {"type": "stdio", "command": "${userHome}/bin/docs", "args": ["--root", "${workspaceFolder}", "--name", "${workspaceFolderBasename}"], "env": {"T": "${env:TOKEN}"},},
+                "asks": {"command": "x", "env": {"KEY": "${input:key}"}},
+            },
+        }"#;
+        let (servers, diags) = super::parse(".vscode/mcp.json", vscode, &vars());
+        assert!(diags.is_empty(), "{diags:?}");
+        let docs = servers.iter().find(|s| s.name == "docs").unwrap();
+        assert_eq!(
+            docs.raw.args,
+            ["--root", "${workspaceFolder}", "--name", "${workspaceFolderBasename}"],
+            "stored as written"
+        );
+        let live = docs.live.as_ref().unwrap();
+        assert_eq!(live.command.as_deref(), Some("/home/ann/bin/docs"));
+        assert_eq!(live.args, ["--root", "/home/ann/acme", "--name", "acme"]);
+        assert_eq!(live.env["T"], "t0k3n");
+        let asks = servers.iter().find(|s| s.name == "asks").unwrap();
+        let why = asks.live.as_ref().unwrap_err();
+        assert!(
+            why.starts_with("server `asks` in .vscode/mcp.json: `${input:key}` is a value VS Code asks for"),
+            "{why}"
+        );
+
+        let codex = "# Codex\n[mcp_servers.search]\ncommand = \"npx\"\nargs = [\"-y\", \"search-mcp\", \"${TOKEN}\"]\nenv = { LOG = \"warn\" }\n\n[mcp_servers.remote]\nurl = \"https://mcp.example/x\"\nbearer_token_env_var = \"TOKEN\"\n\n[mcp_servers.off]\ncommand = \"y\"\nenabled = false\n";
+        let (servers, diags) = super::parse(".codex/config.toml", codex, &vars());
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["remote", "search"]);
+        assert_eq!(servers[1].live.as_ref().unwrap().args[2], "${TOKEN}", "Codex expands nothing");
+        assert_eq!(
+            (servers[0].raw.kind.as_str(), servers[0].raw.headers["Authorization"].as_str()),
+            ("http", "Bearer ${TOKEN}")
+        );
+
+        let gemini = r#"{"mcpServers": {
+            "g": {"command": "g", "args": ["--region", "$REGION", "${MISSING:-fallback}"]},
+            "h": {"httpUrl": "https://mcp.example/h"}
+        }}"#;
+        let (servers, _) = super::parse(".gemini/settings.json", gemini, &vars());
+        assert_eq!(servers[0].live.as_ref().unwrap().args, ["--region", "eu", "fallback"]);
+        assert_eq!(servers[1].raw.url.as_deref(), Some("https://mcp.example/h"));
+
+        let claude = r#"{"mcpServers": {"c": {"command": "c", "args": ["${TOKEN}", "${NOPE:-x}"]}, "d": {"command": "d", "args": ["${NOPE}"]}}}"#;
+        let (servers, _) = super::parse(".mcp.json", claude, &vars());
+        assert_eq!(servers[0].live.as_ref().unwrap().args, ["t0k3n", "x"]);
+        assert!(servers[1].live.as_ref().unwrap_err().contains("environment variable NOPE is not set"));
+    }
+
+    #[test]
+    fn a_broken_config_is_one_diagnostic_at_its_line() {
+        let (_, diags) = super::parse(
+            ".vscode/mcp.json",
+            "{\n  // ok\n  \"servers\": {\n    \"a\": {\"command\": }\n  }\n}",
+            &vars(),
+        );
+        assert_eq!((diags.len(), diags[0].line), (1, 4), "{diags:?}");
+        let (_, diags) = super::parse(".codex/config.toml", "[mcp_servers.a]\ncommand = \n", &vars());
+        assert_eq!((diags.len(), diags[0].line), (1, 2), "{diags:?}");
+    }
 
     #[test]
     fn secrets_in_args_urls_and_headers_are_never_stored() {

@@ -377,9 +377,19 @@ impl Engine {
         })
     }
 
-    /// `tmws registry build`: writes the registry and says what happened to each server.
+    /// `tmws registry build`, run by the user: approves the servers of the client configs
+    /// on this machine, writes the registry and says what happened to each server.
     pub fn registry_build(&self, force: bool, timeout: std::time::Duration) -> Result<Built> {
-        registry::build(self.root(), self.config(), force, timeout)
+        registry::build(self.root(), self.config(), force, timeout, true)
+    }
+
+    /// `tmws registry approve`: approves these servers (all that await approval when
+    /// `names` is empty and `all` is set), says what each runs, and introspects the ones the
+    /// registry does not have as they are, so that they can be called at once.
+    pub fn registry_approve(&self, names: &[String], all: bool) -> Result<(Vec<registry::Approved>, Built)> {
+        let approved = registry::approve(self.root(), self.config(), names, all)?;
+        let built = registry::build(self.root(), self.config(), false, registry::APPROVE_TIMEOUT, false)?;
+        Ok((approved, built))
     }
 
     /// The servers the client configs name, with the hash their registry entries must carry.
@@ -389,7 +399,7 @@ impl Engine {
 
     /// `tmws registry list`.
     pub fn registry_list(&self) -> Result<Vec<Listed>> {
-        registry::list(self.root())
+        registry::list(self.root(), self.config())
     }
 
     /// `tmws trust verify`: records that `verifier` checked `agent`'s work.

@@ -9,6 +9,7 @@
 
 pub mod answer;
 pub mod api;
+pub mod approval;
 pub mod catalog;
 pub mod context;
 mod engine;

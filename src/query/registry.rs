@@ -18,10 +18,11 @@ use std::time::Duration;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
+use super::approval;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layout::REGISTRY_FILE;
-use crate::parse::clients::{self, Connection};
+use crate::parse::clients::{self, Connection, Server, Vars};
 use crate::parse::jsonl;
 use crate::pool::{self, Introspection};
 use crate::store;
@@ -35,21 +36,28 @@ pub enum Outcome {
     Unchanged { tools: usize },
     /// Introspection failed; the previous entry (if any) is kept.
     Failed(String),
+    /// New or changed since the user last approved it: not started (`registry approve`).
+    AwaitingApproval,
 }
 
 /// The servers of every configured client config, by name (the first source naming a
 /// server wins), with what was wrong in the files.
-pub fn configured(root: &Path, config: &Config) -> Result<(BTreeMap<String, Connection>, Vec<String>)> {
+pub fn configured(root: &Path, config: &Config) -> Result<(BTreeMap<String, Server>, Vec<String>)> {
+    let vars = Vars {
+        workspace: store::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()).display().to_string(),
+        home: std::env::var("HOME").ok().filter(|h| !h.is_empty()),
+        env: std::env::vars().collect(),
+    };
     let mut servers = BTreeMap::new();
     let mut problems = Vec::new();
     for source in &config.registry.sources {
         let Some(text) = store::read_text_opt(root, &root.join(source), store::cap::CONFIG)? else { continue };
-        let (found, diags) = clients::parse(&text);
+        let (found, diags) = clients::parse(source, &text, &vars);
         for d in diags {
             problems.push(format!("{source}:{}:{}: {}", d.line, d.column, d.message));
         }
-        for (name, conn) in found {
-            servers.entry(name).or_insert(conn);
+        for server in found {
+            servers.entry(server.name.clone()).or_insert(server);
         }
     }
     Ok((servers, problems))
@@ -69,11 +77,11 @@ pub struct ConfiguredServer {
 pub fn configured_servers(root: &Path, config: &Config) -> Result<Vec<ConfiguredServer>> {
     let (servers, _) = configured(root, config)?;
     Ok(servers
-        .into_iter()
-        .map(|(name, conn)| ConfiguredServer {
-            config_hash: conn.config_hash(),
-            connection: serde_json::to_value(conn.stored()).unwrap_or(Value::Null),
-            name,
+        .into_values()
+        .map(|s| ConfiguredServer {
+            config_hash: s.raw.config_hash(),
+            connection: serde_json::to_value(s.raw.stored()).unwrap_or(Value::Null),
+            name: s.name,
         })
         .collect())
 }
@@ -146,19 +154,34 @@ pub struct Built {
 
 /// `tmws registry build [--force]`: writes the registry and says what happened to each
 /// server. Failing servers are in the answer (the caller exits non-zero).
-pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Result<Built> {
+pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration, by_user: bool) -> Result<Built> {
     let (servers, problems) = configured(root, config)?;
     let old = load(root)?;
     let old_servers = old.get("servers").and_then(Value::as_object).cloned().unwrap_or_default();
+    // The user who runs the build approves what it starts; a build the watcher runs starts
+    // only what was approved before (a `git pull` runs nothing, DESIGN §2.4).
+    if by_user {
+        let live: Vec<(String, Connection)> =
+            servers.values().filter_map(|s| s.live.as_ref().ok().map(|l| (s.name.clone(), l.clone()))).collect();
+        approval::approve(root, &live)?;
+    }
+    let mut waiting = std::collections::BTreeSet::new();
     let todo: Vec<(String, Connection)> = servers
-        .iter()
-        .filter(|(name, conn)| {
+        .values()
+        .filter(|s| {
             force
-                || old_servers.get(*name).and_then(|o| o.get("config_hash")).and_then(Value::as_str)
-                    != Some(conn.config_hash().as_str())
-                || old_servers.get(*name).and_then(|o| o.pointer("/metadata/error")).is_some()
+                || old_servers.get(&s.name).and_then(|o| o.get("config_hash")).and_then(Value::as_str)
+                    != Some(s.raw.config_hash().as_str())
+                || old_servers.get(&s.name).and_then(|o| o.pointer("/metadata/error")).is_some()
         })
-        .map(|(n, c)| (n.clone(), c.clone()))
+        .filter_map(|s| match &s.live {
+            Ok(live) if approval::approved(root, &s.name, live) => Some((s.name.clone(), live.clone())),
+            Ok(_) => {
+                waiting.insert(s.name.clone());
+                None
+            }
+            Err(_) => None,
+        })
         .collect();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -188,10 +211,19 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
     });
     let mut outcomes = Vec::new();
     let mut new_servers = Map::new();
-    for (name, conn) in &servers {
+    for (name, server) in &servers {
+        let conn = &server.raw;
         let old_entry = old_servers.get(name);
         let tools_of = |v: &Value| v.get("tools").and_then(Value::as_object).map_or(0, Map::len);
-        match seen.get(name) {
+        let failed_live = server.live.as_ref().err().map(|why| Err(why.clone()));
+        match seen.get(name).or(failed_live.as_ref()) {
+            None if waiting.contains(name) => {
+                let e = old_entry.cloned().unwrap_or(Value::Null);
+                outcomes.push((name.clone(), Outcome::AwaitingApproval));
+                if !e.is_null() {
+                    new_servers.insert(name.clone(), e);
+                }
+            }
             None => {
                 let e = old_entry.cloned().unwrap_or(Value::Null);
                 outcomes.push((name.clone(), Outcome::Unchanged { tools: tools_of(&e) }));
@@ -303,7 +335,7 @@ impl Rebuilder {
     }
 
     fn build_once(&self) {
-        match build(&self.root, &self.config, false, INTROSPECT_TIMEOUT) {
+        match build(&self.root, &self.config, false, INTROSPECT_TIMEOUT, false) {
             Ok(built) => {
                 for p in &built.problems {
                     tracing::warn!("registry: {p}");
@@ -314,6 +346,10 @@ impl Rebuilder {
                             tracing::info!("registry: {name}: {tools} tools, cold start {cold_start_ms} ms");
                         }
                         Outcome::Failed(why) => tracing::warn!("registry: {name}: failed: {why}"),
+                        Outcome::AwaitingApproval => tracing::warn!(
+                            "registry: {name} is new or changed and not approved on this machine: not started; run \
+`tmws registry approve {name}`"
+                        ),
                         Outcome::Unchanged { .. } => {}
                     }
                 }
@@ -331,7 +367,65 @@ pub struct Listed {
     pub cold_start_ms: Option<u64>,
     pub popularity: f64,
     pub error: Option<String>,
+    /// `approved`, `awaiting approval` (new or changed in a client config since the user
+    /// last approved it: nothing starts it), or `not configured` (in the registry only).
+    pub approval: &'static str,
 }
+
+/// A server `registry approve` approved: what it runs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Approved {
+    pub server: String,
+    /// The command line (or the URL), secrets redacted.
+    pub runs: String,
+    /// Whether it was approved already, as it is.
+    pub already: bool,
+}
+
+/// `tmws registry approve [SERVER]… [--all]`: approves servers of the client configs on
+/// this machine, exactly as they are now.
+pub fn approve(root: &Path, config: &Config, names: &[String], all: bool) -> Result<Vec<Approved>> {
+    let (servers, _) = configured(root, config)?;
+    if names.is_empty() && !all {
+        return Err(Error::Usage("name the servers to approve, or pass --all for every one awaiting approval".into()));
+    }
+    let mut chosen: Vec<&Server> = Vec::new();
+    for name in names {
+        match servers.get(name) {
+            Some(s) => chosen.push(s),
+            None => {
+                let known: Vec<&str> = servers.keys().map(String::as_str).collect();
+                return Err(Error::NotFound(format!(
+                    "no server `{name}` in the client configs; known: {}",
+                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                )));
+            }
+        }
+    }
+    if names.is_empty() {
+        chosen = servers.values().collect();
+    }
+    let mut out = Vec::new();
+    let mut to_approve = Vec::new();
+    for s in chosen {
+        let live = s.live.as_ref().map_err(|why| Error::Usage(why.clone()))?;
+        let already = approval::approved(root, &s.name, live);
+        if names.is_empty() && already {
+            continue;
+        }
+        out.push(Approved {
+            server: s.name.clone(),
+            runs: crate::redact::redact(&approval::shown(live)).text,
+            already,
+        });
+        to_approve.push((s.name.clone(), live.clone()));
+    }
+    approval::approve(root, &to_approve)?;
+    Ok(out)
+}
+
+/// How long `registry approve` gives each server it introspects.
+pub const APPROVE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long back popularity looks.
 const POPULARITY_DAYS: i64 = 30;
@@ -360,11 +454,18 @@ pub fn popularity(root: &Path, now: DateTime<Utc>) -> BTreeMap<String, f64> {
     calls.into_iter().map(|(s, n)| (s, (n as f64 / total as f64 * 1000.0).round() / 1000.0)).collect()
 }
 
-/// `tmws registry list`: every server of the registry, by name, with its popularity now.
-pub fn list(root: &Path) -> Result<Vec<Listed>> {
+/// `tmws registry list`: every server of the registry and of the client configs, by name,
+/// with its popularity now and whether it is approved on this machine.
+pub fn list(root: &Path, config: &Config) -> Result<Vec<Listed>> {
     let popular = popularity(root, Utc::now());
     let reg = load(root)?;
     let servers = reg.get("servers").and_then(Value::as_object).cloned().unwrap_or_default();
+    let (configured, _) = configured(root, config)?;
+    let approval_of = |name: &str| match configured.get(name).map(|s| s.live.as_ref()) {
+        None => "not configured",
+        Some(Ok(live)) if approval::approved(root, name, live) => "approved",
+        Some(_) => "awaiting approval",
+    };
     let mut rows: Vec<Listed> = servers
         .iter()
         .map(|(name, e)| Listed {
@@ -373,8 +474,19 @@ pub fn list(root: &Path) -> Result<Vec<Listed>> {
             cold_start_ms: e.pointer("/metadata/cold_start_ms").and_then(Value::as_u64),
             popularity: popular.get(name).copied().unwrap_or(0.0),
             error: e.pointer("/metadata/error").and_then(Value::as_str).map(|s| crate::redact::redact(s).text),
+            approval: approval_of(name),
         })
         .collect();
+    for name in configured.keys().filter(|n| !servers.contains_key(*n)) {
+        rows.push(Listed {
+            server: name.clone(),
+            tools: 0,
+            cold_start_ms: None,
+            popularity: 0.0,
+            error: None,
+            approval: approval_of(name),
+        });
+    }
     rows.sort_by(|a, b| a.server.cmp(&b.server));
     Ok(rows)
 }

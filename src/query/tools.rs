@@ -170,8 +170,8 @@ pub(crate) async fn call(
         let reg = registry.get()?;
         let entry = server_entry(&reg, server)?;
         tool_entry(entry, server, tool)?;
-        let (live, _) = registry::configured(root, config)?;
-        let Some(connection) = live.get(server) else {
+        let (configured, _) = registry::configured(root, config)?;
+        let Some(found) = configured.get(server) else {
             return Err(Error::Conflict(format!(
                 "`{server}` is in the registry but in none of the client configs ({}); run `tmws registry build` to \
     bring the registry up to date",
@@ -179,10 +179,19 @@ pub(crate) async fn call(
             )));
         };
         let recorded = entry.get("config_hash").and_then(Value::as_str).unwrap_or_default();
-        if connection.config_hash() != recorded {
+        if found.raw.config_hash() != recorded {
             return Err(Error::Conflict(format!(
                 "the config of `{server}` changed since the registry was built; run `tmws registry build` to introspect \
     it again before calling it"
+            )));
+        }
+        let connection = found.live.as_ref().map_err(|why| Error::Usage(why.clone()))?;
+        // Nothing a repository names runs before the user approved it here (DESIGN §2.4).
+        if !super::approval::approved(root, server, connection) {
+            return Err(Error::Conflict(format!(
+                "`{server}` is not approved on this machine: it runs `{}`; run `tmws registry approve {server}` (or \
+`tmws registry build`) to allow it",
+                redact(&super::approval::shown(connection)).text
             )));
         }
         let target = Target {

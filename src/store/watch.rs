@@ -14,7 +14,7 @@
 //! Reads (inotify's open and close events) are dropped where they arrive: a sync's own
 //! reads neither start a batch nor hold one back.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError, channel};
 use std::time::{Duration, Instant};
@@ -59,7 +59,24 @@ pub struct FileWatcher {
     debounce: Duration,
     /// Root-relative folders to watch recursively once they exist.
     wanted: Vec<String>,
-    watching: BTreeSet<String>,
+    /// The folders watched, with the identity of the folder the watch is on: one deleted
+    /// and made again (`git stash -u` and `pop`, a branch switch) is a new folder whose
+    /// watch must be made again.
+    watching: BTreeMap<String, Option<(u64, u64)>>,
+}
+
+/// What tells a folder from another made later at the same path.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 impl std::fmt::Debug for FileWatcher {
@@ -96,23 +113,30 @@ impl FileWatcher {
             rx,
             debounce,
             wanted: dirs.to_vec(),
-            watching: BTreeSet::new(),
+            watching: BTreeMap::new(),
         };
         w.watch_new_folders()?;
         Ok(w)
     }
 
-    /// Adds recursive watches for wanted folders that exist now. Returns those added.
+    /// Adds recursive watches for wanted folders that exist now (again, for one deleted and
+    /// made again since it was watched). Returns those added.
     fn watch_new_folders(&mut self) -> Result<Vec<String>> {
         let mut added = Vec::new();
         for dir in self.wanted.clone() {
-            if self.watching.contains(&dir) {
-                continue;
-            }
             let abs = self.root.join(&dir);
-            if abs.is_dir() {
+            let now = if abs.is_dir() { identity(&abs).or(Some((0, 0))) } else { None };
+            if let Some(was) = self.watching.get(&dir) {
+                if now.is_some() && (*was == now || was.is_none()) {
+                    continue;
+                }
+                // Gone, or another folder now: the old watch went with the old folder.
+                let _ = self.watcher.unwatch(&abs);
+                self.watching.remove(&dir);
+            }
+            if now.is_some() {
                 self.watcher.watch(&abs, RecursiveMode::Recursive).map_err(|e| notify_err(&abs, &e))?;
-                self.watching.insert(dir.clone());
+                self.watching.insert(dir.clone(), identity(&abs));
                 added.push(dir);
             } else {
                 // Watch the nearest existing ancestor shallowly, so its creation is seen.

@@ -68,6 +68,7 @@ impl Mcp {
         let rt = runtime();
         let client = rt.block_on(async {
             let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmws"));
+            cmd.env("TMWS_CONFIG_HOME", super::util::user_config());
             cmd.arg("--root").arg(root).arg("mcp").env_remove("TMWS_LOG");
             ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize")
         });
@@ -142,6 +143,7 @@ impl Serve {
     /// done, so that answers are exact.
     pub fn start(root: &Path, token: Option<&str>) -> Serve {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tmws"));
+        cmd.env("TMWS_CONFIG_HOME", super::util::user_config());
         cmd.arg("--root")
             .arg(root)
             .args(["serve", "--addr", "127.0.0.1:0"])

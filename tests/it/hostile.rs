@@ -28,6 +28,7 @@ fn json(out: &Output) -> Value {
 /// a FIFO or an endless device would make it do.
 fn bounded(cwd: &Path, args: &[&str], secs: u64) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", super::util::user_config())
         .args(args)
         .current_dir(cwd)
         .env_remove("TMWS_LOG")
@@ -451,6 +452,7 @@ fn check_reports_a_symlinked_start_folder_leading_out_of_the_root() {
 fn mcp_exchange(root: &Path, requests: &[Value]) -> std::collections::BTreeMap<i64, Value> {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", super::util::user_config())
         .arg("mcp")
         .current_dir(root)
         .env_remove("TMWS_LOG")

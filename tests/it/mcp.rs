@@ -215,6 +215,7 @@ fn one_session_adds_finds_counts_and_clears_memories() {
 fn the_server_exits_cleanly_when_stdin_closes() {
     let root = TestRoot::sample();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", super::util::user_config())
         .arg("--root")
         .arg(root.path())
         .arg("mcp")

@@ -82,6 +82,7 @@ fn an_add_is_redacted_deduplicated_and_upserted_by_key() {
 
     // Content from stdin, and the default namespace.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", super::util::user_config())
         .args(["--json", "memory", "add", "-", "--summary", "From a pipe."])
         .current_dir(root.path())
         .stdin(std::process::Stdio::piped())
@@ -111,6 +112,7 @@ fn namespaces_cut_content_evict_the_oldest_and_refuse_unknown_names() {
     assert_eq!(log_lines(&root, "tiny")[0]["content"], "01234567890123456789");
     // 10 MB through stdin: cut, not kept whole.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", super::util::user_config())
         .args(["--json", "memory", "add", "-n", "tiny"])
         .current_dir(root.path())
         .stdin(std::process::Stdio::piped())
@@ -245,6 +247,7 @@ fn concurrent_writers_in_separate_processes_lose_nothing() {
 fn an_add_in_one_process_is_found_by_a_search_in_another_beside_a_watcher() {
     let root = TestRoot::new();
     let mut watcher = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", super::util::user_config())
         .args(["watch"])
         .current_dir(root.path())
         .env_remove("TMWS_LOG")

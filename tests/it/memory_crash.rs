@@ -42,6 +42,7 @@ fn four_mcp_servers_appending_2500_entries_each_make_exactly_10000() {
             let path = root.path().to_path_buf();
             tasks.push(tokio::spawn(async move {
                 let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmws"));
+                cmd.env("TMWS_CONFIG_HOME", super::util::user_config());
                 cmd.arg("--root").arg(&path).arg("mcp").env_remove("TMWS_LOG");
                 let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize");
                 for i in 0..EACH {
@@ -98,6 +99,7 @@ fn writers_killed_while_they_append_lose_no_acknowledged_entry() {
     let mut killed = 0;
     for (i, delay) in delays(60, 25).enumerate() {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
             .args(["--json", "memory", "add", &format!("victim entry {i}"), "-n", "long-term"])
             .current_dir(root.path())
             .env_remove("TMWS_LOG")
@@ -158,6 +160,7 @@ fn a_cleanup_killed_at_any_point_leaves_the_old_log_or_the_new_one() {
     for delay in delays(10, 400) {
         write(&log, &old);
         let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
             .args(["memory", "cleanup"])
             .current_dir(root.path())
             .env_remove("TMWS_LOG")

@@ -54,6 +54,7 @@ fn the_post_commit_hook_writes_nothing_tracked_and_keeps_the_hook_that_was_there
     // tmws asks git where hooks go: with the same (empty) configuration as the commits.
     let install = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
             .args(args)
             .current_dir(root.path())
             .env("GIT_CONFIG_GLOBAL", "/dev/null")

@@ -113,6 +113,7 @@ struct Session {
 impl Session {
     async fn start(root: &Path) -> Session {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmws"));
+        cmd.env("TMWS_CONFIG_HOME", super::util::user_config());
         cmd.arg("--root").arg(root).arg("mcp").env_remove("TMWS_LOG");
         let transport = TokioChildProcess::new(cmd).unwrap();
         let pid = transport.id().unwrap();
@@ -646,6 +647,7 @@ impl Remote {
     fn start(root: &Path, token: &str) -> Remote {
         use std::io::{BufRead, BufReader, Read, Write};
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
             .arg("--root")
             .arg(root)
             .args(["serve", "--addr", "127.0.0.1:0"])
@@ -729,31 +731,53 @@ http:// endpoint (a local server or a local tunnel)"
     });
 }
 
+/// Regression: a server added to `.mcp.json` while `tmws mcp` ran (a `git pull`, say) was
+/// started in the background without asking. Now it waits for the user's approval; once
+/// approved with `tmws registry approve`, it is introspected and can be called at once.
 #[test]
-fn a_changed_client_config_is_introspected_in_the_background_and_searchable() {
+fn a_server_added_while_the_server_runs_is_not_started_until_approved() {
     let (root, log) = root_with(&[("serena", &[])], "");
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
         assert_eq!(hits(&s.search(json!({"query": "echo"})).await), ["serena/echo"]);
-        // A new server in the client config: the watcher introspects it (only it).
         let mut mcp: Value = serde_json::from_str(&root.read(".mcp.json")).unwrap();
         mcp["mcpServers"]["context7"] =
             json!({"command": mock(), "args": ["--name", "context7", "--tools", "2", "--pid-log", log.display().to_string()]});
         root.write(".mcp.json", mcp.to_string());
+        // The watcher sees the change and starts nothing: the list says why.
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let found = hits(&s.search(json!({"query": "generated tool", "server": "context7"})).await);
-            if found.len() == 2 {
-                assert_eq!(found.iter().filter(|h| h.starts_with("context7/tool_")).count(), 2);
+            let list = root.run(&["--json", "registry", "list"]);
+            let rows: Value = serde_json::from_str(&list.stdout).unwrap();
+            if rows.as_array().unwrap().iter().any(|r| r["server"] == "context7") {
+                let row = rows.as_array().unwrap().iter().find(|r| r["server"] == "context7").unwrap().clone();
+                assert_eq!((&row["approval"], &row["tools"]), (&json!("awaiting approval"), &json!(0)));
                 break;
             }
-            assert!(Instant::now() < deadline, "the new server was never introspected: {found:?}");
+            assert!(Instant::now() < deadline, "{}", list.stdout);
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(starts(&log).is_empty(), "nothing was started: {:?}", starts(&log));
+        let refused = s.tool("context7", "echo", json!({"text": "hi"})).await;
+        assert_eq!(refused.is_error, Some(true));
+
+        // Approved: shown what it runs, introspected, callable.
+        let approved = root.run(&["registry", "approve", "context7"]);
+        assert_eq!(approved.code, 0, "{}{}", approved.stdout, approved.stderr);
+        assert!(approved.stdout.starts_with(&format!("context7: approved: runs {} --name context7", mock())), "{}", approved.stdout);
         let started: Vec<String> = starts(&log).into_iter().map(|(n, _)| n).collect();
-        assert_eq!(started, ["context7"], "serena's config did not change: not started again");
-        // And it can be called at once: the registry has its config hash.
-        assert_eq!(text(&s.tool("context7", "echo", json!({"text": "hi"})).await), "hi");
+        assert_eq!(started, ["context7"], "introspected once; serena was not started again");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let r = s.tool("context7", "echo", json!({"text": "hi"})).await;
+            if r.is_error != Some(true) {
+                assert_eq!(text(&r), "hi");
+                break;
+            }
+            assert!(Instant::now() < deadline, "{}", text(&r));
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         drop(s.client.cancel().await);
     });
 }
@@ -876,6 +900,7 @@ mod support;
 fn a_client_searches_a_thousand_tools_and_calls_one_on_a_sleeping_server() {
     let root = TestRoot::new();
     support::registry(root.path(), 200, 5, &mock());
+    assert_eq!(root.run(&["registry", "approve", "s123"]).code, 0);
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
         // 1,000 tools registered, and nothing running yet.

@@ -241,6 +241,7 @@ fn ranking_after_incremental_syncs_and_the_watcher_is_a_clean_rebuilds() {
 
     // The watcher: once idle after applying a batch, it merges the deleted documents away.
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", super::util::user_config())
         .arg("watch")
         .current_dir(root.path())
         .stdout(std::process::Stdio::piped())

@@ -93,7 +93,15 @@ fn build_introspects_keeps_hand_edits_and_redoes_only_changed_servers() {
 
     let list = root.run(&["registry", "list"]);
     let rows: Vec<&str> = list.stdout.lines().collect();
-    assert_eq!(rows[0], "server  tools  cold start  popularity  last error");
-    assert!(rows[1].starts_with("broken      0           -        0.00  initialize failed"), "{}", list.stdout);
-    assert!(rows[2].starts_with("serena      7  ") && rows[2].ends_with(" ms        0.00  -"), "{}", list.stdout);
+    assert_eq!(rows[0], "server  tools  cold start  popularity  approval           last error");
+    assert!(
+        rows[1].starts_with("broken      0           -        0.00  approved           initialize failed"),
+        "{}",
+        list.stdout
+    );
+    assert!(
+        rows[2].starts_with("serena      7  ") && rows[2].ends_with(" ms        0.00  approved           -"),
+        "{}",
+        list.stdout
+    );
 }

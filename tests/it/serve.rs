@@ -481,6 +481,7 @@ fn the_bearer_scheme_is_matched_in_any_case() {
 /// stderr; it must stop by itself (a server that starts listening is killed and fails).
 fn serve_refused(root: &Path, addr: &str, token: Option<&str>) -> (i32, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tmws"));
+    cmd.env("TMWS_CONFIG_HOME", super::util::user_config());
     cmd.arg("--root").arg(root).args(["serve", "--addr", addr]).env_remove("TMWS_LOG").env_remove("TMWS_TOKEN");
     if let Some(t) = token {
         cmd.env("TMWS_TOKEN", t);

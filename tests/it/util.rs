@@ -63,9 +63,16 @@ pub struct Output {
     pub stderr: String,
 }
 
+/// Where the tmws processes of the tests keep the user's approvals of servers: one folder
+/// for this test run, never the real `~/.config/tmws`.
+pub fn user_config() -> PathBuf {
+    std::env::temp_dir().join(format!("tmws-test-user-config-{}", std::process::id()))
+}
+
 /// Runs `tmws` with `args` in `cwd`, with no colour and no inherited log level.
 pub fn tmws(cwd: &Path, args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", user_config())
         .args(args)
         .current_dir(cwd)
         .env_remove("TMWS_LOG")

@@ -18,6 +18,7 @@ struct Watch {
 impl Watch {
     fn start(root: &TestRoot) -> Watch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
             .arg("watch")
             .current_dir(root.path())
             .env("NO_COLOR", "1")
@@ -340,6 +341,7 @@ fn kill_9_during_a_sync_converges_on_the_next_run() {
     let expect = answers(&reference);
     for delay in [30, 120, 400] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
             .args(["index", "--rebuild"])
             .current_dir(root.path())
             .stdout(Stdio::null())

@@ -192,8 +192,23 @@ enum RegistryCommand {
         #[arg(long, value_name = "MS", default_value_t = 30_000)]
         timeout_ms: u64,
     },
-    /// The registered servers: tools, cold start, popularity, last error.
+    /// The registered servers: tools, cold start, popularity, last error, and whether each is
+    /// approved on this machine.
     List,
+    /// Approve servers of the client configs on this machine, exactly as they are now: until
+    /// then nothing starts them (a `git pull` that adds or changes one runs nothing). Shows
+    /// what each runs.
+    ///
+    /// Examples:
+    ///   tmws registry approve serena context7
+    ///   tmws registry approve --all
+    Approve {
+        /// The servers to approve, by name.
+        servers: Vec<String>,
+        /// Every server that awaits approval.
+        #[arg(long)]
+        all: bool,
+    },
     /// Find tools of the registered servers by what they do (tool_search: from the index,
     /// no server is started).
     Search {

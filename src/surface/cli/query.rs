@@ -110,6 +110,7 @@ pub(super) fn registry(cli: &Cli, cmd: &RegistryCommand, out: &mut impl Write) -
     match cmd {
         RegistryCommand::Build { force, timeout_ms } => build(cli, *force, *timeout_ms, out),
         RegistryCommand::List => list(cli, out),
+        RegistryCommand::Approve { servers, all } => approve(cli, servers, *all, out),
         RegistryCommand::Search { params, format } => {
             let format = cli.table_format(*format);
             let req = ToolSearchRequest::from_args(arguments(params, as_format(format))?)?;
@@ -137,6 +138,7 @@ fn build(cli: &Cli, force: bool, timeout_ms: u64, out: &mut impl Write) -> Resul
                 Outcome::Introspected { tools, cold_start_ms } => serde_json::json!({"server": name, "status": "introspected", "tools": tools, "cold_start_ms": cold_start_ms}),
                 Outcome::Unchanged { tools } => serde_json::json!({"server": name, "status": "unchanged", "tools": tools}),
                 Outcome::Failed(why) => serde_json::json!({"server": name, "status": "failed", "error": why}),
+                Outcome::AwaitingApproval => serde_json::json!({"server": name, "status": "awaiting approval"}),
             })
             .collect();
         writeln!(out, "{}", to_json(&rows))?;
@@ -148,6 +150,7 @@ fn build(cli: &Cli, force: bool, timeout_ms: u64, out: &mut impl Write) -> Resul
                 }
                 Outcome::Unchanged { tools } => writeln!(out, "{}: unchanged ({tools} tools)", esc(name))?,
                 Outcome::Failed(why) => writeln!(out, "{}: failed: {}", esc(name), esc(why))?,
+                Outcome::AwaitingApproval => writeln!(out, "{}: awaiting approval (tmws registry approve)", esc(name))?,
             }
         }
         if built.outcomes.is_empty() {
@@ -164,20 +167,48 @@ fn list(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         return Ok(0);
     }
     let w = rows.iter().map(|r| r.server.chars().count()).max().unwrap_or(6).max(6);
-    writeln!(out, "{:<w$}  tools  cold start  popularity  last error", "server")?;
+    writeln!(out, "{:<w$}  tools  cold start  popularity  {:<17}  last error", "server", "approval")?;
     for r in &rows {
         let cold = r.cold_start_ms.map_or_else(|| "-".to_owned(), |ms| format!("{ms} ms"));
         writeln!(
             out,
-            "{:<w$}  {:>5}  {:>10}  {:>10.2}  {}",
+            "{:<w$}  {:>5}  {:>10}  {:>10.2}  {:<17}  {}",
             esc(&r.server),
             r.tools,
             cold,
             r.popularity,
+            r.approval,
             esc(r.error.as_deref().unwrap_or("-"))
         )?;
     }
     Ok(0)
+}
+
+/// `registry approve`: one line per server with what it runs.
+fn approve(cli: &Cli, servers: &[String], all: bool, out: &mut impl Write) -> Result<u8, Failure> {
+    use crate::query::registry::Outcome;
+    let (approved, built) = engine(cli)?.registry_approve(servers, all)?;
+    let failed: Vec<(&String, &String)> = built
+        .outcomes
+        .iter()
+        .filter(|(n, _)| approved.iter().any(|a| a.server == **n))
+        .filter_map(|(n, o)| if let Outcome::Failed(why) = o { Some((n, why)) } else { None })
+        .collect();
+    if cli.json {
+        writeln!(out, "{}", to_json(&approved))?;
+    } else {
+        for a in &approved {
+            let how = if a.already { "already approved" } else { "approved" };
+            writeln!(out, "{}: {how}: runs {}", esc(&a.server), esc(&a.runs))?;
+        }
+        if approved.is_empty() {
+            writeln!(out, "nothing awaits approval")?;
+        }
+    }
+    for (name, why) in &failed {
+        eprintln!("tmws: {}: approved, but it could not be introspected: {}", esc(name), esc(why));
+    }
+    Ok(if failed.is_empty() { 0 } else { 1 })
 }
 
 /// `registry call`: the tool's text result (the whole result with `--json`); exit 1 when
