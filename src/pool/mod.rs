@@ -137,12 +137,9 @@ async fn connect_http(conn: &Connection, timeout: Duration) -> Result<Started, S
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
     let url = resolve(conn.url.as_deref().ok_or("no url")?)?;
-    if url.starts_with("https://") {
-        return Err(format!(
-            "{url}: https needs TLS, which this build of tmws does not include; use an http:// endpoint (a local \
-server or a local tunnel)"
-        ));
-    }
+    // reqwest's TLS is rustls with the ring provider, which must be in place before any
+    // client is made (https or not); installing it again changes nothing.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut headers = std::collections::HashMap::new();
     for (k, v) in &conn.headers {
         if TRANSPORT_HEADERS.contains(&k.to_ascii_lowercase().as_str()) {
@@ -175,15 +172,32 @@ fn plain(e: &(dyn std::error::Error + 'static)) -> String {
     let text = e.to_string();
     let mut msg = text.rsplit_once("] error: ").map_or(text.as_str(), |(_, m)| m);
     msg = msg.split(", when send ").next().unwrap_or(msg);
-    let msg = match msg {
-        "Auth required" => "the server refused the credentials (401); check the headers of its config",
-        m => m.strip_prefix("Client error: ").unwrap_or(m),
+    let (msg, explained) = match msg {
+        "Auth required" => ("the server refused the credentials (401); check the headers of its config", true),
+        m => (m.strip_prefix("Client error: ").unwrap_or(m), false),
     };
+    if explained {
+        return msg.to_owned();
+    }
     let mut deepest = None;
-    let mut source = e.source();
+    // rmcp's initialize error holds the transport's error in a field that is not its
+    // `source`: the chain (a refused certificate, a refused connection) starts there.
+    let mut source = match e.downcast_ref::<rmcp::service::ClientInitializeError>() {
+        Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) => {
+            Some(error as &(dyn std::error::Error + 'static))
+        }
+        _ => e.source(),
+    };
     while let Some(s) = source {
         deepest = Some(s);
-        source = s.source();
+        // The HTTP client's own error is a variant's field, not a source either.
+        source = match s.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>()
+        {
+            Some(rmcp::transport::streamable_http_client::StreamableHttpError::Client(inner)) => {
+                Some(inner as &(dyn std::error::Error + 'static))
+            }
+            _ => s.source(),
+        };
     }
     match deepest.map(ToString::to_string) {
         Some(cause) if !msg.contains(&cause) && !cause.contains(msg) => format!("{msg}: {cause}"),

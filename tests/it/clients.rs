@@ -37,6 +37,13 @@ impl Answer {
     }
 }
 
+/// An HTTP client builder: reqwest's TLS is rustls with the ring provider, which must be
+/// installed before any client is built, as tmws does.
+pub fn http_builder() -> reqwest::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+}
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
@@ -175,7 +182,7 @@ impl Serve {
             Some(t) => t.to_owned(),
             None => std::fs::read_to_string(root.join(".tmws/cache/token")).unwrap().trim().to_owned(),
         };
-        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        let http = http_builder().no_proxy().build().unwrap();
         Serve { child, url, stderr: Some(stderr), rt: runtime(), http, token }
     }
 

@@ -20,5 +20,6 @@ mod secrets;
 mod serve;
 mod surfaces;
 mod tidy;
+mod tls;
 mod util;
 mod watch;

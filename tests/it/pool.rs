@@ -688,7 +688,7 @@ fn an_http_server_is_introspected_with_its_headers_and_called_through_the_pool()
         json!({"mcpServers": {
             "remote": {"type": "http", "url": format!("{}/mcp", remote.url), "headers": {"Authorization": "Bearer remote-secret"}},
             "locked": {"url": format!("{}/mcp", remote.url), "headers": {"Authorization": "Bearer wrong"}},
-            "tls": {"url": "https://mcp.example/mcp"}
+            "tls": {"url": "https://127.0.0.1:1/mcp"}
         }})
         .to_string(),
     );
@@ -704,11 +704,13 @@ of its config",
         )
     );
     assert!(lines[1].starts_with("remote: 13 tools, cold start "), "{}", lines[1]);
-    assert_eq!(
-        lines[2],
-        "tls: failed: https://mcp.example/mcp: https needs TLS, which this build of tmws does not include; use an \
-http:// endpoint (a local server or a local tunnel)"
+    // https is spoken (tests/it/tls.rs); here nobody listens, and the error says so.
+    assert!(
+        lines[2].starts_with("tls: failed: https://127.0.0.1:1/mcp: initialize failed: error sending request for url"),
+        "{}",
+        lines[2]
     );
+    assert!(lines[2].contains("Connection refused"), "{}", lines[2]);
     let text_of_registry = root.read(".tmws/registry/index.json");
     assert!(!text_of_registry.contains("remote-secret"), "the token is stored as a reference");
     let reg: Value = serde_json::from_str(&text_of_registry).unwrap();
@@ -791,7 +793,7 @@ fn tmws_serve_calls_tools_at_its_mcp_endpoint_and_counts_the_pool_in_metrics() {
     let server = Remote::start(root.path(), "tok");
     runtime().block_on(async {
         let transport = StreamableHttpClientTransport::with_client(
-            reqwest::Client::new(),
+            super::clients::http_builder().build().unwrap(),
             StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url)).auth_header("tok"),
         );
         let client = ().serve(transport).await.expect("initialize");
@@ -809,7 +811,9 @@ fn tmws_serve_calls_tools_at_its_mcp_endpoint_and_counts_the_pool_in_metrics() {
             assert_eq!((r.is_error, text(&r)), (Some(false), word.to_owned()));
         }
         assert_eq!(starts(&log).len(), 1, "one start for both calls");
-        let metrics = reqwest::Client::new()
+        let metrics = super::clients::http_builder()
+            .build()
+            .unwrap()
             .get(format!("{}/metrics", server.url))
             .bearer_auth("tok")
             .send()
@@ -847,7 +851,7 @@ fn sigterm_to_tmws_serve_ends_every_server_and_its_helpers() {
     let mut server = Remote::start(root.path(), "tok");
     runtime().block_on(async {
         let transport = StreamableHttpClientTransport::with_client(
-            reqwest::Client::new(),
+            super::clients::http_builder().build().unwrap(),
             StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url)).auth_header("tok"),
         );
         let client = ().serve(transport).await.expect("initialize");

@@ -223,7 +223,7 @@ fn mcp_over_http_lists_the_tools_and_counts_redundant_defaults_per_session() {
     let mcp_url = format!("{}/mcp", serve.url);
     let transport = |token: &str| {
         StreamableHttpClientTransport::with_client(
-            reqwest::Client::builder().no_proxy().build().unwrap(),
+            super::clients::http_builder().no_proxy().build().unwrap(),
             StreamableHttpClientTransportConfig::with_uri(mcp_url.as_str()).auth_header(token),
         )
     };
@@ -281,7 +281,7 @@ fn sigterm_stops_the_server_gracefully_and_the_token_is_kept() {
     let rt = super::clients::runtime();
     let session = rt.block_on(async {
         let transport = StreamableHttpClientTransport::with_client(
-            reqwest::Client::builder().no_proxy().build().unwrap(),
+            super::clients::http_builder().no_proxy().build().unwrap(),
             StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", serve.url)).auth_header(token.trim()),
         );
         ().serve(transport).await.expect("initialize")
@@ -627,7 +627,7 @@ fn error_bodies_name_paths_relative_to_the_root() {
     // The same error through /mcp.
     serve.rt.block_on(async {
         let transport = StreamableHttpClientTransport::with_client(
-            reqwest::Client::builder().no_proxy().build().unwrap(),
+            super::clients::http_builder().no_proxy().build().unwrap(),
             StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", serve.url))
                 .auth_header(serve.token.clone()),
         );
