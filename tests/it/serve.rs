@@ -120,6 +120,39 @@ fn bad_requests_get_a_json_error_naming_what_is_wrong() {
     ] {
         assert!(hint.contains(route), "{route} in {hint}");
     }
+    // Regression: a route asked with another method answered 405 with an empty body.
+    let r = serve.send(serve.http.put(format!("{}/memory/stats", serve.url)));
+    assert_eq!((r.status, r.content_type.as_str()), (405, "application/json"));
+    let body = r.json();
+    assert_eq!(
+        (&body["error"], &body["category"], &body["hint"]),
+        (&json!("PUT is not a method of /memory/stats"), &json!("usage"), &json!("/memory/stats takes GET"))
+    );
+}
+
+/// Regression: ending an MCP session (`DELETE /mcp`) answered 202, which the Python SDK
+/// logs as "Session termination failed: 202".
+#[test]
+fn ending_an_mcp_session_answers_200() {
+    let root = TestRoot::new();
+    let serve = Serve::start(root.path(), None);
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let (status, session) = serve.rt.block_on(async {
+        let r = serve
+            .http
+            .post(format!("{}/mcp", serve.url))
+            .bearer_auth(&serve.token)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .body(init)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.headers().get("mcp-session-id").unwrap().to_str().unwrap().to_owned())
+    });
+    assert_eq!(status, 200);
+    let r = serve.send(serve.http.delete(format!("{}/mcp", serve.url)).header("mcp-session-id", &session));
+    assert_eq!(r.status, 200, "{}", r.body);
 }
 
 /// POSTs `body` to `path` over a plain socket, with `Content-Length` or chunked, and

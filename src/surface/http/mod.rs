@@ -214,6 +214,31 @@ async fn get_metrics(State(app): State<AppState>) -> Response {
         .into_response()
 }
 
+/// A route that exists, asked with a method it does not take: the JSON error every other
+/// error has, not axum's empty 405.
+async fn wrong_method(request: Request) -> ApiError {
+    let path = request.uri().path().to_owned();
+    let allowed = match path.as_str() {
+        "/memory" => "POST",
+        p if p.starts_with("/memory/") && !matches!(p, "/memory/search" | "/memory/stats") => "GET, DELETE",
+        _ => "GET",
+    };
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, format!("{} is not a method of {path}", request.method()))
+        .hint(format!("{path} takes {allowed}"))
+}
+
+/// rmcp answers a client's `DELETE /mcp` (ending its session) with 202, which clients
+/// take for a failure (the Python SDK logs "Session termination failed: 202"): the
+/// session is ended, so it is 200.
+async fn session_ended_is_ok(request: Request, next: Next) -> Response {
+    let ends_session = request.method() == axum::http::Method::DELETE && request.uri().path() == "/mcp";
+    let mut response = next.run(request).await;
+    if ends_session && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
+}
+
 async fn not_found(request: Request) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path())).hint(
         "routes: GET /workspace/context, GET /workspace/search, POST /memory, GET /memory/search, \
@@ -275,6 +300,8 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
         .route("/metrics", get(get_metrics))
         .nest_service("/mcp", mcp)
         .fallback(not_found)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(middleware::from_fn(session_ended_is_ok))
         .layer(middleware::from_fn(limit_body))
         .layer(middleware::from_fn_with_state(state.clone(), guard::check))
         .layer(middleware::from_fn_with_state(state.clone(), count))
