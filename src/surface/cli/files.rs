@@ -11,7 +11,7 @@ use super::{CheckFormat, Cli, ClientArg, Failure, cwd, engine, root};
 use crate::check::CheckOptions;
 use crate::error::Error;
 use crate::init::{Action, McpClient};
-use crate::query::{Engine, SyncOptions};
+use crate::query::{Engine, SyncOptions, SyncProgress};
 use crate::store;
 use crate::surface::progress::Progress;
 
@@ -87,9 +87,9 @@ pub(super) fn index(cli: &Cli, rebuild: bool, include: &[String], out: &mut impl
     if let Some(why) = engine.open_index()? {
         eprintln!("tmws: rebuilt the index from the files: {why}");
     }
-    let counter = Arc::new(AtomicUsize::new(0));
-    let progress = Progress::start(counter.clone(), "files indexed");
-    let report = engine.sync(&SyncOptions { rebuild, include: extra, progress: Some(counter) });
+    let phases = Arc::new(SyncProgress::default());
+    let progress = Progress::sync(phases.clone());
+    let report = engine.sync(&SyncOptions { rebuild, include: extra, progress: Some(phases) });
     progress.finish();
     let report = report?;
     if cli.json {
