@@ -1,5 +1,6 @@
 mod build_rules;
 mod check;
+mod cli;
 mod clients;
 mod context;
 mod corpora;
