@@ -84,7 +84,9 @@ impl Progress {
         let thread = std::thread::spawn(move || {
             let start = Instant::now();
             let mut bar: Option<(ProgressBar, Status)> = None;
-            while !flag.load(Ordering::Relaxed) {
+            // The flag is read after a draw, so that with no delay the line is drawn at
+            // least once however short the run.
+            loop {
                 if start.elapsed() >= delay {
                     let now = source.status();
                     let shown = bar.get_or_insert_with(|| (new_bar(&now), now.clone()));
@@ -98,6 +100,9 @@ impl Progress {
                     shown.0.set_position(now.pos);
                     shown.0.tick();
                     shown.1 = now;
+                }
+                if flag.load(Ordering::Relaxed) {
+                    break;
                 }
                 std::thread::sleep(TICK);
             }
@@ -131,13 +136,16 @@ fn new_bar(status: &Status) -> ProgressBar {
 /// A bar with the count and the whole when the whole is known, else a spinner with the
 /// count of a counter, or only the phase of a sync.
 fn style(status: &Status) -> ProgressStyle {
-    let template = match (status.len, status.label) {
+    ProgressStyle::with_template(template(status))
+        .map_or_else(|_| ProgressStyle::default_spinner(), |s| s.progress_chars("=> "))
+}
+
+fn template(status: &Status) -> &'static str {
+    match (status.len, status.label) {
         (Some(_), _) => "{msg:>6} [{bar:30}] {pos}/{len} files ({elapsed})",
         (None, "scan" | "write" | "commit") => "{spinner} {msg:>6} ({elapsed})",
         (None, _) => "{spinner} {human_pos} {msg} ({elapsed})",
-    };
-    ProgressStyle::with_template(template)
-        .map_or_else(|_| ProgressStyle::default_spinner(), |s| s.progress_chars("=> "))
+    }
 }
 
 impl Drop for Progress {
@@ -163,5 +171,13 @@ mod tests {
         assert_eq!(source.status(), Status { label: "scan", pos: 0, len: None });
         let counter = Source::Counter(Arc::new(AtomicUsize::new(7)), "files checked");
         assert_eq!(counter.status(), Status { label: "files checked", pos: 7, len: None });
+        // A bar where the whole is known, the phase alone where it is not.
+        let parse = Status { label: "parse", pos: 3, len: Some(40) };
+        assert_eq!(template(&parse), "{msg:>6} [{bar:30}] {pos}/{len} files ({elapsed})");
+        assert_eq!(template(&source.status()), "{spinner} {msg:>6} ({elapsed})");
+        assert_eq!(template(&counter.status()), "{spinner} {human_pos} {msg} ({elapsed})");
+        for status in [parse, source.status(), counter.status()] {
+            assert!(ProgressStyle::with_template(template(&status)).is_ok(), "{status:?}");
+        }
     }
 }

@@ -19,6 +19,7 @@ mod registry;
 mod secrets;
 mod serve;
 mod surfaces;
+mod terminal;
 mod tidy;
 mod util;
 mod watch;
