@@ -24,6 +24,7 @@ pub mod redact;
 pub mod rules;
 pub(crate) mod schema;
 pub(crate) mod store;
+pub mod suggest;
 pub mod surface;
 pub(crate) mod sys;
 

@@ -51,6 +51,8 @@ pub enum Rule {
     KeyCase,
     /// `title` is read as the name because `name` is absent.
     TitleAsName,
+    /// A key tmws does not read that looks like one it does (`tag` for `tags`).
+    UnknownKey,
     /// Bytes that are not UTF-8.
     Encoding,
     /// An entry file name that is not `YYMMDD-kebab-case.md`.
@@ -94,6 +96,7 @@ impl Rule {
             Rule::DuplicateKey => "duplicate-key",
             Rule::KeyCase => "key-case",
             Rule::TitleAsName => "title-as-name",
+            Rule::UnknownKey => "unknown-key",
             Rule::Encoding => "encoding",
             Rule::FileName => "file-name",
             Rule::ScopeName => "scope-name",

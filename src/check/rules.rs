@@ -133,6 +133,9 @@ impl Checker {
                 .with_hint("rename `title` to `name`"),
             );
         }
+        let present: Vec<String> = root.entries().iter().map(|e| e.key.key_text().into_owned()).collect();
+        // Unknown keys that look like a schema key the front-matter lacks: (key, meant, entry).
+        let mut meant = Vec::new();
         for entry in root.entries() {
             let key = entry.key.key_text();
             if props.contains(&key.as_ref()) {
@@ -149,13 +152,72 @@ impl Checker {
                     .with_len(key.chars().count())
                     .with_hint(format!("keys are case-sensitive: rename it to `{p}`")),
                 );
+            } else if let Some(p) = meant_key(&key, &props).filter(|p| !present.iter().any(|k| k == p)) {
+                meant.push((key.into_owned(), p, entry));
             }
         }
         for v in schema.violations(&instance) {
-            diags.push(violation_at(v, root, doc.fence_line));
+            let mut d = violation_at(v, root, doc.fence_line);
+            let missing = d.message.strip_prefix("missing required field `").and_then(|m| m.strip_suffix('`'));
+            if let Some(i) = meant.iter().position(|(_, p, _)| d.rule == Rule::MissingField && missing == Some(*p)) {
+                let (key, p, entry) = meant.remove(i);
+                d.hint = Some(format!(
+                    "did you mean `{p}`? `{key}` on line {} is not a field tmws reads: rename it to `{p}`",
+                    entry.key.line
+                ));
+            }
+            diags.push(d);
+        }
+        for (key, p, entry) in meant {
+            diags.push(
+                Diagnostic::warning(
+                    Rule::UnknownKey,
+                    entry.key.line,
+                    entry.key.column,
+                    format!("unknown key `{key}`: did you mean `{p}`?"),
+                )
+                .with_len(key.chars().count())
+                .with_hint(format!("tmws does not read `{key}`: rename it to `{p}`, or keep it as your own field")),
+            );
         }
         diags
     }
+}
+
+/// Keys people write for a schema key under another name (`date` for `created`): typos
+/// are found by edit distance, these are not.
+const KEY_ALIASES: [(&str, &str); 17] = [
+    ("date", "created"),
+    ("created_at", "created"),
+    ("created_on", "created"),
+    ("creation_date", "created"),
+    ("date_created", "created"),
+    ("updated_at", "updated"),
+    ("updated_on", "updated"),
+    ("modified", "updated"),
+    ("last_updated", "updated"),
+    ("last_modified", "updated"),
+    ("desc", "description"),
+    ("summary", "description"),
+    ("tag", "tags"),
+    ("keywords", "tags"),
+    ("labels", "tags"),
+    ("state", "status"),
+    ("categories", "category"),
+];
+
+/// The schema key an unknown key most likely means: by a known alias, else the one at
+/// most two edits away. `title` is left to its own rule (it is read as the name).
+fn meant_key<'a>(key: &str, props: &[&'a str]) -> Option<&'a str> {
+    if key.eq_ignore_ascii_case("title") {
+        return None;
+    }
+    let lower = key.to_lowercase();
+    KEY_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == lower)
+        .and_then(|(_, meant)| props.iter().copied().find(|p| p == meant))
+        .or_else(|| crate::suggest::closest(key, props.iter().copied()))
 }
 
 /// A schema violation placed at the node it concerns, or at the opening fence.

@@ -77,6 +77,10 @@ pub trait Params: DeserializeOwned + JsonSchema + Clone + std::fmt::Debug + Send
         Vec::new()
     }
 
+    /// Changes to the schema's properties that a doc comment cannot make: descriptions that
+    /// list values known only in code.
+    fn amend_schema(_props: &mut Map<String, Value>) {}
+
     /// Checks every parameter against its range and the limits of DESIGN §12 (a value
     /// out of range is an error, never clamped); returns the answer's cap in characters.
     fn validate(&self, _config: &Config) -> Result<usize> {
@@ -101,6 +105,7 @@ pub trait Params: DeserializeOwned + JsonSchema + Clone + std::fmt::Debug + Send
             for prop in props.values_mut() {
                 plain(prop);
             }
+            Self::amend_schema(props);
             for (name, value) in Self::config_defaults(config) {
                 if let Some(Value::Object(p)) = props.get_mut(name) {
                     p.insert("default".into(), value);
@@ -193,7 +198,8 @@ pub fn coerce(args: &mut Map<String, Value>, schema: &Map<String, Value>) -> Res
         }
         let converted = match (kind_of(prop), &*value) {
             ("integer", Value::String(s)) => {
-                let n: i64 = s.trim().parse().map_err(|_| bad("a whole number", s))?;
+                // Every integer parameter is a count or a size: none is below zero.
+                let n: u64 = s.trim().parse().map_err(|_| bad("a whole number of 0 or more", s))?;
                 Value::from(n)
             }
             ("number", Value::String(s)) => {
@@ -311,12 +317,14 @@ fn cap_default(config: &Config) -> (&'static str, Value) {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContextRequest {
-    /// The workspace: a folder name under `resources/workspaces/`, e.g. `devtools`.
+    /// The workspace: the name of a folder under `resources/workspaces/`, e.g. `devtools`.
+    /// An unknown name is an error that lists the known ones.
     pub workspace: String,
-    /// A domain inside the workspace, e.g. `common`.
+    /// A domain: a folder inside the workspace, e.g. `common`. Narrows the answer to it;
+    /// the workspace's decisions and lessons still come with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<String>,
-    /// A repository inside the domain (needs `domain`), e.g. `tmws-cli`.
+    /// A repository: a folder inside the domain, e.g. `tmws-cli` (needs `domain`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<String>,
     /// Topics whose entries to return: `plans`, `decisions`, `lessons`, `features`,
@@ -335,14 +343,14 @@ pub struct ContextRequest {
     /// Only entries carrying all of these tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filter_tags: Vec<String>,
-    /// Only entries of this category (decisions and lessons).
+    /// Only entries of this category (decisions and lessons have one, e.g. `architecture`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter_category: Option<String>,
     /// `yaml` or `json`.
     #[serde(default)]
     pub format: Format,
-    /// Answer cap in characters (at most 100000); a longer answer is cut and says how to
-    /// get the rest.
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
+    /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u32>,
 }
@@ -396,30 +404,31 @@ pub struct SearchRequest {
     /// `get_symbols_overview`), Japanese, Chinese and Korean matched inside sentences;
     /// "double quotes" make a phrase.
     pub query: String,
-    /// Only this scope and below: `workspace[/domain[/repository]]`.
+    /// Only this scope and below: `workspace[/domain[/repository]]`, e.g. `devtools/common`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
-    /// Only entries of these topics.
+    /// Only entries of these topics: the names of `_topic` folders without the `_`, e.g.
+    /// `plans`, `decisions`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<String>,
-    /// Only these kinds: overview, topic_overview, entry, rule, skill, doc, memory, server,
-    /// tool, commit (git history: subject, body, author, changed paths).
+    /// Only these kinds of item (the schema lists them all).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kinds: Vec<String>,
-    /// Only items with one of these statuses.
+    /// Only items with one of these statuses, e.g. `in_progress`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filter_status: Vec<String>,
     /// Only items carrying all of these tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filter_tags: Vec<String>,
-    /// How many results.
+    /// How many results at most, 1 to 100.
     #[serde(default = "ten")]
     #[schemars(range(min = 1, max = 100))]
     pub limit: u32,
     /// `yaml` or `json`.
     #[serde(default)]
     pub format: Format,
-    /// Answer cap in characters (at most 100000).
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
+    /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u32>,
 }
@@ -452,6 +461,14 @@ impl Params for SearchRequest {
 
     fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
         vec![cap_default(config)]
+    }
+
+    /// The kinds as the index knows them, so that the description names every one.
+    fn amend_schema(props: &mut Map<String, Value>) {
+        let kinds: Vec<&str> = crate::model::DocKind::ALL.iter().map(|k| k.as_str()).collect();
+        if let Some(Value::Object(p)) = props.get_mut("kinds") {
+            p.insert("description".into(), Value::from(format!("Only these kinds of item: {}.", kinds.join(", "))));
+        }
     }
 
     fn validate(&self, config: &Config) -> Result<usize> {
@@ -491,7 +508,8 @@ pub struct MemoryAddRequest {
     /// How much it matters, 0 to 1 (by default 0.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub importance: Option<f64>,
-    /// The agent writing it.
+    /// The agent writing it, e.g. `claude`: memory search lifts the memories of agents
+    /// whose work was verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// `yaml` or `json`.
@@ -544,20 +562,23 @@ impl Params for MemoryAddRequest {
 pub struct MemorySearchRequest {
     /// Words to look for, or a memory id (`m_` and 12 hex digits) to fetch that entry.
     pub query: String,
-    /// Only this namespace.
+    /// Only memories of this namespace: `short-term`, `long-term` or another of the config.
+    /// By default every namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    /// Only memories carrying all of these tags.
+    /// Only memories carrying all of these tags, e.g. `release`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    /// Only this kind, e.g. `problem` to find similar problems and their solutions.
+    /// Only memories of this kind: `note`, `session`, `problem`, `pattern`, `decision` or
+    /// any other word they were added with; `problem` finds similar problems and their
+    /// solutions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Only memories written on this git branch; `*` for all. By default the current
     /// branch, the default branch and memories written outside git.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// How many results (1 to 100).
+    /// How many results at most, 1 to 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
     /// Leave out results scoring under this, relative to the best (0 to 1).
@@ -569,7 +590,8 @@ pub struct MemorySearchRequest {
     /// `yaml` or `json`.
     #[serde(default)]
     pub format: Format,
-    /// Answer cap in characters (at most 100000).
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
+    /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u32>,
 }
@@ -648,7 +670,8 @@ pub struct MemoryGetRequest {
     /// `yaml` or `json`.
     #[serde(default)]
     pub format: Format,
-    /// Answer cap in characters (at most 100000).
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
+    /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u32>,
 }
@@ -760,17 +783,18 @@ pub struct ToolSearchRequest {
     /// Only tools of this category (as the registry names them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
-    /// Only tools of this server.
+    /// Only tools of this server, e.g. `serena`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
-    /// How many results.
+    /// How many results at most, 1 to 50.
     #[serde(default = "eight")]
     #[schemars(range(min = 1, max = 50))]
     pub limit: u32,
     /// `yaml` or `json`.
     #[serde(default)]
     pub format: Format,
-    /// Answer cap in characters (at most 100000).
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
+    /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u32>,
 }
@@ -812,14 +836,15 @@ impl Params for ToolSearchRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolDescribeRequest {
-    /// The server, as `tool_search` named it.
+    /// The server's name, as `tool_search` gives it, e.g. `serena`.
     pub server: String,
-    /// The tool, as `tool_search` named it.
+    /// The tool's name on that server, as `tool_search` gives it, e.g. `find_symbol`.
     pub tool: String,
     /// `yaml` or `json`.
     #[serde(default)]
     pub format: Format,
-    /// Answer cap in characters (at most 100000).
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
+    /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<u32>,
 }
@@ -843,11 +868,12 @@ impl Params for ToolDescribeRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCallRequest {
-    /// The server, as `tool_search` named it.
+    /// The server's name, as `tool_search` gives it, e.g. `serena`.
     pub server: String,
-    /// The tool, as `tool_search` named it.
+    /// The tool's name on that server, as `tool_search` gives it, e.g. `find_symbol`.
     pub tool: String,
-    /// The tool's arguments, following the input schema that `tool_describe` gives.
+    /// The tool's arguments as a JSON object, following the input schema that
+    /// `tool_describe` gives, e.g. `{"name_path": "Engine"}`.
     #[serde(default)]
     pub arguments: Map<String, Value>,
 }
@@ -881,18 +907,35 @@ mod tests {
         assert_eq!(s["additionalProperties"], json!(false));
         assert_eq!(
             s["properties"]["limit"],
-            json!({"description": "How many results (1 to 100).", "type": "integer", "default": 7})
+            json!({"description": "How many results at most, 1 to 100.", "type": "integer", "default": 7})
         );
         assert_eq!(s["properties"]["include_content"]["type"], "boolean");
         assert_eq!(s["properties"]["include_content"]["default"], false);
-        assert_eq!(s["properties"]["namespace"], json!({"description": "Only this namespace.", "type": "string"}));
+        assert_eq!(
+            s["properties"]["namespace"],
+            json!({
+                "description": "Only memories of this namespace: `short-term`, `long-term` or another of the config. \
+            By default every namespace.",
+                "type": "string"
+            })
+        );
         assert_eq!(s["properties"]["format"]["enum"], json!(["yaml", "json"]));
         let s = Value::Object(SearchRequest::schema(&config));
         assert_eq!(
             s["properties"]["limit"],
-            json!({"description": "How many results.", "type": "integer", "default": 10, "maximum": 100, "minimum": 1})
+            json!({
+                "description": "How many results at most, 1 to 100.",
+                "type": "integer",
+                "default": 10,
+                "maximum": 100,
+                "minimum": 1
+            })
         );
         assert_eq!(s["properties"]["max_chars"]["default"], 24_000);
+        assert_eq!(
+            s["properties"]["kinds"]["description"],
+            "Only these kinds of item: overview, topic_overview, entry, rule, skill, doc, memory, server, tool, commit."
+        );
         // Every property has a description.
         for s in
             [ContextRequest::schema(&config), ToolCallRequest::schema(&config), MemoryClearRequest::schema(&config)]
@@ -916,7 +959,8 @@ mod tests {
         let r = MemorySearchRequest::from_args(args(json!({"query": "q", "tags": ["a,b", "c"]}))).unwrap();
         assert_eq!(r.tags, ["a", "b", "c"]);
         let err = |v: Value| SearchRequest::from_args(args(v)).unwrap_err().to_string();
-        assert_eq!(err(json!({"query": "x", "limit": "many"})), "limit: `many` is not a whole number");
+        assert_eq!(err(json!({"query": "x", "limit": "many"})), "limit: `many` is not a whole number of 0 or more");
+        assert_eq!(err(json!({"query": "x", "limit": "-1"})), "limit: `-1` is not a whole number of 0 or more");
         assert_eq!(
             err(json!({"query": "x", "colour": 1})),
             "unknown parameter `colour`, expected one of `query`, `scope`, `topics`, `kinds`, `filter_status`, \

@@ -192,6 +192,13 @@ impl Engine {
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
+    /// Every workspace, domain and repository with its overview's name and description:
+    /// what `tmws context` without a workspace shows.
+    pub fn scopes(&self) -> Result<Vec<context::ScopeSummary>> {
+        let (index, _) = self.fresh()?;
+        context::list_scopes(self.root(), &index)
+    }
+
     /// `workspace_search` (DESIGN §4.2).
     pub fn search(&self, req: &SearchRequest) -> Result<Reply<SearchAnswer>> {
         let max = req.validate(self.config())?;

@@ -28,7 +28,7 @@ pub use self::answer::{Answer, Reply};
 pub use self::engine::{Engine, Health, Session};
 pub use self::keeper::STALE_WAIT;
 pub use crate::index::watch::WatchUpdate;
-pub use crate::index::{SearchHit, SearchResults as SearchAnswer, SyncOptions, SyncReport};
+pub use crate::index::{SearchHit, SearchResults as SearchAnswer, SyncOptions, SyncPhase, SyncProgress, SyncReport};
 
 impl Answer for SearchAnswer {
     fn plan(&self, value: &serde_json::Value) -> answer::Plan {

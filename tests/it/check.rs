@@ -439,3 +439,69 @@ fn huge_and_hostile_inputs_are_reported_not_fatal() {
         ]
     );
 }
+
+#[test]
+fn a_field_under_another_name_or_misspelt_gets_a_did_you_mean() {
+    let root = TestRoot::new()
+        .file(
+            "resources/workspaces/w/_decisions/261122-postgres.md",
+            "---\nname: Use Postgres\ndescription: One database.\ndate: 2026-11-22\ntag: [db]\n---\n",
+        )
+        .file(
+            "resources/workspaces/w/_lessons/261122-retry.md",
+            "---\nname: Retry\ndescripton: Back off.\ncreated: 2026-11-22\ncategroy: ops\nowner: me\n---\n",
+        )
+        .file(
+            "resources/workspaces/w/_lessons/261123-both.md",
+            "---\nname: Both\ndescription: d\ncreated: 2026-11-22\ndate: 2026-11-23\ntags: [a]\ntag: b\n---\n",
+        );
+    let out = root.run(&["check", "--json"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_diags(
+        &out,
+        &[
+            (
+                "resources/workspaces/w/_decisions/261122-postgres.md",
+                1,
+                1,
+                "error",
+                "missing-field",
+                "missing required field `created`",
+            ),
+            (
+                "resources/workspaces/w/_decisions/261122-postgres.md",
+                5,
+                1,
+                "warning",
+                "unknown-key",
+                "unknown key `tag`: did you mean `tags`?",
+            ),
+            (
+                "resources/workspaces/w/_lessons/261122-retry.md",
+                1,
+                1,
+                "error",
+                "missing-field",
+                "missing required field `description`",
+            ),
+            (
+                "resources/workspaces/w/_lessons/261122-retry.md",
+                5,
+                1,
+                "warning",
+                "unknown-key",
+                "unknown key `categroy`: did you mean `category`?",
+            ),
+        ],
+    );
+    // The hint names the key that was meant, and where the one written is.
+    let human = root.run(&["check", "resources/workspaces/w/_decisions/261122-postgres.md"]).stdout;
+    assert!(
+        human.contains(
+            "  = hint: did you mean `created`? `date` on line 4 is not a field tmws reads: rename it to `created`\n"
+        ),
+        "{human}"
+    );
+    let human = root.run(&["check", "resources/workspaces/w/_lessons/261122-retry.md"]).stdout;
+    assert!(human.contains("  = hint: did you mean `description`? `descripton` on line 3"), "{human}");
+}

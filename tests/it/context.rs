@@ -104,10 +104,36 @@ fn unknown_scopes_list_what_exists_and_bad_names_are_refused() {
     let root = TestRoot::sample();
     let out = root.run(&["context", "-w", "nope"]);
     assert_eq!((out.code, out.stdout.as_str()), (1, ""));
-    assert_eq!(out.stderr, "tmws: unknown workspace `nope`; known: devtools, nihongo\n");
+    assert_eq!(
+        out.stderr,
+        "tmws: unknown workspace `nope`; known: devtools, nihongo
+  hint: to create the workspace `nope`, make the folder resources/workspaces/nope/ with an OVERVIEW.md whose \
+front-matter has `name` and `description`
+"
+    );
     let out = root.run(&["context", "-w", "devtools", "-d", "common", "-r", "nope"]);
     assert_eq!(out.code, 1);
-    assert_eq!(out.stderr, "tmws: unknown repository `nope` in `devtools/common`; known: registry-service, tmws-cli\n");
+    assert_eq!(
+        out.stderr,
+        "tmws: unknown repository `nope` in `devtools/common`; known: registry-service, tmws-cli
+  hint: to create the repository `nope`, make the folder resources/workspaces/devtools/common/nope/ with an \
+OVERVIEW.md whose front-matter has `name` and `description`
+"
+    );
+    // A typo of a known name is named: two edits away at most.
+    let out = root.run(&["context", "-w", "devtols"]);
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stderr.lines().nth(1),
+        Some(
+            "  hint: did you mean `devtools`? Or, to create the workspace `devtols`, make the folder \
+resources/workspaces/devtols/ with an OVERVIEW.md whose front-matter has `name` and `description`"
+        )
+    );
+    let out = root.run(&["context", "-w", "devtools", "-d", "comon"]);
+    assert!(out.stderr.contains("hint: did you mean `common`? Or, to create the domain `comon`"), "{}", out.stderr);
+    let out = root.run(&["context", "-w", "payments"]);
+    assert!(!out.stderr.contains("did you mean"), "nothing is near `payments`: {}", out.stderr);
     for bad in ["..", "../devtools", "/etc", "a b", "dev\\tools", "."] {
         let out = root.run(&["context", "-w", bad]);
         assert_eq!(out.code, 2, "{bad}: {}", out.stderr);

@@ -17,8 +17,21 @@ fn init_creates_config_ignore_and_attributes() {
             "  created    .tmws/config.toml       every key commented, with its default",
             "  updated    .gitignore              added `.tmws/cache/`",
             "  created    .gitattributes          added `.tmws/**/*.jsonl merge=union`",
+            "",
+            "next steps:",
+            "  mkdir -p resources/workspaces/acme  a workspace; give it an OVERVIEW.md with `name` and `description`",
+            "  tmws check                          validate what tmws owns (exit 1 on problems)",
+            "  tmws context                        list the workspaces; `tmws context -w NAME` orients in one",
+            "  tmws search WORDS                   search everything, memories and tools included",
+            "  tmws init --mcp-client claude       let an agent use tmws (or cursor, vscode)",
+            "  tmws completions bash               shell completions (zsh, fish, powershell too)",
         ]
     );
+    // --json gets the data only.
+    let again = root.run(&["--json", "init"]);
+    let v: serde_json::Value = serde_json::from_str(&again.stdout).unwrap_or_else(|e| panic!("{e}: {}", again.stdout));
+    assert_eq!(v["changes"].as_array().map(Vec::len), Some(3));
+    assert!(!again.stdout.contains("next steps"), "{}", again.stdout);
     // The fresh root checks clean.
     let out = root.run(&["check"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, ""));
@@ -36,7 +49,20 @@ fn init_twice_changes_nothing_and_keeps_existing_config() {
     let second = root.run(&["init", "--mcp-client", "claude,vscode"]);
     assert_eq!(second.code, 0);
     assert_eq!(root.snapshot(), before);
-    assert!(second.stdout.ends_with("already initialised: nothing changed\n"), "{}", second.stdout);
+    assert!(second.stdout.contains("already initialised: nothing changed\n\nnext steps:\n"), "{}", second.stdout);
+    // With a client registered and a workspace there, the steps skip what is done.
+    root.write("resources/workspaces/w/OVERVIEW.md", "---\nname: W\ndescription: d\n---\n");
+    let third = root.run(&["init", "--mcp-client", "claude"]);
+    let steps: Vec<&str> = third.stdout.lines().skip_while(|l| *l != "next steps:").skip(1).collect();
+    assert_eq!(
+        steps,
+        vec![
+            "  tmws check             validate what tmws owns (exit 1 on problems)",
+            "  tmws context           list the workspaces; `tmws context -w NAME` orients in one",
+            "  tmws search WORDS      search everything, memories and tools included",
+            "  tmws completions bash  shell completions (zsh, fish, powershell too)",
+        ]
+    );
 }
 
 #[test]

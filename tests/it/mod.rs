@@ -1,5 +1,6 @@
 mod build_rules;
 mod check;
+mod cli;
 mod clients;
 mod context;
 mod corpora;
@@ -19,6 +20,7 @@ mod registry;
 mod secrets;
 mod serve;
 mod surfaces;
+mod terminal;
 mod tidy;
 mod tls;
 mod util;

@@ -370,10 +370,19 @@ fn a_parameter_is_described_once_and_published_by_every_surface() {
     let limit = &schema["properties"]["limit"];
     assert_eq!(
         limit,
-        &json!({"description": "How many results.", "type": "integer", "default": 10, "maximum": 100, "minimum": 1})
+        &json!({
+            "description": "How many results at most, 1 to 100.",
+            "type": "integer",
+            "default": 10,
+            "maximum": 100,
+            "minimum": 1
+        })
     );
     let help = tmws(root.path(), &["search", "--help"]).stdout;
-    assert!(help.contains("--limit <LIMIT>") && help.contains("How many results. [default: 10]"), "{help}");
+    assert!(
+        help.contains("--limit <LIMIT>") && help.contains("How many results at most, 1 to 100. [default: 10]"),
+        "{help}"
+    );
     // Every parameter of every tool is a flag of its CLI command, and is accepted over HTTP.
     let context = tools.iter().find(|t| t.name == "workspace_get_context").unwrap();
     let help = tmws(root.path(), &["context", "--help"]).stdout;

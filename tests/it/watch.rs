@@ -17,9 +17,14 @@ struct Watch {
 
 impl Watch {
     fn start(root: &TestRoot) -> Watch {
+        Watch::start_with(root, &["watch"])
+    }
+
+    /// `tmws` with `args` (a watch with flags).
+    fn start_with(root: &TestRoot, args: &[&str]) -> Watch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
             .env("TMWS_CONFIG_HOME", super::util::user_config())
-            .arg("watch")
+            .args(args)
             .current_dir(root.path())
             .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
@@ -133,6 +138,40 @@ fn creates_edits_renames_deletes_and_new_folders_are_applied() {
     w.expect(&format!("new      {L}/260105-fox.md"));
     assert_eq!(found(&root, "echo"), vec![format!("{L}/260104-bad.md")]);
 
+    w.signal("-INT");
+    assert_eq!(w.wait(), 0);
+}
+
+#[test]
+fn watch_json_prints_one_object_per_applied_change() {
+    let root = TestRoot::new().file(&format!("{L}/260101-a.md"), lesson("alpha"));
+    let mut w = Watch::start_with(&root, &["watch", "--json"]);
+    let synced: serde_json::Value = serde_json::from_str(&w.expect("{\"event\":\"synced\"")).unwrap();
+    assert_eq!(
+        (&synced["new"], &synced["changed"], &synced["removed"], &synced["items"], &synced["rebuilt"]),
+        (&1.into(), &0.into(), &0.into(), &1.into(), &false.into())
+    );
+    root.write(&format!("{L}/260102-b.md"), lesson("bravo"));
+    assert_eq!(
+        w.expect("{\"event\":\"change\""),
+        format!("{{\"event\":\"change\",\"change\":\"new\",\"path\":\"{L}/260102-b.md\"}}")
+    );
+    std::fs::remove_file(root.path().join(format!("{L}/260101-a.md"))).unwrap();
+    assert_eq!(
+        w.expect("{\"event\":\"change\""),
+        format!("{{\"event\":\"change\",\"change\":\"removed\",\"path\":\"{L}/260101-a.md\"}}")
+    );
+    // A broken file is a problem object on stdout, with the fields of `check --json`.
+    root.write(&format!("{L}/260103-bad.md"), "---\nname: [oops\n---\nbody\n");
+    let problem: serde_json::Value = serde_json::from_str(&w.expect("{\"event\":\"problem\"")).unwrap();
+    assert_eq!(
+        (&problem["path"], &problem["severity"], &problem["rule"]),
+        (&format!("{L}/260103-bad.md").into(), &"error".into(), &"yaml-syntax".into())
+    );
+    // Every line on stdout was one JSON object (stderr says only where it watches).
+    for line in w.seen.iter().filter(|l| !l.starts_with("watching ")) {
+        assert!(serde_json::from_str::<serde_json::Value>(line).is_ok_and(|v| v.is_object()), "{line}");
+    }
     w.signal("-INT");
     assert_eq!(w.wait(), 0);
 }

@@ -14,10 +14,12 @@ use crate::error::Result;
 use crate::layout::{JOURNAL_FILE, MANIFEST_FILE};
 use crate::store;
 
-/// Commits the writer with `payload`.
-pub(super) fn commit(writer: &mut IndexWriter, payload: &Payload) -> Result<()> {
+/// Commits the writer with `payload`; `written` is called once the segments are written
+/// and the commit itself begins.
+pub(super) fn commit(writer: &mut IndexWriter, payload: &Payload, written: impl FnOnce()) -> Result<()> {
     let mut prepared = writer.prepare_commit().map_err(tantivy_err)?;
     tracing::debug!("sync: segments written");
+    written();
     prepared.set_payload(&serde_json::to_string(payload).unwrap_or_default());
     prepared.commit().map_err(tantivy_err)?;
     Ok(())

@@ -15,7 +15,7 @@ mod plan;
 mod read;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -36,8 +36,73 @@ pub struct SyncOptions {
     pub rebuild: bool,
     /// Extra folders or globs for this run, besides `index.include`.
     pub include: Vec<String>,
-    /// Counts files as they are processed, for a progress display.
-    pub progress: Option<Arc<AtomicUsize>>,
+    /// Where the sync is, for a progress display.
+    pub progress: Option<Arc<SyncProgress>>,
+}
+
+/// The steps of a sync, in order, as a progress display names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncPhase {
+    /// Finding the files and what changed (stats only).
+    Scan,
+    /// Reading and parsing the changed files: `done` of `total`.
+    Parse,
+    /// Writing the index's segments.
+    Write,
+    /// Committing them, then the manifest.
+    Commit,
+}
+
+impl SyncPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncPhase::Scan => "scan",
+            SyncPhase::Parse => "parse",
+            SyncPhase::Write => "write",
+            SyncPhase::Commit => "commit",
+        }
+    }
+}
+
+/// Where a running sync is, updated by the sync and read by whoever shows it (on another
+/// thread): the phase, and in `Parse` how many of the files to read are done.
+#[derive(Debug, Default)]
+pub struct SyncProgress {
+    phase: AtomicU8,
+    done: AtomicUsize,
+    total: AtomicUsize,
+}
+
+impl SyncProgress {
+    pub fn phase(&self) -> SyncPhase {
+        match self.phase.load(Ordering::Relaxed) {
+            0 => SyncPhase::Scan,
+            1 => SyncPhase::Parse,
+            2 => SyncPhase::Write,
+            _ => SyncPhase::Commit,
+        }
+    }
+
+    /// Files read in `Parse` so far.
+    pub fn done(&self) -> usize {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// Files `Parse` reads in all.
+    pub fn total(&self) -> usize {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    fn enter(&self, phase: SyncPhase) {
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+}
+
+/// Moves `progress`, if any, to `phase`.
+fn enter(progress: Option<&Arc<SyncProgress>>, phase: SyncPhase) {
+    if let Some(p) = progress {
+        p.enter(phase);
+    }
 }
 
 /// What a sync did.
@@ -114,6 +179,8 @@ impl Index {
             logs.clear();
             report.rebuilt = !first_build;
         }
+        let progress = opts.progress.as_ref();
+        enter(progress, SyncPhase::Scan);
         let scanned = plan::scan(&self.root, &includes, targets);
         report.files = scanned.len();
         tracing::debug!(files = scanned.len(), ms = started.elapsed().as_millis(), "sync: scanned");
@@ -140,12 +207,13 @@ impl Index {
                 changes.push((rel.clone(), None));
             }
         }
-        if let Some(p) = &opts.progress {
-            p.fetch_add(scanned.len() - to_read.len(), Ordering::Relaxed);
+        if let Some(p) = progress {
+            p.total.store(to_read.len(), Ordering::Relaxed);
+            p.enter(SyncPhase::Parse);
         }
         read::read_all(&self.root, &to_read, &includes, &manifest.files, &marks, |r| {
-            if let Some(p) = &opts.progress {
-                p.fetch_add(1, Ordering::Relaxed);
+            if let Some(p) = progress {
+                p.done.fetch_add(1, Ordering::Relaxed);
             }
             match r {
                 Ok(read) => {
@@ -174,11 +242,13 @@ impl Index {
         report.head.clone_from(&head);
         if dirty || full || moved {
             let payload = Payload { version: SCHEMA_VERSION, epoch: payload.epoch + 1, logs, head };
-            commit::commit(writer, &payload)?;
+            enter(progress, SyncPhase::Write);
+            commit::commit(writer, &payload, || enter(progress, SyncPhase::Commit))?;
             tracing::debug!(ms = started.elapsed().as_millis(), "sync: committed");
             manifest.epoch = payload.epoch;
         }
         cached.manifest = manifest;
+        enter(progress, SyncPhase::Commit);
         if dirty || full || touched {
             cached.manifest.version = SCHEMA_VERSION;
             cached = commit::save_manifest(&self.root, cached, changes, full)?;

@@ -17,6 +17,8 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
+pub use self::scope::ScopeSummary;
+pub(crate) use self::scope::list as list_scopes;
 pub(crate) use self::scope::resolve as resolve_scope;
 use super::answer::{Answer, Plan, pointer, strings};
 use super::api::{ContextRequest, MAX_MAX_CHARS};

@@ -1,11 +1,13 @@
 //! Scopes as a request names them: the names checked, the folders found, and an unknown
 //! one answered with what exists at the nearest level that does (DESIGN §2.1).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::index::{Index, ItemQuery};
 use crate::layout;
-use crate::model::{Scope, validate_component};
+use crate::model::{DocKind, Scope, validate_component};
 use crate::store;
 
 /// The scope of `workspace[/domain[/repository]]`, checked: its names are valid and its
@@ -31,7 +33,8 @@ pub(crate) fn resolve(root: &Path, workspace: &str, domain: Option<&str>, reposi
             let known = children(root, &dir)?;
             let place = if at.is_empty() { String::new() } else { format!(" in `{at}`") };
             let list = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
-            return Err(Error::NotFound(format!("unknown {} `{part}`{place}; known: {list}", levels[i])));
+            let error = Error::NotFound(format!("unknown {} `{part}`{place}; known: {list}", levels[i]));
+            return Err(error.with_hint(unknown_scope_hint(levels[i], part, &at, &known)));
         }
         dir = next;
         if !at.is_empty() {
@@ -40,6 +43,66 @@ pub(crate) fn resolve(root: &Path, workspace: &str, domain: Option<&str>, reposi
         at.push_str(part);
     }
     Scope::parse(&at).map_err(|e| Error::Usage(e.to_string()))
+}
+
+/// What to do about an unknown scope name: the known one it is a typo of, if any, and how
+/// to create it (a folder and its `OVERVIEW.md`), so that nobody has to look it up.
+fn unknown_scope_hint(level: &str, name: &str, parent: &str, known: &[String]) -> String {
+    let folder = if parent.is_empty() {
+        format!("{}/{name}", layout::WORKSPACES_DIR)
+    } else {
+        format!("{}/{parent}/{name}", layout::WORKSPACES_DIR)
+    };
+    let create = format!(
+        "to create the {level} `{name}`, make the folder {folder}/ with an OVERVIEW.md whose front-matter has \
+`name` and `description`"
+    );
+    match crate::suggest::closest(name, known.iter().map(String::as_str)) {
+        Some(near) => format!("did you mean `{near}`? Or, {create}"),
+        None => create,
+    }
+}
+
+/// A scope as a list of them shows it: its path and its overview's name and description
+/// (empty where it has no `OVERVIEW.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ScopeSummary {
+    pub scope: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+}
+
+/// Every workspace, domain and repository, in path order, each with its overview's name
+/// and description as the index holds them.
+pub(crate) fn list(root: &Path, index: &Index) -> Result<Vec<ScopeSummary>> {
+    let mut overviews: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for item in index.items(&ItemQuery { kinds: vec![DocKind::Overview], ..ItemQuery::default() })? {
+        if let Some(scope) = item.scope {
+            overviews.insert(scope, (item.name, item.description));
+        }
+    }
+    let mut scopes = Vec::new();
+    let mut pending = vec![(root.join(layout::WORKSPACES_DIR), String::new(), 0)];
+    while let Some((dir, at, depth)) = pending.pop() {
+        if depth == 3 || !store::is_dir_in(root, &dir) {
+            continue;
+        }
+        for name in children(root, &dir)? {
+            let scope = if at.is_empty() { name.clone() } else { format!("{at}/{name}") };
+            pending.push((dir.join(&name), scope.clone(), depth + 1));
+            scopes.push(scope);
+        }
+    }
+    scopes.sort();
+    Ok(scopes
+        .into_iter()
+        .map(|scope| {
+            let (name, description) = overviews.get(&scope).cloned().unwrap_or_default();
+            ScopeSummary { scope, name, description }
+        })
+        .collect())
 }
 
 /// The sub-scope folders of a folder: not topics (`_x`), not hidden.

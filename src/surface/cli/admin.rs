@@ -92,3 +92,114 @@ pub(super) fn serve(cli: &Cli, addr: &str, out: &mut impl Write) -> Result<u8, F
     written?;
     Ok(0)
 }
+
+/// `tmws completions SHELL`: the completion script for the whole command tree.
+pub(super) fn completions(shell: clap_complete::Shell, out: &mut impl Write) -> Result<u8, Failure> {
+    let mut cmd = super::command();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "tmws", &mut script);
+    out.write_all(&script)?;
+    Ok(0)
+}
+
+/// `tmws man`: one manual page (roff) for every command: the top page's name, synopsis,
+/// description and options as clap_mangen renders them, then a subsection per command with
+/// its synopsis, description, options and examples, then the environment and exit status.
+pub(super) fn man(out: &mut impl Write) -> Result<u8, Failure> {
+    use clap_mangen::Man;
+    use clap_mangen::roff::{Roff, bold, roman};
+
+    let mut cmd = super::command();
+    cmd.build();
+    let mut page = Vec::new();
+    let top = Man::new(cmd.clone());
+    top.render_title(&mut page)?;
+    top.render_name_section(&mut page)?;
+    top.render_synopsis_section(&mut page)?;
+    top.render_description_section(&mut page)?;
+    top.render_options_section(&mut page)?;
+    let mut roff = Roff::new();
+    roff.control("SH", ["COMMANDS"]);
+    page.extend(roff.to_roff().into_bytes());
+    let mut stack: Vec<clap::Command> = cmd.get_subcommands().cloned().collect();
+    stack.reverse();
+    while let Some(sub) = stack.pop() {
+        if sub.is_hide_set() || sub.get_name() == "help" {
+            continue;
+        }
+        let name = sub.get_bin_name().unwrap_or_else(|| sub.get_name()).to_owned();
+        let mut heading = Roff::new();
+        heading.control("SS", [name.as_str()]);
+        page.extend(heading.to_roff().into_bytes());
+        // The flags every command takes are on the top page; here only the command's own.
+        let mut own = sub.clone();
+        for id in ["root", "json", "color", "help", "version"] {
+            if own.get_arguments().any(|a| a.get_id() == id) {
+                own = own.mut_arg(id, |a| a.hide(true));
+            }
+        }
+        let man = Man::new(own.clone());
+        let mut parts = Vec::new();
+        man.render_synopsis_section(&mut parts)?;
+        man.render_description_section(&mut parts)?;
+        if own.get_arguments().any(|a| !a.is_hide_set()) {
+            man.render_options_section(&mut parts)?;
+        }
+        // The sections of a command's own page are paragraphs of its subsection here.
+        let text = String::from_utf8_lossy(&parts).into_owned();
+        for line in text.lines() {
+            if line.starts_with(".SH") {
+                page.extend(b".PP\n");
+            } else if !line.starts_with(".ie ") && !line.starts_with(".el ") {
+                page.extend(line.as_bytes());
+                page.push(b'\n');
+            }
+        }
+        if let Some(after) = sub.get_after_help() {
+            page.extend(preformatted(&after.to_string()).into_bytes());
+        }
+        let at = stack.len();
+        stack.extend(sub.get_subcommands().cloned());
+        stack[at..].reverse();
+    }
+    let mut roff = Roff::new();
+    roff.control("SH", ["EXAMPLES"]);
+    page.extend(roff.to_roff().into_bytes());
+    if let Some(after) = cmd.get_after_help() {
+        page.extend(preformatted(after.to_string().trim_start_matches("Examples:\n")).into_bytes());
+    }
+    let mut roff = Roff::new();
+    roff.control("SH", ["ENVIRONMENT"]);
+    for (var, what) in [
+        ("TMWS_LOG", "the level of the logs on stderr (error, warn, info, debug, trace); warn by default"),
+        ("TMWS_TOKEN", "the bearer token of tmws serve; else .tmws/cache/token"),
+        ("NO_COLOR", "no colour with --color auto (the default) when set to a value that is not empty"),
+        ("TMWS_PROGRESS_DELAY_MS", "how long a run goes before its progress line appears; 1000 by default"),
+    ] {
+        roff.control("TP", []).text([bold(var)]).text([roman(what)]);
+    }
+    roff.control("SH", ["EXIT STATUS"]);
+    for (code, what) in [
+        ("0", "success"),
+        ("1", "the command ran and found problems: check findings, no such scope or id, a failed server"),
+        ("2", "a usage or environment error: a bad flag or value, no root, an unreadable config"),
+    ] {
+        roff.control("TP", []).text([bold(code)]).text([roman(what)]);
+    }
+    page.extend(roff.to_roff().into_bytes());
+    top.render_version_section(&mut page)?;
+    out.write_all(&page)?;
+    Ok(0)
+}
+
+/// Text shown line for line (no filling), escaped for roff.
+fn preformatted(text: &str) -> String {
+    use clap_mangen::roff::{Roff, roman};
+    let mut roff = Roff::new();
+    roff.control("PP", []).control("nf", []);
+    for line in text.lines() {
+        roff.text([roman(line)]);
+    }
+    roff.control("fi", []);
+    roff.to_roff()
+}

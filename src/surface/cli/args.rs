@@ -17,11 +17,36 @@ use crate::query::api::{Params, Spelling, kind_of};
 
 /// The arguments of a tool command, as text keyed by parameter name.
 #[derive(Debug, Clone)]
-pub(crate) struct ToolArgs<T> {
+pub(crate) struct ToolArgs<T, L = Nothing> {
     pub args: Map<String, Value>,
     /// A positional read from stdin when it was left out or `-`.
     pub stdin: Option<&'static str>,
-    _params: PhantomData<T>,
+    _params: PhantomData<(T, L)>,
+}
+
+/// Parameters the tool needs that its command lets a person leave out, because the
+/// command does something useful without them.
+pub(crate) trait Leave: Send + Sync + 'static {
+    const OUT: &'static [&'static str];
+    /// What the help of those parameters adds: what the command does without them.
+    const NOTE: &'static str = "";
+}
+
+/// Every parameter the tool needs is needed on the command line too.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Nothing;
+
+impl Leave for Nothing {
+    const OUT: &'static [&'static str] = &[];
+}
+
+/// `tmws context` without `--workspace` lists the workspaces.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Workspace;
+
+impl Leave for Workspace {
+    const OUT: &'static [&'static str] = &["workspace"];
+    const NOTE: &'static str = " Leave it out to see the workspaces, domains and repositories there are.";
 }
 
 /// The parameters of `T` with their schemas, in order, but the CLI's own `format`.
@@ -34,12 +59,13 @@ fn params<T: Params>() -> Vec<(String, Value)> {
         .unwrap_or_default()
 }
 
-fn required<T: Params>() -> Vec<String> {
+/// The parameters the command line must give: those the tool needs, but those `L` leaves out.
+fn required<T: Params, L: Leave>() -> Vec<String> {
     let schema = T::schema(&Config::default());
     schema
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .map(|r| r.iter().filter_map(Value::as_str).filter(|p| !L::OUT.contains(p)).map(str::to_owned).collect())
         .unwrap_or_default()
 }
 
@@ -52,26 +78,32 @@ fn kebab(param: &str) -> String {
     param.replace('_', "-")
 }
 
-/// The help of a parameter: its description, and its default when it has one.
+/// The help of a parameter: its description, with its values where the schema lists them.
 fn help(prop: &Value) -> String {
     let mut text = prop.get("description").and_then(Value::as_str).unwrap_or_default().to_owned();
     if let Some(values) = prop.get("enum").and_then(Value::as_array) {
         let names: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
         text.push_str(&format!(" [possible values: {}]", names.join(", ")));
     }
-    match prop.get("default") {
-        Some(Value::Bool(_) | Value::Array(_)) | None => {}
-        Some(Value::String(s)) => text.push_str(&format!(" [default: {s}]")),
-        Some(v) => text.push_str(&format!(" [default: {v}]")),
-    }
     text
 }
 
-impl<T: Params> ToolArgs<T> {
+/// ` [default: …]` for a parameter whose default says something (not false, empty or none).
+fn default_note(prop: &Value) -> String {
+    match prop.get("default") {
+        Some(Value::Bool(_) | Value::Array(_)) | None => String::new(),
+        Some(Value::String(s)) if s.is_empty() => String::new(),
+        Some(Value::Object(m)) if m.is_empty() => String::new(),
+        Some(Value::String(s)) => format!(" [default: {s}]"),
+        Some(v) => format!(" [default: {v}]"),
+    }
+}
+
+impl<T: Params, L: Leave> ToolArgs<T, L> {
     /// The arguments, made when the command is parsed or its help shown: a run builds only
     /// its own command's (each is a JSON Schema made and read).
     fn build(mut cmd: Command) -> Command {
-        let required = required::<T>();
+        let required = required::<T, L>();
         for (name, prop) in params::<T>() {
             let kind = kind_of(&prop).to_owned();
             let switch = kind == "boolean";
@@ -82,9 +114,11 @@ impl<T: Params> ToolArgs<T> {
                 Some(Spelling::Positional { rest: true }) => text.push_str(" Several words need no quotes."),
                 Some(Spelling::Positional { .. }) => {}
                 Some(Spelling::Off(_)) => text = format!("Turns `{name}` off. {text}"),
+                _ if L::OUT.contains(&name.as_str()) => text.push_str(L::NOTE),
                 _ if kind == "array" => text.push_str(" Repeatable, or comma-separated."),
                 _ => {}
             }
+            text.push_str(&default_note(&prop));
             let mut arg = Arg::new(name.clone()).help(text);
             let value_name = match spelled {
                 Some(Spelling::Long(long, _)) => long.to_uppercase().replace('-', "_"),
@@ -117,6 +151,10 @@ impl<T: Params> ToolArgs<T> {
             if kind == "array" && !positional {
                 arg = arg.action(ArgAction::Append);
             }
+            // `--limit -1` is a value out of range, which the tool says so, not a flag.
+            if matches!(kind.as_str(), "integer" | "number") {
+                arg = arg.allow_negative_numbers(true);
+            }
             if !positional && !switch && required.contains(&name) {
                 arg = arg.required(true);
             }
@@ -126,7 +164,7 @@ impl<T: Params> ToolArgs<T> {
     }
 }
 
-impl<T: Params> clap::Args for ToolArgs<T> {
+impl<T: Params, L: Leave> clap::Args for ToolArgs<T, L> {
     fn augment_args(cmd: Command) -> Command {
         cmd.defer(Self::build)
     }
@@ -136,7 +174,7 @@ impl<T: Params> clap::Args for ToolArgs<T> {
     }
 }
 
-impl<T: Params> clap::FromArgMatches for ToolArgs<T> {
+impl<T: Params, L: Leave> clap::FromArgMatches for ToolArgs<T, L> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let mut args = Map::new();
         let mut stdin = None;
@@ -229,9 +267,12 @@ mod tests {
         let help = cmd.render_help().to_string();
         let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(help.contains("--limit <LIMIT>"), "{help}");
-        assert!(help.contains("How many results. [default: 10]"), "{help}");
+        assert!(flat.contains("How many results at most, 1 to 100. [default: 10]"), "{help}");
         assert!(help.contains("--status <STATUS>"), "{help}");
-        assert!(flat.contains("Only items with one of these statuses. Repeatable, or comma-separated."), "{help}");
+        assert!(
+            flat.contains("Only items with one of these statuses, e.g. `in_progress`. Repeatable, or comma-separated."),
+            "{help}"
+        );
         assert!(!help.contains("--format"), "the CLI's own: {help}");
     }
 }

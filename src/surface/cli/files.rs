@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::render::{self, to_json};
+use super::render::{self, Paint, to_json};
 use super::{CheckFormat, Cli, ClientArg, Failure, cwd, engine, root};
 use crate::check::CheckOptions;
 use crate::error::Error;
 use crate::init::{Action, McpClient};
-use crate::query::{Engine, SyncOptions};
+use crate::query::{Engine, SyncOptions, SyncProgress};
 use crate::store;
 use crate::surface::progress::Progress;
 
@@ -46,7 +46,38 @@ pub(super) fn init(cli: &Cli, clients: &[ClientArg], out: &mut impl Write) -> Re
     if !report.changed() {
         writeln!(out, "already initialised: nothing changed")?;
     }
+    next_steps(out, &report, cli.paint())?;
     Ok(0)
+}
+
+/// What to do after `tmws init`, for a person: make a workspace unless there is one,
+/// check, search, register an MCP client unless one was named, keep the index fresh.
+fn next_steps(out: &mut impl Write, report: &crate::init::InitReport, paint: Paint) -> std::io::Result<()> {
+    let root = &report.root;
+    let workspaces = root.join(crate::layout::WORKSPACES_DIR);
+    let has_workspace = store::list_subdirs(root, &workspaces).is_ok_and(|names| !names.is_empty());
+    let has_client = report.changes.iter().any(|c| c.path.contains("mcp") || c.path.contains("codex"));
+    let mut steps: Vec<(String, &str)> = Vec::new();
+    if !has_workspace {
+        steps.push((
+            format!("mkdir -p {}/acme", crate::layout::WORKSPACES_DIR),
+            "a workspace; give it an OVERVIEW.md with `name` and `description`",
+        ));
+    }
+    steps.push(("tmws check".into(), "validate what tmws owns (exit 1 on problems)"));
+    steps.push(("tmws context".into(), "list the workspaces; `tmws context -w NAME` orients in one"));
+    steps.push(("tmws search WORDS".into(), "search everything, memories and tools included"));
+    if !has_client {
+        steps.push(("tmws init --mcp-client claude".into(), "let an agent use tmws (or cursor, vscode)"));
+    }
+    steps.push(("tmws completions bash".into(), "shell completions (zsh, fish, powershell too)"));
+    writeln!(out)?;
+    writeln!(out, "{}", paint.bold("next steps:"))?;
+    let width = steps.iter().map(|(c, _)| c.chars().count()).max().unwrap_or(0);
+    for (command, why) in &steps {
+        writeln!(out, "  {}  {why}", paint.cyan(&format!("{command:<width$}")))?;
+    }
+    Ok(())
 }
 
 pub(super) fn check(
@@ -64,7 +95,7 @@ pub(super) fn check(
     progress.finish();
     let report = report?;
     match format.unwrap_or(if cli.json { CheckFormat::Json } else { CheckFormat::Human }) {
-        CheckFormat::Human => render::human(out, &report)?,
+        CheckFormat::Human => render::human(out, &report, cli.paint())?,
         CheckFormat::Json => writeln!(out, "{}", to_json(&render::json_diagnostics(&report.diagnostics)))?,
         CheckFormat::Github => render::github(out, &report)?,
     }
@@ -87,9 +118,9 @@ pub(super) fn index(cli: &Cli, rebuild: bool, include: &[String], out: &mut impl
     if let Some(why) = engine.open_index()? {
         eprintln!("tmws: rebuilt the index from the files: {why}");
     }
-    let counter = Arc::new(AtomicUsize::new(0));
-    let progress = Progress::start(counter.clone(), "files indexed");
-    let report = engine.sync(&SyncOptions { rebuild, include: extra, progress: Some(counter) });
+    let phases = Arc::new(SyncProgress::default());
+    let progress = Progress::sync(phases.clone());
+    let report = engine.sync(&SyncOptions { rebuild, include: extra, progress: Some(phases) });
     progress.finish();
     let report = report?;
     if cli.json {
@@ -118,8 +149,9 @@ pub(super) fn watch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         .map_err(|e| Error::Environment(format!("cannot handle Ctrl-C: {e}")))?;
     eprintln!("watching {} (Ctrl-C to stop)", engine.root().display());
     let mut write_err = None;
+    let paint = cli.paint();
     engine.watch(&stop, |update| {
-        let r = render::watch_update(out, &update);
+        let r = render::watch_update(out, &update, cli.json, paint);
         if let Err(e) = r.and_then(|()| out.flush()) {
             write_err.get_or_insert(e);
             stop.store(true, Ordering::Relaxed);

@@ -11,17 +11,20 @@
 mod admin;
 mod args;
 mod files;
+mod help;
 mod query;
 mod render;
 
+use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use self::args::ToolArgs;
-use crate::error::Error;
+use self::args::{Leave, Nothing, ToolArgs, Workspace};
+use self::render::Paint;
+use crate::error::{Error, ErrorAnswer};
 use crate::query::api::{
     ContextRequest, Format, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest, MemoryGetRequest,
     MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest, ToolDescribeRequest,
@@ -29,17 +32,29 @@ use crate::query::api::{
 };
 use crate::store;
 
+/// The heading of the flags every command takes.
+const GLOBAL: &str = "Global options";
+
+/// Where a tool command's own flags (`--format`) go in its help: after the tool's
+/// parameters, which are numbered from 0 as they are added.
+const AFTER_PARAMS: usize = 1000;
+
 /// tmws: memory and context for AI coding agents, kept as plain files in your repository.
 #[derive(Debug, Parser)]
-#[command(name = "tmws", version, about, long_about = None, propagate_version = true)]
+#[command(name = "tmws", version, about, long_about = None, propagate_version = true, after_help = help::TMWS)]
 struct Cli {
     /// Project root (default: the nearest folder at or above the current one with .tmws/ or .git).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
     root: Option<PathBuf>,
 
-    /// Print JSON instead of text.
-    #[arg(long, global = true)]
+    /// Print JSON instead of text; errors too, as one JSON object on stderr.
+    #[arg(long, global = true, help_heading = GLOBAL)]
     json: bool,
+
+    /// When to colour the output: auto (on a terminal, unless NO_COLOR is set), always or
+    /// never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto, help_heading = GLOBAL)]
+    color: ColorWhen,
 
     #[command(subcommand)]
     command: Command,
@@ -47,17 +62,18 @@ struct Cli {
 
 /// A tool's flags and the answer's format.
 #[derive(Debug, clap::Args)]
-struct Tool<T: Params> {
+struct Tool<T: Params, L: Leave = Nothing> {
     #[command(flatten)]
-    params: ToolArgs<T>,
+    params: ToolArgs<T, L>,
     /// yaml (the default) or json (also --json).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, display_order = AFTER_PARAMS)]
     format: Option<AnswerFormat>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Make this folder a tmws root: .tmws/config.toml, .gitignore and .gitattributes entries.
+    #[command(after_help = help::INIT)]
     Init {
         /// Also register `tmws mcp` in this MCP client's project config (repeatable).
         #[arg(long = "mcp-client", value_enum, value_delimiter = ',', value_name = "CLIENT")]
@@ -68,6 +84,7 @@ enum Command {
     /// With no PATH, checks the whole root. Markdown outside resources/workspaces/ and
     /// agent/rules/ gets the syntax checks only. Exits 1 when errors are found (or warnings,
     /// with --strict).
+    #[command(after_help = help::CHECK)]
     Check {
         /// Files or folders to check (default: the whole root).
         paths: Vec<PathBuf>,
@@ -79,6 +96,10 @@ enum Command {
         strict: bool,
     },
     /// Sync the search index with the files now (incremental; --rebuild starts over).
+    ///
+    /// On a terminal, a progress line on stderr names the phase (scan, parse, write,
+    /// commit) with a bar while files are read; it is cleared when the sync ends.
+    #[command(after_help = help::INDEX)]
     Index {
         /// Drop the index and build it again from the files.
         #[arg(long)]
@@ -88,54 +109,65 @@ enum Command {
         include: Vec<String>,
     },
     /// Keep the index in sync with the files until interrupted; one line per change.
+    ///
+    /// With --json, one JSON object per line: `{"event":"change","change":"new","path":…}`
+    /// for each applied change, `{"event":"synced",…}` after a whole sync, and the problems
+    /// of changed files as `{"event":"problem",…}`.
+    #[command(after_help = help::WATCH)]
     Watch,
     /// Search overviews, entries, rules, skills, docs and memories; best first
     /// (workspace_search).
     ///
     /// Words are matched after stemming and identifier splitting; "double quotes" make a
     /// phrase. Filters narrow without changing the order.
+    #[command(after_help = help::SEARCH)]
     Search {
         #[command(flatten)]
         params: ToolArgs<SearchRequest>,
         /// table: aligned columns (the default on a terminal); yaml: every field (the
         /// default when piped, as agents read it); json: for scripts (also --json).
-        #[arg(long, value_enum)]
+        #[arg(long, value_enum, display_order = AFTER_PARAMS)]
         format: Option<TableFormat>,
     },
     /// Orient in a scope: its overview, folders, overviews, decisions, lessons and skills,
     /// and the entries of the topics you name (workspace_get_context).
     ///
-    /// YAML by default; --format json (or --json) for scripts. Unknown scopes exit 1 and
-    /// list the known ones.
-    Context(Tool<ContextRequest>),
+    /// YAML by default; --format json (or --json) for scripts. Without --workspace, lists
+    /// the workspaces, domains and repositories. Unknown scopes exit 1 and list the known
+    /// ones.
+    #[command(after_help = help::CONTEXT)]
+    Context(Tool<ContextRequest, Workspace>),
     /// Remember and recall: short- and long-term memories in .tmws/memory/*.jsonl.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = help::MEMORY)]
     Memory(MemoryCommand),
     /// The sparse registry of other MCP servers (.tmws/registry/index.json).
-    #[command(subcommand)]
+    #[command(subcommand, after_help = help::REGISTRY)]
     Registry(RegistryCommand),
     /// Trust between agents: verifications in .tmws/trust.jsonl boost memory search.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = help::TRUST)]
     Trust(TrustCommand),
     /// Git hooks.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = help::HOOK)]
     Hook(HookCommand),
     /// Sessions: one memory that sums up a window of work.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = help::SESSION)]
     Session(SessionCommand),
     /// Serve the MCP tools over stdio (for agents); the index syncs and watches in the background.
+    #[command(after_help = help::MCP)]
     Mcp,
     /// Serve HTTP: REST routes and the MCP tools (streamable HTTP at /mcp) on one port.
     ///
     /// Every route but /health needs `Authorization: Bearer TOKEN`: TMWS_TOKEN, else the
     /// content of .tmws/cache/token (made on the first start). A non-loopback address is
     /// refused without a token. Stops on Ctrl-C or SIGTERM.
+    #[command(after_help = help::SERVE)]
     Serve {
         /// Address and port to listen on (port 0 picks a free one).
         #[arg(long, default_value = crate::surface::http::DEFAULT_ADDR, value_name = "ADDR")]
         addr: String,
     },
     /// Generate AGENTS.md and .agents/rules/ links from agent/rules/common/*.md.
+    #[command(after_help = help::BUILD_RULES)]
     BuildRules {
         /// Change nothing; exit 1 if AGENTS.md or the links are stale.
         #[arg(long)]
@@ -144,6 +176,16 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Print a completion script for bash, zsh, fish or PowerShell on stdout.
+    #[command(after_help = help::COMPLETIONS)]
+    Completions {
+        /// The shell to complete tmws in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff, section 1) on stdout: every command, flag and example.
+    #[command(after_help = help::MAN)]
+    Man,
 }
 
 #[derive(Debug, Subcommand)]
@@ -152,31 +194,47 @@ enum MemoryCommand {
     ///
     /// Secrets are redacted before anything is written; the same content in the same
     /// namespace is stored once; `--key` replaces the live entry with that key.
+    #[command(after_help = help::MEMORY_ADD)]
     Add(Tool<MemoryAddRequest>),
     /// Find memories by words (or by id); best first (memory_search).
+    ///
+    /// The words need no quotes. Ranked by how well they match, times the memory's current
+    /// importance (halving every `half_life_days`, lifted by reads), times its writer's trust.
+    #[command(after_help = help::MEMORY_SEARCH)]
     Search(Tool<MemorySearchRequest>),
     /// Show one memory; exit 1 if there is no such id (memory_get).
+    #[command(after_help = help::MEMORY_GET)]
     Get(Tool<MemoryGetRequest>),
     /// Forget one memory (appends a delete op); exit 1 if there is no such id (memory_delete).
+    #[command(after_help = help::MEMORY_DELETE)]
     Delete(Tool<MemoryDeleteRequest>),
     /// Live entries per namespace, expired ones not yet cleaned up, log sizes (memory_stats).
+    #[command(after_help = help::MEMORY_STATS)]
     Stats(Tool<FormatOnly>),
     /// Compact every log: expired entries and dead lines out, atomically under the log's lock
     /// (memory_cleanup).
+    #[command(after_help = help::MEMORY_CLEANUP)]
     Cleanup(Tool<FormatOnly>),
     /// Forget every memory of a namespace (or of all); refused without --yes (memory_clear).
+    #[command(after_help = help::MEMORY_CLEAR)]
     Clear(Tool<MemoryClearRequest>),
-    /// Forget the memories whose current importance (importance decayed with age, lifted by
-    /// reads) is under F.
+    /// Forget the memories whose current importance is under F.
+    ///
+    /// A memory's current importance is the importance it was written with, halved every
+    /// `half_life_days` of its namespace (30 by default) and lifted by up to half by reads.
+    /// Each forgotten memory gets a delete op in its log.
+    #[command(after_help = help::MEMORY_PRUNE)]
     Prune {
-        /// The least current importance kept, 0 to 1.
+        /// Forget memories whose current importance is under this, 0 to 1 (e.g. 0.1).
         #[arg(long, value_name = "F")]
         below: f64,
     },
     /// Link the memories added on this branch since the previous commit to HEAD (the
     /// post-commit hook runs this).
+    #[command(after_help = help::MEMORY_LINK_COMMIT)]
     LinkCommit,
     /// Forget the short-term memories of branches that no longer exist.
+    #[command(after_help = help::MEMORY_GC_BRANCHES)]
     GcBranches,
 }
 
@@ -184,24 +242,23 @@ enum MemoryCommand {
 enum RegistryCommand {
     /// Introspect the servers of the MCP client configs (registry.sources) once each and
     /// write .tmws/registry/index.json; exit 1 if any server failed.
+    #[command(after_help = help::REGISTRY_BUILD)]
     Build {
         /// Introspect every server, changed or not.
         #[arg(long)]
         force: bool,
-        /// How long one server may take to start and list its tools.
+        /// How long one server may take to start and list its tools, in milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 30_000)]
         timeout_ms: u64,
     },
     /// The registered servers: tools, cold start, popularity, last error, and whether each is
     /// approved on this machine.
+    #[command(after_help = help::REGISTRY_LIST)]
     List,
     /// Approve servers of the client configs on this machine, exactly as they are now: until
     /// then nothing starts them (a `git pull` that adds or changes one runs nothing). Shows
-    /// what each runs.
-    ///
-    /// Examples:
-    ///   tmws registry approve serena context7
-    ///   tmws registry approve --all
+    /// what each runs, and introspects those the registry lacks.
+    #[command(after_help = help::REGISTRY_APPROVE)]
     Approve {
         /// The servers to approve, by name.
         servers: Vec<String>,
@@ -211,18 +268,21 @@ enum RegistryCommand {
     },
     /// Find tools of the registered servers by what they do (tool_search: from the index,
     /// no server is started).
+    #[command(after_help = help::REGISTRY_SEARCH)]
     Search {
         #[command(flatten)]
         params: ToolArgs<ToolSearchRequest>,
         /// table (the default on a terminal), yaml (the default when piped) or json.
-        #[arg(long, value_enum)]
+        #[arg(long, value_enum, display_order = AFTER_PARAMS)]
         format: Option<TableFormat>,
     },
     /// A tool's description, usage hint and input schema (tool_describe: from the registry,
     /// no server is started).
+    #[command(after_help = help::REGISTRY_DESCRIBE)]
     Describe(Tool<ToolDescribeRequest>),
     /// Call a tool the way `tool_call` does (config checked, server started, usage logged)
     /// and print its text result (--json: the whole result); exit 1 when it is an error.
+    #[command(after_help = help::REGISTRY_CALL)]
     Call {
         #[command(flatten)]
         params: ToolArgs<ToolCallRequest>,
@@ -232,12 +292,17 @@ enum RegistryCommand {
 #[derive(Debug, Subcommand)]
 enum TrustCommand {
     /// Record that VERIFIER checked AGENT's work, with the outcome and the evidence.
+    ///
+    /// A success adds 0.05 to AGENT's trust, a failure takes 0.10 (from 0.5, within 0 to
+    /// 1); memory search lifts AGENT's memories by 1 + 0.5 × trust.
+    #[command(after_help = help::TRUST_VERIFY)]
     Verify {
-        /// The agent whose work was checked.
-        #[arg(long)]
+        /// The agent whose work was checked, as it names itself when it writes memories
+        /// (e.g. `claude`).
+        #[arg(long, value_name = "AGENT")]
         agent: String,
-        /// The agent (or person) who checked it; never the agent itself.
-        #[arg(long)]
+        /// Who checked it: another agent, a person or CI (e.g. `ci`); never AGENT itself.
+        #[arg(long, value_name = "VERIFIER")]
         verifier: String,
         /// The work held up.
         #[arg(long, conflicts_with = "failure", required_unless_present = "failure")]
@@ -246,10 +311,11 @@ enum TrustCommand {
         #[arg(long)]
         failure: bool,
         /// What was checked: a test run, a review, a commit.
-        #[arg(long)]
+        #[arg(long, value_name = "TEXT")]
         evidence: String,
     },
     /// Every agent's trust score (0.5 to start, +0.05 a success, -0.10 a failure).
+    #[command(after_help = help::TRUST_SHOW)]
     Show,
 }
 
@@ -257,6 +323,7 @@ enum TrustCommand {
 enum HookCommand {
     /// Install the git post-commit hook that runs `tmws memory link-commit` (an existing
     /// hook is kept and run first; installing twice changes nothing).
+    #[command(after_help = help::HOOK_INSTALL)]
     Install,
 }
 
@@ -264,34 +331,84 @@ enum HookCommand {
 enum SessionCommand {
     /// Write one long-term `session` memory summing up the window: memories added,
     /// commits, tool calls, agents (session_record).
+    #[command(after_help = help::SESSION_RECORD)]
     Record(Tool<SessionRecordRequest>),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ClientArg {
+    /// Claude Code: .mcp.json
     Claude,
+    /// Cursor: .cursor/mcp.json
     Cursor,
+    /// VS Code: .vscode/mcp.json
     Vscode,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum AnswerFormat {
+    /// Every field, in fewer characters (what agents read).
     Yaml,
+    /// For scripts.
     Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum TableFormat {
+    /// Aligned columns, one result a line.
     Table,
+    /// Every field, as agents read it.
     Yaml,
+    /// For scripts.
     Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum CheckFormat {
+    /// Compiler-style: path:line:col, the line, a caret, a hint.
     Human,
+    /// One array of {path, line, column, severity, rule, message}.
     Json,
+    /// GitHub Actions annotations.
     Github,
+}
+
+/// When to colour what a person reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set or TERM is dumb.
+    Auto,
+    /// Always, even when piped (NO_COLOR does not apply).
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether a stream is coloured: `terminal` says whether it is one.
+    fn colours(self, terminal: bool) -> bool {
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => terminal && colour_allowed_by_env(),
+        }
+    }
+
+    fn clap(self) -> clap::ColorChoice {
+        match self {
+            ColorWhen::Auto => clap::ColorChoice::Auto,
+            ColorWhen::Always => clap::ColorChoice::Always,
+            ColorWhen::Never => clap::ColorChoice::Never,
+        }
+    }
+}
+
+/// Whether the environment lets a terminal be coloured: no `NO_COLOR` with a value
+/// (no-color.org) and a terminal that is not `dumb`.
+fn colour_allowed_by_env() -> bool {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+    !no_color && !dumb
 }
 
 impl Cli {
@@ -315,18 +432,66 @@ impl Cli {
             None => TableFormat::Yaml,
         }
     }
+
+    /// How what goes to stdout is coloured.
+    fn paint(&self) -> Paint {
+        Paint::new(self.color.colours(io::stdout().is_terminal()))
+    }
+}
+
+/// What the command line says before it is parsed, so that a parse error or help honours
+/// it too: `--json` and `--color WHEN` (before a `--`).
+#[derive(Debug, Clone, Copy)]
+struct Early {
+    json: bool,
+    color: ColorWhen,
+}
+
+impl Early {
+    fn scan(args: &[OsString]) -> Early {
+        let mut early = Early { json: false, color: ColorWhen::Auto };
+        let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+        while let Some(word) = words.next() {
+            let value = match word.as_ref() {
+                "--" => break,
+                "--json" => {
+                    early.json = true;
+                    continue;
+                }
+                "--color" => words.next().map(|v| v.into_owned()),
+                w => w.strip_prefix("--color=").map(str::to_owned),
+            };
+            if let Some(when) = value.and_then(|v| ColorWhen::from_str(&v, false).ok()) {
+                early.color = when;
+            }
+        }
+        early
+    }
+}
+
+/// The command tree, as `--help`, completions and the man page show it.
+fn command() -> clap::Command {
+    Cli::command()
 }
 
 /// Runs the CLI with the process's arguments and returns its exit code.
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let early = Early::scan(&args);
+    let parsed =
+        command().color(early.color.clap()).try_get_matches_from(&args).and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() && early.json => {
+            report(&usage_answer(&e), true);
+            return ExitCode::from(2);
+        }
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    init_logging();
+    init_logging(cli.color.colours(io::stderr().is_terminal()));
     if matches!(cli.command, Command::Mcp | Command::Serve { .. } | Command::Watch) {
         crate::sys::long_running();
     }
@@ -343,15 +508,41 @@ pub fn run() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
         Err(Failure::Error(e)) => {
-            let answer = crate::error::ErrorAnswer::new(&e, None);
-            let esc = crate::parse::text::escape_controls;
-            eprintln!("tmws: {}", esc(&answer.error));
-            if let Some(hint) = &answer.hint {
-                eprintln!("  hint: {}", esc(hint));
-            }
+            report(&ErrorAnswer::new(&e, None), cli.json);
             ExitCode::from(e.category().exit_code())
         }
     }
+}
+
+/// Writes an error to stderr: `tmws: what: why` and a hint line, or with `--json` one line
+/// of `{"error", "category", "hint"}` as MCP and HTTP answer errors.
+fn report(answer: &ErrorAnswer, json: bool) {
+    if json {
+        eprintln!("{}", serde_json::to_string(answer).unwrap_or_default());
+        return;
+    }
+    let esc = crate::parse::text::escape_controls;
+    eprintln!("tmws: {}", esc(&answer.error));
+    if let Some(hint) = &answer.hint {
+        eprintln!("  hint: {}", esc(hint));
+    }
+}
+
+/// A parse error of clap's as an error answer: its first paragraph is the error; its
+/// tips, or else the usage line, the hint.
+fn usage_answer(e: &clap::Error) -> ErrorAnswer {
+    let text = e.render().to_string();
+    let mut paragraphs = text.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "));
+    let first = paragraphs.next().unwrap_or_default();
+    let error = first.strip_prefix("error: ").unwrap_or(&first).to_owned();
+    let rest: Vec<String> = paragraphs.collect();
+    let tips: Vec<&str> = rest.iter().filter_map(|p| p.strip_prefix("tip: ")).collect();
+    let hint = if tips.is_empty() {
+        rest.iter().find_map(|p| p.strip_prefix("Usage: ")).map(|u| format!("usage: {u}; see --help"))
+    } else {
+        Some(tips.join("; "))
+    };
+    ErrorAnswer { error: crate::redact::redact(&error).text, category: crate::error::Category::Usage, hint }
 }
 
 fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
@@ -362,13 +553,15 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Watch => files::watch(cli, out),
         Command::BuildRules { check, force } => files::build_rules(cli, *check, *force, out),
         Command::Search { params, format } => query::search(cli, params, *format, out),
-        Command::Context(tool) => query::tool(cli, "workspace_get_context", tool, out),
+        Command::Context(tool) => query::context(cli, tool, out),
         Command::Memory(cmd) => query::memory(cli, cmd, out),
         Command::Session(SessionCommand::Record(tool)) => query::tool(cli, "session_record", tool, out),
         Command::Registry(cmd) => query::registry(cli, cmd, out),
         Command::Trust(cmd) => admin::trust(cli, cmd, out),
         Command::Hook(HookCommand::Install) => admin::hook_install(cli, out),
         Command::Serve { addr } => admin::serve(cli, addr, out),
+        Command::Completions { shell } => admin::completions(*shell, out),
+        Command::Man => admin::man(out),
         Command::Mcp => unreachable!("run() serves mcp before it locks stdout"),
     }
 }
@@ -395,7 +588,7 @@ impl From<io::Error> for Failure {
     }
 }
 
-fn init_logging() {
+fn init_logging(colour: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TMWS_LOG")
         // rmcp's transport worker logs a downstream server's failures as errors; tmws reports
         // them itself, once, in its own words.
@@ -403,7 +596,7 @@ fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| Redacting(io::stderr()))
-        .with_ansi(io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+        .with_ansi(colour)
         .try_init();
 }
 
@@ -450,7 +643,67 @@ fn engine(cli: &Cli) -> Result<crate::query::Engine, Error> {
 mod tests {
     use std::io::Write;
 
-    use super::Redacting;
+    use super::{ColorWhen, Early, Redacting, command};
+
+    /// Every command below `cmd`, depth first, with its path (`tmws memory add`); clap's
+    /// own `help` commands aside.
+    fn commands(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        out.push((path.to_owned(), cmd.clone()));
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            commands(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_command_has_examples_and_every_argument_a_help_line() {
+        let mut root = command();
+        root.build();
+        let mut all = Vec::new();
+        commands(&root, "tmws", &mut all);
+        assert!(all.len() > 30, "the whole tree is walked: {}", all.len());
+        let mut missing = Vec::new();
+        for (path, mut cmd) in all {
+            let examples = cmd.get_after_help().map(ToString::to_string).unwrap_or_default();
+            let lines: Vec<&str> = examples.lines().collect();
+            if lines.first() != Some(&"Examples:") || lines.len() < 2 {
+                missing.push(format!("{path}: no \"Examples:\" block"));
+            } else if !lines[1..].iter().all(|l| l.starts_with("  "))
+                || !lines[1..].iter().any(|l| l.contains(&format!("{path} ")) || l.trim_end().ends_with(&path))
+            {
+                missing.push(format!("{path}: examples that do not run `{path}`"));
+            }
+            if cmd.get_about().is_none() {
+                missing.push(format!("{path}: no about line"));
+            }
+            for arg in cmd.get_arguments() {
+                if arg.get_help().is_none_or(|h| h.to_string().trim().is_empty()) {
+                    missing.push(format!("{path} {}: no help", arg.get_id()));
+                }
+            }
+            let help = cmd.render_long_help().to_string();
+            if help.contains("DESIGN") {
+                missing.push(format!("{path}: its help cites DESIGN, which users do not have"));
+            }
+        }
+        assert!(missing.is_empty(), "{missing:#?}");
+    }
+
+    #[test]
+    fn json_and_color_are_seen_before_the_command_line_is_parsed() {
+        let scan = |words: &[&str]| {
+            let args: Vec<std::ffi::OsString> = words.iter().map(Into::into).collect();
+            let e = Early::scan(&args);
+            (e.json, e.color)
+        };
+        assert_eq!(scan(&["tmws", "search", "x"]), (false, ColorWhen::Auto));
+        assert_eq!(scan(&["tmws", "--json", "search", "--bogus"]), (true, ColorWhen::Auto));
+        assert_eq!(scan(&["tmws", "check", "--color", "never"]), (false, ColorWhen::Never));
+        assert_eq!(scan(&["tmws", "--color=always", "check"]), (false, ColorWhen::Always));
+        assert_eq!(scan(&["tmws", "memory", "add", "--", "--json"]), (false, ColorWhen::Auto));
+        assert!(ColorWhen::Always.colours(false));
+        assert!(!ColorWhen::Never.colours(true));
+        assert!(!ColorWhen::Auto.colours(false), "never when piped");
+    }
 
     #[test]
     fn a_log_line_is_written_redacted() {

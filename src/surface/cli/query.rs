@@ -7,16 +7,19 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::args::ToolArgs;
+use super::args::{Leave, ToolArgs, Workspace};
 use super::render::{self, esc, to_json};
-use super::{Cli, Failure, MemoryCommand, RegistryCommand, TableFormat, Tool, engine};
+use super::{AnswerFormat, Cli, Failure, MemoryCommand, RegistryCommand, TableFormat, Tool, engine};
 use crate::error::Error;
 use crate::query::api::{Format, Params, SearchRequest, ToolCallRequest, ToolSearchRequest};
 use crate::query::catalog::Output;
 use crate::query::{Answer, Engine, Reply};
 
 /// The tool's arguments, with stdin read where the command takes it and the answer's format.
-fn arguments<T: Params>(params: &ToolArgs<T>, format: Format) -> Result<serde_json::Map<String, Value>, Failure> {
+fn arguments<T: Params, L: Leave>(
+    params: &ToolArgs<T, L>,
+    format: Format,
+) -> Result<serde_json::Map<String, Value>, Failure> {
     let mut args = params.args.clone();
     if let Some(param) = params.stdin {
         let mut text = String::new();
@@ -37,9 +40,45 @@ fn print(out: &mut impl Write, text: &str, format: Format) -> io::Result<()> {
 }
 
 /// Runs the tool `name` with the command's flags and prints its answer.
-pub(super) fn tool<T: Params>(cli: &Cli, name: &str, tool: &Tool<T>, out: &mut impl Write) -> Result<u8, Failure> {
+pub(super) fn tool<T: Params, L: Leave>(
+    cli: &Cli,
+    name: &str,
+    tool: &Tool<T, L>,
+    out: &mut impl Write,
+) -> Result<u8, Failure> {
     let format = cli.answer_format(tool.format);
     run(&engine(cli)?, name, arguments(&tool.params, format)?, out)
+}
+
+/// `tmws context`: the tool with a workspace; without one, the scopes there are and how
+/// to make one.
+pub(super) fn context(
+    cli: &Cli,
+    tool: &Tool<crate::query::api::ContextRequest, Workspace>,
+    out: &mut impl Write,
+) -> Result<u8, Failure> {
+    if tool.params.args.contains_key("workspace") {
+        return self::tool(cli, "workspace_get_context", tool, out);
+    }
+    let engine = engine(cli)?;
+    let scopes = engine.scopes()?;
+    let how = format!(
+        "to create a workspace, make the folder {}/NAME/ with an OVERVIEW.md whose front-matter has `name` and \
+`description`",
+        crate::layout::WORKSPACES_DIR
+    );
+    let format = match tool.format {
+        Some(AnswerFormat::Yaml) => Format::Yaml,
+        Some(AnswerFormat::Json) => Format::Json,
+        None if cli.json => Format::Json,
+        None => {
+            render::scopes(out, &scopes, &how, cli.paint())?;
+            return Ok(0);
+        }
+    };
+    let value = serde_json::json!({ "scopes": scopes, "hint": how });
+    print(out, &crate::query::answer::to_text(&value, format), format)?;
+    Ok(0)
 }
 
 fn run(engine: &Engine, name: &str, args: serde_json::Map<String, Value>, out: &mut impl Write) -> Result<u8, Failure> {
@@ -81,7 +120,8 @@ pub(super) fn search(
     let format = cli.table_format(format);
     let req = SearchRequest::from_args(arguments(params, as_format(format))?)?;
     let reply = engine(cli)?.search(&req)?;
-    table_or_text(reply, |w, a| render::search_table(&mut &mut *w, a), format, out)
+    let paint = cli.paint();
+    table_or_text(reply, |w, a| render::search_table(&mut &mut *w, a, paint), format, out)
 }
 
 pub(super) fn memory(cli: &Cli, cmd: &MemoryCommand, out: &mut impl Write) -> Result<u8, Failure> {
@@ -115,7 +155,8 @@ pub(super) fn registry(cli: &Cli, cmd: &RegistryCommand, out: &mut impl Write) -
             let format = cli.table_format(*format);
             let req = ToolSearchRequest::from_args(arguments(params, as_format(format))?)?;
             let reply = engine(cli)?.tool_search(&req)?;
-            table_or_text(reply, |w, a| render::tool_table(&mut &mut *w, a), format, out)
+            let paint = cli.paint();
+            table_or_text(reply, |w, a| render::tool_table(&mut &mut *w, a, paint), format, out)
         }
         RegistryCommand::Describe(t) => tool(cli, "tool_describe", t, out),
         RegistryCommand::Call { params } => call(cli, params, out),

@@ -1,11 +1,16 @@
 //! What a person sees: compiler-style findings, GitHub annotations, aligned result tables,
 //! one line per watcher change; and JSON for scripts.
+//!
+//! Colour is decided once per command (`--color`, a terminal, `NO_COLOR`) and handed in
+//! as a [`Paint`]; columns are padded before they are painted, so that escapes never
+//! move them.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 
 use crate::check::Report;
 use crate::model::{Diagnostic, Severity};
 use crate::parse::text::{cut, escape_controls};
+use crate::query::context::ScopeSummary;
 use crate::query::tools::ToolResults;
 use crate::query::{SearchAnswer, WatchUpdate};
 
@@ -38,29 +43,60 @@ pub(super) fn json_diagnostics(diags: &[Diagnostic]) -> Vec<serde_json::Value> {
         .collect()
 }
 
-struct Paint {
+/// Whether text is coloured, and the colours: SGR escapes, reset after each piece.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Paint {
     on: bool,
 }
 
 impl Paint {
-    fn stdout() -> Paint {
-        Paint { on: io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() }
+    pub(super) fn new(on: bool) -> Paint {
+        Paint { on }
     }
 
-    fn wrap(&self, code: &str, text: &str) -> String {
-        if self.on { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    fn wrap(self, code: &str, text: &str) -> String {
+        if self.on && !text.is_empty() { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    }
+
+    pub(super) fn bold(self, text: &str) -> String {
+        self.wrap("1", text)
+    }
+
+    pub(super) fn red(self, text: &str) -> String {
+        self.wrap("1;31", text)
+    }
+
+    pub(super) fn yellow(self, text: &str) -> String {
+        self.wrap("1;33", text)
+    }
+
+    pub(super) fn green(self, text: &str) -> String {
+        self.wrap("32", text)
+    }
+
+    pub(super) fn cyan(self, text: &str) -> String {
+        self.wrap("36", text)
+    }
+
+    pub(super) fn dim(self, text: &str) -> String {
+        self.wrap("2", text)
     }
 }
 
+/// `text` padded with spaces to `width` characters.
+fn pad(text: &str, width: usize) -> String {
+    format!("{text:<width$}")
+}
+
 /// Compiler-style diagnostics: location, severity and rule, message, the line, a caret, a hint.
-pub(super) fn human(out: &mut impl Write, report: &Report) -> io::Result<()> {
-    let paint = Paint::stdout();
+pub(super) fn human(out: &mut impl Write, report: &Report, paint: Paint) -> io::Result<()> {
     for d in &report.diagnostics {
         let sev = match d.severity {
-            Severity::Error => paint.wrap("1;31", &format!("error[{}]", d.rule)),
-            Severity::Warning => paint.wrap("1;33", &format!("warning[{}]", d.rule)),
+            Severity::Error => paint.red(&format!("error[{}]", d.rule)),
+            Severity::Warning => paint.yellow(&format!("warning[{}]", d.rule)),
         };
-        writeln!(out, "{}:{}:{}: {sev}: {}", esc(&d.path), d.line, d.column, paint.wrap("1", &esc(&d.message)))?;
+        let place = paint.bold(&format!("{}:{}:{}", esc(&d.path), d.line, d.column));
+        writeln!(out, "{place}: {sev}: {}", paint.bold(&esc(&d.message)))?;
         if let Some(src) = &d.source {
             let num = d.line.to_string();
             let pad = " ".repeat(num.len());
@@ -77,20 +113,28 @@ pub(super) fn human(out: &mut impl Write, report: &Report) -> io::Result<()> {
             let width = shown.chars().count();
             let col = (col - 1).min(width);
             let len = d.len.min(width.saturating_sub(col)).max(1);
-            writeln!(out, "{pad} |")?;
-            writeln!(out, "{num} | {shown}")?;
-            writeln!(out, "{pad} | {}{}", " ".repeat(col), paint.wrap("1;31", &"^".repeat(len)))?;
+            let caret = match d.severity {
+                Severity::Error => paint.red(&"^".repeat(len)),
+                Severity::Warning => paint.yellow(&"^".repeat(len)),
+            };
+            writeln!(out, "{pad} {}", paint.cyan("|"))?;
+            writeln!(out, "{} {shown}", paint.cyan(&format!("{num} |")))?;
+            writeln!(out, "{pad} {} {}{caret}", paint.cyan("|"), " ".repeat(col))?;
         }
         if let Some(hint) = &d.hint {
             let pad = " ".repeat(d.line.to_string().len());
-            writeln!(out, "{pad} = hint: {}", esc(hint))?;
+            writeln!(out, "{pad} {} {}", paint.cyan("= hint:"), esc(hint))?;
         }
         writeln!(out)?;
     }
     if !report.diagnostics.is_empty() {
         let (e, w) = (report.errors(), report.warnings());
         let s = |n: usize| if n == 1 { "" } else { "s" };
-        writeln!(out, "{e} error{}, {w} warning{} in {} file{} checked", s(e), s(w), report.files, s(report.files))?;
+        let errors = format!("{e} error{}", s(e));
+        let errors = if e > 0 { paint.red(&errors) } else { errors };
+        let warnings = format!("{w} warning{}", s(w));
+        let warnings = if w > 0 { paint.yellow(&warnings) } else { warnings };
+        writeln!(out, "{errors}, {warnings} in {} file{} checked", report.files, s(report.files))?;
     }
     Ok(())
 }
@@ -123,65 +167,80 @@ pub(super) fn github(out: &mut impl Write, report: &Report) -> io::Result<()> {
 
 /// One result per line in aligned columns: score, kind, scope (a memory's namespace), refId,
 /// then name and summary.
-pub(super) fn search_table(out: &mut impl Write, results: &SearchAnswer) -> io::Result<()> {
+pub(super) fn search_table(out: &mut impl Write, results: &SearchAnswer, paint: Paint) -> io::Result<()> {
     if results.results.is_empty() {
         return writeln!(out, "no results for `{}`", esc(&results.query));
     }
     let kind_w = results.results.iter().map(|h| h.kind.len()).max().unwrap_or(0);
     let place = |h: &crate::query::SearchHit| h.scope.clone().or(h.namespace.clone()).unwrap_or_else(|| "-".into());
-    let scope_w = results.results.iter().map(|h| place(h).chars().count()).max().unwrap_or(0);
-    let ref_w = results.results.iter().map(|h| h.ref_id.chars().count()).max().unwrap_or(0);
+    let scope_w = results.results.iter().map(|h| esc(&place(h)).chars().count()).max().unwrap_or(0);
+    let ref_w = results.results.iter().map(|h| esc(&h.ref_id).chars().count()).max().unwrap_or(0);
     for h in &results.results {
-        let summary = cut(&h.summary.replace('\n', " "), 80);
+        let summary = esc(&cut(&h.summary.replace('\n', " "), 80));
+        let name = paint.bold(&esc(&h.name));
         let text = match (h.name.is_empty(), summary.is_empty()) {
             (true, _) => summary,
-            (false, true) => h.name.clone(),
-            (false, false) => format!("{}: {summary}", h.name),
+            (false, true) => name,
+            (false, false) => format!("{name}: {summary}"),
         };
-        let (place, ref_id) = (place(h), esc(&h.ref_id));
-        writeln!(
-            out,
-            "{:>4}%  {:<kind_w$}  {:<scope_w$}  {ref_id:<ref_w$}  {}",
-            h.score,
-            h.kind,
-            esc(&place),
-            esc(&text)
-        )?;
+        let score = paint.bold(&format!("{:>4}%", h.score));
+        let kind = paint.cyan(&pad(&h.kind, kind_w));
+        let place = paint.dim(&pad(&esc(&place(h)), scope_w));
+        writeln!(out, "{score}  {kind}  {place}  {}  {text}", pad(&esc(&h.ref_id), ref_w))?;
     }
     Ok(())
 }
 
 /// One tool per line: score, server/tool, category, summary.
-pub(super) fn tool_table(out: &mut impl Write, results: &ToolResults) -> io::Result<()> {
+pub(super) fn tool_table(out: &mut impl Write, results: &ToolResults, paint: Paint) -> io::Result<()> {
     if results.results.is_empty() {
         return writeln!(out, "no tools for `{}`", esc(&results.query));
     }
     let name = |h: &crate::query::tools::ToolHit| format!("{}/{}", h.server, h.tool);
-    let name_w = results.results.iter().map(|h| name(h).chars().count()).max().unwrap_or(0);
-    let cat_w = results.results.iter().map(|h| h.category.as_deref().unwrap_or("-").chars().count()).max().unwrap_or(0);
+    let name_w = results.results.iter().map(|h| esc(&name(h)).chars().count()).max().unwrap_or(0);
+    let cat_w =
+        results.results.iter().map(|h| esc(h.category.as_deref().unwrap_or("-")).chars().count()).max().unwrap_or(0);
     for h in &results.results {
         let summary = cut(&h.summary.replace('\n', " "), 80);
         let category = h.category.as_deref().unwrap_or("-");
-        writeln!(out, "{:>4}%  {:<name_w$}  {:<cat_w$}  {}", h.score, esc(&name(h)), esc(category), esc(&summary))?;
+        let score = paint.bold(&format!("{:>4}%", h.score));
+        let tool = paint.cyan(&pad(&esc(&name(h)), name_w));
+        writeln!(out, "{score}  {tool}  {}  {}", paint.dim(&pad(&esc(category), cat_w)), esc(&summary))?;
     }
     Ok(())
 }
 
-/// One line per applied change; problems of changed files on stderr.
-pub(super) fn watch_update(out: &mut impl Write, update: &WatchUpdate<'_>) -> io::Result<()> {
+/// One line per applied change; problems of changed files on stderr. With `json`, one
+/// JSON object per line instead, problems on stdout too (they are data to a script) and a
+/// failed sync as an error object on stderr.
+pub(super) fn watch_update(out: &mut impl Write, update: &WatchUpdate<'_>, json: bool, paint: Paint) -> io::Result<()> {
+    if json {
+        return watch_json(out, update);
+    }
     let report = match update {
         WatchUpdate::Synced(r) => {
             let rebuilt = if r.rebuilt { " (rebuilt)" } else { "" };
             writeln!(
                 out,
-                "synced: {} new, {} changed, {} removed in {} ms; {} items{rebuilt}",
-                r.new, r.changed, r.removed, r.millis, r.items
+                "{} {} new, {} changed, {} removed in {} ms; {} items{rebuilt}",
+                paint.bold("synced:"),
+                r.new,
+                r.changed,
+                r.removed,
+                r.millis,
+                r.items
             )?;
             r
         }
         WatchUpdate::Applied(r) => {
             for (path, what) in &r.changes {
-                writeln!(out, "{what:<8} {}", esc(path))?;
+                let verb = pad(what, 8);
+                let verb = match *what {
+                    "new" => paint.green(&verb),
+                    "removed" => paint.red(&verb),
+                    _ => paint.yellow(&verb),
+                };
+                writeln!(out, "{verb} {}", esc(path))?;
             }
             r
         }
@@ -200,4 +259,75 @@ pub(super) fn watch_update(out: &mut impl Write, update: &WatchUpdate<'_>) -> io
         eprintln!("{}:{}:{}: {}[{}]: {}", esc(&d.path), d.line, d.column, d.severity.as_str(), d.rule, esc(&d.message));
     }
     Ok(())
+}
+
+/// `watch --json`: what happened as one compact JSON object per line.
+fn watch_json(out: &mut impl Write, update: &WatchUpdate<'_>) -> io::Result<()> {
+    use serde_json::json;
+    let line = |out: &mut dyn Write, mut v: serde_json::Value| {
+        crate::redact::redact_value(&mut v);
+        writeln!(out, "{v}")
+    };
+    let report = match update {
+        WatchUpdate::Synced(r) => {
+            line(
+                out,
+                json!({"event": "synced", "new": r.new, "changed": r.changed, "removed": r.removed,
+                       "millis": r.millis, "items": r.items, "rebuilt": r.rebuilt}),
+            )?;
+            r
+        }
+        WatchUpdate::Applied(r) => {
+            for (path, what) in &r.changes {
+                line(out, json!({"event": "change", "change": what, "path": path}))?;
+            }
+            r
+        }
+        WatchUpdate::Syncing => return Ok(()),
+        WatchUpdate::Following => return line(out, json!({"event": "following"})),
+        WatchUpdate::TookOver => return line(out, json!({"event": "took_over"})),
+        WatchUpdate::ClientConfigs => return line(out, json!({"event": "client_configs_changed"})),
+        WatchUpdate::Failed(e) => {
+            let answer = crate::error::ErrorAnswer::new(e, None);
+            eprintln!("{}", serde_json::to_string(&answer).unwrap_or_default());
+            return Ok(());
+        }
+    };
+    for d in report.problems.iter().filter(|d| d.severity == Severity::Error) {
+        let mut v = json!({"event": "problem"});
+        if let (serde_json::Value::Object(m), Some(serde_json::Value::Object(d))) =
+            (&mut v, json_diagnostics(std::slice::from_ref(d)).pop())
+        {
+            m.extend(d);
+        }
+        line(out, v)?;
+    }
+    Ok(())
+}
+
+/// The scopes of a root for `tmws context` without a workspace: one per line with its
+/// overview's name and description, then how to make a workspace.
+pub(super) fn scopes(out: &mut impl Write, scopes: &[ScopeSummary], how: &str, paint: Paint) -> io::Result<()> {
+    if scopes.is_empty() {
+        writeln!(out, "no workspaces yet")?;
+    } else {
+        writeln!(out, "{} (tmws context -w WORKSPACE [-d DOMAIN [-r REPOSITORY]]):", paint.bold("scopes"))?;
+        let width = scopes.iter().map(|s| esc(&s.scope).chars().count()).max().unwrap_or(0);
+        for s in scopes {
+            let text = match (s.name.is_empty(), s.description.is_empty()) {
+                (true, true) => paint.dim("(no OVERVIEW.md)"),
+                (false, true) => paint.bold(&esc(&s.name)),
+                (true, false) => esc(&cut(&s.description.replace('\n', " "), 100)),
+                (false, false) => {
+                    format!("{}: {}", paint.bold(&esc(&s.name)), esc(&cut(&s.description.replace('\n', " "), 100)))
+                }
+            };
+            writeln!(out, "  {}  {text}", paint.cyan(&pad(&esc(&s.scope), width)))?;
+        }
+    }
+    let mut how = how.to_owned();
+    if let Some(first) = how.get(..1) {
+        how.replace_range(..1, &first.to_uppercase());
+    }
+    writeln!(out, "{}.", esc(&how))
 }

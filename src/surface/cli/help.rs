@@ -1,0 +1,203 @@
+//! The examples that end every command's help.
+//!
+//! Each command's `--help` closes with an "Examples:" block of commands a person can copy,
+//! written against the layout a fresh root has (`tmws init`, a workspace `acme`). A test
+//! walks the whole command tree and fails when a command has none, so a new command
+//! needs its examples here.
+
+pub(super) const TMWS: &str = "\
+Examples:
+  tmws init --mcp-client claude       make this folder a root, register tmws with Claude Code
+  tmws check                          validate every file tmws owns
+  tmws search connection pool         search overviews, entries, rules, memories, tools
+  tmws context -w acme                what an agent reads first about the workspace `acme`
+  tmws completions bash > ~/.local/share/bash-completion/completions/tmws";
+
+pub(super) const INIT: &str = "\
+Examples:
+  tmws init                           .tmws/config.toml, .gitignore and .gitattributes entries
+  tmws init --mcp-client claude       also register `tmws mcp` in .mcp.json
+  tmws init --mcp-client cursor,vscode";
+
+pub(super) const CHECK: &str = "\
+Examples:
+  tmws check                          the whole root
+  tmws check resources/workspaces/acme --strict
+  tmws check --format github          annotations for GitHub Actions
+  tmws check docs/adr/0007-queues.md  any Markdown file: the syntax checks";
+
+pub(super) const INDEX: &str = "\
+Examples:
+  tmws index                          read only what changed since the last sync
+  tmws index --rebuild                drop the index and build it again from the files
+  tmws --json index                   the counts as JSON";
+
+pub(super) const WATCH: &str = "\
+Examples:
+  tmws watch                          one line per applied change, until Ctrl-C
+  tmws watch --json                   one JSON object per change, for scripts";
+
+pub(super) const SEARCH: &str = "\
+Examples:
+  tmws search connection pool
+  tmws search retry --kind entry,memory --limit 5
+  tmws search deploy --scope acme/backend --topic decisions
+  tmws search '\"token refresh\"' --json   a phrase, as JSON";
+
+pub(super) const CONTEXT: &str = "\
+Examples:
+  tmws context                        list the workspaces
+  tmws context -w acme                overview, folders, decisions and lessons of `acme`
+  tmws context -w acme -d backend --topics plans,decisions --status in_progress
+  tmws context -w acme --topics '*' --no-defaults --format json";
+
+pub(super) const MEMORY: &str = "\
+Examples:
+  tmws memory add \"The staging database is reset every Monday\"
+  tmws memory search staging database
+  tmws memory stats";
+
+pub(super) const MEMORY_ADD: &str = "\
+Examples:
+  tmws memory add \"The staging database is reset every Monday\"
+  tmws memory add \"Deploys go out on Tuesdays\" -n long-term --key deploy/day --tag release
+  git log -1 --format=%B | tmws memory add --kind session";
+
+pub(super) const MEMORY_SEARCH: &str = "\
+Examples:
+  tmws memory search staging database
+  tmws memory search flaky test --kind problem --include-content
+  tmws memory search token refresh --branch '*' --limit 20";
+
+pub(super) const MEMORY_GET: &str = "\
+Examples:
+  tmws memory get m_3fa9c1d2e4b5
+  tmws memory get m_3fa9c1d2e4b5 --content --json";
+
+pub(super) const MEMORY_DELETE: &str = "\
+Examples:
+  tmws memory delete m_3fa9c1d2e4b5";
+
+pub(super) const MEMORY_STATS: &str = "\
+Examples:
+  tmws memory stats
+  tmws memory stats --json";
+
+pub(super) const MEMORY_CLEANUP: &str = "\
+Examples:
+  tmws memory cleanup";
+
+pub(super) const MEMORY_CLEAR: &str = "\
+Examples:
+  tmws memory clear -n short-term --yes
+  tmws memory clear --all --yes";
+
+pub(super) const MEMORY_PRUNE: &str = "\
+Examples:
+  tmws memory prune --below 0.1       forget what has faded under a tenth of its importance";
+
+pub(super) const MEMORY_LINK_COMMIT: &str = "\
+Examples:
+  tmws memory link-commit             after `git commit` (the post-commit hook runs it)";
+
+pub(super) const MEMORY_GC_BRANCHES: &str = "\
+Examples:
+  tmws memory gc-branches";
+
+pub(super) const REGISTRY: &str = "\
+Examples:
+  tmws registry build
+  tmws registry search find symbol
+  tmws registry describe serena find_symbol";
+
+pub(super) const REGISTRY_BUILD: &str = "\
+Examples:
+  tmws registry build                 introspect the servers whose config changed
+  tmws registry build --force --timeout-ms 60000";
+
+pub(super) const REGISTRY_LIST: &str = "\
+Examples:
+  tmws registry list
+  tmws registry list --json";
+
+pub(super) const REGISTRY_APPROVE: &str = "\
+Examples:
+  tmws registry approve serena context7  approve two servers, shown what each runs
+  tmws registry approve --all            every server that awaits approval";
+
+pub(super) const REGISTRY_SEARCH: &str = "\
+Examples:
+  tmws registry search find symbol
+  tmws registry search --server serena  every tool of one server
+  tmws registry search library docs --category docs --limit 3";
+
+pub(super) const REGISTRY_DESCRIBE: &str = "\
+Examples:
+  tmws registry describe serena find_symbol
+  tmws registry describe serena find_symbol --format json";
+
+pub(super) const REGISTRY_CALL: &str = "\
+Examples:
+  tmws registry call serena find_symbol '{\"name_path\": \"Engine\"}'
+  tmws registry call docs get_library_docs '{\"library\": \"tokio\"}' --json";
+
+pub(super) const TRUST: &str = "\
+Examples:
+  tmws trust verify --agent claude --verifier ci --success --evidence \"cargo test passed\"
+  tmws trust show";
+
+pub(super) const TRUST_VERIFY: &str = "\
+Examples:
+  tmws trust verify --agent claude --verifier ci --success --evidence \"cargo test passed at abc1234\"
+  tmws trust verify --agent codex --verifier alice --failure --evidence \"review of #42: wrong lock order\"";
+
+pub(super) const TRUST_SHOW: &str = "\
+Examples:
+  tmws trust show
+  tmws trust show --json";
+
+pub(super) const HOOK: &str = "\
+Examples:
+  tmws hook install";
+
+pub(super) const HOOK_INSTALL: &str = "\
+Examples:
+  tmws hook install                   .git/hooks/post-commit runs `tmws memory link-commit`";
+
+pub(super) const SESSION: &str = "\
+Examples:
+  tmws session record";
+
+pub(super) const SESSION_RECORD: &str = "\
+Examples:
+  tmws session record                 since the last recorded session
+  tmws session record --since 2026-11-22 --agent claude
+  tmws session record --since HEAD~3";
+
+pub(super) const MCP: &str = "\
+Examples:
+  tmws mcp                            what an MCP client runs (see `tmws init --mcp-client`)
+  tmws --root /path/to/project mcp";
+
+pub(super) const SERVE: &str = "\
+Examples:
+  tmws serve                          http://127.0.0.1:3456, token in .tmws/cache/token
+  tmws serve --addr 127.0.0.1:0       any free port (printed)
+  curl -H \"Authorization: Bearer $(cat .tmws/cache/token)\" 'http://127.0.0.1:3456/workspace/search?query=pool'";
+
+pub(super) const BUILD_RULES: &str = "\
+Examples:
+  tmws build-rules                    write AGENTS.md and .agents/rules/
+  tmws build-rules --check            in CI: exit 1 when AGENTS.md is stale";
+
+pub(super) const COMPLETIONS: &str = "\
+Examples:
+  tmws completions bash > ~/.local/share/bash-completion/completions/tmws
+  tmws completions zsh > ~/.zfunc/_tmws     (with `fpath+=~/.zfunc` before compinit)
+  tmws completions fish > ~/.config/fish/completions/tmws.fish
+  tmws completions powershell >> $PROFILE";
+
+pub(super) const MAN: &str = "\
+Examples:
+  tmws man | man -l -                 read it now
+  tmws man > ~/.local/share/man/man1/tmws.1";
