@@ -22,7 +22,7 @@ pub enum Error {
     #[error("{}:{line}:{column}: {message}", path.display())]
     WithLine { path: PathBuf, line: usize, column: usize, message: String, hint: Option<String> },
 
-    #[error("no tmws root at or above {} (looked for a .tmws/ or .git folder)", .0.display())]
+    #[error("no tmws root at or above {} (no .tmws/ folder)", .0.display())]
     NoRoot(PathBuf),
 
     /// A path named on the command line that does not exist.

@@ -21,6 +21,8 @@ pub enum McpClient {
     Claude,
     Cursor,
     Vscode,
+    Codex,
+    Gemini,
 }
 
 impl McpClient {
@@ -30,6 +32,8 @@ impl McpClient {
             McpClient::Claude => layout::CLAUDE_CONFIG,
             McpClient::Cursor => layout::CURSOR_CONFIG,
             McpClient::Vscode => layout::VSCODE_CONFIG,
+            McpClient::Codex => layout::CODEX_CONFIG,
+            McpClient::Gemini => layout::GEMINI_CONFIG,
         }
     }
 
@@ -37,15 +41,44 @@ impl McpClient {
     fn servers_key(self) -> &'static str {
         match self {
             McpClient::Vscode => "servers",
-            McpClient::Claude | McpClient::Cursor => "mcpServers",
+            McpClient::Codex => "mcp_servers",
+            McpClient::Claude | McpClient::Cursor | McpClient::Gemini => "mcpServers",
         }
     }
 
-    fn entry(self) -> Value {
+    /// The arguments of the entry: the root named with the client's own workspace-folder
+    /// variable where it has one (VS Code and Cursor may start a server in another folder);
+    /// Claude Code, Codex and Gemini start it in the folder they run in (Claude Code also
+    /// says `CLAUDE_PROJECT_DIR`), from where tmws finds the root by walking up.
+    fn args(self) -> Vec<&'static str> {
         match self {
-            McpClient::Vscode => serde_json::json!({"type": "stdio", "command": "tmws", "args": ["mcp"]}),
-            McpClient::Claude | McpClient::Cursor => serde_json::json!({"command": "tmws", "args": ["mcp"]}),
+            McpClient::Vscode | McpClient::Cursor => vec!["mcp", "--root", "${workspaceFolder}"],
+            McpClient::Claude | McpClient::Codex | McpClient::Gemini => vec!["mcp"],
         }
+    }
+
+    fn entry(self, command: &str) -> Value {
+        let mut e = Map::new();
+        if self == McpClient::Vscode {
+            e.insert("type".into(), Value::from("stdio"));
+        }
+        e.insert("command".into(), Value::from(command));
+        e.insert("args".into(), Value::from(self.args()));
+        Value::Object(e)
+    }
+}
+
+/// The command an entry runs: `tmws` when a `tmws` is on PATH, else this binary's absolute
+/// path (a client starts servers with its own PATH, and `cargo build` puts tmws nowhere
+/// on it).
+pub fn command_for_clients(this_binary: Option<&Path>) -> String {
+    let on_path = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path)
+            .any(|dir| store::is_file(&dir.join("tmws")) || store::is_file(&dir.join("tmws.exe")))
+    });
+    match this_binary {
+        Some(exe) if !on_path => exe.display().to_string(),
+        _ => "tmws".to_owned(),
     }
 }
 
@@ -133,8 +166,8 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # total_budget_lines = 500
 "#;
 
-/// Initialises `root` (which need not exist yet).
-pub fn init(root: &Path, clients: &[McpClient]) -> Result<InitReport> {
+/// Initialises `root` (which need not exist yet); `command` is what client entries run.
+pub fn init(root: &Path, clients: &[McpClient], command: &str) -> Result<InitReport> {
     store::create_dir_all(root)?;
     let root = store::canonicalize(root)?;
     let mut changes = Vec::new();
@@ -157,7 +190,7 @@ pub fn init(root: &Path, clients: &[McpClient]) -> Result<InitReport> {
     for &client in clients {
         if !seen.contains(&client) {
             seen.push(client);
-            changes.push(register_client(&root, client)?);
+            changes.push(register_client(&root, client, command)?);
         }
     }
     Ok(InitReport { root, changes })
@@ -187,50 +220,107 @@ fn ensure_line(root: &Path, name: &str, line: &str, equivalents: &[&str]) -> Res
 pub fn runs_tmws_mcp(entry: &Value) -> bool {
     let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
     let program = Path::new(command).file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    let first_arg = entry.get("args").and_then(Value::as_array).and_then(|a| a.first()).and_then(Value::as_str);
-    program == "tmws" && first_arg == Some("mcp")
+    let args: Vec<&str> = entry
+        .get("args")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    program == "tmws" && args.contains(&"mcp")
 }
 
-/// Adds a `tmws` server to a client's project config, keeping every other entry.
-fn register_client(root: &Path, client: McpClient) -> Result<Change> {
+/// Adds a `tmws` server to a client's project config, keeping every other entry and the
+/// user's comments: the file's text is edited where the entry goes, never rewritten.
+fn register_client(root: &Path, client: McpClient, command: &str) -> Result<Change> {
     let rel = client.config_path();
     let path = root.join(rel);
     let existing = store::read_text_opt(root, &path, store::cap::CONFIG)?;
-    let mut doc = match &existing {
-        None => Value::Object(Map::new()),
-        Some(text) if text.trim().is_empty() => Value::Object(Map::new()),
-        Some(text) => serde_json::from_str::<Value>(text).map_err(|e| Error::WithLine {
-            path: PathBuf::from(rel),
-            line: e.line(),
-            column: e.column(),
-            message: format!("invalid JSON ({}); the file was left as it is", crate::parse::json_error_message(&e)),
-            hint: Some("fix the file (comments are not JSON), then run `tmws init` again".into()),
-        })?,
-    };
-    let not_an_object = |what: &str| Error::WithLine {
+    let invalid = |line: usize, column: usize, why: String| Error::WithLine {
         path: PathBuf::from(rel),
-        line: 1,
-        column: 1,
-        message: format!("{what} is not a JSON object; the file was left as it is"),
-        hint: None,
+        line,
+        column,
+        message: format!("{why}; the file was left as it is"),
+        hint: Some("fix the file, then run `tmws init` again".into()),
     };
-    let top = doc.as_object_mut().ok_or_else(|| not_an_object("the document"))?;
-    let servers = top
-        .entry(client.servers_key())
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| not_an_object(&format!("`{}`", client.servers_key())))?;
-    if let Some((name, _)) = servers.iter().find(|(_, e)| runs_tmws_mcp(e)) {
+    let entry = client.entry(command);
+    let text = existing.as_deref().filter(|t| !t.trim().is_empty());
+    // What the file says now, to find an entry that runs tmws already.
+    let current: Value = match (client, text) {
+        (_, None) => Value::Object(Map::new()),
+        (McpClient::Codex, Some(t)) => {
+            let table = t.parse::<toml::Table>().map_err(|e| {
+                let (line, column) = e.span().map_or((1, 1), |s| crate::parse::line_col(t, s.start));
+                invalid(line, column, format!("invalid TOML: {}", e.message()))
+            })?;
+            serde_json::to_value(table).unwrap_or(Value::Null)
+        }
+        (_, Some(t)) => {
+            let options = jsonc_parser::ParseOptions { allow_loose_object_property_names: false, ..Default::default() };
+            jsonc_parser::parse_to_serde_value::<Value>(t, &options)
+                .map_err(|e| invalid(e.line_display(), e.column_display(), format!("invalid JSON: {}", e.kind())))?
+        }
+    };
+    let servers = match current.get(client.servers_key()) {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => return Err(invalid(1, 1, format!("`{}` is not an object", client.servers_key()))),
+    };
+    if !current.is_object() {
+        return Err(invalid(1, 1, "the document is not an object".into()));
+    }
+    if let Some((name, _)) = servers.and_then(|m| m.iter().find(|(_, e)| runs_tmws_mcp(e))) {
         return Ok(Change {
             path: rel.into(),
             action: Action::Unchanged,
             detail: format!("server `{name}` already runs `tmws mcp`"),
         });
     }
-    let replaced = servers.insert("tmws".to_owned(), client.entry()).is_some();
-    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| Error::Environment(e.to_string()))?;
-    text.push('\n');
-    store::write_atomic(root, &path, text.as_bytes())?;
+    let replaced = servers.is_some_and(|m| m.contains_key("tmws"));
+    let new_text = match client {
+        McpClient::Codex => {
+            let mut doc: toml_edit::DocumentMut =
+                text.unwrap_or("").parse().map_err(|e: toml_edit::TomlError| invalid(1, 1, e.to_string()))?;
+            let mut table = toml_edit::Table::new();
+            table["command"] = toml_edit::value(command);
+            let mut args = toml_edit::Array::new();
+            for a in client.args() {
+                args.push(a);
+            }
+            table["args"] = toml_edit::value(args);
+            let servers = doc.entry(client.servers_key()).or_insert(toml_edit::Item::Table(toml_edit::Table::new()));
+            if let Some(t) = servers.as_table_mut() {
+                t.set_implicit(true);
+                t.insert("tmws", toml_edit::Item::Table(table));
+            }
+            doc.to_string()
+        }
+        _ => match text {
+            None => {
+                let mut doc = Map::new();
+                let mut servers = Map::new();
+                servers.insert("tmws".into(), entry);
+                doc.insert(client.servers_key().into(), Value::Object(servers));
+                let mut t =
+                    serde_json::to_string_pretty(&Value::Object(doc)).map_err(|e| Error::Environment(e.to_string()))?;
+                t.push('\n');
+                t
+            }
+            Some(t) => {
+                let cst =
+                    jsonc_parser::cst::CstRootNode::parse(t, &jsonc_parser::ParseOptions::default()).map_err(|e| {
+                        invalid(e.line_display(), e.column_display(), format!("invalid JSON: {}", e.kind()))
+                    })?;
+                let servers = cst.object_value_or_set().object_value_or_set(client.servers_key());
+                match servers.get("tmws") {
+                    Some(prop) => prop.set_value(cst_value(&entry)),
+                    None => {
+                        servers.append("tmws", cst_value(&entry));
+                    }
+                }
+                cst.to_string()
+            }
+        },
+    };
+    store::write_atomic(root, &path, new_text.as_bytes())?;
     let action = if existing.is_some() { Action::Updated } else { Action::Created };
     let detail = if replaced {
         "replaced server `tmws` with one that runs `tmws mcp`"
@@ -238,6 +328,19 @@ fn register_client(root: &Path, client: McpClient) -> Result<Change> {
         "added server `tmws` (runs `tmws mcp`)"
     };
     Ok(Change { path: rel.into(), action, detail: detail.into() })
+}
+
+/// A JSON value as the CST editor inserts it.
+fn cst_value(v: &Value) -> jsonc_parser::cst::CstInputValue {
+    use jsonc_parser::cst::CstInputValue as C;
+    match v {
+        Value::Null => C::Null,
+        Value::Bool(b) => C::Bool(*b),
+        Value::Number(n) => C::Number(n.to_string()),
+        Value::String(s) => C::String(s.clone()),
+        Value::Array(a) => C::Array(a.iter().map(cst_value).collect()),
+        Value::Object(m) => C::Object(m.iter().map(|(k, v)| (k.clone(), cst_value(v))).collect()),
+    }
 }
 
 #[cfg(test)]

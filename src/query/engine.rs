@@ -88,9 +88,14 @@ impl Engine {
         Ok(engine)
     }
 
-    /// `tmws init`: makes `dir` a root (and registers `tmws mcp` with `clients`).
-    pub fn init(dir: &Path, clients: &[crate::init::McpClient]) -> Result<crate::init::InitReport> {
-        crate::init::init(dir, clients)
+    /// `tmws init`: makes `dir` a root (and registers `tmws mcp` with `clients`, running
+    /// `tmws` from PATH, else `this_binary`).
+    pub fn init(
+        dir: &Path,
+        clients: &[crate::init::McpClient],
+        this_binary: Option<&Path>,
+    ) -> Result<crate::init::InitReport> {
+        crate::init::init(dir, clients, &crate::init::command_for_clients(this_binary))
     }
 
     /// `tmws check`: the findings in the given paths (of any number of roots).

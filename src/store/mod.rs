@@ -22,12 +22,23 @@ use crate::error::{Error, Result};
 
 pub use crate::layout::TMWS_DIR;
 
-/// Walks up from `start` to the first folder holding `.tmws/` or `.git`.
+/// Walks up from `start` to the first folder holding `.tmws/`: a root (DESIGN §2). A git
+/// repository where `tmws init` never ran is not one, so nothing is written there.
 pub fn find_root(start: &Path) -> Option<PathBuf> {
+    up_to(start, |dir| dir.join(TMWS_DIR).is_dir())
+}
+
+/// Where `tmws init` makes a root when none is named: the root at or above `start`, else
+/// the top of the git work tree holding it, else `start`.
+pub fn init_root(start: &Path) -> Option<PathBuf> {
+    find_root(start).or_else(|| up_to(start, |dir| dir.join(".git").exists()))
+}
+
+fn up_to(start: &Path, found: impl Fn(&Path) -> bool) -> Option<PathBuf> {
     let start = fs::canonicalize(start).ok()?;
     let mut dir = if start.is_dir() { start.as_path() } else { start.parent()? };
     loop {
-        if dir.join(TMWS_DIR).is_dir() || dir.join(".git").exists() {
+        if found(dir) {
             return Some(dir.to_path_buf());
         }
         dir = dir.parent()?;

@@ -65,6 +65,23 @@ fn init_twice_changes_nothing_and_keeps_existing_config() {
     );
 }
 
+/// Runs `tmws init` with `PATH` set to `path` (where a `tmws` may or may not be).
+fn init_with_path(root: &TestRoot, path: &std::path::Path, args: &[&str]) -> super::util::Output {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("PATH", path)
+        .env_remove("TMWS_LOG")
+        .arg("init")
+        .args(args)
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    super::util::Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 #[test]
 fn mcp_client_configs_keep_every_other_entry() {
     let mcp = r#"{
@@ -75,20 +92,66 @@ fn mcp_client_configs_keep_every_other_entry() {
   "other": true
 }"#;
     let root = TestRoot::new().file(".mcp.json", mcp);
-    let out = root.run(&["init", "--mcp-client", "claude", "--mcp-client", "cursor", "--mcp-client", "vscode"]);
+    // No `tmws` on PATH (cargo built it, nothing installed it): the entries run this binary.
+    let empty = tempfile::tempdir().unwrap();
+    let out = init_with_path(&root, empty.path(), &["--mcp-client", "claude,cursor,vscode,codex,gemini"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    let exe = env!("CARGO_BIN_EXE_tmws");
     let claude: serde_json::Value = serde_json::from_str(&root.read(".mcp.json")).unwrap();
     let names: Vec<&String> = claude["mcpServers"].as_object().unwrap().keys().collect();
     assert_eq!(names, vec!["serena", "docs", "tmws"]);
     assert_eq!(claude["mcpServers"]["serena"], serde_json::json!({"command": "uvx", "args": ["serena-mcp"]}));
-    assert_eq!(claude["mcpServers"]["tmws"], serde_json::json!({"command": "tmws", "args": ["mcp"]}));
+    assert_eq!(claude["mcpServers"]["tmws"], serde_json::json!({"command": exe, "args": ["mcp"]}));
     assert_eq!(claude["other"], serde_json::json!(true));
+    // VS Code and Cursor may start a server in another folder: the root is named with their
+    // workspace-folder variable.
+    let cursor: serde_json::Value = serde_json::from_str(&root.read(".cursor/mcp.json")).unwrap();
     assert_eq!(
-        root.read(".cursor/mcp.json"),
-        "{\n  \"mcpServers\": {\n    \"tmws\": {\n      \"command\": \"tmws\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  }\n}\n"
+        cursor,
+        serde_json::json!({"mcpServers": {"tmws": {"command": exe, "args": ["mcp", "--root", "${workspaceFolder}"]}}})
     );
     let vscode: serde_json::Value = serde_json::from_str(&root.read(".vscode/mcp.json")).unwrap();
-    assert_eq!(vscode, serde_json::json!({"servers": {"tmws": {"type": "stdio", "command": "tmws", "args": ["mcp"]}}}));
+    assert_eq!(
+        vscode,
+        serde_json::json!({"servers": {"tmws": {"type": "stdio", "command": exe, "args": ["mcp", "--root", "${workspaceFolder}"]}}})
+    );
+    assert_eq!(root.read(".codex/config.toml"), format!("[mcp_servers.tmws]\ncommand = \"{exe}\"\nargs = [\"mcp\"]\n"));
+    let gemini: serde_json::Value = serde_json::from_str(&root.read(".gemini/settings.json")).unwrap();
+    assert_eq!(gemini, serde_json::json!({"mcpServers": {"tmws": {"command": exe, "args": ["mcp"]}}}));
+
+    // With a `tmws` on PATH, the entries say `tmws`.
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(exe, bin.path().join("tmws")).unwrap();
+    let other = TestRoot::new();
+    assert_eq!(init_with_path(&other, bin.path(), &["--mcp-client", "claude"]).code, 0);
+    let claude: serde_json::Value = serde_json::from_str(&other.read(".mcp.json")).unwrap();
+    assert_eq!(claude["mcpServers"]["tmws"], serde_json::json!({"command": "tmws", "args": ["mcp"]}));
+}
+
+/// Regression: a `.vscode/mcp.json` with comments was refused; a Codex config lost its
+/// comments. Their entries are now added where they go, and the rest of the text stays.
+#[test]
+fn comments_and_other_entries_of_client_configs_are_kept() {
+    let vscode = "{\n  // my servers\n  \"servers\": {\n    \"docs\": {\"command\": \"npx\", \"args\": [\"docs\"]}, // trailing comma next\n  },\n}\n";
+    let codex = "# Codex, by hand\nmodel = \"o4\"\n\n[mcp_servers.docs] # the docs server\ncommand = \"npx\"\n";
+    let root = TestRoot::new().file(".vscode/mcp.json", vscode).file(".codex/config.toml", codex);
+    let out = root.run(&["init", "--mcp-client", "vscode,codex"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = root.read(".vscode/mcp.json");
+    assert!(text.starts_with("{\n  // my servers\n  \"servers\": {\n    \"docs\": {\"command\": \"npx\", \"args\": [\"docs\"]}, // trailing comma next\n"), "{text}");
+    assert!(text.contains("\"tmws\": {"), "{text}");
+    // tmws reads the file back: its one other server, never tmws itself.
+    let list = root.run(&["--json", "registry", "list"]);
+    let rows: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+    let names: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["server"].as_str().unwrap()).collect();
+    assert_eq!(names, ["docs"], "{}", list.stdout);
+    let text = root.read(".codex/config.toml");
+    assert!(text.starts_with(codex), "{text}");
+    assert!(text.contains("\n[mcp_servers.tmws]\ncommand = "), "{text}");
+    // Again: nothing changes.
+    let again = root.run(&["init", "--mcp-client", "vscode,codex"]);
+    assert_eq!(again.code, 0);
+    assert_eq!(root.read(".codex/config.toml"), text);
 }
 
 #[test]
@@ -103,22 +166,23 @@ fn an_existing_tmws_entry_is_recognised_under_any_name() {
 
 #[test]
 fn invalid_client_config_is_an_error_and_left_untouched() {
-    let broken = "{\n  \"mcpServers\": {\n    // a comment\n  }\n}\n";
+    let broken = "{\n  \"servers\": {\n    \"a\": {,}\n  }\n}\n";
     let root = TestRoot::new().file(".vscode/mcp.json", broken).file(".mcp.json", "[1]");
     let out = root.run(&["init", "--mcp-client", "vscode"]);
     assert_eq!(out.code, 2);
     assert_eq!(out.stdout, "");
-    assert_eq!(
-        out.stderr,
-        "tmws: .vscode/mcp.json:3:5: invalid JSON (key must be a string); the file was left as it is\n  \
-         hint: fix the file (comments are not JSON), then run `tmws init` again\n"
+    assert!(out.stderr.starts_with("tmws: .vscode/mcp.json:3:11: invalid JSON: "), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the file was left as it is\n  hint: fix the file, then run `tmws init` again"),
+        "{}",
+        out.stderr
     );
     assert_eq!(root.read(".vscode/mcp.json"), broken);
     let out = root.run(&["init", "--mcp-client", "claude"]);
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr.lines().next().unwrap(),
-        "tmws: .mcp.json:1:1: the document is not a JSON object; the file was left as it is"
+        "tmws: .mcp.json:1:1: the document is not an object; the file was left as it is"
     );
     assert_eq!(root.read(".mcp.json"), "[1]");
 }
@@ -139,4 +203,46 @@ fn init_json_output_lists_changes() {
         actions,
         vec![(".tmws/config.toml", "created"), (".gitignore", "created"), (".gitattributes", "created")]
     );
+}
+
+/// Regression: in a git repository where `tmws init` never ran, `tmws search` made
+/// `.tmws/cache/` (untracked, not ignored) and answered empty. A root is a folder holding
+/// `.tmws/`: elsewhere commands write nothing and say to run `tmws init`.
+#[test]
+fn a_folder_without_tmws_is_not_a_root_and_nothing_is_written_there() {
+    let repo = TestRoot::bare();
+    super::memory_git::git(repo.path(), &["init", "-q"]);
+    for args in [&["search", "x"][..], &["memory", "add", "a note"], &["context", "-w", "w"], &["--root", ".", "mcp"]] {
+        let out = repo.run(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stdout);
+        assert!(out.stderr.contains("no tmws root at or above"), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("run `tmws init`"), "{args:?}: {}", out.stderr);
+        assert!(!repo.path().join(".tmws").exists(), "{args:?} wrote .tmws/");
+    }
+    // `init` in a subfolder makes the root at the top of the work tree.
+    std::fs::create_dir_all(repo.path().join("src/deep")).unwrap();
+    assert_eq!(super::util::tmws(&repo.path().join("src/deep"), &["init"]).code, 0);
+    assert!(repo.path().join(".tmws/config.toml").exists());
+    assert!(!repo.path().join("src/deep/.tmws").exists());
+}
+
+/// A client that starts the server from another folder: `--root` names the root (as the
+/// VS Code and Cursor entries do), or Claude Code's `CLAUDE_PROJECT_DIR` does.
+#[test]
+fn a_server_started_elsewhere_finds_its_root() {
+    let root = TestRoot::sample();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = super::util::tmws(
+        elsewhere.path(),
+        &["search", "connection pool", "--root", root.path().to_str().unwrap(), "--json"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let claude = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("CLAUDE_PROJECT_DIR", root.path())
+        .args(["--json", "search", "connection pool"])
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap();
+    assert!(claude.status.success(), "{}", String::from_utf8_lossy(&claude.stderr));
+    assert_eq!(String::from_utf8_lossy(&claude.stdout), out.stdout);
 }

@@ -19,7 +19,7 @@ pub(super) fn init(cli: &Cli, clients: &[ClientArg], out: &mut impl Write) -> Re
     let cwd = cwd()?;
     let root = match &cli.root {
         Some(r) => cwd.join(r),
-        None => store::find_root(&cwd).unwrap_or(cwd),
+        None => store::init_root(&cwd).unwrap_or(cwd),
     };
     let clients: Vec<McpClient> = clients
         .iter()
@@ -27,9 +27,12 @@ pub(super) fn init(cli: &Cli, clients: &[ClientArg], out: &mut impl Write) -> Re
             ClientArg::Claude => McpClient::Claude,
             ClientArg::Cursor => McpClient::Cursor,
             ClientArg::Vscode => McpClient::Vscode,
+            ClientArg::Codex => McpClient::Codex,
+            ClientArg::Gemini => McpClient::Gemini,
         })
         .collect();
-    let report = Engine::init(&root, &clients)?;
+    let exe = std::env::current_exe().ok();
+    let report = Engine::init(&root, &clients, exe.as_deref())?;
     if cli.json {
         writeln!(out, "{}", to_json(&report))?;
         return Ok(0);

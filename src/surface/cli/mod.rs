@@ -343,6 +343,10 @@ enum ClientArg {
     Cursor,
     /// VS Code: .vscode/mcp.json
     Vscode,
+    /// Codex CLI: .codex/config.toml
+    Codex,
+    /// Gemini CLI: .gemini/settings.json
+    Gemini,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -619,7 +623,10 @@ fn cwd() -> Result<PathBuf, Error> {
     std::env::current_dir().map_err(|e| Error::io(Path::new("."), e))
 }
 
-/// The root for commands that need one: --root, else found from the current folder.
+/// The root for commands that need one: --root, else the nearest folder at or above the
+/// current one holding `.tmws/`, else the one Claude Code names in `CLAUDE_PROJECT_DIR`
+/// (it starts servers from the folder it was started in). A folder without `.tmws/` is
+/// not a root: nothing is written there, and the error says to run `tmws init`.
 fn root(cli: &Cli) -> Result<PathBuf, Error> {
     let cwd = cwd()?;
     match &cli.root {
@@ -628,9 +635,19 @@ fn root(cli: &Cli) -> Result<PathBuf, Error> {
             if !store::is_dir(&r) {
                 return Err(Error::NoSuchPath(r));
             }
-            store::canonicalize(&r)
+            let r = store::canonicalize(&r)?;
+            if !store::is_dir(&r.join(store::TMWS_DIR)) {
+                return Err(Error::NoRoot(r));
+            }
+            Ok(r)
         }
-        None => store::find_root(&cwd).ok_or(Error::NoRoot(cwd)),
+        None => store::find_root(&cwd)
+            .or_else(|| {
+                std::env::var_os("CLAUDE_PROJECT_DIR")
+                    .filter(|d| !d.is_empty())
+                    .and_then(|d| store::find_root(Path::new(&d)))
+            })
+            .ok_or(Error::NoRoot(cwd)),
     }
 }
 
