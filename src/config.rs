@@ -85,6 +85,22 @@ pub struct RegistryConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct RulesConfig {
     pub total_budget_lines: usize,
+    /// The files `build-rules` writes for the agents that read them (DESIGN §8).
+    pub targets: Vec<RulesTarget>,
+}
+
+/// An agent's file of hot memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RulesTarget {
+    /// `AGENTS.md` and `.agents/rules/` links (Codex, Gemini with a setting, and others).
+    Agents,
+    /// `CLAUDE.md`, importing `@AGENTS.md` (Claude Code).
+    Claude,
+    /// `.cursor/rules/tmws.mdc`, always applied (Cursor).
+    Cursor,
+    /// `.github/copilot-instructions.md` (GitHub Copilot in VS Code).
+    Copilot,
 }
 
 impl NamespaceConfig {
@@ -156,7 +172,7 @@ impl Default for RegistryConfig {
 
 impl Default for RulesConfig {
     fn default() -> Self {
-        RulesConfig { total_budget_lines: 500 }
+        RulesConfig { total_budget_lines: 500, targets: vec![RulesTarget::Agents] }
     }
 }
 

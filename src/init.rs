@@ -164,6 +164,9 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # Hot-memory rule files (agent/rules/common/*.md) together.
 # [rules]
 # total_budget_lines = 500
+# The files `tmws build-rules` writes: agents (AGENTS.md, always), claude (CLAUDE.md),
+# cursor (.cursor/rules/tmws.mdc), copilot (.github/copilot-instructions.md).
+# targets = ["agents"]
 "#;
 
 /// Initialises `root` (which need not exist yet); `command` is what client entries run.

@@ -42,6 +42,10 @@ pub const SCHEMAS_DIR: &str = ".tmws/schemas";
 pub const OVERVIEW: &str = "OVERVIEW.md";
 /// The generated hot memory.
 pub const AGENTS_MD: &str = "AGENTS.md";
+/// The hot-memory files of other agents (`rules.targets`).
+pub const CLAUDE_MD: &str = "CLAUDE.md";
+pub const CURSOR_RULES: &str = ".cursor/rules/tmws.mdc";
+pub const COPILOT_INSTRUCTIONS: &str = ".github/copilot-instructions.md";
 /// Links to the rule files, made by `build-rules`.
 pub const LINKS_DIR: &str = ".agents/rules";
 /// The project configs of the MCP clients tmws registers itself with and reads servers

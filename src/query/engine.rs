@@ -431,7 +431,7 @@ impl Engine {
 
     /// `tmws build-rules [--check] [--force]`.
     pub fn build_rules(&self, check: bool, force: bool) -> Result<crate::rules::RulesReport> {
-        crate::rules::build_rules(self.root(), check, force)
+        crate::rules::build_rules(self.root(), &self.config().rules.targets, check, force)
     }
 
     /// Converges the index to the files now (`tmws index`).
