@@ -710,6 +710,62 @@ impl Params for MemoryDeleteRequest {
     }
 }
 
+/// Parameters of `workspace_list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceListRequest {
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
+    /// the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+}
+
+impl Params for WorkspaceListRequest {
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        answer_cap(self.max_chars, config)
+    }
+}
+
+/// Parameters of `workspace_read`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceReadRequest {
+    /// What to read, as `workspace_search` or `workspace_get_context` named it: a
+    /// document's path (`resources/workspaces/acme/_decisions/260101-x.md`), a memory's id
+    /// (`m_3fa9c1d2e4b5`) or a commit (`commit:<sha>`).
+    pub ref_id: String,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters, 100 to 100000; a longer body is cut and the answer says how
+    /// to get the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+}
+
+impl Params for WorkspaceReadRequest {
+    const FLAGS: &'static [Flag] = &[flag("ref_id", Spelling::Positional { rest: false })];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        within("a refId", &self.ref_id, MAX_QUERY_BYTES)?;
+        if self.ref_id.trim().is_empty() {
+            return Err(Error::Usage("ref_id is empty: give the refId a search or the context answered".into()));
+        }
+        answer_cap(self.max_chars, config)
+    }
+}
+
 /// Parameters of `memory_stats` and `memory_cleanup`: only the answer's format.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -10,7 +10,7 @@ use super::api::Format;
 use super::api::{
     ContextRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest, MemoryGetRequest,
     MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest, ToolDescribeRequest,
-    ToolSearchRequest,
+    ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
 };
 use super::tools::ToolCallAnswer;
 use crate::config::Config;
@@ -60,7 +60,7 @@ const ADD: (bool, bool, bool) = (false, false, false);
 const REMOVE: (bool, bool, bool) = (false, true, true);
 
 /// Every tool, sorted by name.
-pub const TOOLS: [Tool; 13] = [
+pub const TOOLS: [Tool; 15] = [
     tool(
         "memory_add",
         "Remember",
@@ -170,12 +170,31 @@ summaries with _meta.document_path for reading a whole file. An unknown scope is
         ContextRequest::schema,
     ),
     tool(
+        "workspace_list",
+        "List the workspaces",
+        "The workspaces, domains and repositories of this project (`workspace[/domain[/repository]]`), each with \
+its overview's name and description: the scope names workspace_get_context and workspace_search take. Cheap; \
+call it when you do not know them.",
+        READ,
+        WorkspaceListRequest::schema,
+    ),
+    tool(
+        "workspace_read",
+        "Read a document",
+        "The whole of one thing by its refId, as workspace_search, workspace_get_context or memory_search gave it: \
+a document's front-matter and body as the file is now, a memory's content, or a commit's message. Use it after a \
+search when the summary is not enough.",
+        READ,
+        WorkspaceReadRequest::schema,
+    ),
+    tool(
         "workspace_search",
         "Search the workspace",
         "Full-text search over the workspace's overviews, plans, decisions, lessons, any topic entries, rules, \
-skills, indexed docs and memories; best match first. Use it when you know what you are looking for but not where \
-it is. Returns refId (the file path, or a memory's id), kind, scope, topic, name, a one-line summary, tags, status \
-and a 0-100 score; read the file at refId for the whole text. Filters narrow without reordering.",
+skills, indexed docs, memories and git commits; best match first. Use it when you know what you are looking for \
+but not where it is. Returns refId (the file path, a memory's id, commit:<sha>), kind, scope, topic, name, a \
+one-line summary, tags, status and a 0-100 score; workspace_read gives the whole text. Filters narrow without \
+reordering.",
         READ,
         SearchRequest::schema,
     ),
@@ -189,6 +208,25 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 /// What the MCP server says about itself to a client that connects.
 pub const INSTRUCTIONS: &str = "tmws holds this project's workspace knowledge (overviews, plans, decisions, \
 lessons) and memories. Start a task with workspace_get_context; use workspace_search to find something specific.";
+
+/// At most this many workspace names go into the instructions.
+const NAMED_WORKSPACES: usize = 20;
+
+/// The instructions with the project's workspaces named, so that an agent's first call
+/// has a scope that exists.
+pub fn instructions(workspaces: &[String]) -> String {
+    if workspaces.is_empty() {
+        return format!(
+            "{INSTRUCTIONS} This project has no workspace yet (resources/workspaces/NAME/OVERVIEW.md makes one); \
+memory_add and memory_search work without one."
+        );
+    }
+    let mut named = workspaces.iter().take(NAMED_WORKSPACES).cloned().collect::<Vec<_>>().join(", ");
+    if workspaces.len() > NAMED_WORKSPACES {
+        named.push_str(&format!(" and {} more", workspaces.len() - NAMED_WORKSPACES));
+    }
+    format!("{INSTRUCTIONS} Workspaces: {named} (workspace_list gives their domains and repositories).")
+}
 
 #[cfg(test)]
 mod tests {

@@ -20,7 +20,7 @@ use super::answer::Reply;
 use super::api::{
     self, ContextRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest, MemoryGetRequest,
     MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest, ToolDescribeRequest,
-    ToolSearchRequest,
+    ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
 };
 use super::catalog::{self, Output};
 use super::context::{self, ContextAnswer};
@@ -32,7 +32,7 @@ use super::registry::{self, Built, Listed};
 use super::session::SessionAnswer;
 use super::tools::{self, Registry, ToolCallAnswer, ToolDescription, ToolResults};
 use super::trust::{self, Trust};
-use super::{SearchAnswer, SyncOptions, SyncReport, WatchUpdate};
+use super::{SearchAnswer, SyncOptions, SyncReport, WatchUpdate, read};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::index::{Index, TextQuery};
@@ -204,6 +204,33 @@ impl Engine {
         context::list_scopes(self.root(), &index)
     }
 
+    /// What an MCP client is told at `initialize`: how to use tmws, and the workspaces
+    /// (read from the folders, not the index, which may not be built yet).
+    pub fn instructions(&self) -> String {
+        let dir = self.root().join(crate::layout::WORKSPACES_DIR);
+        let mut names: Vec<String> = crate::store::list_subdirs(self.root(), &dir)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| !n.starts_with('_') && crate::model::validate_component(n).is_ok())
+            .collect();
+        names.sort();
+        catalog::instructions(&names)
+    }
+
+    /// `workspace_list` (DESIGN §4.5): every scope, with its overview's name and description.
+    pub fn workspace_list(&self, req: &WorkspaceListRequest) -> Result<Reply<read::WorkspaceList>> {
+        let max = req.validate(self.config())?;
+        let (index, _) = self.fresh()?;
+        Ok(Reply { answer: read::list(self.root(), &index)?, format: req.format, max_chars: max })
+    }
+
+    /// `workspace_read` (DESIGN §4.5): one document, memory or commit, whole.
+    pub fn workspace_read(&self, req: &WorkspaceReadRequest) -> Result<Reply<read::ReadAnswer>> {
+        let max = req.validate(self.config())?;
+        let (index, _) = self.fresh()?;
+        Ok(Reply { answer: read::read(self.root(), &index, &req.ref_id)?, format: req.format, max_chars: max })
+    }
+
     /// `workspace_search` (DESIGN §4.2).
     pub fn search(&self, req: &SearchRequest) -> Result<Reply<SearchAnswer>> {
         let max = req.validate(self.config())?;
@@ -369,6 +396,8 @@ impl Engine {
         Ok(match name {
             "workspace_get_context" => text(self.context_in(session, &ContextRequest::from_args(args)?)?),
             "workspace_search" => text(self.search(&SearchRequest::from_args(args)?)?),
+            "workspace_list" => text(self.workspace_list(&WorkspaceListRequest::from_args(args)?)?),
+            "workspace_read" => text(self.workspace_read(&WorkspaceReadRequest::from_args(args)?)?),
             "memory_add" => text(self.memory_add(&MemoryAddRequest::from_args(args)?)?),
             "memory_search" => text(self.memory_search(&MemorySearchRequest::from_args(args)?)?),
             "memory_get" => text(self.memory_get(&MemoryGetRequest::from_args(args)?)?),

@@ -17,6 +17,7 @@ pub mod hook;
 mod keeper;
 pub mod memory;
 mod metrics;
+pub mod read;
 
 pub mod registry;
 pub mod session;
@@ -70,6 +71,8 @@ impl Answer for memory::MemorySearchAnswer {
 }
 
 impl Answer for memory::MemoryHit {}
+impl Answer for read::WorkspaceList {}
+impl Answer for read::ReadAnswer {}
 impl Answer for memory::AddAnswer {}
 impl Answer for memory::Deleted {}
 impl Answer for memory::Stats {}

@@ -68,7 +68,7 @@ impl ServerHandler for TmwsServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("tmws", env!("CARGO_PKG_VERSION")))
-            .with_instructions(catalog::INSTRUCTIONS)
+            .with_instructions(self.engine.instructions())
     }
 
     async fn list_tools(

@@ -16,7 +16,13 @@ fn tools_are_listed_with_titles_annotations_and_plain_schemas() {
     let mcp = Mcp::start(root.path());
     let info = mcp.client.peer_info().unwrap();
     assert_eq!(info.server_info.as_ref().unwrap().name, "tmws");
-    assert!(info.instructions.as_deref().unwrap_or("").contains("workspace_get_context"));
+    let instructions = info.instructions.as_deref().unwrap_or("");
+    assert!(instructions.contains("workspace_get_context"), "{instructions}");
+    // Regression: an agent learnt the workspaces' names only by failing a call.
+    assert!(
+        instructions.ends_with(" Workspaces: devtools, nihongo (workspace_list gives their domains and repositories)."),
+        "{instructions}"
+    );
     let tools = mcp.tools();
     mcp.stop();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();

@@ -703,7 +703,7 @@ of its config",
             remote.url
         )
     );
-    assert!(lines[1].starts_with("remote: 13 tools, cold start "), "{}", lines[1]);
+    assert!(lines[1].starts_with("remote: 15 tools, cold start "), "{}", lines[1]);
     // https is spoken (tests/it/tls.rs); here nobody listens, and the error says so.
     assert!(
         lines[2].starts_with("tls: failed: https://127.0.0.1:1/mcp: initialize failed: error sending request for url"),
@@ -717,7 +717,7 @@ of its config",
     assert_eq!(reg["servers"]["remote"]["connection"]["headers"], json!({"Authorization": "${AUTHORIZATION}"}));
     assert_eq!(
         reg["servers"]["remote"]["description"],
-        "tmws holds this project's workspace knowledge (overviews, plans, decisions, lessons) and memories. Start a task with workspace_get_context; use workspace_search to find something specific."
+        "tmws holds this project's workspace knowledge (overviews, plans, decisions, lessons) and memories. Start a task with workspace_get_context; use workspace_search to find something specific. Workspaces: devtools, nihongo (workspace_list gives their domains and repositories)."
     );
 
     runtime().block_on(async {

@@ -167,7 +167,12 @@ fn piped_stdout_gets_only_data_while_the_terminal_gets_the_progress() {
         return;
     };
     assert_eq!(code, 0, "{stream}");
-    assert!(stream.contains("scan ("), "stderr is the terminal: the progress is drawn there: {stream:?}");
+    // Which phases are drawn depends on how fast each goes (a loaded machine skips one):
+    // some phase is.
+    assert!(
+        [" scan (", " parse [", " write (", " commit ("].iter().any(|p| stream.contains(p)),
+        "stderr is the terminal: the progress is drawn there: {stream:?}"
+    );
     let index = root.read("index.txt");
     assert!(index.starts_with("indexed 39 new, 0 changed, 0 removed in ") && index.ends_with(" ms\n"), "{index:?}");
     let search = root.read("search.txt");

@@ -6,7 +6,7 @@ use std::process::Command;
 use tempfile::TempDir;
 
 /// The tools `tmws mcp` and `/mcp` of `tmws serve` list, sorted by name.
-pub const MCP_TOOLS: [&str; 13] = [
+pub const MCP_TOOLS: [&str; 15] = [
     "memory_add",
     "memory_cleanup",
     "memory_clear",
@@ -19,6 +19,8 @@ pub const MCP_TOOLS: [&str; 13] = [
     "tool_describe",
     "tool_search",
     "workspace_get_context",
+    "workspace_list",
+    "workspace_read",
     "workspace_search",
 ];
 

@@ -44,6 +44,17 @@ Examples:
   tmws search deploy --scope acme/backend --topic decisions
   tmws search '\"token refresh\"' --json   a phrase, as JSON";
 
+pub(super) const WORKSPACES: &str = "\
+Examples:
+  tmws workspaces
+  tmws workspaces --json";
+
+pub(super) const READ: &str = "\
+Examples:
+  tmws read resources/workspaces/acme/_decisions/260101-postgres.md
+  tmws read m_3fa9c1d2e4b5                  a memory's whole content
+  tmws read commit:4f2a… --format json";
+
 pub(super) const CONTEXT: &str = "\
 Examples:
   tmws context                        list the workspaces

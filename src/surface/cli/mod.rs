@@ -28,7 +28,7 @@ use crate::error::{Error, ErrorAnswer};
 use crate::query::api::{
     ContextRequest, Format, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest, MemoryGetRequest,
     MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest, ToolDescribeRequest,
-    ToolSearchRequest,
+    ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
 };
 use crate::store;
 
@@ -137,6 +137,14 @@ enum Command {
     /// ones.
     #[command(after_help = help::CONTEXT)]
     Context(Tool<ContextRequest, Workspace>),
+    /// The workspaces, domains and repositories, with their overviews' names and
+    /// descriptions (workspace_list).
+    #[command(after_help = help::WORKSPACES)]
+    Workspaces(Tool<WorkspaceListRequest>),
+    /// The whole of one document, memory or commit by its refId, as search or context named
+    /// it: front-matter and body as the file is now (workspace_read).
+    #[command(after_help = help::READ)]
+    Read(Tool<WorkspaceReadRequest>),
     /// Remember and recall: short- and long-term memories in .tmws/memory/*.jsonl.
     #[command(subcommand, after_help = help::MEMORY)]
     Memory(MemoryCommand),
@@ -558,6 +566,8 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::BuildRules { check, force } => files::build_rules(cli, *check, *force, out),
         Command::Search { params, format } => query::search(cli, params, *format, out),
         Command::Context(tool) => query::context(cli, tool, out),
+        Command::Workspaces(t) => query::tool(cli, "workspace_list", t, out),
+        Command::Read(t) => query::tool(cli, "workspace_read", t, out),
         Command::Memory(cmd) => query::memory(cli, cmd, out),
         Command::Session(SessionCommand::Record(tool)) => query::tool(cli, "session_record", tool, out),
         Command::Registry(cmd) => query::registry(cli, cmd, out),

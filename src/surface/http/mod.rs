@@ -149,6 +149,8 @@ async fn get_tool(State(app): State<AppState>, headers: HeaderMap, request: Requ
     let tool = match request.uri().path() {
         "/workspace/context" => "workspace_get_context",
         "/workspace/search" => "workspace_search",
+        "/workspace/list" => "workspace_list",
+        "/workspace/read" => "workspace_read",
         "/memory/search" => "memory_search",
         _ => "memory_stats",
     };
@@ -241,8 +243,9 @@ async fn session_ended_is_ok(request: Request, next: Next) -> Response {
 
 async fn not_found(request: Request) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path())).hint(
-        "routes: GET /workspace/context, GET /workspace/search, POST /memory, GET /memory/search, \
-GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /health, GET /metrics, /mcp",
+        "routes: GET /workspace/context, GET /workspace/search, GET /workspace/list, GET /workspace/read?ref_id=…, \
+POST /memory, GET /memory/search, GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /health, \
+GET /metrics, /mcp",
     )
 }
 
@@ -269,6 +272,8 @@ async fn count(State(app): State<AppState>, request: Request, next: Next) -> Res
     let route = match request.uri().path() {
         "/workspace/context" => "/workspace/context",
         "/workspace/search" => "/workspace/search",
+        "/workspace/list" => "/workspace/list",
+        "/workspace/read" => "/workspace/read",
         "/health" => "/health",
         "/metrics" => "/metrics",
         p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
@@ -292,6 +297,8 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
     Router::new()
         .route("/workspace/context", get(get_tool))
         .route("/workspace/search", get(get_tool))
+        .route("/workspace/list", get(get_tool))
+        .route("/workspace/read", get(get_tool))
         .route("/memory", axum::routing::post(post_memory))
         .route("/memory/search", get(get_tool))
         .route("/memory/stats", get(get_tool))

@@ -1,0 +1,102 @@
+//! `workspace_list` and `workspace_read` (DESIGN §4.5): what an agent needs to name a scope
+//! without failing a call first, and the whole of one thing it found.
+//!
+//! `workspace_read` reads what the index knows by its refId, and nothing else: a document
+//! (read again from its file, so the answer is the file as it is now: its front-matter and
+//! its body), a memory (its whole content) or a commit (its message, author and paths). A
+//! path the index does not hold — `.env`, a file outside the canonical folders — is not
+//! found: refIds are not a way to read any file of the repository.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::context::ScopeSummary;
+use crate::error::{Error, Result};
+use crate::index::{Index, ItemQuery};
+use crate::model::DocKind;
+use crate::parse::markdown;
+use crate::store;
+
+/// `workspace_list`'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct WorkspaceList {
+    /// Every workspace, domain and repository (`workspace[/domain[/repository]]`), with its
+    /// overview's name and description.
+    pub scopes: Vec<ScopeSummary>,
+    /// How to make one, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// `workspace_read`'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReadAnswer {
+    #[serde(rename = "refId")]
+    pub ref_id: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A document's front-matter as it is in the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub front_matter: Option<Value>,
+    /// The body (T2): a document's text after its front-matter, a memory's content, a
+    /// commit's message.
+    pub body: String,
+}
+
+/// Every scope of the workspaces.
+pub(crate) fn list(root: &Path, index: &Index) -> Result<WorkspaceList> {
+    let scopes = super::context::list_scopes(root, index)?;
+    let hint = scopes.is_empty().then(|| {
+        "no workspace yet: make resources/workspaces/NAME/OVERVIEW.md with `name:` and `description:` in its \
+front-matter"
+            .to_owned()
+    });
+    Ok(WorkspaceList { scopes, hint })
+}
+
+/// The thing `ref_id` names, whole.
+pub(crate) fn read(root: &Path, index: &Index, ref_id: &str) -> Result<ReadAnswer> {
+    let ref_id = ref_id.trim();
+    let item = index
+        .items(&ItemQuery { ref_ids: vec![ref_id.to_owned()], ..ItemQuery::default() })?
+        .into_iter()
+        .next()
+        .ok_or_else(|| {
+            Error::NotFound(format!("nothing indexed has the refId `{ref_id}`")).with_hint(
+                "use a refId as workspace_search, workspace_get_context or memory_search gave it: a document's path \
+from the root, a memory's id, commit:<sha>",
+            )
+        })?;
+    let mut answer = ReadAnswer {
+        ref_id: item.ref_id.clone(),
+        kind: item.kind.clone(),
+        scope: item.scope.clone(),
+        name: Some(item.name.clone()).filter(|n| !n.is_empty()),
+        ..ReadAnswer::default()
+    };
+    match DocKind::parse(&item.kind) {
+        Some(DocKind::Memory) => {
+            let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            if item.expires.as_deref().is_some_and(|e| e <= now.as_str()) {
+                return Err(Error::NotFound(format!("no memory `{ref_id}` (it expired)")));
+            }
+            answer.body = item.body.unwrap_or_default();
+        }
+        Some(DocKind::Commit) | Some(DocKind::Server) | Some(DocKind::Tool) | Some(DocKind::Skill) => {
+            answer.body = item.body.unwrap_or_else(|| item.description.clone());
+        }
+        _ => {
+            // The file as it is now (the index may be a moment behind), confined and capped.
+            let bytes = store::read(root, &root.join(&item.path), store::cap::MARKDOWN)?;
+            let doc = markdown::parse(&bytes);
+            answer.front_matter = doc.front.as_ref().map(|f| f.to_json());
+            answer.body = doc.body;
+        }
+    }
+    Ok(answer)
+}
