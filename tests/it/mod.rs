@@ -16,6 +16,7 @@ mod memory_git;
 mod memory_maint;
 mod pool;
 mod ranking;
+mod real_clients;
 mod registry;
 mod secrets;
 mod serve;

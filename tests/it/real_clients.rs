@@ -1,0 +1,196 @@
+//! Clients nobody here wrote: the official Python MCP SDK (PyPI `mcp`, pinned in `.ci/run`)
+//! over stdio and streamable HTTP, and the MCP Inspector's command line (npm
+//! `@modelcontextprotocol/inspector`, pinned in `.ci/run`). `.ci/run` installs them under
+//! `target/` (`TMWS_PYTHON`, `TMWS_INSPECTOR` name them); a test that finds neither says so
+//! and checks nothing: the tests never reach the network themselves.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use super::clients::Serve;
+use super::util::{MCP_TOOLS, TestRoot, repo, user_config};
+
+/// The program `var` names, else the one `.ci/run` installs at `default` (below the repo).
+fn installed(var: &str, default: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        assert!(p.exists(), "{var} names {}, which does not exist", p.display());
+        return Some(p);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
+    Some(target.join(default)).filter(|p| p.exists())
+}
+
+fn python() -> Option<PathBuf> {
+    let found = installed("TMWS_PYTHON", "py-venv/bin/python");
+    if found.is_none() {
+        #[allow(clippy::print_stderr, reason = "a skipped test says why")]
+        {
+            eprintln!(
+                "skipped: no Python with the MCP SDK (set TMWS_PYTHON, or run .ci/run, which makes target/py-venv)"
+            );
+        }
+    }
+    found
+}
+
+/// Runs the SDK client script; its report.
+fn sdk(python: &PathBuf, args: &[&str]) -> Value {
+    let out = Command::new(python)
+        .arg(repo().join("tests/py/sdk_client.py"))
+        .args(args)
+        .env("TMWS_CONFIG_HOME", user_config())
+        .env_remove("TMWS_LOG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// What every run of the SDK client must have seen.
+fn check_report(r: &Value) {
+    assert_eq!(r["server"], "tmws");
+    assert!(r["instructions"].as_str().unwrap().contains("Workspaces: devtools, nihongo"), "{}", r["instructions"]);
+    let mut names: Vec<&str> = r["tools"].as_object().unwrap().keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(names, MCP_TOOLS);
+    for (name, tool) in r["tools"].as_object().unwrap() {
+        assert!(tool["title"].is_string(), "{name} has a title");
+        // Plain types the SDK and the Inspector can fill: no ["integer", "null"].
+        for (param, ty) in tool["types"].as_object().unwrap() {
+            assert!(ty.is_string(), "{name}.{param} is typed {ty}");
+        }
+    }
+    assert_eq!(
+        r["tools"]["memory_clear"]["annotations"],
+        json!({"title": "Forget a namespace", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false})
+    );
+    assert_eq!(r["tools"]["workspace_search"]["defaults"], json!({"limit": 10, "format": "yaml", "max_chars": 24000}));
+    assert_eq!(r["tools"]["workspace_read"]["required"], json!(["ref_id"]));
+    for (name, call) in r["calls"].as_object().unwrap() {
+        assert_eq!(call["is_error"], false, "{name}: {}", call["text"]);
+    }
+    let calls = &r["calls"];
+    assert!(calls["workspace_get_context"]["text"].as_str().unwrap().chars().count() <= 300);
+    assert!(calls["workspace_read"]["text"].as_str().unwrap().chars().count() <= 200);
+    assert!(calls["workspace_list"]["text"].as_str().unwrap().contains("scope: devtools\n"));
+    assert!(calls["memory_get"]["text"].as_str().unwrap().contains("The Python SDK can add memories."));
+    let categories = [
+        ("unknown parameter", "usage"),
+        ("camelCase parameter", "usage"),
+        ("wrong type", "usage"),
+        ("out of range", "usage"),
+        ("missing required", "usage"),
+        ("unknown scope", "not_found"),
+        ("unknown memory", "not_found"),
+        ("clear without confirm", "usage"),
+        ("unknown refId", "not_found"),
+        ("unknown server", "not_found"),
+    ];
+    for (what, category) in categories {
+        let bad = &r["bad"][what];
+        assert_eq!(bad["is_error"], true, "{what}: {bad}");
+        assert_eq!(bad["structured"]["category"], category, "{what}: {bad}");
+        assert_eq!(bad["structured"]["error"], bad["text"].as_str().unwrap().lines().next().unwrap(), "{what}");
+    }
+    assert_eq!(
+        r["bad"]["camelCase parameter"]["structured"]["error"],
+        "unknown parameter `minScore`, expected one of `query`, `namespace`, `tags`, `kind`, `branch`, `limit`, \
+`min_score`, `include_content`, `format`, `max_chars`"
+    );
+    assert!(
+        r["unknown_tool"].as_str().unwrap().starts_with("MCPError: no tool `no_such_tool`"),
+        "{}",
+        r["unknown_tool"]
+    );
+    assert_eq!(r["warnings"], json!([]), "the SDK logged no warning (a session DELETE answered 202, say)");
+}
+
+#[test]
+fn the_python_sdk_uses_every_tool_over_stdio() {
+    let Some(python) = python() else { return };
+    let root = TestRoot::sample();
+    let report = sdk(&python, &["stdio", env!("CARGO_BIN_EXE_tmws"), root.path().to_str().unwrap()]);
+    check_report(&report);
+}
+
+#[test]
+fn the_python_sdk_uses_every_tool_over_streamable_http() {
+    let Some(python) = python() else { return };
+    let root = TestRoot::sample();
+    let serve = Serve::start(root.path(), None);
+    let report = sdk(&python, &["http", &format!("{}/mcp", serve.url), &serve.token]);
+    check_report(&report);
+}
+
+/// Regression: optional parameters were typed `["integer", "null"]`, which the Inspector
+/// cannot fill: `--tool-arg limit=1` arrived as "1" and was refused.
+#[test]
+fn the_inspector_cli_calls_tools_with_typed_arguments() {
+    let Some(inspector) = installed("TMWS_INSPECTOR", "inspector/node_modules/.bin/mcp-inspector") else {
+        #[allow(clippy::print_stderr, reason = "a skipped test says why")]
+        {
+            eprintln!(
+                "skipped: no MCP Inspector (set TMWS_INSPECTOR, or run .ci/run, which installs it in target/inspector)"
+            );
+        }
+        return;
+    };
+    let root = TestRoot::sample();
+    let inspect = |args: &[&str]| {
+        let out = Command::new(&inspector)
+            .args(["--cli", env!("CARGO_BIN_EXE_tmws"), "mcp", "--root", root.path().to_str().unwrap(), "--"])
+            .args(args)
+            .env("TMWS_CONFIG_HOME", user_config())
+            .env_remove("TMWS_LOG")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "workspace_search",
+        "--tool-arg",
+        "query=connection pool",
+        "--tool-arg",
+        "limit=1",
+        "--tool-arg",
+        "format=json",
+    ]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["isError"], false);
+    let answer: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(answer["results"].as_array().unwrap().len(), 1);
+    assert_eq!(answer["results"][0]["refId"], "resources/workspaces/devtools/common/_features/260601-lazy-pool.md");
+
+    let (code, stdout, _) = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "workspace_get_context",
+        "--tool-arg",
+        "workspace=devtools",
+        "--tool-arg",
+        "include_defaults=false",
+        "--tool-arg",
+        "max_chars=150",
+    ]);
+    assert_eq!(code, Some(0), "{stdout}");
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(result["content"][0]["text"].as_str().unwrap().chars().count() <= 150, "{result}");
+
+    let (code, stdout, stderr) = inspect(&["--method", "tools/list"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let list: Value = serde_json::from_str(&stdout).unwrap();
+    let read = list["tools"].as_array().unwrap().iter().find(|t| t["name"] == "workspace_read").unwrap();
+    assert_eq!(read["annotations"]["readOnlyHint"], true);
+}

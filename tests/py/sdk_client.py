@@ -1,0 +1,131 @@
+"""Drives tmws with the official Python MCP SDK (PyPI `mcp`), as an agent's client would.
+
+Usage: sdk_client.py stdio TMWS ROOT
+       sdk_client.py http URL TOKEN
+
+Lists the tools, calls every one of them with good arguments and with bad ones, and prints
+one JSON report on stdout: what the SDK saw (tool names, annotations, parameter types,
+answers, whether each call was an error and its structured content), and every warning the
+SDK logged (a session DELETE it took for a failure, say). The Rust test reads the report.
+"""
+
+import asyncio
+import json
+import logging
+import sys
+
+
+class Collect(logging.Handler):
+    def __init__(self):
+        super().__init__(level=logging.WARNING)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(f"{record.name}: {record.getMessage()}")
+
+
+def text_of(result):
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+async def exercise(session):
+    report = {}
+    init = await session.initialize()
+    report["server"] = init.server_info.name
+    report["instructions"] = init.instructions or ""
+    tools = (await session.list_tools()).tools
+    report["tools"] = {}
+    for t in tools:
+        props = t.input_schema.get("properties", {})
+        report["tools"][t.name] = {
+            "title": t.title,
+            "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else None,
+            "types": {k: v.get("type") for k, v in props.items()},
+            "defaults": {k: v["default"] for k, v in props.items() if "default" in v},
+            "required": t.input_schema.get("required", []),
+        }
+
+    calls = {
+        "workspace_list": {},
+        "workspace_get_context": {"workspace": "devtools", "max_chars": 300},
+        "workspace_search": {"query": "connection pool", "limit": 2, "format": "json"},
+        "workspace_read": {"ref_id": "resources/workspaces/devtools/OVERVIEW.md", "max_chars": 200},
+        "memory_add": {"content": "The Python SDK can add memories.", "namespace": "long-term", "tags": ["py"]},
+        "memory_search": {"query": "python sdk memories", "format": "json", "min_score": 0},
+        "memory_stats": {"format": "json"},
+        "memory_cleanup": {},
+        "session_record": {},
+        "tool_search": {"query": "anything"},
+        "memory_clear": {"namespace": "short-term", "confirm": True},
+    }
+    report["calls"] = {}
+    for name, args in calls.items():
+        r = await session.call_tool(name, args)
+        report["calls"][name] = {"is_error": bool(r.is_error), "text": text_of(r)}
+
+    found = json.loads(report["calls"]["memory_search"]["text"])
+    memory_id = found["results"][0]["id"] if found["results"] else None
+    report["memory_id"] = memory_id
+    for name, args in {
+        "memory_get": {"id": memory_id, "include_content": True},
+        "memory_delete": {"id": memory_id},
+    }.items():
+        r = await session.call_tool(name, args)
+        report["calls"][name] = {"is_error": bool(r.is_error), "text": text_of(r)}
+
+    bad = {
+        "unknown parameter": ("workspace_search", {"query": "x", "colour": "red"}),
+        "camelCase parameter": ("memory_search", {"query": "x", "minScore": 0.5}),
+        "wrong type": ("workspace_search", {"query": "x", "limit": "many"}),
+        "out of range": ("workspace_search", {"query": "x", "limit": 0}),
+        "missing required": ("workspace_get_context", {}),
+        "unknown scope": ("workspace_get_context", {"workspace": "nowhere"}),
+        "unknown memory": ("memory_get", {"id": "m_000000000000"}),
+        "clear without confirm": ("memory_clear", {"all": True}),
+        "unknown refId": ("workspace_read", {"ref_id": ".tmws/config.toml"}),
+        "unknown server": ("tool_call", {"server": "nobody", "tool": "x", "arguments": {}}),
+    }
+    report["bad"] = {}
+    for what, (name, args) in bad.items():
+        r = await session.call_tool(name, args)
+        report["bad"][what] = {
+            "is_error": bool(r.is_error),
+            "text": text_of(r),
+            "structured": r.structured_content,
+        }
+    try:
+        await session.call_tool("no_such_tool", {})
+        report["unknown_tool"] = "answered"
+    except Exception as e:  # an MCP error, as the spec says for an unknown tool
+        report["unknown_tool"] = type(e).__name__ + ": " + str(e)
+    return report
+
+
+async def main():
+    collect = Collect()
+    logging.getLogger().addHandler(collect)
+    logging.getLogger().setLevel(logging.WARNING)
+    mode = sys.argv[1]
+    if mode == "stdio":
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=sys.argv[2], args=["mcp"], cwd=sys.argv[3])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                report = await exercise(session)
+    else:
+        from mcp import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {sys.argv[3]}"})
+        async with http:
+            async with streamable_http_client(sys.argv[2], http_client=http, terminate_on_close=True) as (read, write):
+                async with ClientSession(read, write) as session:
+                    report = await exercise(session)
+    report["warnings"] = collect.records
+    print(json.dumps(report))
+
+
+asyncio.run(main())
