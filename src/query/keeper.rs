@@ -20,6 +20,9 @@ use crate::index::{Index, SyncOptions};
 
 /// How long a query waits for a pending sync before it answers `stale: true` (DESIGN §4).
 pub const STALE_WAIT: Duration = Duration::from_millis(200);
+/// How long a query on a root that was never indexed waits for its first sync to finish
+/// rather than answering empty (DESIGN §7.2); the first sync of a large root takes seconds.
+pub const FIRST_SYNC_WAIT: Duration = Duration::from_secs(30);
 
 /// What the background sync is doing, for queries to judge freshness.
 #[derive(Debug)]
@@ -208,9 +211,9 @@ impl Keeper {
                     }
                     Err(e) => return Err(e),
                 };
-                if report.reader_only { settle(&index, || true) } else { Ok(false) }
+                if report.reader_only { settle(&index, || true, || false) } else { Ok(false) }
             }
-            Keeper::Background(b) => settle(&b.reader, || b.state.fresh()),
+            Keeper::Background(b) => settle(&b.reader, || b.state.fresh(), || b.state.busy.load(Ordering::Acquire)),
         }
     }
 
@@ -311,10 +314,21 @@ fn watch(
 
 /// Waits at most `STALE_WAIT` until `ours_fresh` holds and no writer has a sync pending,
 /// then reads the latest commit. Returns whether the index may still be behind the files.
-fn settle(index: &Index, ours_fresh: impl Fn() -> bool) -> Result<bool> {
+/// While the first sync of the root is under way (here or in the writer) and nothing was
+/// committed yet, it waits up to `FIRST_SYNC_WAIT` instead: an empty answer then would
+/// be wrong, not merely late.
+fn settle(index: &Index, ours_fresh: impl Fn() -> bool, ours_busy: impl Fn() -> bool) -> Result<bool> {
+    let first_sync = || (ours_busy() || index.sync_pending()) && index.payload().is_ok_and(|p| p.epoch == 0);
     let fresh = || ours_fresh() && !index.sync_pending();
-    let deadline = Instant::now() + STALE_WAIT;
-    while !fresh() && Instant::now() < deadline {
+    let started = Instant::now();
+    // The ordinary wait starts once the first sync (if one was under way) has committed.
+    let mut since = started;
+    while started.elapsed() < FIRST_SYNC_WAIT {
+        if first_sync() {
+            since = Instant::now();
+        } else if fresh() || since.elapsed() >= STALE_WAIT {
+            break;
+        }
         std::thread::sleep(Duration::from_millis(5));
     }
     index.reload()?;

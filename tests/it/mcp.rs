@@ -157,6 +157,34 @@ fn a_file_written_during_the_session_is_in_the_next_answer() {
 }
 
 #[test]
+fn the_first_search_on_a_fresh_root_waits_for_the_first_sync() {
+    // Enough files that the first sync takes far longer than the 200 ms a query waits for
+    // a sync to catch up: an answer before it ends would be empty.
+    let root = TestRoot::new();
+    let body = "Words that fill the body of a note so that indexing it takes a while. ".repeat(30);
+    for i in 0..6000 {
+        root.write(
+            &format!("resources/workspaces/big/_notes/n{i:04}.md"),
+            format!("---\nname: Note {i}\ndescription: Filler note number {i}.\n---\n{body}{i}\n"),
+        );
+    }
+    root.write(
+        "resources/workspaces/big/_notes/zz-target.md",
+        "---\nname: Quokka migration\ndescription: How the quokka service moved.\n---\nBody.\n",
+    );
+    let mcp = Mcp::start(root.path());
+    let v: Value =
+        serde_json::from_str(mcp.call("workspace_search", json!({"query": "quokka", "format": "json"})).text())
+            .unwrap();
+    assert_eq!(
+        (v["results"][0]["refId"].as_str(), v.get("stale")),
+        (Some("resources/workspaces/big/_notes/zz-target.md"), None),
+        "the first answer must come after the first sync: {v}"
+    );
+    mcp.stop();
+}
+
+#[test]
 fn one_session_adds_finds_counts_and_clears_memories() {
     let root = TestRoot::sample();
     let mcp = Mcp::start(root.path());
