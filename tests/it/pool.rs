@@ -784,6 +784,55 @@ fn a_server_added_while_the_server_runs_is_not_started_until_approved() {
     });
 }
 
+/// Regression: after `.cursor/` was removed and created again (`git stash -u` and `pop`, a
+/// branch switch), the running server no longer saw changes to `.cursor/mcp.json`. What the
+/// watcher saw shows in the registry it rebuilds (approved servers only start, so both are
+/// approved first).
+#[test]
+fn a_client_config_folder_removed_and_restored_by_git_stash_is_still_watched() {
+    use super::memory_git::git;
+    let (root, _log) = root_with(&[("serena", &[])], "");
+    let servers = |names: &[&str]| {
+        let map: serde_json::Map<String, Value> =
+            names.iter().map(|n| ((*n).to_owned(), json!({"command": mock(), "args": ["--name", n]}))).collect();
+        json!({"mcpServers": map}).to_string()
+    };
+    root.write(".cursor/mcp.json", servers(&["cur", "cur2"]));
+    let approved = root.run(&["registry", "approve", "--all"]);
+    assert_eq!(approved.code, 0, "{}{}", approved.stdout, approved.stderr);
+    root.write(".cursor/mcp.json", servers(&["cur"]));
+    let built = root.run(&["registry", "build"]);
+    assert_eq!(built.code, 0, "{}{}", built.stdout, built.stderr);
+    root.write(".gitignore", ".tmws/cache/\npids.log\n");
+    git(root.path(), &["init", "-q"]);
+    git(root.path(), &["add", ".gitignore", ".mcp.json", ".tmws"]);
+    git(root.path(), &["commit", "-qm", "start"]);
+    let registered = || -> Vec<String> {
+        let reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
+        reg["servers"].as_object().unwrap().keys().cloned().collect()
+    };
+    let wait_for = |want: &[&str]| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while registered() != want {
+            assert!(Instant::now() < deadline, "registry {:?}, want {want:?}", registered());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    assert_eq!(registered(), ["cur", "serena"]);
+    runtime().block_on(async {
+        let s = Session::start(root.path()).await;
+        git(root.path(), &["stash", "push", "-u", "-q"]);
+        assert!(!root.path().join(".cursor").exists(), "the stash took the folder away");
+        wait_for(&["serena"]);
+        git(root.path(), &["stash", "pop", "-q"]);
+        wait_for(&["cur", "serena"]);
+        // The folder is a new one now: an edit in it must still be seen.
+        root.write(".cursor/mcp.json", servers(&["cur", "cur2"]));
+        wait_for(&["cur", "cur2", "serena"]);
+        drop(s.client.cancel().await);
+    });
+}
+
 #[test]
 fn tmws_serve_calls_tools_at_its_mcp_endpoint_and_counts_the_pool_in_metrics() {
     use rmcp::transport::StreamableHttpClientTransport;
