@@ -574,8 +574,9 @@ pub struct MemorySearchRequest {
     /// solutions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    /// Only memories written on this git branch; `*` for all. By default the current
-    /// branch, the default branch and memories written outside git.
+    /// Only memories written on this git branch; `*` for all. By default what the checked-out
+    /// commit can see: memories of the current branch, the default branch, branches merged
+    /// into it, and those written outside git.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// How many results at most, 1 to 100.
