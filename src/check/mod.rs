@@ -264,3 +264,17 @@ impl Checker {
         lock(&self.diags).extend(diags);
     }
 }
+
+/// The findings of the file `rel` (root-relative) if it held `bytes`: every check `tmws
+/// check` makes of it, with the root's config and schemas, without reading or writing the
+/// file. What `entry_write` validates an entry with before anything is written.
+pub fn check_text(root: &Path, rel: &str, bytes: &[u8]) -> Vec<Diagnostic> {
+    let checker = Checker::new(Some(root.to_path_buf()));
+    let kind = layout::classify(rel);
+    let mut diags = checker.check_bytes(&kind, &root.join(rel), rel, bytes);
+    for d in &mut diags {
+        d.path = rel.to_owned();
+    }
+    diags.sort_by_key(|d| (d.line, d.column));
+    diags
+}

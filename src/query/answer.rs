@@ -14,6 +14,12 @@ use serde_json::{Map, Value, json};
 use super::api::Format;
 use super::yaml::to_yaml;
 
+/// For `skip_serializing_if`: a count of nothing is left out of an answer.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+pub(crate) fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// An answer of a tool.
 pub trait Answer: Serialize {
     /// Drops from `value` (the answer's JSON form), before anything is written, what could

@@ -227,18 +227,47 @@ pub fn coerce(args: &mut Map<String, Value>, schema: &Map<String, Value>) -> Res
                 }
                 Value::Array(all)
             }
-            ("object", Value::String(s)) => match serde_json::from_str::<Value>(s) {
-                Ok(Value::Object(m)) => Value::Object(m),
-                Ok(_) => {
-                    return Err(Error::Usage(format!("{name}: must be a JSON object, e.g. '{{\"text\": \"hi\"}}'")));
-                }
-                Err(e) => return Err(Error::Usage(format!("{name}: not valid JSON: {e}"))),
-            },
+            ("object", Value::String(s)) => Value::Object(object_of(name, std::slice::from_ref(s))?),
+            ("object", Value::Array(items)) if items.iter().all(Value::is_string) => {
+                let texts: Vec<String> = items.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+                Value::Object(object_of(name, &texts)?)
+            }
             _ => continue,
         };
         *value = converted;
     }
     Ok(())
+}
+
+/// An object parameter given as text (a command line, a query string): each text is a JSON
+/// object or one `KEY=VALUE`, whose value is read as YAML (`tags=[a, b]`, `done=true`,
+/// `status=new`; `null` or `~` is a null); later ones win.
+fn object_of(name: &str, texts: &[String]) -> Result<Map<String, Value>> {
+    let mut out = Map::new();
+    for text in texts {
+        let trimmed = text.trim_start();
+        if trimmed.starts_with('{') {
+            match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(m)) => out.extend(m),
+                Ok(_) => return Err(Error::Usage(format!("{name}: must be a JSON object"))),
+                Err(e) => return Err(Error::Usage(format!("{name}: not valid JSON: {e}"))),
+            }
+            continue;
+        }
+        let Some((key, value)) = text.split_once('=').filter(|(k, _)| !k.trim().is_empty()) else {
+            return Err(Error::Usage(format!("{name}: must be a JSON object, e.g. '{{\"text\": \"hi\"}}'")));
+        };
+        // A scalar or a list; `a: b` is the text it looks like, not a mapping.
+        let value = match crate::parse::yaml::parse(value, 1) {
+            (Some(node), diags) if diags.is_empty() => match node.to_json() {
+                Value::Object(_) => Value::String(value.to_owned()),
+                v => v,
+            },
+            _ => Value::String(value.to_owned()),
+        };
+        out.insert(key.trim().to_owned(), value);
+    }
+    Ok(out)
 }
 
 /// The start of an over-long input, for error messages that must not echo it whole.
@@ -731,6 +760,103 @@ impl Params for WorkspaceListRequest {
 
     fn validate(&self, config: &Config) -> Result<usize> {
         answer_cap(self.max_chars, config)
+    }
+}
+
+/// The longest body `entry_write` takes (DESIGN §12).
+pub const MAX_BODY_CHARS: usize = 1_000_000;
+/// The longest description `entry_write` takes.
+pub const MAX_DESCRIPTION_CHARS: usize = 2_000;
+
+/// Parameters of `entry_write` (DESIGN §4.5) and `tmws new`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EntryWriteRequest {
+    /// The topic: `decisions`, `lessons`, `plans`, any other topic folder's name without its
+    /// `_` (a new one is made), or `overview` for the scope's own OVERVIEW.md.
+    pub topic: String,
+    /// The entry's name, one line; the file is named `YYMMDD-kebab-name.md` from it and
+    /// today's date.
+    pub name: String,
+    /// The workspace, e.g. `acme` (workspace_list gives them). With topic `overview`, a new
+    /// one is made.
+    pub workspace: String,
+    /// A domain inside the workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// A repository inside the domain (needs `domain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    /// One sentence that says what the entry is.
+    pub description: String,
+    /// Other front-matter fields, e.g. `{"status": "in_progress", "tags": ["auth"]}`; a
+    /// plan's `status` is `new` unless given, `created` is today. On the command line
+    /// `--field status=in_progress --field tags=[auth, api]`; a `null` value removes a field.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub fields: Map<String, Value>,
+    /// The Markdown after the front-matter. Left out, a new decision, lesson or plan gets
+    /// the headings of its kind to fill in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// To change an existing entry or overview: its refId (the path workspace_read or a
+    /// search gave). Needs `expected_hash`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ref_id: Option<String>,
+    /// The `hash` workspace_read gave for the version you changed: if the file changed since,
+    /// nothing is written and the call fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_hash: Option<String>,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+}
+
+impl Params for EntryWriteRequest {
+    const FLAGS: &'static [Flag] = &[
+        flag("topic", Spelling::Positional { rest: false }),
+        flag("name", Spelling::Positional { rest: false }),
+        flag("workspace", Spelling::Long("workspace", Some('w'))),
+        flag("domain", Spelling::Long("domain", Some('d'))),
+        flag("repository", Spelling::Long("repository", Some('r'))),
+        flag("fields", Spelling::Long("field", None)),
+    ];
+
+    fn validate(&self, _config: &Config) -> Result<usize> {
+        for (what, v) in [("the topic", &self.topic), ("the name", &self.name), ("the workspace", &self.workspace)] {
+            within(what, v, MAX_NAME_CHARS)?;
+        }
+        for (what, v) in [("the domain", &self.domain), ("the repository", &self.repository)] {
+            if let Some(v) = v {
+                within(what, v, MAX_NAME_CHARS)?;
+            }
+        }
+        within("the description", &self.description, MAX_DESCRIPTION_CHARS)?;
+        if let Some(body) = &self.body {
+            within("the body", body, MAX_BODY_CHARS)?;
+        }
+        if self.fields.len() > MAX_TAGS {
+            return Err(Error::Usage(format!("{} fields, over the limit of {MAX_TAGS}", self.fields.len())));
+        }
+        for (key, value) in &self.fields {
+            within("a field name", key, MAX_NAME_CHARS)?;
+            within(&format!("field `{key}`"), &value.to_string(), MAX_DESCRIPTION_CHARS)?;
+        }
+        if self.name.trim().is_empty() {
+            return Err(Error::Usage("the name is empty: give the entry a one-line name".into()));
+        }
+        if self.name.contains('\n') {
+            return Err(Error::Usage("the name is one line: put the rest in the description or the body".into()));
+        }
+        if self.description.trim().is_empty() {
+            return Err(Error::Usage("the description is empty: one sentence that says what the entry is".into()));
+        }
+        match (&self.ref_id, &self.expected_hash) {
+            (Some(_), None) => Err(Error::Usage(
+                "ref_id needs expected_hash: read the entry with workspace_read, which gives its hash".into(),
+            )),
+            (None, Some(_)) => Err(Error::Usage("expected_hash goes with the ref_id of the entry to change".into())),
+            _ => Ok(MAX_MAX_CHARS),
+        }
     }
 }
 

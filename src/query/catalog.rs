@@ -8,9 +8,9 @@ use serde_json::{Map, Value};
 
 use super::api::Format;
 use super::api::{
-    ContextRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest, MemoryGetRequest,
-    MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest, ToolDescribeRequest,
-    ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
+    ContextRequest, EntryWriteRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
+    MemoryGetRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest,
+    ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
 };
 use super::tools::ToolCallAnswer;
 use crate::config::Config;
@@ -60,7 +60,19 @@ const ADD: (bool, bool, bool) = (false, false, false);
 const REMOVE: (bool, bool, bool) = (false, true, true);
 
 /// Every tool, sorted by name.
-pub const TOOLS: [Tool; 15] = [
+pub const TOOLS: [Tool; 16] = [
+    tool(
+        "entry_write",
+        "Write a decision, lesson or plan",
+        "Create a workspace entry as a Markdown file with front-matter: a decision, a lesson, a plan, any other \
+topic's entry, or a scope's overview (topic `overview`). The file `_{topic}/YYMMDD-kebab-name.md` is made from the \
+name and today's date and checked with the rules of `tmws check` before it is written: an invalid entry is refused \
+with what is wrong, and nothing is written. To change an existing file, pass its refId as ref_id and the hash \
+workspace_read gave as expected_hash; if it changed since, the call fails. Secrets are redacted. Use memory_add for \
+notes; this is for knowledge a team keeps in the repository.",
+        (false, true, true),
+        EntryWriteRequest::schema,
+    ),
     tool(
         "memory_add",
         "Remember",
@@ -217,7 +229,7 @@ const NAMED_WORKSPACES: usize = 20;
 pub fn instructions(workspaces: &[String]) -> String {
     if workspaces.is_empty() {
         return format!(
-            "{INSTRUCTIONS} This project has no workspace yet (resources/workspaces/NAME/OVERVIEW.md makes one); \
+            "{INSTRUCTIONS} This project has no workspace yet (entry_write with topic `overview` makes one); \
 memory_add and memory_search work without one."
         );
     }

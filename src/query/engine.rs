@@ -18,9 +18,9 @@ use serde_json::{Map, Value};
 
 use super::answer::Reply;
 use super::api::{
-    self, ContextRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest, MemoryGetRequest,
-    MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest, ToolDescribeRequest,
-    ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
+    self, ContextRequest, EntryWriteRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
+    MemoryGetRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest,
+    ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
 };
 use super::catalog::{self, Output};
 use super::context::{self, ContextAnswer};
@@ -32,7 +32,7 @@ use super::registry::{self, Built, Listed};
 use super::session::SessionAnswer;
 use super::tools::{self, Registry, ToolCallAnswer, ToolDescription, ToolResults};
 use super::trust::{self, Trust};
-use super::{SearchAnswer, SyncOptions, SyncReport, WatchUpdate, read};
+use super::{SearchAnswer, SyncOptions, SyncReport, WatchUpdate, read, write};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::index::{Index, TextQuery};
@@ -231,6 +231,43 @@ impl Engine {
         Ok(Reply { answer: read::read(self.root(), &index, &req.ref_id)?, format: req.format, max_chars: max })
     }
 
+    /// `entry_write` (DESIGN §4.5): a new entry or overview, or a change to one, checked
+    /// before it is written.
+    pub fn entry_write(&self, req: &EntryWriteRequest) -> Result<Reply<write::EntryWritten>> {
+        let max = req.validate(self.config())?;
+        let epoch = self.keeper().ok().and_then(|k| k.index().payload().ok()).map_or(0, |p| p.epoch);
+        let answer = write::write(self.root(), req, chrono::Utc::now().date_naive())?;
+        self.await_indexed(&answer.ref_id, epoch);
+        Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    /// A server's index follows the files through its watcher: the answer of a write waits
+    /// (briefly) until the index holds what it wrote, so that the next search on any
+    /// surface finds it. An index synced on demand (the CLI) is synced by the next query.
+    fn await_indexed(&self, ref_id: &str, epoch_before: u64) {
+        const WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+        let Ok(keeper) = self.keeper() else { return };
+        if keeper.state().is_none() {
+            return;
+        }
+        let query = crate::index::ItemQuery { ref_ids: vec![ref_id.to_owned()], ..Default::default() };
+        let started = Instant::now();
+        while started.elapsed() < WAIT {
+            let index = keeper.index();
+            if index.reload().is_err() {
+                return;
+            }
+            // In the index, by a commit made after the write.
+            let committed = index.payload().is_ok_and(|p| p.epoch > epoch_before);
+            if committed && index.items(&query).is_ok_and(|items| !items.is_empty()) {
+                return;
+            }
+            drop(index);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        tracing::debug!("{ref_id} is not indexed yet");
+    }
+
     /// `workspace_search` (DESIGN §4.2).
     pub fn search(&self, req: &SearchRequest) -> Result<Reply<SearchAnswer>> {
         let max = req.validate(self.config())?;
@@ -398,6 +435,7 @@ impl Engine {
             "workspace_search" => text(self.search(&SearchRequest::from_args(args)?)?),
             "workspace_list" => text(self.workspace_list(&WorkspaceListRequest::from_args(args)?)?),
             "workspace_read" => text(self.workspace_read(&WorkspaceReadRequest::from_args(args)?)?),
+            "entry_write" => text(self.entry_write(&EntryWriteRequest::from_args(args)?)?),
             "memory_add" => text(self.memory_add(&MemoryAddRequest::from_args(args)?)?),
             "memory_search" => text(self.memory_search(&MemorySearchRequest::from_args(args)?)?),
             "memory_get" => text(self.memory_get(&MemoryGetRequest::from_args(args)?)?),

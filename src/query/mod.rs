@@ -23,6 +23,7 @@ pub mod registry;
 pub mod session;
 pub mod tools;
 pub mod trust;
+pub mod write;
 pub(crate) mod yaml;
 
 pub use self::answer::{Answer, Reply};

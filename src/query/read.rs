@@ -43,6 +43,9 @@ pub struct ReadAnswer {
     /// A document's front-matter as it is in the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub front_matter: Option<Value>,
+    /// A document's hash: what `entry_write` takes as `expected_hash` to change it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
     /// The body (T2): a document's text after its front-matter, a memory's content, a
     /// commit's message.
     pub body: String,
@@ -52,8 +55,8 @@ pub struct ReadAnswer {
 pub(crate) fn list(root: &Path, index: &Index) -> Result<WorkspaceList> {
     let scopes = super::context::list_scopes(root, index)?;
     let hint = scopes.is_empty().then(|| {
-        "no workspace yet: make resources/workspaces/NAME/OVERVIEW.md with `name:` and `description:` in its \
-front-matter"
+        "no workspace yet: entry_write with topic `overview` makes one (or write \
+resources/workspaces/NAME/OVERVIEW.md with `name` and `description` in its front-matter)"
             .to_owned()
     });
     Ok(WorkspaceList { scopes, hint })
@@ -94,6 +97,7 @@ from the root, a memory's id, commit:<sha>",
             // The file as it is now (the index may be a moment behind), confined and capped.
             let bytes = store::read(root, &root.join(&item.path), store::cap::MARKDOWN)?;
             let doc = markdown::parse(&bytes);
+            answer.hash = Some(super::write::hash_of(&bytes));
             answer.front_matter = doc.front.as_ref().map(|f| f.to_json());
             answer.body = doc.body;
         }

@@ -168,7 +168,7 @@ fn with_json_an_error_is_one_json_object_on_stderr_and_the_exit_code_stays() {
         (
             &["--json", "context", "-w", "nope"],
             1,
-            r#"{"error":"unknown workspace `nope`; known: devtools, nihongo","category":"not_found","hint":"to create the workspace `nope`, make the folder resources/workspaces/nope/ with an OVERVIEW.md whose front-matter has `name` and `description`"}"#,
+            r#"{"error":"unknown workspace `nope`; known: devtools, nihongo","category":"not_found","hint":"to create the workspace `nope`, run `tmws new overview NAME -w nope --description TEXT` (entry_write with topic `overview`), or write resources/workspaces/nope/OVERVIEW.md with `name` and `description` in its front-matter"}"#,
         ),
         (
             &["--json", "search"],
@@ -207,7 +207,7 @@ fn context_without_a_workspace_lists_the_scopes_and_how_to_make_one() {
   devtools/common/tmws-cli          tmws-cli: The tmws command line, from check to serve.
   nihongo                           日本語ワークスペース: 日本語で書かれたモバイルアプリ開発の知識をまとめたワークスペース。
   nihongo/mobile                    モバイル: iOS と Android アプリの共通基盤。
-To create a workspace, make the folder resources/workspaces/NAME/ with an OVERVIEW.md whose front-matter has `name` and `description`.
+To create a workspace, run `tmws new overview NAME -w NAME --description TEXT`, or write resources/workspaces/NAME/OVERVIEW.md with `name` and `description` in its front-matter.
 "
     );
     let out = root.run(&["--json", "context"]);
@@ -222,8 +222,8 @@ To create a workspace, make the folder resources/workspaces/NAME/ with an OVERVI
     let out = empty.run(&["context"]);
     assert_eq!(
         out.stdout,
-        "no workspaces yet\nTo create a workspace, make the folder resources/workspaces/NAME/ with an OVERVIEW.md whose \
-front-matter has `name` and `description`.\n"
+        "no workspaces yet\nTo create a workspace, run `tmws new overview NAME -w NAME --description TEXT`, or write \
+resources/workspaces/NAME/OVERVIEW.md with `name` and `description` in its front-matter.\n"
     );
 }
 

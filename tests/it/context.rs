@@ -107,8 +107,8 @@ fn unknown_scopes_list_what_exists_and_bad_names_are_refused() {
     assert_eq!(
         out.stderr,
         "tmws: unknown workspace `nope`; known: devtools, nihongo
-  hint: to create the workspace `nope`, make the folder resources/workspaces/nope/ with an OVERVIEW.md whose \
-front-matter has `name` and `description`
+  hint: to create the workspace `nope`, run `tmws new overview NAME -w nope --description TEXT` (entry_write with \
+topic `overview`), or write resources/workspaces/nope/OVERVIEW.md with `name` and `description` in its front-matter
 "
     );
     let out = root.run(&["context", "-w", "devtools", "-d", "common", "-r", "nope"]);
@@ -116,8 +116,9 @@ front-matter has `name` and `description`
     assert_eq!(
         out.stderr,
         "tmws: unknown repository `nope` in `devtools/common`; known: registry-service, tmws-cli
-  hint: to create the repository `nope`, make the folder resources/workspaces/devtools/common/nope/ with an \
-OVERVIEW.md whose front-matter has `name` and `description`
+  hint: to create the repository `nope`, run `tmws new overview NAME -w devtools -d common -r nope --description \
+TEXT` (entry_write with topic `overview`), or write resources/workspaces/devtools/common/nope/OVERVIEW.md with `name` \
+and `description` in its front-matter
 "
     );
     // A typo of a known name is named: two edits away at most.
@@ -126,8 +127,9 @@ OVERVIEW.md whose front-matter has `name` and `description`
     assert_eq!(
         out.stderr.lines().nth(1),
         Some(
-            "  hint: did you mean `devtools`? Or, to create the workspace `devtols`, make the folder \
-resources/workspaces/devtols/ with an OVERVIEW.md whose front-matter has `name` and `description`"
+            "  hint: did you mean `devtools`? Or, to create the workspace `devtols`, run `tmws new overview NAME -w \
+devtols --description TEXT` (entry_write with topic `overview`), or write resources/workspaces/devtols/OVERVIEW.md \
+with `name` and `description` in its front-matter"
         )
     );
     let out = root.run(&["context", "-w", "devtools", "-d", "comon"]);

@@ -184,6 +184,93 @@ fn the_first_search_on_a_fresh_root_waits_for_the_first_sync() {
     mcp.stop();
 }
 
+/// An agent writes knowledge as a person would with `tmws new`: an overview, a decision, a
+/// lesson and a plan, found by the next search; an invalid entry and a change from a
+/// stale version are refused and write nothing.
+#[test]
+fn an_agent_writes_valid_entries_and_is_refused_invalid_or_stale_ones() {
+    let root = TestRoot::new();
+    let mcp = Mcp::start(root.path());
+    let write = |args: Value| -> Value {
+        let mut args = args;
+        args["format"] = json!("json");
+        serde_json::from_str(mcp.call("entry_write", args).text()).unwrap()
+    };
+    let overview = write(json!({"topic": "overview", "workspace": "shop", "name": "Shop", "description": "The shop."}));
+    assert_eq!(
+        overview,
+        json!({"refId": "resources/workspaces/shop/OVERVIEW.md", "action": "created", "hash": overview["hash"]})
+    );
+    let date = chrono::Utc::now().date_naive();
+    let (day, ymd) = (date.format("%y%m%d").to_string(), date.format("%Y-%m-%d").to_string());
+    for (topic, name, fields, path) in [
+        (
+            "decisions",
+            "Card payments via Stripe",
+            json!({"tags": ["payments"]}),
+            format!("_decisions/{day}-card-payments-via-stripe.md"),
+        ),
+        ("lessons", "Idempotency keys", json!({"category": "payments"}), format!("_lessons/{day}-idempotency-keys.md")),
+        ("plans", "Refunds", json!({"status": "in_progress"}), format!("_plans/{day}-refunds.md")),
+    ] {
+        let v = write(json!({"topic": topic, "workspace": "shop", "name": name, "description": "Said in one line.",
+            "fields": fields, "body": "Why and how.\n"}));
+        assert_eq!(v["refId"], format!("resources/workspaces/shop/{path}"), "{v}");
+        assert_eq!(v["action"], "created");
+    }
+    assert_eq!(
+        root.read(&format!("resources/workspaces/shop/_plans/{day}-refunds.md")),
+        format!(
+            "---\nname: Refunds\ndescription: Said in one line.\nstatus: in_progress\ncreated: {ymd}\n---\n\nWhy and how.\n"
+        )
+    );
+    let check = root.run(&["check"]);
+    assert_eq!((check.code, check.stdout.as_str()), (0, ""), "{}", check.stderr);
+    let found: Value =
+        serde_json::from_str(mcp.call_fresh("workspace_search", json!({"query": "stripe", "format": "json"})).text())
+            .unwrap();
+    assert_eq!(
+        found["results"][0]["refId"],
+        format!("resources/workspaces/shop/_decisions/{day}-card-payments-via-stripe.md")
+    );
+
+    let before = root.snapshot();
+    let invalid = mcp.result(
+        "entry_write",
+        json!({"topic": "plans", "workspace": "shop", "name": "Chargebacks", "description": "d", "fields": {"status": "someday"}}),
+    );
+    assert_eq!(invalid.is_error, Some(true));
+    let text = super::clients::result_text(&invalid);
+    assert!(
+        text.starts_with("the entry is not valid, nothing was written: [invalid-enum] `status` must be one of"),
+        "{text}"
+    );
+
+    // A change names the hash workspace_read gave; once the file changed, that hash is stale.
+    let lesson = format!("resources/workspaces/shop/_lessons/{day}-idempotency-keys.md");
+    let read: Value =
+        serde_json::from_str(mcp.call("workspace_read", json!({"ref_id": lesson, "format": "json"})).text()).unwrap();
+    let hash = read["hash"].as_str().unwrap().to_owned();
+    let change = json!({"topic": "lessons", "workspace": "shop", "name": "Idempotency keys", "description": "Changed.",
+        "ref_id": lesson, "expected_hash": hash});
+    root.write(&lesson, root.read(&lesson).replace("Why and how.", "Edited by a person."));
+    let before_change = root.snapshot();
+    let stale = mcp.result("entry_write", change.clone());
+    assert_eq!(stale.is_error, Some(true));
+    assert!(super::clients::result_text(&stale).contains("changed since it was read"));
+    assert_eq!(root.snapshot(), before_change, "a stale change writes nothing");
+    assert_ne!(before, before_change);
+    let read: Value =
+        serde_json::from_str(mcp.call("workspace_read", json!({"ref_id": lesson, "format": "json"})).text()).unwrap();
+    let mut change = change;
+    change["expected_hash"] = read["hash"].clone();
+    let updated = write(change);
+    assert_eq!(updated["action"], "updated");
+    let text = root.read(&lesson);
+    assert!(text.contains("description: Changed.\n") && text.ends_with("\nEdited by a person.\n"), "{text}");
+    mcp.stop();
+}
+
 #[test]
 fn one_session_adds_finds_counts_and_clears_memories() {
     let root = TestRoot::sample();

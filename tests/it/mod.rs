@@ -4,6 +4,7 @@ mod cli;
 mod clients;
 mod context;
 mod corpora;
+mod entries;
 mod git_sync;
 mod hostile;
 mod index;

@@ -77,6 +77,20 @@ fn check_report(r: &Value) {
     assert!(calls["workspace_read"]["text"].as_str().unwrap().chars().count() <= 200);
     assert!(calls["workspace_list"]["text"].as_str().unwrap().contains("scope: devtools\n"));
     assert!(calls["memory_get"]["text"].as_str().unwrap().contains("The Python SDK can add memories."));
+    let written: Value = serde_json::from_str(calls["entry_write"]["text"].as_str().unwrap()).unwrap();
+    let day = chrono::Utc::now().date_naive().format("%y%m%d").to_string();
+    assert_eq!(
+        (written["refId"].as_str(), written["action"].as_str()),
+        (
+            Some(format!("resources/workspaces/devtools/_lessons/{day}-the-python-sdk-writes-entries.md").as_str()),
+            Some("created")
+        )
+    );
+    assert_eq!(
+        r["bad"]["invalid entry"]["structured"]["error"],
+        "the entry is not valid, nothing was written: [invalid-date] `created` must be a real date written \
+YYYY-MM-DD; found `soon` (write the date as YYYY-MM-DD, e.g. 2026-11-22)"
+    );
     let categories = [
         ("unknown parameter", "usage"),
         ("camelCase parameter", "usage"),
@@ -88,6 +102,8 @@ fn check_report(r: &Value) {
         ("clear without confirm", "usage"),
         ("unknown refId", "not_found"),
         ("unknown server", "not_found"),
+        ("invalid entry", "usage"),
+        ("stale entry", "conflict"),
     ];
     for (what, category) in categories {
         let bad = &r["bad"][what];

@@ -383,6 +383,40 @@ fn memory_routes_add_search_get_and_delete() {
     }
 }
 
+#[test]
+fn entries_are_written_with_post_workspace_entry_and_stale_changes_get_409() {
+    let root = TestRoot::sample();
+    let serve = Serve::start(root.path(), Some("tok"));
+    let body = json!({"topic": "decision", "workspace": "devtools", "domain": "common", "name": "Pin the toolchain",
+        "description": "Every build uses the same compiler.", "fields": {"tags": ["build"]}, "body": "Why.\n"});
+    let r = serve.post("/workspace/entry?format=json", &body.to_string());
+    assert_eq!(r.status, 200, "{}", r.body);
+    let made = r.json();
+    let day = chrono::Utc::now().date_naive().format("%y%m%d").to_string();
+    let path = format!("resources/workspaces/devtools/common/_decisions/{day}-pin-the-toolchain.md");
+    assert_eq!((made["refId"].as_str(), made["action"].as_str()), (Some(path.as_str()), Some("created")));
+    // The answer came once the index held it: the next search finds it.
+    let v = serve.get("/workspace/search?query=pin%20toolchain&format=json").json();
+    assert_eq!(v["results"][0]["refId"], path.as_str(), "{v}");
+    let read = serve.get(&format!("/workspace/read?ref_id={path}&format=json")).json();
+    assert_eq!(read["hash"], made["hash"]);
+    // A change from a version that is no longer the file's: 409, the file as it was.
+    root.write(&path, root.read(&path).replace("Why.", "Why, edited."));
+    let change = json!({"topic": "decisions", "workspace": "devtools", "domain": "common", "name": "Pin it",
+        "description": "d", "ref_id": path, "expected_hash": made["hash"]});
+    let r = serve.post("/workspace/entry", &change.to_string());
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert_eq!(r.json()["category"], "conflict");
+    assert!(root.read(&path).contains("Why, edited."));
+    // An invalid one: 400 with the findings.
+    let bad = json!({"topic": "plans", "workspace": "devtools", "name": "P", "description": "d", "fields": {"status": "later"}});
+    let r = serve.post("/workspace/entry", &bad.to_string());
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"].as_str().unwrap().contains("[invalid-enum] `status` must be one of"), "{}", r.body);
+    let r = serve.post("/workspace/entry", "[1]");
+    assert_eq!((r.status, r.json()["error"].as_str()), (400, Some("body: not a JSON object")));
+}
+
 /// Sends `head` (request line and headers, without the blank line) and `body` over a plain
 /// socket and returns the status and, when the answer says its length, its body.
 fn exchange(addr: &str, head: &str, body: &str) -> (u16, String) {

@@ -6,7 +6,8 @@ use std::process::Command;
 use tempfile::TempDir;
 
 /// The tools `tmws mcp` and `/mcp` of `tmws serve` list, sorted by name.
-pub const MCP_TOOLS: [&str; 15] = [
+pub const MCP_TOOLS: [&str; 16] = [
+    "entry_write",
     "memory_add",
     "memory_cleanup",
     "memory_clear",

@@ -56,6 +56,15 @@ async def exercise(session):
         "memory_cleanup": {},
         "session_record": {},
         "tool_search": {"query": "anything"},
+        "entry_write": {
+            "topic": "lessons",
+            "workspace": "devtools",
+            "name": "The Python SDK writes entries",
+            "description": "A lesson written through the official SDK.",
+            "fields": {"tags": ["py"]},
+            "body": "Written over MCP.\n",
+            "format": "json",
+        },
         "memory_clear": {"namespace": "short-term", "confirm": True},
     }
     report["calls"] = {}
@@ -84,6 +93,21 @@ async def exercise(session):
         "clear without confirm": ("memory_clear", {"all": True}),
         "unknown refId": ("workspace_read", {"ref_id": ".tmws/config.toml"}),
         "unknown server": ("tool_call", {"server": "nobody", "tool": "x", "arguments": {}}),
+        "invalid entry": (
+            "entry_write",
+            {"topic": "lessons", "workspace": "devtools", "name": "x", "description": "d", "fields": {"created": "soon"}},
+        ),
+        "stale entry": (
+            "entry_write",
+            {
+                "topic": "overview",
+                "workspace": "devtools",
+                "name": "DevTools",
+                "description": "d",
+                "ref_id": "resources/workspaces/devtools/OVERVIEW.md",
+                "expected_hash": "0" * 64,
+            },
+        ),
     }
     report["bad"] = {}
     for what, (name, args) in bad.items():

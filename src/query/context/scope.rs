@@ -53,9 +53,14 @@ fn unknown_scope_hint(level: &str, name: &str, parent: &str, known: &[String]) -
     } else {
         format!("{}/{parent}/{name}", layout::WORKSPACES_DIR)
     };
+    let mut flags = String::new();
+    for (flag, part) in ["-w", "-d"].iter().zip(parent.split('/').filter(|p| !p.is_empty())) {
+        flags.push_str(&format!("{flag} {part} "));
+    }
+    let flag = ["-w", "-d", "-r"][parent.split('/').filter(|p| !p.is_empty()).count().min(2)];
     let create = format!(
-        "to create the {level} `{name}`, make the folder {folder}/ with an OVERVIEW.md whose front-matter has \
-`name` and `description`"
+        "to create the {level} `{name}`, run `tmws new overview NAME {flags}{flag} {name} --description TEXT` \
+(entry_write with topic `overview`), or write {folder}/OVERVIEW.md with `name` and `description` in its front-matter"
     );
     match crate::suggest::closest(name, known.iter().map(String::as_str)) {
         Some(near) => format!("did you mean `{near}`? Or, {create}"),

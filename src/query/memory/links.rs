@@ -33,12 +33,8 @@ pub struct IntroducedIn {
     /// The files it changed (at most [`MAX_FILES`]).
     pub files: Vec<String>,
     /// How many more files it changed.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::query::answer::is_zero")]
     pub more_files: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// What git history says, as of `head`.

@@ -148,7 +148,8 @@ impl<T: Params, L: Leave> ToolArgs<T, L> {
                 spelling::<T>(&name),
                 Some(Spelling::Positional { .. } | Spelling::PositionalOrStdin | Spelling::Off(_))
             );
-            if kind == "array" && !positional {
+            // A list, or an object given as `--flag K=V` more than once (or as JSON).
+            if matches!(kind.as_str(), "array" | "object") && !positional {
                 arg = arg.action(ArgAction::Append);
             }
             // `--limit -1` is a value out of range, which the tool says so, not a flag.
@@ -206,6 +207,13 @@ impl<T: Params, L: Leave> clap::FromArgMatches for ToolArgs<T, L> {
                 _ if kind == "array" => {
                     if let Some(values) = m.get_many::<String>(&name) {
                         args.insert(name, Value::Array(values.map(|v| Value::String(v.clone())).collect()));
+                    }
+                }
+                _ if kind == "object" => {
+                    if let Some(values) = m.get_many::<String>(&name) {
+                        let mut values: Vec<Value> = values.map(|v| Value::String(v.clone())).collect();
+                        let value = if values.len() == 1 { values.remove(0) } else { Value::Array(values) };
+                        args.insert(name, value);
                     }
                 }
                 _ => {

@@ -55,6 +55,17 @@ Examples:
   tmws read m_3fa9c1d2e4b5                  a memory's whole content
   tmws read commit:4f2a… --format json";
 
+pub(super) const NEW: &str = "\
+Examples:
+  tmws new overview \"Acme\" -w acme --description \"Acme's services and how they fit.\"
+  tmws new decision \"Use Postgres for the job queue\" -w acme --description \"Why not Redis.\"
+  tmws new lesson \"Retry storms\" -w acme -d backend --description \"What took the API down.\" \\
+      --field tags=[incident,retries]
+  tmws new plan \"Move billing\" -w acme --description \"Billing onto the new queue.\" \\
+      --field status=in_progress --body - < plan.md
+  tmws new decision \"Use Postgres\" -w acme --description \"…\" --ref-id PATH --expected-hash HASH
+                                         change it (tmws read PATH --json gives the hash)";
+
 pub(super) const CONTEXT: &str = "\
 Examples:
   tmws context                        list the workspaces

@@ -26,9 +26,9 @@ use self::args::{Leave, Nothing, ToolArgs, Workspace};
 use self::render::Paint;
 use crate::error::{Error, ErrorAnswer};
 use crate::query::api::{
-    ContextRequest, Format, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest, MemoryGetRequest,
-    MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest, ToolDescribeRequest,
-    ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
+    ContextRequest, EntryWriteRequest, Format, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
+    MemoryGetRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest,
+    ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
 };
 use crate::store;
 
@@ -145,6 +145,15 @@ enum Command {
     /// it: front-matter and body as the file is now (workspace_read).
     #[command(after_help = help::READ)]
     Read(Tool<WorkspaceReadRequest>),
+    /// Write a new decision, lesson, plan, topic entry or scope overview, checked before it
+    /// is written (entry_write).
+    ///
+    /// The file is `resources/workspaces/W[/D[/R]]/_TOPIC/YYMMDD-kebab-name.md`, dated today,
+    /// with the front-matter its kind needs; TOPIC `overview` writes the scope's OVERVIEW.md
+    /// (a new workspace, domain or repository). An invalid entry is refused and nothing is
+    /// written. `--body -` reads the body from stdin.
+    #[command(after_help = help::NEW)]
+    New(Tool<EntryWriteRequest>),
     /// Remember and recall: short- and long-term memories in .tmws/memory/*.jsonl.
     #[command(subcommand, after_help = help::MEMORY)]
     Memory(MemoryCommand),
@@ -568,6 +577,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Context(tool) => query::context(cli, tool, out),
         Command::Workspaces(t) => query::tool(cli, "workspace_list", t, out),
         Command::Read(t) => query::tool(cli, "workspace_read", t, out),
+        Command::New(t) => query::new_entry(cli, t, out),
         Command::Memory(cmd) => query::memory(cli, cmd, out),
         Command::Session(SessionCommand::Record(tool)) => query::tool(cli, "session_record", tool, out),
         Command::Registry(cmd) => query::registry(cli, cmd, out),

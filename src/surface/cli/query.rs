@@ -63,8 +63,8 @@ pub(super) fn context(
     let engine = engine(cli)?;
     let scopes = engine.scopes()?;
     let how = format!(
-        "to create a workspace, make the folder {}/NAME/ with an OVERVIEW.md whose front-matter has `name` and \
-`description`",
+        "to create a workspace, run `tmws new overview NAME -w NAME --description TEXT`, or write \
+{}/NAME/OVERVIEW.md with `name` and `description` in its front-matter",
         crate::layout::WORKSPACES_DIR
     );
     let format = match tool.format {
@@ -122,6 +122,21 @@ pub(super) fn search(
     let reply = engine(cli)?.search(&req)?;
     let paint = cli.paint();
     table_or_text(reply, |w, a| render::search_table(&mut &mut *w, a, paint), format, out)
+}
+
+/// `tmws new`: `entry_write`, with `--body -` read from stdin.
+pub(super) fn new_entry(
+    cli: &Cli,
+    tool: &Tool<crate::query::api::EntryWriteRequest>,
+    out: &mut impl Write,
+) -> Result<u8, Failure> {
+    let mut args = arguments(&tool.params, cli.answer_format(tool.format))?;
+    if args.get("body").and_then(Value::as_str) == Some("-") {
+        let mut text = String::new();
+        io::stdin().read_to_string(&mut text).map_err(|e| Error::io(Path::new("<stdin>"), e))?;
+        args.insert("body".into(), Value::String(text));
+    }
+    run(&engine(cli)?, "entry_write", args, out)
 }
 
 pub(super) fn memory(cli: &Cli, cmd: &MemoryCommand, out: &mut impl Write) -> Result<u8, Failure> {

@@ -160,8 +160,17 @@ async fn get_tool(State(app): State<AppState>, headers: HeaderMap, request: Requ
     }
 }
 
-/// `POST /memory`: the parameters of `memory_add` as a JSON object (`?format=` too).
-async fn post_memory(State(app): State<AppState>, headers: HeaderMap, uri: Uri, body: axum::body::Bytes) -> Response {
+/// `POST /memory` (`memory_add`) and `POST /workspace/entry` (`entry_write`): the
+/// parameters as a JSON object in the body (and any in the query string).
+async fn post_tool(State(app): State<AppState>, headers: HeaderMap, uri: Uri, body: axum::body::Bytes) -> Response {
+    let (tool, example) = match uri.path() {
+        "/workspace/entry" => (
+            "entry_write",
+            "POST a JSON object such as {\"topic\": \"decisions\", \"workspace\": \"acme\", \"name\": \"…\", \
+\"description\": \"…\"}",
+        ),
+        _ => ("memory_add", "POST a JSON object such as {\"content\": \"…\", \"namespace\": \"long-term\"}"),
+    };
     let mut args = match query_args(&uri) {
         Ok(args) => args,
         Err(e) => return e.into_response(),
@@ -169,17 +178,11 @@ async fn post_memory(State(app): State<AppState>, headers: HeaderMap, uri: Uri, 
     match serde_json::from_slice::<Value>(&body) {
         Ok(Value::Object(fields)) => args.extend(fields),
         Ok(_) => {
-            return ApiError::new(StatusCode::BAD_REQUEST, "body: not a JSON object")
-                .hint("POST a JSON object such as {\"content\": \"…\", \"namespace\": \"long-term\"}")
-                .into_response();
+            return ApiError::new(StatusCode::BAD_REQUEST, "body: not a JSON object").hint(example).into_response();
         }
-        Err(e) => {
-            return ApiError::new(StatusCode::BAD_REQUEST, format!("body: {e}"))
-                .hint("POST a JSON object such as {\"content\": \"…\", \"namespace\": \"long-term\"}")
-                .into_response();
-        }
+        Err(e) => return ApiError::new(StatusCode::BAD_REQUEST, format!("body: {e}")).hint(example).into_response(),
     }
-    run(&app, &headers, "memory_add", args).await
+    run(&app, &headers, tool, args).await
 }
 
 /// `GET /memory/{id}` (`memory_get`) and `DELETE /memory/{id}` (`memory_delete`).
@@ -244,7 +247,7 @@ async fn session_ended_is_ok(request: Request, next: Next) -> Response {
 async fn not_found(request: Request) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path())).hint(
         "routes: GET /workspace/context, GET /workspace/search, GET /workspace/list, GET /workspace/read?ref_id=…, \
-POST /memory, GET /memory/search, GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /health, \
+POST /workspace/entry, POST /memory, GET /memory/search, GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /health, \
 GET /metrics, /mcp",
     )
 }
@@ -274,6 +277,7 @@ async fn count(State(app): State<AppState>, request: Request, next: Next) -> Res
         "/workspace/search" => "/workspace/search",
         "/workspace/list" => "/workspace/list",
         "/workspace/read" => "/workspace/read",
+        "/workspace/entry" => "/workspace/entry",
         "/health" => "/health",
         "/metrics" => "/metrics",
         p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
@@ -299,7 +303,8 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
         .route("/workspace/search", get(get_tool))
         .route("/workspace/list", get(get_tool))
         .route("/workspace/read", get(get_tool))
-        .route("/memory", axum::routing::post(post_memory))
+        .route("/memory", axum::routing::post(post_tool))
+        .route("/workspace/entry", axum::routing::post(post_tool))
         .route("/memory/search", get(get_tool))
         .route("/memory/stats", get(get_tool))
         .route("/memory/{id}", get(memory_by_id).delete(memory_by_id))
