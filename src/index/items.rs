@@ -47,6 +47,10 @@ impl std::fmt::Debug for ItemList {
 }
 
 impl ItemList {
+    pub(super) fn of(index: super::Fields, searcher: Searcher, refs: Vec<(String, DocAddress)>) -> ItemList {
+        ItemList { index, searcher, refs }
+    }
+
     pub fn len(&self) -> usize {
         self.refs.len()
     }
@@ -74,6 +78,10 @@ impl ItemList {
             meta: text(f.meta).and_then(|m| serde_json::from_str(&m).ok()),
             flags: all(f.flags),
             expires: text(f.expires),
+            importance: doc.get_first(f.importance).and_then(|v| v.as_f64()),
+            agent: text(f.agent),
+            branch: text(f.branch),
+            key: text(f.key),
         })
     }
 }
@@ -100,6 +108,11 @@ pub struct Item {
     pub flags: Vec<String>,
     /// A memory's expiry (RFC 3339 UTC).
     pub expires: Option<String>,
+    /// A memory's importance as written, its agent, its branch and its upsert key.
+    pub importance: Option<f64>,
+    pub agent: Option<String>,
+    pub branch: Option<String>,
+    pub key: Option<String>,
 }
 
 fn any_of(field: tantivy::schema::Field, values: &[String]) -> Box<dyn Query> {

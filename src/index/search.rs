@@ -186,7 +186,83 @@ pub(crate) fn expired(f: &Fields) -> Box<dyn Query> {
     ))
 }
 
+/// The clauses of a query's filters: scope, topics, kinds, statuses, tags, namespaces,
+/// kinds of memory and visibility across branches. They narrow; they never score.
+fn filters(f: &Fields, req: &TextQuery) -> Result<Vec<(Occur, Box<dyn Query>)>> {
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    if let Some(scope) = &req.scope {
+        let scope = Scope::parse(scope.trim_matches('/')).map_err(|e| Error::Usage(e.to_string()))?;
+        clauses.push((Occur::Must, filter(f.scope_path, &[scope.to_string()])));
+    }
+    if !req.topics.is_empty() {
+        clauses.push((Occur::Must, filter(f.topic, &req.topics)));
+    }
+    if !req.kinds.is_empty() {
+        let kinds: Vec<String> = req.kinds.iter().map(|k| k.as_str().to_owned()).collect();
+        clauses.push((Occur::Must, filter(f.kind, &kinds)));
+    }
+    if !req.status.is_empty() {
+        clauses.push((Occur::Must, filter(f.status, &req.status)));
+    }
+    for tag in &req.tags {
+        clauses.push((Occur::Must, filter(f.tag, std::slice::from_ref(tag))));
+    }
+    if !req.namespaces.is_empty() {
+        clauses.push((Occur::Must, filter(f.namespace, &req.namespaces)));
+    }
+    if !req.categories.is_empty() {
+        clauses.push((Occur::Must, filter(f.category, &req.categories)));
+    }
+    match &req.visible {
+        None => {}
+        Some(Visible::Only(branches)) => clauses.push((Occur::Must, filter(f.branch, branches))),
+        Some(Visible::Except { tracked, hidden, partly }) => {
+            let mut off: Vec<(Occur, Box<dyn Query>)> =
+                hidden.iter().map(|b| (Occur::Should, term_query(f.branch, b))).collect();
+            for (branch, commits) in partly {
+                let at = BooleanQuery::new(vec![
+                    (Occur::Must, term_query(f.branch, branch)),
+                    (Occur::Must, filter(f.commit, commits)),
+                ]);
+                off.push((Occur::Should, Box::new(at)));
+            }
+            if !off.is_empty() {
+                let mut hidden_q: Vec<(Occur, Box<dyn Query>)> =
+                    vec![(Occur::Must, Box::new(BooleanQuery::new(off)) as Box<dyn Query>)];
+                if !tracked.is_empty() {
+                    hidden_q.push((Occur::MustNot, filter(f.namespace, tracked)));
+                }
+                clauses.push((Occur::MustNot, Box::new(BooleanQuery::new(hidden_q))));
+            }
+        }
+    }
+    Ok(clauses)
+}
+
 impl Index {
+    /// The memories `req`'s filters leave (never expired ones), added at `since` (seconds
+    /// since the epoch) or later, newest first: how many there are, and the first
+    /// `req.limit` of them. `req.query` is not read.
+    pub fn latest_memories(&self, req: &TextQuery, since: Option<i64>) -> Result<(usize, Vec<super::Item>)> {
+        let f = &self.fields;
+        let mut clauses = filters(f, req)?;
+        clauses.push((Occur::Must, term_query(f.kind, DocKind::Memory.as_str())));
+        clauses.push((Occur::MustNot, expired(f)));
+        if let Some(since) = since {
+            let from = std::ops::Bound::Included(Term::from_field_i64(f.added, since));
+            clauses.push((Occur::Must, Box::new(RangeQuery::new(from, std::ops::Bound::Unbounded))));
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let total = searcher.search(&query, &Count).map_err(tantivy_err)?;
+        let newest = TopDocs::with_limit(req.limit.max(1)).order_by_fast_field::<i64>("added", Order::Desc);
+        let top = searcher.search(&query, &newest).map_err(tantivy_err)?;
+        let list =
+            super::items::ItemList::of(f.clone(), searcher, top.into_iter().map(|(_, a)| (String::new(), a)).collect());
+        let items = (0..list.len()).map(|i| list.get(i)).collect::<Result<Vec<_>>>()?;
+        Ok((total, items))
+    }
+
     /// Runs a search over what the reader sees now.
     pub fn search(&self, req: &TextQuery) -> Result<SearchResults> {
         let (free, phrases) = parse_text(&req.query);
@@ -223,52 +299,7 @@ impl Index {
             let occur = if phrases.is_empty() { Occur::Must } else { Occur::Should };
             clauses.push((occur, Box::new(BooleanQuery::new(text))));
         }
-        if let Some(scope) = &req.scope {
-            let scope = Scope::parse(scope.trim_matches('/')).map_err(|e| Error::Usage(e.to_string()))?;
-            clauses.push((Occur::Must, filter(f.scope_path, &[scope.to_string()])));
-        }
-        if !req.topics.is_empty() {
-            clauses.push((Occur::Must, filter(f.topic, &req.topics)));
-        }
-        if !req.kinds.is_empty() {
-            let kinds: Vec<String> = req.kinds.iter().map(|k| k.as_str().to_owned()).collect();
-            clauses.push((Occur::Must, filter(f.kind, &kinds)));
-        }
-        if !req.status.is_empty() {
-            clauses.push((Occur::Must, filter(f.status, &req.status)));
-        }
-        for tag in &req.tags {
-            clauses.push((Occur::Must, filter(f.tag, std::slice::from_ref(tag))));
-        }
-        if !req.namespaces.is_empty() {
-            clauses.push((Occur::Must, filter(f.namespace, &req.namespaces)));
-        }
-        if !req.categories.is_empty() {
-            clauses.push((Occur::Must, filter(f.category, &req.categories)));
-        }
-        match &req.visible {
-            None => {}
-            Some(Visible::Only(branches)) => clauses.push((Occur::Must, filter(f.branch, branches))),
-            Some(Visible::Except { tracked, hidden, partly }) => {
-                let mut off: Vec<(Occur, Box<dyn Query>)> =
-                    hidden.iter().map(|b| (Occur::Should, term_query(f.branch, b))).collect();
-                for (branch, commits) in partly {
-                    let at = BooleanQuery::new(vec![
-                        (Occur::Must, term_query(f.branch, branch)),
-                        (Occur::Must, filter(f.commit, commits)),
-                    ]);
-                    off.push((Occur::Should, Box::new(at)));
-                }
-                if !off.is_empty() {
-                    let mut hidden_q: Vec<(Occur, Box<dyn Query>)> =
-                        vec![(Occur::Must, Box::new(BooleanQuery::new(off)) as Box<dyn Query>)];
-                    if !tracked.is_empty() {
-                        hidden_q.push((Occur::MustNot, filter(f.namespace, tracked)));
-                    }
-                    clauses.push((Occur::MustNot, Box::new(BooleanQuery::new(hidden_q))));
-                }
-            }
-        }
+        clauses.extend(filters(f, req)?);
         let limit = if req.limit == 0 { 10 } else { req.limit };
         let searcher = self.reader.searcher();
         if let Some(ranking) = &req.ranking {

@@ -688,6 +688,66 @@ impl MemorySearchRequest {
     }
 }
 
+/// Parameters of `memory_list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryListRequest {
+    /// Only memories of this namespace: `short-term`, `long-term` or another of the config.
+    /// By default every namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Only memories added since then: a date (`2026-11-01`), a time (RFC 3339) or a span
+    /// back from now (`30m`, `12h`, `7d`, `2w`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Only memories carrying all of these tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Only memories of this kind (`note`, `session`, `problem`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Only memories written on this git branch; `*` for all. By default what the checked-out
+    /// commit can see, as memory_search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// How many at most, 1 to 100.
+    #[serde(default = "twenty")]
+    pub limit: u32,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
+    /// the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+}
+
+fn twenty() -> u32 {
+    20
+}
+
+impl Params for MemoryListRequest {
+    const FLAGS: &'static [Flag] =
+        &[flag("namespace", Spelling::Long("namespace", Some('n'))), flag("tags", Spelling::Long("tag", None))];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        tags_within(&self.tags)?;
+        for (what, v) in
+            [("the namespace", &self.namespace), ("kind", &self.kind), ("branch", &self.branch), ("since", &self.since)]
+        {
+            if let Some(v) = v {
+                within(what, v, MAX_NAME_CHARS)?;
+            }
+        }
+        limit_within(self.limit, 100)?;
+        answer_cap(self.max_chars, config)
+    }
+}
+
 /// Parameters of `memory_get`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use super::api::Format;
 use super::api::{
     ContextRequest, EntryWriteRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
-    MemoryGetRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest,
-    ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
+    MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest,
+    ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
 };
 use super::tools::ToolCallAnswer;
 use crate::config::Config;
@@ -60,7 +60,7 @@ const ADD: (bool, bool, bool) = (false, false, false);
 const REMOVE: (bool, bool, bool) = (false, true, true);
 
 /// Every tool, sorted by name.
-pub const TOOLS: [Tool; 16] = [
+pub const TOOLS: [Tool; 17] = [
     tool(
         "entry_write",
         "Write a decision, lesson or plan",
@@ -112,6 +112,15 @@ Only when the user asks for it.",
         "Read one memory by id, with its whole content when include_content is true.",
         READ,
         MemoryGetRequest::schema,
+    ),
+    tool(
+        "memory_list",
+        "List recent memories",
+        "What was remembered lately: the newest memories first (id, namespace, kind, summary, tags, created_at), \
+optionally of one namespace, kind or tag set, or since a date or a span such as `7d`. Use it to catch up at the \
+start of a session; use memory_search to find something by its words.",
+        READ,
+        MemoryListRequest::schema,
     ),
     tool(
         "memory_search",

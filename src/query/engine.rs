@@ -19,8 +19,8 @@ use serde_json::{Map, Value};
 use super::answer::Reply;
 use super::api::{
     self, ContextRequest, EntryWriteRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
-    MemoryGetRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest,
-    ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
+    MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest,
+    ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
 };
 use super::catalog::{self, Output};
 use super::context::{self, ContextAnswer};
@@ -295,6 +295,14 @@ impl Engine {
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
+    /// `memory_list`: what was remembered lately, newest first.
+    pub fn memory_list(&self, req: &MemoryListRequest) -> Result<Reply<memory::MemoryListAnswer>> {
+        let max = req.validate(self.config())?;
+        let (mut answer, stale) = self.searched(|index| memory::list(self.root(), self.config(), index, req))?;
+        answer.stale = stale;
+        Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
     /// `memory_search` (DESIGN §4.3).
     pub fn memory_search(&self, req: &MemorySearchRequest) -> Result<Reply<MemorySearchAnswer>> {
         let max = req.validate(self.config())?;
@@ -438,6 +446,7 @@ impl Engine {
             "entry_write" => text(self.entry_write(&EntryWriteRequest::from_args(args)?)?),
             "memory_add" => text(self.memory_add(&MemoryAddRequest::from_args(args)?)?),
             "memory_search" => text(self.memory_search(&MemorySearchRequest::from_args(args)?)?),
+            "memory_list" => text(self.memory_list(&MemoryListRequest::from_args(args)?)?),
             "memory_get" => text(self.memory_get(&MemoryGetRequest::from_args(args)?)?),
             "memory_delete" => text(self.memory_delete(&MemoryDeleteRequest::from_args(args)?)?),
             "memory_stats" => text(self.memory_stats(&FormatOnly::from_args(args)?)?),

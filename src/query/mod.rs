@@ -71,6 +71,12 @@ impl Answer for memory::MemorySearchAnswer {
     }
 }
 
+impl Answer for memory::MemoryListAnswer {
+    fn plan(&self, value: &serde_json::Value) -> answer::Plan {
+        answer::Plan::list_from_end(value, "/results", "results", "ask for fewer results (limit), or raise max_chars")
+    }
+}
+
 impl Answer for memory::MemoryHit {}
 impl Answer for read::WorkspaceList {}
 impl Answer for read::ReadAnswer {}

@@ -177,7 +177,7 @@ fn get_delete_and_expiry() {
         got,
         serde_json::json!({"id": "m_000000000002", "namespace": "long-term", "kind": "problem",
             "summary": "a live deployment problem", "tags": ["ci"], "created_at": "2026-01-01T00:00:00Z",
-            "content": "a live deployment problem"})
+            "content": "a live deployment problem", "expires_at": "2099-01-01T00:00:00Z", "importance": 0.5})
     );
     // An id as the query finds that entry.
     assert_eq!(ids(&json(&root.run(&["--json", "memory", "search", "m_000000000002"]))), ["m_000000000002"]);
@@ -349,4 +349,96 @@ fn a_repeated_add_merges_its_tags_and_kind_into_the_entry() {
     let third = add(&["--tag", "ports"]);
     assert!(third.get("updated").is_none(), "{third}");
     assert_eq!(log_lines(&root, "long-term").len(), 2);
+}
+
+/// `memory list`: what was remembered lately, newest first, by namespace, kind, tag and
+/// time; never an expired or deleted entry. `memory get` shows what an entry carries.
+#[test]
+fn list_gives_the_newest_first_and_get_shows_every_field() {
+    let now = chrono::Utc::now();
+    let at = |ago: chrono::Duration| (now - ago).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let add = |id: &str, ns: &str, when: String, text: &str, extra: &str| {
+        let kind = if extra.contains("\"kind\"") { "" } else { r#","kind":"note""# };
+        format!(r#"{{"op":"add","id":"{id}","ns":"{ns}","at":"{when}","content":"{text}"{kind}{extra}}}"#)
+    };
+    let short = [
+        add("m_000000000001", "short-term", at(chrono::Duration::days(40)), "Old news.", ""),
+        add("m_000000000002", "short-term", at(chrono::Duration::hours(2)), "Two hours ago.", r#","tags":["t"]"#),
+        add(
+            "m_000000000003",
+            "short-term",
+            at(chrono::Duration::minutes(1)),
+            "A minute ago.",
+            &format!(
+                r#","kind":"problem","importance":0.9,"agent":"claude","key":"ops/x","git":{{"branch":"feat"}},"expires_at":"{}""#,
+                at(-chrono::Duration::days(10))
+            ),
+        ),
+        add(
+            "m_000000000004",
+            "short-term",
+            at(chrono::Duration::minutes(3)),
+            "Expired.",
+            &format!(r#","expires_at":"{}""#, at(chrono::Duration::minutes(2))),
+        ),
+        add("m_000000000005", "short-term", at(chrono::Duration::minutes(4)), "Deleted.", ""),
+        format!(r#"{{"op":"delete","id":"m_000000000005","at":"{}"}}"#, at(chrono::Duration::minutes(3))),
+    ];
+    let long = [add("m_000000000006", "long-term", at(chrono::Duration::days(3)), "Three days ago.", "")];
+    let root = TestRoot::new()
+        .file(".tmws/memory/short-term.jsonl", short.join("\n") + "\n")
+        .file(".tmws/memory/long-term.jsonl", long.join("\n") + "\n");
+
+    let v = json(&root.run(&["--json", "memory", "list"]));
+    assert_eq!(v["total"], 4);
+    assert_eq!(ids(&v), ["m_000000000003", "m_000000000002", "m_000000000006", "m_000000000001"]);
+    assert_eq!(
+        v["results"][1],
+        serde_json::json!({"id": "m_000000000002", "namespace": "short-term", "kind": "note", "summary": "Two hours ago.",
+            "tags": ["t"], "created_at": at(chrono::Duration::hours(2))})
+    );
+    let v = json(&root.run(&["--json", "memory", "list", "--since", "1d"]));
+    assert_eq!(
+        (v["total"].as_u64(), ids(&v)),
+        (Some(2), vec!["m_000000000003".to_owned(), "m_000000000002".to_owned()])
+    );
+    let day = (now - chrono::Duration::days(5)).format("%Y-%m-%d").to_string();
+    let v = json(&root.run(&["--json", "memory", "list", "--since", &day, "--limit", "2"]));
+    assert_eq!((v["total"].as_u64(), ids(&v).len()), (Some(3), 2), "total counts beyond the limit");
+    let v = json(&root.run(&["--json", "memory", "list", "-n", "long-term"]));
+    assert_eq!(ids(&v), ["m_000000000006"]);
+    let v = json(&root.run(&["--json", "memory", "list", "--kind", "problem"]));
+    assert_eq!(ids(&v), ["m_000000000003"]);
+    let v = json(&root.run(&["--json", "memory", "list", "--tag", "t"]));
+    assert_eq!(ids(&v), ["m_000000000002"]);
+    let out = root.run(&["memory", "list", "--since", "last week"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.starts_with("tmws: since: `last week` is not a date (2026-11-01)"), "{}", out.stderr);
+    let out = root.run(&["memory", "list", "--limit", "0"]);
+    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: limit 0 is outside 1..=100\n"));
+
+    // get shows what the entry carries beyond its text.
+    let v = json(&root.run(&["--json", "memory", "get", "m_000000000003"]));
+    assert_eq!(
+        (&v["importance"], &v["agent"], &v["key"], &v["branch"], &v["kind"]),
+        (
+            &serde_json::json!(0.9),
+            &serde_json::json!("claude"),
+            &serde_json::json!("ops/x"),
+            &serde_json::json!("feat"),
+            &serde_json::json!("problem")
+        )
+    );
+    assert_eq!(v["expires_at"], at(-chrono::Duration::days(10)));
+
+    // An empty search says where the latest are.
+    let out = root.run(&["memory", "search", ""]);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (
+            2,
+            "tmws: empty query: give some words to search for\n  hint: to see what was remembered lately, use \
+memory_list (`tmws memory list`)\n"
+        )
+    );
 }

@@ -77,6 +77,8 @@ fn check_report(r: &Value) {
     assert!(calls["workspace_read"]["text"].as_str().unwrap().chars().count() <= 200);
     assert!(calls["workspace_list"]["text"].as_str().unwrap().contains("scope: devtools\n"));
     assert!(calls["memory_get"]["text"].as_str().unwrap().contains("The Python SDK can add memories."));
+    let listed: Value = serde_json::from_str(calls["memory_list"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(listed["results"][0]["summary"], "The Python SDK can add memories.");
     let written: Value = serde_json::from_str(calls["entry_write"]["text"].as_str().unwrap()).unwrap();
     let day = chrono::Utc::now().date_naive().format("%y%m%d").to_string();
     assert_eq!(

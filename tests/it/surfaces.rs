@@ -88,7 +88,42 @@ fn cases() -> Vec<Case> {
         "deleted: true",
     );
     delete.writes = true;
+    let entry = json!({"topic": "decisions", "workspace": "devtools", "name": "Pin the toolchain",
+        "description": "Every build uses the same compiler.", "body": "Why.\n"});
+    let mut write = ok(
+        "entry_write creates a decision",
+        "entry_write",
+        entry.clone(),
+        vec![
+            "new".into(),
+            "decisions".into(),
+            "Pin the toolchain".into(),
+            "-w".into(),
+            "devtools".into(),
+            "--description".into(),
+            "Every build uses the same compiler.".into(),
+            "--body".into(),
+            "Why.\n".into(),
+        ],
+        Some(Http::Post("/workspace/entry", entry)),
+        "action: created\n",
+    );
+    write.writes = true;
+    let mut invalid = err(
+        "entry_write refuses an invalid entry",
+        "entry_write",
+        json!({"topic": "plans", "workspace": "devtools", "name": "P", "description": "d", "fields": {"status": "later"}}),
+        Some(words("new plans P -w devtools --description d --field status=later")),
+        Some(Http::Post(
+            "/workspace/entry",
+            json!({"topic": "plans", "workspace": "devtools", "name": "P", "description": "d", "fields": {"status": "later"}}),
+        )),
+        "usage",
+    );
+    invalid.writes = true;
     vec![
+        write,
+        invalid,
         ok(
             "context at the workspace",
             "workspace_get_context",
@@ -172,6 +207,14 @@ fn cases() -> Vec<Case> {
             words("memory search staging database port --tag billing"),
             Some(Http::Get("/memory/search?query=staging%20database%20port&tags=billing".into())),
             "found: 1\n",
+        ),
+        ok(
+            "memory_list gives the newest first",
+            "memory_list",
+            json!({"namespace": "long-term", "limit": 1}),
+            words("memory list -n long-term --limit 1"),
+            Some(Http::Get("/memory/list?namespace=long-term&limit=1".into())),
+            "summary: The staging database of the billing service listens on port 5433.\n",
         ),
         ok(
             "memory_get with its content",

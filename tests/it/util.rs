@@ -6,13 +6,14 @@ use std::process::Command;
 use tempfile::TempDir;
 
 /// The tools `tmws mcp` and `/mcp` of `tmws serve` list, sorted by name.
-pub const MCP_TOOLS: [&str; 16] = [
+pub const MCP_TOOLS: [&str; 17] = [
     "entry_write",
     "memory_add",
     "memory_cleanup",
     "memory_clear",
     "memory_delete",
     "memory_get",
+    "memory_list",
     "memory_search",
     "memory_stats",
     "session_record",

@@ -52,6 +52,7 @@ async def exercise(session):
         "workspace_read": {"ref_id": "resources/workspaces/devtools/OVERVIEW.md", "max_chars": 200},
         "memory_add": {"content": "The Python SDK can add memories.", "namespace": "long-term", "tags": ["py"]},
         "memory_search": {"query": "python sdk memories", "format": "json", "min_score": 0},
+        "memory_list": {"since": "1d", "limit": 3, "format": "json"},
         "memory_stats": {"format": "json"},
         "memory_cleanup": {},
         "session_record": {},

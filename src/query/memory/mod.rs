@@ -21,7 +21,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::api::{MemoryAddRequest, MemorySearchRequest};
+use super::api::{MemoryAddRequest, MemoryListRequest, MemorySearchRequest};
 use crate::config::{Config, NamespaceConfig};
 use crate::error::{Error, Result};
 use crate::index::memlog::LogMark;
@@ -361,6 +361,21 @@ pub struct MemoryHit {
     /// The first 1,200 characters (`memory_search` with `include_content`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_preview: Option<String>,
+    /// When it expires (`memory_get`; none for a namespace that keeps entries for ever).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// Its importance as written, 0 to 1 (`memory_get`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub importance: Option<f64>,
+    /// The agent that wrote it (`memory_get`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Its upsert key (`memory_get`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The git branch it was written on (`memory_get`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
     /// The commit that introduced the entry, once it is committed (DESIGN §6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub introduced_in: Option<links::IntroducedIn>,
@@ -379,7 +394,7 @@ impl MemoryHit {
             content: content.then(|| item.body.clone().unwrap_or_default()),
             content_preview: preview
                 .then(|| item.body.as_deref().unwrap_or_default().chars().take(PREVIEW_CHARS).collect()),
-            introduced_in: None,
+            ..MemoryHit::default()
         }
     }
 
@@ -395,7 +410,7 @@ impl MemoryHit {
             content: None,
             content_preview: preview
                 .then(|| hit.body.as_deref().unwrap_or_default().chars().take(PREVIEW_CHARS).collect()),
-            introduced_in: None,
+            ..MemoryHit::default()
         }
     }
 }
@@ -452,7 +467,15 @@ pub(crate) fn get(root: &Path, index: &Index, id: &str, include_content: bool) -
         Some(item) => {
             maint::count_access(root, &item.ref_id);
             let introduced_in = links::current(root).of(&item.ref_id).cloned();
-            Ok(MemoryHit { introduced_in, ..MemoryHit::of_item(&item, include_content, false) })
+            Ok(MemoryHit {
+                introduced_in,
+                expires_at: item.expires.clone(),
+                importance: item.importance,
+                agent: item.agent.clone(),
+                key: item.key.clone(),
+                branch: item.branch.clone(),
+                ..MemoryHit::of_item(&item, include_content, false)
+            })
         }
         None => Err(Error::NotFound(format!("no memory `{}`", id.trim()))),
     }
@@ -497,6 +520,10 @@ pub(crate) fn search(
     }
     let limit = req.limit_or(config) as usize;
     let min_score = req.min_score_or(config);
+    if req.query.trim().is_empty() {
+        return Err(Error::Usage("empty query: give some words to search for".into())
+            .with_hint("to see what was remembered lately, use memory_list (`tmws memory list`)"));
+    }
     if is_memory_id(&req.query) {
         let found = find(index, req.query.trim())?;
         let links = links::current(root);
@@ -538,6 +565,68 @@ pub(crate) fn search(
         .map(|h| MemoryHit { introduced_in: links.of(&h.ref_id).cloned(), ..MemoryHit::of_hit(h, req.include_content) })
         .collect();
     Ok(MemorySearchAnswer { found: results.len(), total, query: req.query.clone(), results, stale: false })
+}
+
+/// `memory_list`'s answer: what was remembered lately.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MemoryListAnswer {
+    /// How many memories the filters leave (the results are the newest of them).
+    pub total: usize,
+    pub results: Vec<MemoryHit>,
+    /// The index may be behind the logs.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
+}
+
+/// `memory_list`: the newest memories the filters leave, as memory_search shows them
+/// (visible on this branch, never expired).
+pub(crate) fn list(root: &Path, config: &Config, index: &Index, req: &MemoryListRequest) -> Result<MemoryListAnswer> {
+    if let Some(ns) = &req.namespace {
+        namespace(config, ns)?;
+    }
+    let since = req.since.as_deref().map(|s| since(s, Utc::now())).transpose()?;
+    let query = TextQuery {
+        tags: req.tags.clone(),
+        limit: req.limit as usize,
+        namespaces: req.namespace.iter().cloned().collect(),
+        categories: req.kind.iter().cloned().collect(),
+        visible: visible::visible(root, index, req.branch.as_deref())?,
+        ..TextQuery::default()
+    };
+    let (total, items) = index.latest_memories(&query, since)?;
+    let links = links::current(root);
+    let results = items
+        .iter()
+        .map(|i| MemoryHit { introduced_in: links.of(&i.ref_id).cloned(), ..MemoryHit::of_item(i, false, false) })
+        .collect();
+    Ok(MemoryListAnswer { total, results, stale: false })
+}
+
+/// `since` as seconds since the epoch: a date, an RFC 3339 time, or a span back from `now`.
+fn since(text: &str, now: DateTime<Utc>) -> Result<i64> {
+    let t = text.trim();
+    let span = t.strip_suffix(['m', 'h', 'd', 'w']).and_then(|n| n.parse::<i64>().ok()).and_then(|n| {
+        let unit = match t.as_bytes().last() {
+            Some(b'm') => 60,
+            Some(b'h') => 3_600,
+            Some(b'd') => 86_400,
+            _ => 7 * 86_400,
+        };
+        n.checked_mul(unit)
+    });
+    if let Some(secs) = span {
+        return Ok(now.timestamp().saturating_sub(secs));
+    }
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        return Ok(date.and_time(chrono::NaiveTime::MIN).and_utc().timestamp());
+    }
+    chrono::DateTime::parse_from_rfc3339(t).map(|d| d.timestamp()).map_err(|_| {
+        Error::Usage(format!(
+            "since: `{}` is not a date (2026-11-01), a time (2026-11-01T09:00:00Z) or a span back from now (30m, 12h, \
+7d, 2w)",
+            crate::query::api::preview(t)
+        ))
+    })
 }
 
 /// The namespaces to look at: the configured ones and any with a log on disk.

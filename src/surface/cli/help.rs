@@ -77,6 +77,7 @@ pub(super) const MEMORY: &str = "\
 Examples:
   tmws memory add \"The staging database is reset every Monday\"
   tmws memory search staging database
+  tmws memory list --since 7d
   tmws memory stats";
 
 pub(super) const MEMORY_ADD: &str = "\
@@ -90,6 +91,12 @@ Examples:
   tmws memory search staging database
   tmws memory search flaky test --kind problem --include-content
   tmws memory search token refresh --branch '*' --limit 20";
+
+pub(super) const MEMORY_LIST: &str = "\
+Examples:
+  tmws memory list                          the 20 newest
+  tmws memory list --since 7d -n long-term
+  tmws memory list --since 2026-11-01 --kind session --limit 5 --json";
 
 pub(super) const MEMORY_GET: &str = "\
 Examples:

@@ -27,8 +27,8 @@ use self::render::Paint;
 use crate::error::{Error, ErrorAnswer};
 use crate::query::api::{
     ContextRequest, EntryWriteRequest, Format, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
-    MemoryGetRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest, ToolCallRequest,
-    ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
+    MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest,
+    ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
 };
 use crate::store;
 
@@ -219,6 +219,9 @@ enum MemoryCommand {
     /// importance (halving every `half_life_days`, lifted by reads), times its writer's trust.
     #[command(after_help = help::MEMORY_SEARCH)]
     Search(Tool<MemorySearchRequest>),
+    /// What was remembered lately, newest first (memory_list).
+    #[command(after_help = help::MEMORY_LIST)]
+    List(Tool<MemoryListRequest>),
     /// Show one memory; exit 1 if there is no such id (memory_get).
     #[command(after_help = help::MEMORY_GET)]
     Get(Tool<MemoryGetRequest>),

@@ -143,6 +143,7 @@ pub(super) fn memory(cli: &Cli, cmd: &MemoryCommand, out: &mut impl Write) -> Re
     match cmd {
         MemoryCommand::Add(t) => tool(cli, "memory_add", t, out),
         MemoryCommand::Search(t) => tool(cli, "memory_search", t, out),
+        MemoryCommand::List(t) => tool(cli, "memory_list", t, out),
         MemoryCommand::Get(t) => tool(cli, "memory_get", t, out),
         MemoryCommand::Delete(t) => tool(cli, "memory_delete", t, out),
         MemoryCommand::Stats(t) => tool(cli, "memory_stats", t, out),

@@ -152,6 +152,7 @@ async fn get_tool(State(app): State<AppState>, headers: HeaderMap, request: Requ
         "/workspace/list" => "workspace_list",
         "/workspace/read" => "workspace_read",
         "/memory/search" => "memory_search",
+        "/memory/list" => "memory_list",
         _ => "memory_stats",
     };
     match query_args(request.uri()) {
@@ -247,7 +248,7 @@ async fn session_ended_is_ok(request: Request, next: Next) -> Response {
 async fn not_found(request: Request) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path())).hint(
         "routes: GET /workspace/context, GET /workspace/search, GET /workspace/list, GET /workspace/read?ref_id=…, \
-POST /workspace/entry, POST /memory, GET /memory/search, GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /health, \
+POST /workspace/entry, POST /memory, GET /memory/search, GET /memory/list, GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /health, \
 GET /metrics, /mcp",
     )
 }
@@ -306,6 +307,7 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
         .route("/memory", axum::routing::post(post_tool))
         .route("/workspace/entry", axum::routing::post(post_tool))
         .route("/memory/search", get(get_tool))
+        .route("/memory/list", get(get_tool))
         .route("/memory/stats", get(get_tool))
         .route("/memory/{id}", get(memory_by_id).delete(memory_by_id))
         .route("/health", get(get_health))
