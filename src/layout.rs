@@ -65,6 +65,10 @@ pub const INDEX_DIR: &str = ".tmws/cache/index";
 pub const INDEX_OPEN_LOCK: &str = ".tmws/cache/index-open.lock";
 /// Present while the writer applies changes it has found.
 pub const SYNCING_MARKER: &str = ".tmws/cache/syncing";
+/// A sync asked of the process that keeps the index (`tmws index` beside `tmws mcp`), and
+/// its answer.
+pub const SYNC_REQUEST: &str = ".tmws/cache/sync-request.json";
+pub const SYNC_ANSWER: &str = ".tmws/cache/sync-answer.json";
 /// The indexed files' states.
 pub const MANIFEST_FILE: &str = ".tmws/cache/manifest.bin";
 /// Changes appended to the manifest since it was written whole.
@@ -427,6 +431,8 @@ mod tests {
         for derived in [
             INDEX_DIR,
             SYNCING_MARKER,
+            SYNC_REQUEST,
+            SYNC_ANSWER,
             MANIFEST_FILE,
             JOURNAL_FILE,
             ACCESS_FILE,

@@ -61,6 +61,89 @@ pub enum WatchUpdate<'a> {
     ClientConfigs,
 }
 
+/// A sync asked of the process that holds the writer role: `tmws index` beside a running
+/// `tmws mcp`, `serve` or `watch` writes one, and the writer's loop takes it on its next
+/// tick, syncs (or rebuilds) and answers with its report (DESIGN §3).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SyncRequest {
+    pub id: String,
+    pub rebuild: bool,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct SyncAnswer {
+    id: String,
+    pid: u32,
+    report: Option<SyncReport>,
+    error: Option<String>,
+}
+
+impl SyncRequest {
+    /// Writes a request below `root` (replacing any earlier one, which the same sync answers
+    /// well enough).
+    pub fn send(root: &std::path::Path, rebuild: bool) -> Result<SyncRequest> {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let request = SyncRequest { id: format!("{}-{nanos}", std::process::id()), rebuild };
+        let text = serde_json::to_vec(&request).map_err(|e| Error::Environment(e.to_string()))?;
+        crate::store::write_atomic(root, &root.join(layout::SYNC_REQUEST), &text)?;
+        Ok(request)
+    }
+
+    /// Whether the writer took it (the file is gone or is another's).
+    pub fn taken(&self, root: &std::path::Path) -> bool {
+        read_json::<SyncRequest>(root, layout::SYNC_REQUEST).is_none_or(|r| r.id != self.id)
+    }
+
+    /// Takes back a request nobody took.
+    pub fn withdraw(&self, root: &std::path::Path) {
+        if !self.taken(root) {
+            let _ = crate::store::remove_file(&root.join(layout::SYNC_REQUEST));
+        }
+    }
+
+    /// The writer's answer to this request, once there is one: its report and its pid, or
+    /// the error of its sync.
+    pub fn answer(&self, root: &std::path::Path) -> Option<Result<SyncReport>> {
+        let answer = read_json::<SyncAnswer>(root, layout::SYNC_ANSWER).filter(|a| a.id == self.id)?;
+        let _ = crate::store::remove_file(&root.join(layout::SYNC_ANSWER));
+        Some(match (answer.report, answer.error) {
+            (Some(report), _) => Ok(SyncReport { by_pid: Some(answer.pid), ..report }),
+            (None, error) => Err(Error::Index(format!(
+                "the tmws process {} that keeps the index could not sync: {}",
+                answer.pid,
+                error.unwrap_or_default()
+            ))),
+        })
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(root: &std::path::Path, rel: &str) -> Option<T> {
+    let bytes = crate::store::read_opt(root, &root.join(rel), 64 << 10).ok().flatten()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The request waiting for this writer, taken (its file removed).
+fn take_request(root: &std::path::Path) -> Option<SyncRequest> {
+    let request = read_json::<SyncRequest>(root, layout::SYNC_REQUEST)?;
+    crate::store::remove_file(&root.join(layout::SYNC_REQUEST)).ok()?;
+    Some(request)
+}
+
+fn answer_request(root: &std::path::Path, request: &SyncRequest, result: &Result<SyncReport>) {
+    let answer = SyncAnswer {
+        id: request.id.clone(),
+        pid: std::process::id(),
+        report: result.as_ref().ok().cloned(),
+        error: result.as_ref().err().map(ToString::to_string),
+    };
+    let written = serde_json::to_vec(&answer)
+        .map_err(|e| Error::Environment(e.to_string()))
+        .and_then(|text| crate::store::write_atomic(root, &root.join(layout::SYNC_ANSWER), &text));
+    if let Err(e) = written {
+        tracing::warn!("cannot answer the request to sync: {e}");
+    }
+}
+
 /// Syncs, then applies file changes until `stop` is set. Returns when stopped.
 pub fn run(index: &mut Index, config: &Config, stop: &AtomicBool, on: impl FnMut(WatchUpdate<'_>)) -> Result<()> {
     let mut dirs = layout::watched_dirs(&Includes::new(&config.index.include)?);
@@ -131,6 +214,23 @@ pub fn run_with(
             } else {
                 index.reload()?;
             }
+            continue;
+        }
+        if let Some(request) = take_request(index_root) {
+            // Asked by `tmws index`: everything (the batch too), or a rebuild.
+            on(WatchUpdate::Syncing);
+            let result = index.sync(config, &SyncOptions { rebuild: request.rebuild, ..SyncOptions::default() });
+            answer_request(index_root, &request, &result);
+            match &result {
+                Ok(r) => {
+                    retry = None;
+                    merge_due = true;
+                    last_head.clone_from(&r.head);
+                    on(WatchUpdate::Synced(r));
+                }
+                Err(e) => on(WatchUpdate::Failed(e)),
+            }
+            last_sync = Instant::now();
             continue;
         }
         let due = retry.is_some_and(|r| r.at <= Instant::now());

@@ -515,6 +515,55 @@ impl Engine {
         self.keeper()?.sync(self.config(), opts)
     }
 
+    /// `tmws index`: syncs here, or, while another process keeps the index (the `tmws mcp`
+    /// of an editor, say), asks that one to sync (or rebuild) and waits for its report.
+    /// A request nobody takes (the other was a one-shot command that has finished) is taken
+    /// back, and the sync made here once the writer role is free.
+    pub fn sync_or_ask(&self, opts: &SyncOptions) -> Result<SyncReport> {
+        const TAKE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+        const DONE_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+        const RETRY_HERE: std::time::Duration = std::time::Duration::from_millis(250);
+        let report = self.sync(opts)?;
+        if !report.reader_only {
+            return Ok(report);
+        }
+        let root = self.root();
+        let request = crate::index::watch::SyncRequest::send(root, opts.rebuild)?;
+        let started = Instant::now();
+        let mut tried_here = Instant::now();
+        loop {
+            if let Some(answer) = request.answer(root) {
+                return answer;
+            }
+            let taken = request.taken(root);
+            if taken && started.elapsed() > DONE_WAIT {
+                return Err(Error::Index(format!(
+                    "the tmws process that keeps the index took the request to sync but did not answer within {} s",
+                    DONE_WAIT.as_secs()
+                )));
+            }
+            if !taken && started.elapsed() > TAKE_WAIT {
+                request.withdraw(root);
+                return Err(Error::Environment(format!(
+                    "another tmws process holds the index but did not take the request to sync within {} s",
+                    TAKE_WAIT.as_secs()
+                ))
+                .with_hint("a tmws older than this one keeps it: stop it (its editor's MCP server), or wait"));
+            }
+            // The keeper may exit (a one-shot command, or one that died after taking the
+            // request): then the role is free and the sync is made here.
+            if tried_here.elapsed() > RETRY_HERE {
+                tried_here = Instant::now();
+                let report = self.sync(opts)?;
+                if !report.reader_only {
+                    request.withdraw(root);
+                    return Ok(report);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Keeps the index in sync with file changes until `stop` is set (`tmws watch`), and
     /// introspects in the background the servers whose client config changed.
     pub fn watch(&self, stop: &AtomicBool, on: impl FnMut(WatchUpdate<'_>)) -> Result<()> {

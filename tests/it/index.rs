@@ -248,15 +248,25 @@ fn included_docs_are_searchable_in_place_by_their_title() {
         .file("notes/n.md", "---\ntitle: Tantivy notes\n---\n")
         .file("guide/g.md", "---\ntitle: Tantivy guide\n---\n");
     assert_eq!(hits(&root.run(&["--json", "search", "tantivy"])), vec!["docs/adr/0001-use-tantivy.md"]);
-    // --include adds a folder for one run: the next sync without it drops its docs again.
-    let out = root.run(&["index", "--include", "notes"]);
-    assert!(out.stdout.starts_with("indexed 1 new, 0 changed, 0 removed"), "{}", out.stdout);
+    // `index.include` is the one way: the flag that added a folder for one run (which the
+    // next sync dropped) says where to put it instead.
+    let out = root.run(&["index", "--include", "notes", "--include", "guide/*.md"]);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (
+            2,
+            "tmws: --include notes: the flag is gone (the next sync dropped what it added)\n  hint: add the folders to \
+.tmws/config.toml for good: [index] include = [\"notes\", \"guide/*.md\"]\n"
+        )
+    );
+    root.write(".tmws/config.toml", "[index]\ninclude = [\"docs/adr\", \"notes\", \"guide/*.md\"]\n");
     let out = root.run(&["index"]);
-    assert!(out.stdout.starts_with("indexed 0 new, 0 changed, 1 removed"), "{}", out.stdout);
-    let out = root.run(&["index", "--include", "guide/*.md"]);
-    assert!(out.stdout.starts_with("indexed 1 new, 0 changed, 0 removed"), "{}", out.stdout);
-    let out = root.run(&["index", "--include", "../outside"]);
-    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stdout.starts_with("indexed 2 new, 0 changed, 0 removed"), "{}", out.stdout);
+    let out = root.run(&["index"]);
+    assert!(out.stdout.starts_with("indexed 0 new, 0 changed, 0 removed"), "{}", out.stdout);
+    let mut found = hits(&root.run(&["--json", "search", "tantivy"]));
+    found.sort();
+    assert_eq!(found, vec!["docs/adr/0001-use-tantivy.md", "guide/g.md", "notes/n.md"]);
 }
 
 #[test]

@@ -271,6 +271,37 @@ fn an_agent_writes_valid_entries_and_is_refused_invalid_or_stale_ones() {
     mcp.stop();
 }
 
+/// Regression: `tmws index` (and `--rebuild`) beside a running `tmws mcp` exited 0 having
+/// done nothing. Now it asks the server, which keeps the index, and reports its sync.
+#[test]
+fn tmws_index_beside_a_running_server_has_the_server_sync_and_reports_it() {
+    let root = TestRoot::sample();
+    let mcp = Mcp::start(root.path());
+    mcp.call_fresh("workspace_search", json!({"query": "pool"}));
+    let files = root.run(&["--json", "index"]);
+    let v: Value = serde_json::from_str(&files.stdout).unwrap();
+    assert_eq!((files.code, &v["reader_only"], &v["rebuilt"]), (0, &json!(false), &json!(false)), "{}", files.stderr);
+    let pid = v["by_pid"].as_u64().expect("synced by the server");
+    assert_ne!(pid, u64::from(std::process::id()));
+    let out = root.run(&["index", "--rebuild"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let total = v["files"].as_u64().unwrap();
+    let want = format!("indexed {total} new, 0 changed, 0 removed in ");
+    assert!(out.stdout.starts_with(&want), "{}", out.stdout);
+    assert!(
+        out.stdout.ends_with(&format!(" ms (rebuilt) by the tmws process {pid} that keeps the index\n")),
+        "{}",
+        out.stdout
+    );
+    // The server answers from the rebuilt index.
+    let found: Value = serde_json::from_str(
+        mcp.call_fresh("workspace_search", json!({"query": "connection pool", "format": "json"})).text(),
+    )
+    .unwrap();
+    assert_eq!(found["results"][0]["refId"], "resources/workspaces/devtools/common/_features/260601-lazy-pool.md");
+    mcp.stop();
+}
+
 #[test]
 fn one_session_adds_finds_counts_and_clears_memories() {
     let root = TestRoot::sample();

@@ -34,8 +34,6 @@ use crate::store;
 pub struct SyncOptions {
     /// Drop everything and index all files again.
     pub rebuild: bool,
-    /// Extra folders or globs for this run, besides `index.include`.
-    pub include: Vec<String>,
     /// Where the sync is, for a progress display.
     pub progress: Option<Arc<SyncProgress>>,
 }
@@ -106,7 +104,8 @@ fn enter(progress: Option<&Arc<SyncProgress>>, phase: SyncPhase) {
 }
 
 /// What a sync did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SyncReport {
     /// Files indexed for the first time.
     pub new: usize,
@@ -124,6 +123,10 @@ pub struct SyncReport {
     pub rebuilt: bool,
     /// Whether another process holds the writer role, so nothing was written here.
     pub reader_only: bool,
+    /// The process that made this sync when it was asked of the one that keeps the index
+    /// (`tmws index` beside a running `tmws mcp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_pid: Option<u32>,
     /// Whether the indexed git history changed (HEAD moved).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub commits_moved: bool,
@@ -161,9 +164,7 @@ impl Index {
             report.items = self.reader.searcher().num_docs();
             return Ok(report);
         };
-        let mut patterns = config.index.include.clone();
-        patterns.extend(opts.include.iter().cloned());
-        let includes = Includes::new(&patterns)?;
+        let includes = Includes::new(&config.index.include)?;
 
         // The writer keeps its manifest between syncs (no other process writes it while
         // this one holds the writer lock); a sync that fails leaves none, so the next one

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::render::{self, Paint, to_json};
-use super::{CheckFormat, Cli, ClientArg, Failure, cwd, engine, root};
+use super::{CheckFormat, Cli, ClientArg, Failure, cwd, engine};
 use crate::check::CheckOptions;
 use crate::error::Error;
 use crate::init::{Action, McpClient};
@@ -106,35 +106,29 @@ pub(super) fn check(
 }
 
 pub(super) fn index(cli: &Cli, rebuild: bool, include: &[String], out: &mut impl Write) -> Result<u8, Failure> {
-    let root = root(cli)?;
-    let cwd = cwd()?;
-    let mut extra = Vec::new();
-    for dir in include {
-        let abs = cwd.join(dir);
-        let abs = if store::exists(&abs) { store::canonicalize(&abs)? } else { abs };
-        let rel = abs
-            .strip_prefix(&root)
-            .map_err(|_| Error::Usage(format!("--include {dir}: not inside the root {}", root.display())))?;
-        extra.push(rel.to_string_lossy().replace('\\', "/"));
+    if let Some(dir) = include.first() {
+        let list = include.iter().map(|d| format!("\"{d}\"")).collect::<Vec<_>>().join(", ");
+        return Err(Error::Usage(format!("--include {dir}: the flag is gone (the next sync dropped what it added)"))
+            .with_hint(format!("add the folders to .tmws/config.toml for good: [index] include = [{list}]"))
+            .into());
     }
-    let engine = Engine::open(&root)?;
+    let engine = engine(cli)?;
     if let Some(why) = engine.open_index()? {
         eprintln!("tmws: rebuilt the index from the files: {why}");
     }
     let phases = Arc::new(SyncProgress::default());
     let progress = Progress::sync(phases.clone());
-    let report = engine.sync(&SyncOptions { rebuild, include: extra, progress: Some(phases) });
+    let report = engine.sync_or_ask(&SyncOptions { rebuild, progress: Some(phases) });
     progress.finish();
     let report = report?;
     if cli.json {
         writeln!(out, "{}", to_json(&report))?;
-    } else if report.reader_only {
-        writeln!(out, "another tmws process is keeping the index up to date ({} items)", report.items)?;
     } else {
         let rebuilt = if report.rebuilt { " (rebuilt)" } else { "" };
+        let by = report.by_pid.map(|p| format!(" by the tmws process {p} that keeps the index")).unwrap_or_default();
         writeln!(
             out,
-            "indexed {} new, {} changed, {} removed in {} ms{rebuilt}",
+            "indexed {} new, {} changed, {} removed in {} ms{rebuilt}{by}",
             report.new, report.changed, report.removed, report.millis
         )?;
     }

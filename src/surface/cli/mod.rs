@@ -104,8 +104,9 @@ enum Command {
         /// Drop the index and build it again from the files.
         #[arg(long)]
         rebuild: bool,
-        /// Also index the Markdown of this folder (or glob) for this run, as kind `doc`.
-        #[arg(long, value_name = "DIR")]
+        /// Gone: `index.include` in .tmws/config.toml adds folders for good (what this flag
+        /// added, the next sync dropped). Kept to say so.
+        #[arg(long, value_name = "DIR", hide = true)]
         include: Vec<String>,
     },
     /// Keep the index in sync with the files until interrupted; one line per change.
