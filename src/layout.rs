@@ -17,6 +17,8 @@ pub const TMWS_DIR: &str = ".tmws";
 pub const CACHE_DIR: &str = ".tmws/cache";
 /// The folder of workspaces.
 pub const WORKSPACES_DIR: &str = "resources/workspaces";
+/// Everything of the agents' that `tmws check` looks at with no PATH.
+pub const AGENT_RULES_DIR: &str = "agent/rules";
 /// The hot-memory rule files.
 pub const RULES_DIR: &str = "agent/rules/common";
 /// The memory logs, one per namespace.
@@ -316,6 +318,25 @@ pub fn index_starts(includes: &Includes) -> Vec<String> {
         .map(|s| (*s).to_owned())
         .chain(includes.starts().cloned())
         .collect()
+}
+
+/// Where `tmws check` with no PATH looks (DESIGN §7.1): what tmws owns, and the includes.
+pub fn check_starts(includes: &Includes) -> Vec<String> {
+    [WORKSPACES_DIR, AGENT_RULES_DIR, TMWS_DIR]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain(includes.starts().cloned())
+        .collect()
+}
+
+/// Whether `tmws check` with no PATH checks the file at `rel`: Markdown of the workspaces
+/// and of `agent/rules/`, tmws' own files under `.tmws/`, and the `index.include` docs.
+/// Any other Markdown of the repository (a site's templates, a vendored README) is not
+/// tmws' to judge unless it is named.
+pub fn is_checked_in_root(rel: &str, includes: &Includes) -> bool {
+    (is_markdown(rel) && (in_dir(rel, WORKSPACES_DIR) || in_dir(rel, AGENT_RULES_DIR)))
+        || (in_dir(rel, TMWS_DIR) && classify(rel).is_checked())
+        || includes.matches(rel)
 }
 
 /// The folders a watcher watches recursively: the layout's, and the included folders.

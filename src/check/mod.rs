@@ -31,7 +31,7 @@ use crate::store;
 pub struct CheckOptions {
     /// The root to use instead of finding one from each path.
     pub root: Option<PathBuf>,
-    /// Files or folders; empty means the whole root.
+    /// Files or folders; empty means what tmws owns in the root (DESIGN §7.1).
     pub paths: Vec<PathBuf>,
     /// The folder that relative paths and root-finding start from.
     pub cwd: PathBuf,
@@ -80,7 +80,7 @@ pub fn run(opts: &CheckOptions) -> Result<Report> {
             Some(r) => r,
             None => store::find_root(&opts.cwd).ok_or_else(|| Error::NoRoot(opts.cwd.clone()))?,
         };
-        add(Some(root.clone()), Target { given: root.clone(), abs: root });
+        add(Some(root.clone()), Target { given: root.clone(), abs: root, owned: true });
     }
     for p in &opts.paths {
         let joined = opts.cwd.join(p);
@@ -103,7 +103,7 @@ pub fn run(opts: &CheckOptions) -> Result<Report> {
             Some(r) if abs.starts_with(&r) => Some(r),
             _ => store::find_root(&abs),
         };
-        add(root, Target { given: p.clone(), abs });
+        add(root, Target { given: p.clone(), abs, owned: false });
     }
     let mut report = Report::default();
     for (root, targets) in groups {
@@ -111,7 +111,7 @@ pub fn run(opts: &CheckOptions) -> Result<Report> {
         checker.progress.clone_from(&opts.progress);
         let mut files: Vec<File> = Vec::new();
         for t in &targets {
-            let (found, problems) = walk::files(checker.root.as_deref(), t);
+            let (found, problems) = walk::files(checker.root.as_deref(), t, &checker.includes);
             files.extend(found);
             for (shown, why) in problems {
                 lock(&checker.diags).push(Diagnostic::error(Rule::Io, 1, 1, why).with_path(shown));
@@ -167,6 +167,9 @@ fn unresolved_last(path: &Path) -> Result<PathBuf> {
 struct Checker {
     root: Option<PathBuf>,
     config: Config,
+    /// The config's `index.include` docs (none when they do not parse: the config's own
+    /// check reports that).
+    includes: layout::Includes,
     schemas: enums::Schemas,
     /// Line counts of the rule files seen, for the total budget.
     rule_lines: Mutex<Vec<(String, usize)>>,
@@ -192,6 +195,7 @@ impl Checker {
             }
         }
         Checker {
+            includes: layout::Includes::new(&config.index.include).unwrap_or_default(),
             schemas: enums::Schemas::new(root.as_deref()),
             root,
             config,

@@ -1,11 +1,11 @@
-//! Which files a check looks at: the paths given (or the whole root), walked by the same
+//! Which files a check looks at: the paths given (or what tmws owns in the root), walked by the same
 //! scan and ignore rules as the index (`.gitignore`, `.ignore`, `.tmwsignore`; no `.git/`,
 //! no derived cache, no nested roots, no symlinks). A file named on the command line is
 //! checked whatever the ignore rules say.
 
 use std::path::{Path, PathBuf};
 
-use crate::layout;
+use crate::layout::{self, Includes};
 use crate::store;
 
 /// One path to check.
@@ -14,6 +14,8 @@ pub(super) struct Target {
     /// As the user wrote it (for display when there is no root).
     pub given: PathBuf,
     pub abs: PathBuf,
+    /// The root itself, with no PATH given: only what tmws owns and the includes.
+    pub owned: bool,
 }
 
 /// A file to check: where it is, and its path as findings show it.
@@ -29,7 +31,7 @@ pub(super) struct File {
 }
 
 /// The files of `target`, and the folders that could not be listed (as findings show them).
-pub(super) fn files(root: Option<&Path>, target: &Target) -> (Vec<File>, Vec<(String, String)>) {
+pub(super) fn files(root: Option<&Path>, target: &Target, includes: &Includes) -> (Vec<File>, Vec<(String, String)>) {
     let is_file = store::is_file(&target.abs);
     let base = match root {
         Some(root) if target.abs.starts_with(root) => root.to_path_buf(),
@@ -51,15 +53,21 @@ pub(super) fn files(root: Option<&Path>, target: &Target) -> (Vec<File>, Vec<(St
         let file = File { abs: target.abs.clone(), base, shown: show(&rel), rel: inside_root.then_some(rel) };
         return (vec![file], Vec::new());
     }
-    let mut starts = vec![target.abs.clone()];
-    // Walks from a root skip `.tmws/` (a nested root's state, or the derived cache): the
-    // root's own is checked too, but its cache.
-    if inside_root && target.abs == base {
-        starts.push(base.join(layout::TMWS_DIR));
-    }
-    let (found, problems) = store::list(&base, &starts, |rel| {
-        layout::is_markdown(rel) || (rel.starts_with(layout::TMWS_DIR) && layout::classify(rel).is_checked())
-    });
+    let owned = inside_root && target.owned;
+    let (found, problems) = if owned {
+        let starts: Vec<PathBuf> = layout::check_starts(includes).iter().map(|s| base.join(s)).collect();
+        store::list(&base, &starts, |rel| layout::is_checked_in_root(rel, includes))
+    } else {
+        let mut starts = vec![target.abs.clone()];
+        // Walks from a root skip `.tmws/` (a nested root's state, or the derived cache): the
+        // root's own is checked too, but its cache.
+        if inside_root && target.abs == base {
+            starts.push(base.join(layout::TMWS_DIR));
+        }
+        store::list(&base, &starts, |rel| {
+            layout::is_markdown(rel) || (rel.starts_with(layout::TMWS_DIR) && layout::classify(rel).is_checked())
+        })
+    };
     let files = found
         .into_iter()
         .map(|rel| File {

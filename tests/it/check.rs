@@ -1,6 +1,6 @@
 //! `tmws check`: exact diagnostics, formats, exit codes, roots and walking rules.
 
-use super::util::{Output, TestRoot, diagnostics, repo, tmws};
+use super::util::{Output, TestRoot, copy_tree, corpora, diagnostics, repo, tmws};
 
 type Expect<'a> = (&'a str, u64, u64, &'a str, &'a str, &'a str);
 
@@ -384,15 +384,23 @@ fn ignored_files_and_nested_roots_are_skipped() {
     let root = TestRoot::new()
         .file(".gitignore", "ignored/\n")
         .file(".tmwsignore", "private.md\n")
-        .file("ignored/a.md", broken)
-        .file("private.md", broken)
-        .file("nested/.tmws/config.toml", "")
-        .file("nested/b.md", broken)
+        .file("resources/workspaces/w/ignored/a.md", broken)
+        .file("resources/workspaces/w/private.md", broken)
+        .file("agent/rules/private.md", broken)
+        .file("resources/workspaces/w/nested/.tmws/config.toml", "")
+        .file("resources/workspaces/w/nested/b.md", broken)
         .file(".tmws/cache/c.md", broken)
+        .file("resources/workspaces/w/d.md", broken)
         .file("docs/d.md", broken);
     let out = root.run(&["check", "--json"]);
     let paths: Vec<String> = diagnostics(&out).into_iter().map(|d| d.0).collect();
-    assert_eq!(paths, vec!["docs/d.md"]);
+    assert_eq!(paths, vec!["resources/workspaces/w/d.md"]);
+    // Markdown that is not tmws' is checked when named, and a named file whatever the
+    // ignore files say.
+    let out = root.run(&["check", "docs", "resources/workspaces/w/private.md", "--json"]);
+    let paths: Vec<String> = diagnostics(&out).into_iter().map(|d| d.0).collect();
+    assert_eq!(paths, vec!["docs/d.md", "resources/workspaces/w/private.md"]);
+    let root = TestRoot::new().file("nested/.tmws/config.toml", "").file("nested/b.md", broken);
     // A nested root is checked when asked for, as its own root.
     let out = root.run(&["check", "nested", "--json"]);
     let paths: Vec<String> = diagnostics(&out).into_iter().map(|d| d.0).collect();
@@ -402,13 +410,78 @@ fn ignored_files_and_nested_roots_are_skipped() {
 #[test]
 fn markdown_outside_the_canonical_trees_gets_syntax_checks_only() {
     let root = TestRoot::new()
-        .file("README.md", "# No front-matter is fine here\n")
+        .file(".tmws/config.toml", "[index]\ninclude = [\"docs/adr\", \"guide/**/*.md\"]\n")
+        .file("README.md", "---\ntitle: a\ntitle: b\n---\nNot tmws' to judge unless named.\n")
         .file("docs/adr/0001.md", "---\ntitle: Use ADRs\nstatus: accepted\n---\n")
-        .file("docs/adr/0002.md", "---\ntitle: a\ntitle: b\n---\n");
+        .file("docs/adr/0002.md", "---\ntitle: a\ntitle: b\n---\n")
+        .file("docs/adr/0003.md", "# No front-matter is fine here\n")
+        .file("guide/deep/g.md", "---\ntags: [unclosed\n---\n")
+        .file("guide/deep/g.txt", "---\ntags: [unclosed\n---\n");
+    // With no PATH: what tmws owns and the `index.include` docs, these with the syntax
+    // checks only.
     let out = root.run(&["check", "--json"]);
     assert_diags(
         &out,
-        &[("docs/adr/0002.md", 3, 1, "error", "duplicate-key", "duplicate key `title` (first defined on line 2)")],
+        &[
+            ("docs/adr/0002.md", 3, 1, "error", "duplicate-key", "duplicate key `title` (first defined on line 2)"),
+            (
+                "guide/deep/g.md",
+                3,
+                1,
+                "error",
+                "yaml-syntax",
+                "invalid YAML: while parsing a flow sequence, expected ',' or ']'",
+            ),
+        ],
+    );
+    let out = root.run(&["check", "README.md", "--json"]);
+    assert_diags(
+        &out,
+        &[("README.md", 3, 1, "error", "duplicate-key", "duplicate key `title` (first defined on line 2)")],
+    );
+}
+
+/// A copy of a real documentation repository (thanos' docs) with a Hugo archetype, whose
+/// front-matter is a template and no YAML.
+fn docs_repository_with_templates() -> TestRoot {
+    let root = TestRoot::bare();
+    let docs = corpora().join("thanos-docs");
+    for (rel, bytes) in copy_tree(&docs) {
+        root.write(&rel, bytes);
+    }
+    root.write(
+        "website/archetypes/docs.md",
+        "---\ntitle: \"{{ replace .Name \"-\" \" \" | title }}\"\ndate: {{ .Date }}\ndraft: true\n---\n",
+    );
+    root
+}
+
+#[test]
+fn check_passes_right_after_init_in_a_docs_repository_with_templates() {
+    let root = docs_repository_with_templates();
+    assert_eq!(root.run(&["init"]).code, 0);
+    let out = root.run(&["check"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+    let out = root.run(&["check", "--format", "github"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+    // The template is checked when named, and is no YAML.
+    let out = root.run(&["check", "website/archetypes/docs.md", "--json"]);
+    let rules: Vec<(String, u64, String)> = diagnostics(&out).into_iter().map(|d| (d.0, d.1, d.4)).collect();
+    assert_eq!((out.code, rules), (1, vec![("website/archetypes/docs.md".to_owned(), 2, "yaml-syntax".to_owned())]));
+    // The docs brought into the index are checked too: the real ones pass, a broken one
+    // is found.
+    let config = root.read(".tmws/config.toml");
+    root.write(".tmws/config.toml", format!("{config}\n[index]\ninclude = [\"docs\"]\n"));
+    let out = root.run(&["check"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+    root.write("docs/broken.md", "---\ntitle: a\ntitle: b\n---\n");
+    let out = root.run(&["check", "--format", "github"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (
+            1,
+            "::error file=docs/broken.md,line=3,col=1::[duplicate-key] duplicate key `title` (first defined on line 2)\n"
+        )
     );
 }
 

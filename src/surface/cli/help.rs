@@ -21,7 +21,7 @@ Examples:
 
 pub(super) const CHECK: &str = "\
 Examples:
-  tmws check                          the whole root
+  tmws check                          what tmws owns, and the index.include docs
   tmws check resources/workspaces/acme --strict
   tmws check --format github          annotations for GitHub Actions
   tmws check docs/adr/0007-queues.md  any Markdown file: the syntax checks";

@@ -81,12 +81,15 @@ enum Command {
     },
     /// Validate front-matter, file names, rule budgets, JSONL logs, registry and config.
     ///
-    /// With no PATH, checks the whole root. Markdown outside resources/workspaces/ and
-    /// agent/rules/ gets the syntax checks only. Exits 1 when errors are found (or warnings,
+    /// With no PATH, checks what tmws owns: resources/workspaces/, agent/rules/, .tmws/
+    /// and the index.include docs; other Markdown of the repository (site templates, a
+    /// vendored README) is checked only when named. Markdown outside resources/workspaces/
+    /// and agent/rules/ gets the syntax checks only. Files matched by .tmwsignore,
+    /// .ignore or .gitignore are skipped. Exits 1 when errors are found (or warnings,
     /// with --strict).
     #[command(after_help = help::CHECK)]
     Check {
-        /// Files or folders to check (default: the whole root).
+        /// Files or folders to check (default: what tmws owns in the root).
         paths: Vec<PathBuf>,
         /// Output format (default: human; json with --json).
         #[arg(long, value_enum)]
