@@ -7,7 +7,7 @@
 use crate::layout::FileKind;
 use crate::model::{Diagnostic, DocKind, IndexDoc};
 use crate::parse::markdown::{self, FrontMatterState};
-use crate::parse::text::first_sentences;
+use crate::parse::text::{first_heading, first_sentences};
 use crate::parse::{self, yaml};
 
 /// Longest description taken from a body when the front-matter has none.
@@ -58,7 +58,7 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
         .name
         .clone()
         .filter(|n| !n.trim().is_empty())
-        .unwrap_or_else(|| heading(&body).unwrap_or_else(|| stem_name(rel)));
+        .unwrap_or_else(|| first_heading(&body).unwrap_or_else(|| stem_name(rel)));
     let description = fm.description.clone().filter(|d| !d.trim().is_empty()).unwrap_or_else(|| first_sentences(&body));
     let store_body = matches!(doc_kind, DocKind::Overview | DocKind::TopicOverview)
         || (doc_kind == DocKind::Entry && matches!(topic.as_deref(), Some("decisions" | "lessons")));
@@ -162,10 +162,6 @@ fn registry(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
 }
 
 /// The first `# heading` of a body.
-fn heading(body: &str) -> Option<String> {
-    body.lines().find_map(|l| l.strip_prefix("# ")).map(|h| h.trim().to_owned()).filter(|h| !h.is_empty())
-}
-
 /// `docs/adr/0001-use-tantivy.md` → `0001 use tantivy`.
 fn stem_name(rel: &str) -> String {
     let file = rel.rsplit('/').next().unwrap_or(rel);

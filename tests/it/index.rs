@@ -1,6 +1,6 @@
 //! `tmws index` and `tmws search`: sync, analysis, filters, docs, determinism.
 
-use super::util::TestRoot;
+use super::util::{TestRoot, copy_tree, corpora};
 
 fn hits(out: &super::util::Output) -> Vec<String> {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
@@ -417,4 +417,41 @@ fn the_sample_memories_are_searchable_and_deleted_ones_are_not() {
     assert_eq!(find("接続"), ["m_18e10fcaaa85"]);
     assert_eq!(find("Tuesdays"), ["m_0f3649b391f9"]);
     assert!(find("CI cores").is_empty(), "deleted in short-term.jsonl");
+}
+
+#[test]
+fn a_doc_without_a_title_is_named_by_its_first_heading_with_a_plain_summary() {
+    let root = TestRoot::new().file(".tmws/config.toml", "[index]\ninclude = [\"docs\"]\n");
+    for (rel, bytes) in copy_tree(&corpora().join("thanos-docs/docs/proposals-done")) {
+        root.write(&format!("docs/proposals-done/{rel}"), bytes);
+    }
+    let out = root.run(&["--json", "search", "grpc", "query", "api"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let first = &v["results"][0];
+    assert_eq!(
+        (&first["refId"], &first["name"], &first["summary"]),
+        (
+            &serde_json::json!("docs/proposals-done/202203-grpc-query-api.md"),
+            &serde_json::json!("Introduce a Query gRPC API"),
+            &serde_json::json!("Owners: @fpetkovski @mzardab")
+        ),
+        "{}",
+        out.stdout
+    );
+    // A `title` still wins over the heading (`# 2021-06: Proposal Process`), and inline
+    // Markdown of the first paragraph is gone from the summary.
+    let out = root.run(&["--json", "search", "proposal", "process"]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let first = &v["results"][0];
+    assert_eq!(
+        (&first["refId"], &first["name"], &first["summary"]),
+        (
+            &serde_json::json!("docs/proposals-done/202106-proposals-process.md"),
+            &serde_json::json!("Proposal Process"),
+            &serde_json::json!("Owners:: @bwplotka")
+        ),
+        "{}",
+        out.stdout
+    );
 }

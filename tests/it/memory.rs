@@ -442,3 +442,14 @@ memory_list (`tmws memory list`)\n"
         )
     );
 }
+
+#[test]
+fn an_extracted_summary_is_plain_text_and_the_content_keeps_its_markdown() {
+    let root = TestRoot::new();
+    let content = "**Deploy** with `make release` after [the checklist](docs/release.md).\n\nThen tag it.";
+    let a = json(&root.run(&["--json", "memory", "add", content]));
+    assert_eq!(a["summary"], "Deploy with make release after the checklist.");
+    let id = a["id"].as_str().unwrap();
+    let got = json(&root.run(&["--json", "memory", "get", id, "--content"]));
+    assert_eq!(got["content"], content);
+}
