@@ -19,12 +19,12 @@ fn init_creates_config_ignore_and_attributes() {
             "  created    .gitattributes          added `.tmws/**/*.jsonl merge=union`",
             "",
             "next steps:",
-            "  mkdir -p resources/workspaces/acme  a workspace; give it an OVERVIEW.md with `name` and `description`",
-            "  tmws check                          validate what tmws owns (exit 1 on problems)",
-            "  tmws context                        list the workspaces; `tmws context -w NAME` orients in one",
-            "  tmws search WORDS                   search everything, memories and tools included",
-            "  tmws init --mcp-client claude       let an agent use tmws (or cursor, vscode)",
-            "  tmws completions bash               shell completions (zsh, fish, powershell too)",
+            "  tmws new overview Acme -w acme --description TEXT  a workspace; then decisions, lessons, plans (tmws new --help)",
+            "  tmws check                                         validate what tmws owns (exit 1 on problems)",
+            "  tmws context                                       list the workspaces; `tmws context -w NAME` orients in one",
+            "  tmws search WORDS                                  search everything, memories and tools included",
+            "  tmws init --mcp-client claude                      let an agent use tmws (or cursor, vscode)",
+            "  tmws completions bash                              shell completions (zsh, fish, powershell too)",
         ]
     );
     // --json gets the data only.

@@ -63,8 +63,8 @@ fn next_steps(out: &mut impl Write, report: &crate::init::InitReport, paint: Pai
     let mut steps: Vec<(String, &str)> = Vec::new();
     if !has_workspace {
         steps.push((
-            format!("mkdir -p {}/acme", crate::layout::WORKSPACES_DIR),
-            "a workspace; give it an OVERVIEW.md with `name` and `description`",
+            "tmws new overview Acme -w acme --description TEXT".into(),
+            "a workspace; then decisions, lessons, plans (tmws new --help)",
         ));
     }
     steps.push(("tmws check".into(), "validate what tmws owns (exit 1 on problems)"));
