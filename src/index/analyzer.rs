@@ -243,6 +243,7 @@ fn is_word(c: char) -> bool {
 #[derive(Clone, Default, Debug)]
 pub struct CodeTokenizer {
     parts: Vec<(usize, usize)>,
+    pieces: Vec<(usize, usize, usize)>,
     chars: Vec<(usize, char)>,
 }
 
@@ -258,6 +259,11 @@ pub struct CodeTokenStream<'a> {
     /// Pending parts of the current word (byte ranges) and the next one to emit.
     parts: &'a mut Vec<(usize, usize)>,
     part: usize,
+    /// Pieces of the current word between its separators that have several camelCase
+    /// parts (`DefaultCompressionExclusionFilter` of `ms-DFSR-DefaultCompressionExclusionFilter`):
+    /// byte range and the position (from the word's) of their first part; and the next.
+    pieces: &'a mut Vec<(usize, usize, usize)>,
+    piece: usize,
     /// The position of the current word's first part.
     word_position: usize,
     chars: &'a mut Vec<(usize, char)>,
@@ -271,6 +277,7 @@ impl Tokenizer for CodeTokenizer {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
         self.parts.clear();
+        self.pieces.clear();
         CodeTokenStream {
             text,
             pos: 0,
@@ -278,6 +285,8 @@ impl Tokenizer for CodeTokenizer {
             token: Token::default(),
             parts: &mut self.parts,
             part: 0,
+            pieces: &mut self.pieces,
+            piece: 0,
             word_position: 0,
             chars: &mut self.chars,
             cjk: None,
@@ -319,14 +328,26 @@ impl CodeTokenStream<'_> {
     /// Splits the word at `start..end` into parts (identifier separators, camelCase).
     fn split_word(&mut self, start: usize, end: usize) {
         self.parts.clear();
+        self.pieces.clear();
         self.chars.clear();
         self.chars.extend(self.text[start..end].char_indices().map(|(i, c)| (start + i, c)));
         let mut part_start: Option<usize> = None;
+        // The first part of the piece being read, and how many pieces there were.
+        let mut piece_first = 0;
+        let mut pieces = 0;
+        let close_piece = |parts: &[(usize, usize)], pieces_out: &mut Vec<(usize, usize, usize)>, first: usize| {
+            if parts.len() > first + 1 {
+                pieces_out.push((parts[first].0, parts[parts.len() - 1].1, first));
+            }
+        };
         for k in 0..self.chars.len() {
             let (offset, c) = self.chars[k];
             if !is_word(c) {
                 if let Some(s) = part_start.take() {
                     self.parts.push((s, offset));
+                    close_piece(self.parts, self.pieces, piece_first);
+                    piece_first = self.parts.len();
+                    pieces += 1;
                 }
                 continue;
             }
@@ -346,6 +367,12 @@ impl CodeTokenStream<'_> {
         }
         if let Some(s) = part_start {
             self.parts.push((s, end));
+            close_piece(self.parts, self.pieces, piece_first);
+            pieces += 1;
+        }
+        // A word of one piece is already whole.
+        if pieces < 2 {
+            self.pieces.clear();
         }
     }
 }
@@ -358,6 +385,12 @@ impl TokenStream for CodeTokenStream<'_> {
             let position = self.word_position + self.part;
             self.part += 1;
             self.emit(from, to, position);
+            return true;
+        }
+        if self.piece < self.pieces.len() {
+            let (from, to, first) = self.pieces[self.piece];
+            self.piece += 1;
+            self.emit(from, to, self.word_position + first);
             return true;
         }
         if self.cjk.is_some() && self.next_bigram() {
@@ -426,8 +459,10 @@ impl TokenStream for CodeTokenStream<'_> {
             }
             self.pos = end;
             let mut stop = end;
+            self.piece = 0;
             if one_part {
                 self.parts.clear();
+                self.pieces.clear();
                 self.parts.push((start, stop));
             } else {
                 while stop > start && bytes[stop - 1] == b'_' {
@@ -488,6 +523,38 @@ mod tests {
         check("file.md.", &["file.md", "file", "md"]);
         check("__init__", &["init"]);
         check("a - b", &["a", "b"]);
+        // A piece between separators with camelCase parts is found whole as well.
+        check(
+            "ms-DFSR-DefaultCompressionExclusionFilter",
+            &[
+                "ms-dfsr-defaultcompressionexclusionfilter",
+                "ms",
+                "dfsr",
+                "default",
+                "compress",
+                "exclus",
+                "filter",
+                "defaultcompressionexclusionfilt",
+            ],
+        );
+    }
+
+    #[test]
+    fn one_analyzer_gives_each_text_its_own_tokens() {
+        // The buffers are reused from text to text: nothing of one reaches the next.
+        let mut a = analyzer();
+        let tokens = |a: &mut TextAnalyzer, text: &str| {
+            let mut out = Vec::new();
+            let mut stream = a.token_stream(text);
+            while stream.advance() {
+                out.push((stream.token().text.clone(), stream.token().position));
+            }
+            out
+        };
+        let first = tokens(&mut a, "ms-DFSR-DefaultCompressionExclusionFilter");
+        assert_eq!(first.len(), 8);
+        assert_eq!(tokens(&mut a, "x"), vec![("x".to_owned(), 0)]);
+        assert_eq!(tokens(&mut a, "Binary trie"), vec![("binari".to_owned(), 0), ("trie".to_owned(), 1)]);
     }
 
     #[test]

@@ -133,6 +133,10 @@ pub struct SearchResults {
     /// The index may be behind the files (a sync was under way).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
+    /// Words of the query that match nothing, and the word searched for each instead
+    /// (`configuraton: configuration`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub corrected: std::collections::BTreeMap<String, String>,
 }
 
 /// Field boosts: name and summary over tags over description over body.
@@ -140,23 +144,15 @@ fn boosted(f: &Fields) -> [(Field, f32); 4] {
     [(f.name, 4.0), (f.tags, 2.0), (f.description, 1.5), (f.body, 1.0)]
 }
 
-/// The text part of a query, split into free terms and quoted phrases.
+/// The text part of a query, split into free terms and quoted phrases. A free term of one
+/// Latin letter (`a`, `I`) matches nearly everything and is left out, unless the query has
+/// nothing else.
 fn parse_text(text: &str) -> (Vec<String>, Vec<Vec<(usize, String)>>) {
     let mut free = Vec::new();
     let mut phrases = Vec::new();
     for (i, part) in text.split('"').enumerate() {
         if i % 2 == 1 && text.matches('"').count() > i {
-            let mut a = analyzer::analyzer();
-            let mut stream = a.token_stream(part);
-            let mut toks: Vec<(usize, String)> = Vec::new();
-            while stream.advance() {
-                let t = stream.token();
-                // Keep one term per position: the identifier's parts, not the whole word.
-                match toks.last_mut() {
-                    Some(last) if last.0 == t.position => last.1.clone_from(&t.text),
-                    _ => toks.push((t.position, t.text.clone())),
-                }
-            }
+            let toks = phrase_tokens(part);
             if !toks.is_empty() {
                 phrases.push(toks);
             }
@@ -164,8 +160,182 @@ fn parse_text(text: &str) -> (Vec<String>, Vec<Vec<(usize, String)>>) {
             free.extend(analyzer::terms(part));
         }
     }
+    if free.iter().any(|t| !is_single_letter(t)) || !phrases.is_empty() {
+        free.retain(|t| !is_single_letter(t));
+    }
     (free, phrases)
 }
+
+fn is_single_letter(term: &str) -> bool {
+    term.len() == 1 && term.bytes().all(|b| b.is_ascii_alphabetic())
+}
+
+/// The terms of `text` as a phrase matches them: one per position (an identifier's parts,
+/// not the whole word), with its position.
+fn phrase_tokens(text: &str) -> Vec<(usize, String)> {
+    let mut a = analyzer::analyzer();
+    let mut stream = a.token_stream(text);
+    let mut toks: Vec<(usize, String)> = Vec::new();
+    while stream.advance() {
+        let t = stream.token();
+        match toks.last_mut() {
+            Some(last) if last.0 == t.position => last.1.clone_from(&t.text),
+            // A piece of an identifier, at the position of its first part: its parts are
+            // the phrase's.
+            Some(last) if last.0 > t.position => {}
+            _ => toks.push((t.position, t.text.clone())),
+        }
+    }
+    toks
+}
+
+/// Every term of `text` grouped by position: a word, or an identifier with its parts.
+fn terms_by_position(text: &str) -> Vec<Vec<String>> {
+    let mut a = analyzer::analyzer();
+    let mut stream = a.token_stream(text);
+    let mut out: std::collections::BTreeMap<usize, Vec<String>> = std::collections::BTreeMap::new();
+    while stream.advance() {
+        let t = stream.token();
+        out.entry(t.position).or_default().push(t.text.clone());
+    }
+    let mut groups: Vec<Vec<String>> = out.into_values().collect();
+    if groups.iter().any(|g| !g.iter().all(|t| is_single_letter(t))) {
+        groups.retain(|g| !g.iter().all(|t| is_single_letter(t)));
+    }
+    groups.sort();
+    groups.dedup();
+    groups
+}
+
+/// How a result matched a query of several words, best first (DESIGN §3): its whole name
+/// is the query; the query is a phrase of it; it holds every word; it holds some.
+/// Within a tier, results rank by their BM25 score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Tier {
+    ExactName,
+    Phrase,
+    AllTerms,
+    SomeTerms,
+}
+
+/// Words of `query` (plain ASCII letters, four or more, between spaces: an identifier
+/// such as `nothing-matches-this` is taken as written) none of whose terms any document
+/// holds, each with the word one edit away (a letter deleted, inserted, changed or two
+/// swapped) whose term the most documents hold. Runs only for a word that matches nothing.
+fn corrections(searcher: &Searcher, f: &Fields, query: &str) -> Result<std::collections::BTreeMap<String, String>> {
+    let fields = [f.name, f.tags, f.description, f.body];
+    let df = |term: &str| -> Result<u64> {
+        let mut n = 0;
+        for field in fields {
+            n += searcher.doc_freq(&Term::from_field_text(field, term)).map_err(tantivy_err)?;
+        }
+        Ok(n)
+    };
+    let mut out = std::collections::BTreeMap::new();
+    let words = query
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| c.is_ascii_punctuation()))
+        .filter(|w| w.len() >= 4 && w.bytes().all(|b| b.is_ascii_alphabetic()));
+    for word in words {
+        let terms = analyzer::terms(word);
+        let mut known = terms.is_empty();
+        for t in &terms {
+            known |= df(t)? > 0;
+        }
+        if known || out.contains_key(word) {
+            continue;
+        }
+        let mut best: Option<(u64, String)> = None;
+        for candidate in one_edit_away(&word.to_ascii_lowercase()) {
+            let terms = analyzer::terms(&candidate);
+            let [term] = terms.as_slice() else { continue };
+            let n = df(term)?;
+            if n > 0 && best.as_ref().is_none_or(|(b, c)| n > *b || (n == *b && candidate < *c)) {
+                best = Some((n, candidate));
+            }
+        }
+        if let Some((_, to)) = best {
+            out.insert(word.to_owned(), to);
+        }
+    }
+    Ok(out)
+}
+
+/// Every word one edit from `word` (lower-case ASCII letters), without repeats.
+fn one_edit_away(word: &str) -> Vec<String> {
+    let b = word.as_bytes();
+    let mut out = std::collections::BTreeSet::new();
+    let text = |v: Vec<u8>| String::from_utf8(v).unwrap_or_default();
+    for i in 0..=b.len() {
+        if i < b.len() {
+            out.insert(text([&b[..i], &b[i + 1..]].concat()));
+        }
+        if i + 1 < b.len() {
+            let mut v = b.to_vec();
+            v.swap(i, i + 1);
+            out.insert(text(v));
+        }
+        for c in b'a'..=b'z' {
+            out.insert(text([&b[..i], &[c], &b[i..]].concat()));
+            if i < b.len() && b[i] != c {
+                let mut v = b.to_vec();
+                v[i] = c;
+                out.insert(text(v));
+            }
+        }
+    }
+    out.remove(word);
+    out.into_iter().collect()
+}
+
+/// `query` with the corrected words replaced (whole words only), if any.
+fn with_corrections(query: &str, corrected: &std::collections::BTreeMap<String, String>) -> Option<String> {
+    if corrected.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(query.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        out.push_str(corrected.get(word.as_str()).map_or(word.as_str(), String::as_str));
+        word.clear();
+    };
+    for c in query.chars() {
+        if c.is_alphanumeric() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    Some(out)
+}
+
+/// Results of the exact-name tier are looked for among this many name-phrase matches.
+const EXACT_NAME_CANDIDATES: usize = 50;
+
+/// A phrase of `toks` (root positions kept) in `field`, or the term when there is one.
+fn phrase_query(field: Field, toks: &[(usize, String)]) -> Box<dyn Query> {
+    near_query(field, toks, 0)
+}
+
+/// A phrase of `toks` whose words may stand up to `slop` positions further apart than in
+/// the query: `activex controls` in `ActiveX Controls`, whose identifier takes two
+/// positions (`active`, `x`) in a document and one (`activex`) in the query.
+fn near_query(field: Field, toks: &[(usize, String)], slop: u32) -> Box<dyn Query> {
+    if toks.len() == 1 {
+        return term_query(field, &toks[0].1);
+    }
+    let base = toks[0].0;
+    let terms = toks.iter().map(|(p, t)| (p - base, Term::from_field_text(field, t))).collect();
+    let mut q = PhraseQuery::new_with_offset(terms);
+    q.set_slop(slop);
+    Box::new(q)
+}
+
+/// How much further apart the words of a tier's phrase may stand in a name, tags or a
+/// description (see `near_query`).
+const TIER_SLOP: u32 = 3;
 
 fn term_query(field: Field, text: &str) -> Box<dyn Query> {
     Box::new(TermQuery::new(Term::from_field_text(field, text), IndexRecordOption::WithFreqs))
@@ -265,7 +435,17 @@ impl Index {
 
     /// Runs a search over what the reader sees now.
     pub fn search(&self, req: &TextQuery) -> Result<SearchResults> {
-        let (free, phrases) = parse_text(&req.query);
+        let searcher = self.reader.searcher();
+        // A word that matches nothing is searched as the nearest word that does (one edit
+        // away), and the answer says so.
+        let corrected = if req.query.contains('"') || req.ranking.is_some() {
+            std::collections::BTreeMap::new()
+        } else {
+            corrections(&searcher, &self.fields, &req.query)?
+        };
+        let corrected_text = with_corrections(&req.query, &corrected);
+        let query_text = corrected_text.as_deref().unwrap_or(&req.query);
+        let (free, phrases) = parse_text(query_text);
         if free.is_empty() && phrases.is_empty() {
             return Err(Error::Usage(if req.query.trim().is_empty() {
                 "empty query: give some words to search for".to_owned()
@@ -284,27 +464,23 @@ impl Index {
         for phrase in &phrases {
             let mut any_field: Vec<(Occur, Box<dyn Query>)> = Vec::new();
             for (field, boost) in boosted(f) {
-                let q: Box<dyn Query> = if phrase.len() == 1 {
-                    term_query(field, &phrase[0].1)
-                } else {
-                    let base = phrase[0].0;
-                    let terms = phrase.iter().map(|(p, t)| (p - base, Term::from_field_text(field, t))).collect();
-                    Box::new(PhraseQuery::new_with_offset(terms))
-                };
-                any_field.push((Occur::Should, Box::new(BoostQuery::new(q, boost))));
+                any_field.push((Occur::Should, Box::new(BoostQuery::new(phrase_query(field, phrase), boost))));
             }
             clauses.push((Occur::Must, Box::new(BooleanQuery::new(any_field))));
         }
+        let union: Option<Box<dyn Query>> = (!text.is_empty())
+            .then(|| Box::new(BooleanQuery::new(text.iter().map(|(o, q)| (*o, q.box_clone())).collect())) as _);
         if !text.is_empty() {
             let occur = if phrases.is_empty() { Occur::Must } else { Occur::Should };
             clauses.push((occur, Box::new(BooleanQuery::new(text))));
         }
-        clauses.extend(filters(f, req)?);
+        let filter_clauses = filters(f, req)?;
+        clauses.extend(filter_clauses.iter().map(|(o, q)| (*o, q.box_clone())));
         let limit = if req.limit == 0 { 10 } else { req.limit };
-        let searcher = self.reader.searcher();
         if let Some(ranking) = &req.ranking {
             clauses.push((Occur::MustNot, expired(f)));
             let top = ranked(&searcher, &self.stats(&searcher), &BooleanQuery::new(clauses), limit, ranking)?;
+            let top = top.into_iter().map(|(s, a)| (Tier::SomeTerms, s, a)).collect();
             return self.finish(req, &searcher, top);
         }
         // Expired memories (awaiting compaction) are few: they are dropped from the top
@@ -320,16 +496,32 @@ impl Index {
             _ => None,
         };
         if expired_docs.is_none() {
-            clauses.push((Occur::MustNot, expired_query));
+            clauses.push((Occur::MustNot, expired_query.box_clone()));
         }
+        let dropped = expired_docs.as_ref().map_or(0, std::collections::HashSet::len);
+        let live = |addr: &DocAddress| expired_docs.as_ref().is_none_or(|e| !e.contains(addr));
+        // Several words (and no quotes): the tiers first, then the union for the rest.
+        let mut tiered: Vec<(Tier, f32, DocAddress)> = Vec::new();
+        if let Some(union) = union.as_deref()
+            && phrases.is_empty()
+        {
+            let mut narrow = filter_clauses;
+            if expired_docs.is_none() {
+                narrow.push((Occur::MustNot, expired_query));
+            }
+            tiered = self.tiers(&searcher, query_text, union, &narrow, (&live, dropped), limit)?;
+        }
+        if tiered.len() >= limit {
+            return Ok(SearchResults { corrected, ..self.finish(req, &searcher, tiered)? });
+        }
+        let seen: std::collections::HashSet<DocAddress> = tiered.iter().map(|(_, _, a)| *a).collect();
+        let want = limit + seen.len();
         let query: Box<dyn Query> = if clauses.len() == 1 && clauses[0].0 == Occur::Must {
             // Words only: the union itself, so that block-max WAND applies.
             clauses.pop().map_or_else(|| Box::new(AllQuery) as Box<dyn Query>, |(_, q)| q)
         } else {
             Box::new(BooleanQuery::new(clauses))
         };
-        let dropped = expired_docs.as_ref().map_or(0, std::collections::HashSet::len);
-        let live = |addr: &DocAddress| expired_docs.as_ref().is_none_or(|e| !e.contains(addr));
         // The same files must always give the same answer, however documents fell into
         // segments: ties are broken by a rank derived from the refId. Ordering by (score,
         // rank) in the collector scores every match; ordering by score alone lets tantivy
@@ -339,25 +531,122 @@ impl Index {
         // exhaustive order decides.
         let stats = self.stats(&searcher);
         let fast: Vec<(f32, DocAddress)> = searcher
-            .search_with_statistics_provider(&query, &TopDocs::with_limit(limit + 1 + dropped).order_by_score(), &stats)
+            .search_with_statistics_provider(&query, &TopDocs::with_limit(want + 1 + dropped).order_by_score(), &stats)
             .map_err(tantivy_err)?
             .into_iter()
             .filter(|(_, addr)| live(addr))
             .collect();
-        let straddles = fast.len() > limit && fast[limit - 1].0 == fast[limit].0;
+        let straddles = fast.len() > want && fast[want - 1].0 == fast[want].0;
         let top: Vec<(f32, DocAddress)> = if straddles {
             let by = (
                 (SortBySimilarityScore, Order::Desc),
                 (SortByStaticFastValue::<u64>::for_field("ref_rank"), Order::Asc),
             );
             let all = searcher
-                .search_with_statistics_provider(&query, &TopDocs::with_limit(limit + dropped).order_by(by), &stats)
+                .search_with_statistics_provider(&query, &TopDocs::with_limit(want + dropped).order_by(by), &stats)
                 .map_err(tantivy_err)?;
-            all.into_iter().filter(|(_, addr)| live(addr)).map(|((score, _), addr)| (score, addr)).take(limit).collect()
+            all.into_iter().filter(|(_, addr)| live(addr)).map(|((score, _), addr)| (score, addr)).take(want).collect()
         } else {
-            fast.into_iter().take(limit).collect()
+            fast.into_iter().take(want).collect()
         };
-        self.finish(req, &searcher, top)
+        tiered.extend(
+            top.into_iter()
+                .filter(|(_, a)| !seen.contains(a))
+                .take(limit - seen.len())
+                .map(|(score, a)| (Tier::SomeTerms, score, a)),
+        );
+        Ok(SearchResults { corrected, ..self.finish(req, &searcher, tiered)? })
+    }
+
+    /// The results of the tiers above `SomeTerms` for a query of several words, best
+    /// first, at most `limit`: each tier's condition narrows, the union scores.
+    fn tiers(
+        &self,
+        searcher: &Searcher,
+        query: &str,
+        union: &dyn Query,
+        filters: &[(Occur, Box<dyn Query>)],
+        (live, dropped): (&dyn Fn(&DocAddress) -> bool, usize),
+        limit: usize,
+    ) -> Result<Vec<(Tier, f32, DocAddress)>> {
+        let f = &self.fields;
+        let toks = phrase_tokens(query);
+        let groups = terms_by_position(query);
+        if toks.len() < 2 || groups.len() < 2 {
+            return Ok(Vec::new());
+        }
+        let stats = self.stats(searcher);
+        let top = |cond: Box<dyn Query>, n: usize| -> Result<Vec<(f32, DocAddress)>> {
+            let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+                vec![(Occur::Must, Box::new(ConstScoreQuery::new(cond, 0.0))), (Occur::Should, union.box_clone())];
+            clauses.extend(filters.iter().map(|(o, q)| (*o, q.box_clone())));
+            let by = (
+                (SortBySimilarityScore, Order::Desc),
+                (SortByStaticFastValue::<u64>::for_field("ref_rank"), Order::Asc),
+            );
+            let found = searcher
+                .search_with_statistics_provider(
+                    &BooleanQuery::new(clauses),
+                    &TopDocs::with_limit(n + dropped).order_by(by),
+                    &stats,
+                )
+                .map_err(tantivy_err)?;
+            Ok(found
+                .into_iter()
+                .filter(|(_, addr)| live(addr))
+                .map(|((score, _), addr)| (score, addr))
+                .take(n)
+                .collect())
+        };
+        let mut out: Vec<(Tier, f32, DocAddress)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut add = |tier: Tier, found: Vec<(f32, DocAddress)>, out: &mut Vec<(Tier, f32, DocAddress)>| {
+            for (score, addr) in found {
+                if out.len() < limit && seen.insert(addr) {
+                    out.push((tier, score, addr));
+                }
+            }
+        };
+        // The whole name: a name phrase whose name has no other token (its field norm is
+        // the query's token count; names are short, so the norm is exact).
+        let count = analyzer::terms(query).len();
+        let named = top(phrase_query(f.name, &toks), EXACT_NAME_CANDIDATES)?;
+        let mut exact = Vec::new();
+        for (score, addr) in named {
+            let norms = searcher.segment_reader(addr.segment_ord).get_fieldnorms_reader(f.name).map_err(tantivy_err)?;
+            if norms.fieldnorm(addr.doc_id) as usize == count {
+                exact.push((score, addr));
+            }
+        }
+        add(Tier::ExactName, exact, &mut out);
+        if out.len() < limit {
+            // Two adjacent words in a body are weak evidence (a link's `x-class.md` holds
+            // `x class`); in a name, tags or a description they are not.
+            let any: Vec<(Occur, Box<dyn Query>)> = boosted(f)
+                .iter()
+                .filter(|(field, _)| *field != f.body || toks.len() >= 3)
+                .map(|(field, _)| {
+                    // Bodies are prose: a phrase copied from one is exact.
+                    let slop = if *field == f.body { 0 } else { TIER_SLOP };
+                    (Occur::Should, near_query(*field, &toks, slop))
+                })
+                .collect();
+            add(Tier::Phrase, top(Box::new(BooleanQuery::new(any)), limit)?, &mut out);
+        }
+        if out.len() < limit {
+            let every: Vec<(Occur, Box<dyn Query>)> = groups
+                .iter()
+                .map(|group| {
+                    let any: Vec<(Occur, Box<dyn Query>)> = group
+                        .iter()
+                        .flat_map(|t| boosted(f).map(|(field, _)| (Occur::Should, term_query(field, t))))
+                        .collect();
+                    (Occur::Must, Box::new(BooleanQuery::new(any)) as Box<dyn Query>)
+                })
+                .collect();
+            add(Tier::AllTerms, top(Box::new(BooleanQuery::new(every)), limit)?, &mut out);
+        }
+        Ok(out)
     }
 
     /// The statistics searches score with: the same for the same documents, however they
@@ -366,21 +655,27 @@ impl Index {
         Stats { searcher, norms: &self.norms }
     }
 
-    /// Turns the top documents into hits with scores relative to the best.
-    fn finish(&self, req: &TextQuery, searcher: &Searcher, top: Vec<(f32, DocAddress)>) -> Result<SearchResults> {
+    /// Turns the top documents into hits, by tier then score, with scores relative to the
+    /// best (never above the one before: a lower tier may score higher by BM25).
+    fn finish(&self, req: &TextQuery, searcher: &Searcher, top: Vec<(Tier, f32, DocAddress)>) -> Result<SearchResults> {
         let f = &self.fields;
         let mut hits = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            hits.push(hit(searcher, f, addr, score)?);
+        for (tier, score, addr) in top {
+            hits.push((tier, hit(searcher, f, addr, score)?));
         }
-        hits.sort_by(|a, b| {
-            b.raw_score.total_cmp(&a.raw_score).then_with(|| ref_rank(&a.ref_id).cmp(&ref_rank(&b.ref_id)))
+        hits.sort_by(|(ta, a), (tb, b)| {
+            ta.cmp(tb)
+                .then_with(|| b.raw_score.total_cmp(&a.raw_score))
+                .then_with(|| ref_rank(&a.ref_id).cmp(&ref_rank(&b.ref_id)))
         });
+        let mut hits: Vec<SearchHit> = hits.into_iter().map(|(_, h)| h).collect();
         let best = hits.first().map_or(1.0, |h| h.raw_score.max(f32::MIN_POSITIVE));
+        let mut cap = 100;
         for h in &mut hits {
-            h.score = ((h.raw_score / best) * 100.0).round().clamp(0.0, 100.0) as u32;
+            h.score = (((h.raw_score / best) * 100.0).round().clamp(0.0, 100.0) as u32).min(cap);
+            cap = h.score;
         }
-        Ok(SearchResults { query: req.query.clone(), results: hits, stale: false })
+        Ok(SearchResults { query: req.query.clone(), results: hits, stale: false, corrected: Default::default() })
     }
 }
 

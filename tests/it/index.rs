@@ -455,3 +455,68 @@ fn a_doc_without_a_title_is_named_by_its_first_heading_with_a_plain_summary() {
         out.stdout
     );
 }
+
+#[test]
+fn several_words_rank_whole_names_then_phrases_then_every_word() {
+    let doc = |name: &str, description: &str, body: &str| {
+        format!("---\ntitle: {name}\ndescription: {description}\n---\n{body}\n")
+    };
+    let root = TestRoot::new()
+        .file(".tmws/config.toml", "[index]\ninclude = [\"docs\"]\n")
+        // Many pages hold both words, and a list page holds them more often than the page
+        // whose whole title they are.
+        .file(
+            "docs/storage-class.md",
+            doc("Storage class", "A storage class sets the lifetime.", "Static or automatic."),
+        )
+        .file(
+            "docs/specifiers.md",
+            doc("Storage class specifiers", "Every storage class.", &"storage class keyword; ".repeat(20)),
+        )
+        .file("docs/classes.md", doc("Class storage", "Storage of a class object.", "class storage class storage"))
+        // A phrase copied from a body, against a page holding its words apart and often.
+        .file("docs/fees.md", doc("Fees", "Costs.", "The fee is burned after every block by the protocol."))
+        .file(
+            "docs/blocks.md",
+            doc("Block protocol", "Block fee protocol.", &"block fee burned protocol every ".repeat(10)),
+        )
+        // A piece of an identifier between hyphens.
+        .file(
+            "docs/dfsr.md",
+            doc(
+                "DFSR attributes",
+                "Replication.",
+                "The ms-DFSR-DefaultCompressionExclusionFilter attribute lists files.",
+            ),
+        )
+        .file("docs/letters.md", doc("Letters", "A a a.", "a a a a a a a a"));
+    let first = |q: &str| {
+        let out = root.run(&["--json", "search", q]);
+        hits(&out).first().cloned().unwrap_or_default()
+    };
+    assert_eq!(first("storage class"), "docs/storage-class.md");
+    assert_eq!(first("Storage class specifiers"), "docs/specifiers.md");
+    assert_eq!(first("the fee is burned after every block"), "docs/fees.md");
+    assert_eq!(first("ms dfsr defaultcompressionexclusionfilter attribute"), "docs/dfsr.md");
+    // A one-letter word is left out when there are others, and searched when alone.
+    assert_eq!(hits(&root.run(&["--json", "search", "a", "replication"])), vec!["docs/dfsr.md"]);
+    assert_eq!(first("a"), "docs/letters.md");
+}
+
+#[test]
+fn a_word_that_matches_nothing_is_searched_as_the_nearest_word_and_said_so() {
+    let root = TestRoot::new()
+        .file(".tmws/config.toml", "[index]\ninclude = [\"docs\"]\n")
+        .file("docs/c.md", "---\ntitle: Configuration files\n---\nThe configuration of the server.\n")
+        .file("docs/s.md", "---\ntitle: Server\n---\nStarts the server.\n");
+    let out = root.run(&["--json", "search", "server", "configuraton"]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["corrected"], serde_json::json!({"configuraton": "configuration"}));
+    assert_eq!(hits(&out), vec!["docs/c.md", "docs/s.md"]);
+    let out = root.run(&["search", "configuraton", "--format", "table"]);
+    assert_eq!(out.stdout.lines().next(), Some("`configuraton` matches nothing: searched `configuration`"));
+    // A word that is found is never corrected, and nothing near is nothing found.
+    let out = root.run(&["--json", "search", "configuration"]);
+    assert!(!out.stdout.contains("corrected"), "{}", out.stdout);
+    assert_eq!(hits(&root.run(&["--json", "search", "zzzzqqq"])), Vec::<String>::new());
+}

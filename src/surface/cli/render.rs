@@ -168,6 +168,9 @@ pub(super) fn github(out: &mut impl Write, report: &Report) -> io::Result<()> {
 /// One result per line in aligned columns: score, kind, scope (a memory's namespace), refId,
 /// then name and summary.
 pub(super) fn search_table(out: &mut impl Write, results: &SearchAnswer, paint: Paint) -> io::Result<()> {
+    for (from, to) in &results.corrected {
+        writeln!(out, "{}", paint.dim(&format!("`{}` matches nothing: searched `{}`", esc(from), esc(to))))?;
+    }
     if results.results.is_empty() {
         return writeln!(out, "no results for `{}`", esc(&results.query));
     }
