@@ -5,6 +5,7 @@ mod clients;
 mod context;
 mod corpora;
 mod entries;
+mod eval_sets;
 mod git_sync;
 mod hostile;
 mod index;

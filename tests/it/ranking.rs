@@ -1,10 +1,66 @@
-//! Ranking: a document's own title, as a query, finds it first (EIPs corpus); and after
-//! incremental syncs and the watcher, answers are those of a clean rebuild (DESIGN §3).
+//! Ranking: a document's own title, as a query, finds it first (EIPs corpus); every kind of
+//! known-item query of `eval_sets` finds its document at the level reached, on every corpus
+//! (English and Japanese); and after incremental syncs and the watcher, answers are those
+//! of a clean rebuild (DESIGN §3).
 
 use tmws::query::api::SearchRequest;
 use tmws::query::{Engine, SyncOptions};
 
+use super::eval_sets::{self, Kind};
 use super::util::{TestRoot, copy_tree, corpora, front_matter_field, full_corpora};
+
+/// MRR@10 each kind reached (seed 7, 200 queries a kind at most), on the samples in
+/// `testdata/corpora` and on the full corpora (`TMWS_CORPORA`). `examples/ranking.rs`
+/// prints the same figures, with recall@1 and latency.
+const REACHED: [(&str, Kind, f64, f64); 12] = [
+    ("eips", Kind::Title, 1.000, 1.000),
+    ("eips", Kind::Description, 1.000, 0.989),
+    ("eips", Kind::Inflected, 1.000, 1.000),
+    ("eips", Kind::BodyPhrase, 1.000, 0.982),
+    ("cpp-docs", Kind::Title, 1.000, 1.000),
+    ("cpp-docs", Kind::Description, 1.000, 0.972),
+    ("cpp-docs", Kind::Inflected, 1.000, 1.000),
+    ("cpp-docs", Kind::BodyPhrase, 0.983, 0.966),
+    ("ja-otel", Kind::Title, 1.000, 0.989),
+    ("ja-otel", Kind::Description, 1.000, 0.915),
+    ("ja-otel", Kind::Inflected, 1.000, 0.969),
+    ("ja-otel", Kind::BodyPhrase, 1.000, 1.000),
+];
+
+#[test]
+fn every_kind_of_known_item_query_finds_its_document_in_every_corpus() {
+    let mut report = Vec::new();
+    let mut failed = false;
+    for corpus in ["eips", "cpp-docs", "ja-otel"] {
+        let dir = corpora().join(corpus);
+        let root = TestRoot::new().file(".tmws/config.toml", "[index]\ninclude = [\"corpus\"]\n");
+        for (rel, bytes) in copy_tree(&dir) {
+            if rel.ends_with(".md") {
+                root.write(&format!("corpus/{rel}"), bytes);
+            }
+        }
+        let engine = Engine::open(root.path()).unwrap();
+        engine.sync(&SyncOptions::default()).unwrap();
+        let cases = eval_sets::cases(&eval_sets::read_docs(&dir, "corpus"), 7, 200);
+        let scores = eval_sets::score(&cases, |c| {
+            let hits = engine.search(&SearchRequest::new(c.query.clone())).unwrap().answer.results;
+            hits.iter().position(|h| h.ref_id == c.want)
+        });
+        for (kind, mrr, recall1, n) in scores {
+            let (_, _, sample, full) = REACHED.iter().find(|(c, k, _, _)| *c == corpus && *k == kind).unwrap();
+            let floor = if full_corpora() { *full } else { *sample };
+            let ok = mrr >= floor - 0.0005;
+            failed |= !ok;
+            report.push(format!(
+                "{corpus} {}: MRR@10 {mrr:.3} (pinned {floor:.3}), recall@1 {recall1:.3}, {n} queries{}",
+                kind.name(),
+                if ok { "" } else { " BELOW" }
+            ));
+        }
+    }
+    assert!(!failed, "{}", report.join("\n"));
+    assert_eq!(report.len(), REACHED.len(), "{}", report.join("\n"));
+}
 
 #[test]
 fn titles_find_their_documents_first_in_the_eips_corpus() {
