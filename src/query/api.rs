@@ -800,6 +800,30 @@ impl Params for MemoryDeleteRequest {
     }
 }
 
+/// Parameters of `trust_verify` (DESIGN §6). The verifier is the calling client, by the
+/// name it gave in `initialize`: never a parameter, so an agent cannot vouch for itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrustVerifyRequest {
+    /// The agent whose work was checked, by the name its memories carry as `agent`.
+    pub agent: String,
+    /// Whether its work held up.
+    pub success: bool,
+    /// What was checked: a test run, a review, a commit.
+    pub evidence: String,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+}
+
+impl Params for TrustVerifyRequest {
+    fn validate(&self, _config: &Config) -> Result<usize> {
+        within("an agent", &self.agent, MAX_NAME_CHARS)?;
+        within("the evidence", &self.evidence, MAX_DESCRIPTION_CHARS)?;
+        Ok(MAX_MAX_CHARS)
+    }
+}
+
 /// Parameters of `workspace_list`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

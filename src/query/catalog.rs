@@ -10,7 +10,8 @@ use super::api::Format;
 use super::api::{
     ContextRequest, EntryWriteRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
     MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest,
-    ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
+    ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, TrustVerifyRequest, WorkspaceListRequest,
+    WorkspaceReadRequest,
 };
 use super::tools::ToolCallAnswer;
 use crate::config::Config;
@@ -60,7 +61,7 @@ const ADD: (bool, bool, bool) = (false, false, false);
 const REMOVE: (bool, bool, bool) = (false, true, true);
 
 /// Every tool, sorted by name.
-pub const TOOLS: [Tool; 17] = [
+pub const TOOLS: [Tool; 19] = [
     tool(
         "entry_write",
         "Write a decision, lesson or plan",
@@ -177,6 +178,24 @@ one-line summary, category and a 0-100 score, best first. Answered from tmws's r
 Then tool_describe gives the tool's input schema and tool_call calls it.",
         READ,
         ToolSearchRequest::schema,
+    ),
+    tool(
+        "trust_show",
+        "Show agents' trust",
+        "Every agent's trust score (0 to 1, starting at 0.5), with its verified successes and failures and when \
+it was last verified, highest first. Memories of a trusted agent rank higher in memory_search.",
+        READ,
+        FormatOnly::schema,
+    ),
+    tool(
+        "trust_verify",
+        "Verify another agent's work",
+        "Record that you checked another agent's work (by the name its memories carry as agent) and whether it \
+held up, with the evidence: a test run, a review, a commit. Its trust moves up 0.05 on success, down 0.10 on \
+failure, and its memories rank accordingly. You are the verifier, by the name your client gave when it \
+connected; an agent cannot verify itself.",
+        ADD,
+        TrustVerifyRequest::schema,
     ),
     tool(
         "workspace_get_context",

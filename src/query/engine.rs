@@ -20,7 +20,8 @@ use super::answer::Reply;
 use super::api::{
     self, ContextRequest, EntryWriteRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
     MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest,
-    ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
+    ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, TrustVerifyRequest, WorkspaceListRequest,
+    WorkspaceReadRequest,
 };
 use super::catalog::{self, Output};
 use super::context::{self, ContextAnswer};
@@ -60,10 +61,27 @@ struct Inner {
 }
 
 /// What one client session of a server remembers (DESIGN §4.1): whether it was sent the
-/// context defaults already. The CLI and each HTTP request have a session of their own.
+/// context defaults already, and the client's name from `initialize` (the verifier of its
+/// `trust_verify` calls). The CLI and each HTTP request have a session of their own.
 #[derive(Debug, Clone, Default)]
 pub struct Session {
     defaults_sent: Arc<AtomicBool>,
+    client: Arc<OnceLock<String>>,
+}
+
+impl Session {
+    /// Names the session's client, once (`initialize` says it once).
+    pub fn set_client(&self, name: &str) {
+        let name = name.trim();
+        if !name.is_empty() {
+            let _ = self.client.set(name.to_owned());
+        }
+    }
+
+    /// The client's name, when it gave one.
+    pub fn client(&self) -> Option<&str> {
+        self.client.get().map(String::as_str)
+    }
 }
 
 /// Whether the index is ready and how far behind it is (`/health`).
@@ -455,6 +473,8 @@ impl Engine {
             "session_record" => text(self.session_record(&SessionRecordRequest::from_args(args)?)?),
             "tool_search" => text(self.tool_search(&ToolSearchRequest::from_args(args)?)?),
             "tool_describe" => text(self.tool_describe(&ToolDescribeRequest::from_args(args)?)?),
+            "trust_verify" => text(self.trust_verify_by(session, &TrustVerifyRequest::from_args(args)?)?),
+            "trust_show" => text(self.trust_list(&FormatOnly::from_args(args)?)?),
             "tool_call" => {
                 return Err(Error::Usage("tool_call runs on the async runtime: use Engine::call".into()));
             }
@@ -493,6 +513,26 @@ impl Engine {
     /// `tmws trust verify`: records that `verifier` checked `agent`'s work.
     pub fn trust_verify(&self, agent: &str, verifier: &str, success: bool, evidence: &str) -> Result<Trust> {
         trust::verify(self.root(), agent, verifier, success, evidence, chrono::Utc::now())
+    }
+
+    /// `trust_verify` (DESIGN §6): the session's client verifies `req.agent`. A client that
+    /// gave no name in `initialize` cannot verify anyone.
+    pub fn trust_verify_by(&self, session: &Session, req: &TrustVerifyRequest) -> Result<Reply<trust::Verified>> {
+        let max = req.validate(self.config())?;
+        let Some(verifier) = session.client() else {
+            return Err(Error::Usage(
+                "trust_verify needs the verifier's name: this client gave none in initialize (clientInfo.name)".into(),
+            ));
+        };
+        let trust = self.trust_verify(&req.agent, verifier, req.success, &req.evidence)?;
+        let verifier = crate::redact::redact(verifier).text;
+        Ok(Reply { answer: trust::Verified { verifier, trust }, format: req.format, max_chars: max })
+    }
+
+    /// `trust_show`: every agent's trust, highest first.
+    pub fn trust_list(&self, req: &FormatOnly) -> Result<Reply<trust::TrustList>> {
+        let max = req.validate(self.config())?;
+        Ok(Reply { answer: trust::TrustList { agents: self.trust_show() }, format: req.format, max_chars: max })
     }
 
     /// `tmws trust show`: every agent's trust, highest first.

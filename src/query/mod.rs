@@ -86,6 +86,13 @@ impl Answer for memory::Stats {}
 impl Answer for memory::maint::Cleaned {}
 impl Answer for memory::maint::Cleared {}
 impl Answer for session::SessionAnswer {}
+impl Answer for trust::Verified {}
+
+impl Answer for trust::TrustList {
+    fn plan(&self, value: &serde_json::Value) -> answer::Plan {
+        answer::Plan::list_from_end(value, "/agents", "agents", "raise max_chars")
+    }
+}
 
 impl Answer for tools::ToolDescription {
     fn plan(&self, value: &serde_json::Value) -> answer::Plan {

@@ -31,6 +31,20 @@ pub struct Trust {
     pub last: String,
 }
 
+/// `trust_show`: every agent's standing, highest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrustList {
+    pub agents: Vec<Trust>,
+}
+
+/// `trust_verify`: who verified, and the agent's standing after it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verified {
+    pub verifier: String,
+    #[serde(flatten)]
+    pub trust: Trust,
+}
+
 impl Trust {
     fn new(agent: &str) -> Trust {
         Trust { agent: agent.to_owned(), score: DEFAULT_TRUST, successes: 0, failures: 0, last: String::new() }

@@ -92,6 +92,9 @@ impl ServerHandler for TmwsServer {
             return Err(ErrorData::invalid_params(format!("no tool `{}`", request.name), None));
         }
         let args = request.arguments.unwrap_or_default();
+        if let Some(info) = context.peer.peer_info() {
+            self.session.set_client(&info.client_info.name);
+        }
         // A cancelled request stops waiting: a downstream call is cancelled in turn and its
         // connection is free again at once.
         let answer = tokio::select! {

@@ -389,3 +389,33 @@ fn the_server_exits_cleanly_when_stdin_closes() {
     assert_eq!(status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty(), "nothing but protocol on stdout");
 }
+
+#[test]
+fn an_agent_verifies_another_as_the_client_it_is_and_never_itself() {
+    let root = TestRoot::new();
+    let mcp = Mcp::start(root.path());
+    // The verifier is the name the client gave in `initialize`: rmcp's, here.
+    let me = rmcp::model::ClientConfig::default().client_info.name;
+    let args = json!({"agent": "writer-bot", "success": true, "evidence": "its tests pass", "format": "json"});
+    let v: Value = serde_json::from_str(mcp.call("trust_verify", args).text()).unwrap();
+    assert_eq!(
+        (&v["agent"], &v["verifier"], &v["successes"], &v["failures"]),
+        (&json!("writer-bot"), &json!(me), &json!(1), &json!(0))
+    );
+    assert_eq!((v["score"].as_f64().unwrap() * 100.0).round(), 55.0);
+    // Itself: refused. A verifier given as a parameter: refused as unknown.
+    let own = json!({"agent": me, "success": true, "evidence": "I checked myself"});
+    assert_eq!(
+        mcp.call("trust_verify", own),
+        Answer::Err("usage".into(), format!("`{me}` cannot verify itself: a verifier must be another agent"))
+    );
+    let forged = json!({"agent": "writer-bot", "success": true, "evidence": "e", "verifier": "someone"});
+    assert!(matches!(mcp.call("trust_verify", forged), Answer::Err(c, m) if c == "usage" && m.contains("verifier")));
+    let shown: Value = serde_json::from_str(mcp.call("trust_show", json!({"format": "json"})).text()).unwrap();
+    let agents: Vec<&str> = shown["agents"].as_array().unwrap().iter().map(|a| a["agent"].as_str().unwrap()).collect();
+    assert_eq!(agents, ["writer-bot"]);
+    mcp.stop();
+    // The log is the one the CLI reads.
+    let line: Value = serde_json::from_str(root.read(".tmws/trust.jsonl").lines().next().unwrap()).unwrap();
+    assert_eq!((&line["agent"], &line["verifier"], &line["success"]), (&json!("writer-bot"), &json!(me), &json!(true)));
+}

@@ -77,6 +77,12 @@ fn check_report(r: &Value) {
     assert!(calls["workspace_read"]["text"].as_str().unwrap().chars().count() <= 200);
     assert!(calls["workspace_list"]["text"].as_str().unwrap().contains("scope: devtools\n"));
     assert!(calls["memory_get"]["text"].as_str().unwrap().contains("The Python SDK can add memories."));
+    let verified: Value = serde_json::from_str(calls["trust_verify"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!((&verified["agent"], &verified["verifier"]), (&json!("writer-bot"), &json!("sdk-agent")));
+    let shown: Value = serde_json::from_str(calls["trust_show"]["text"].as_str().unwrap()).unwrap();
+    let writer: Vec<&Value> =
+        shown["agents"].as_array().unwrap().iter().filter(|a| a["agent"] == "writer-bot").collect();
+    assert_eq!((writer.len(), &writer[0]["successes"]), (1, &json!(1)), "{shown}");
     let listed: Value = serde_json::from_str(calls["memory_list"]["text"].as_str().unwrap()).unwrap();
     assert_eq!(listed["results"][0]["summary"], "The Python SDK can add memories.");
     let written: Value = serde_json::from_str(calls["entry_write"]["text"].as_str().unwrap()).unwrap();
@@ -106,6 +112,8 @@ YYYY-MM-DD; found `soon` (write the date as YYYY-MM-DD, e.g. 2026-11-22)"
         ("unknown server", "not_found"),
         ("invalid entry", "usage"),
         ("stale entry", "conflict"),
+        ("self verification", "usage"),
+        ("verifier parameter", "usage"),
     ];
     for (what, category) in categories {
         let bad = &r["bad"][what];

@@ -710,3 +710,28 @@ fn error_bodies_name_paths_relative_to_the_root() {
         session.cancel().await.unwrap();
     });
 }
+
+#[test]
+fn trust_is_shown_at_get_trust() {
+    let root = TestRoot::new();
+    let verified = root.run(&[
+        "trust",
+        "verify",
+        "--agent",
+        "writer-bot",
+        "--verifier",
+        "reviewer",
+        "--success",
+        "--evidence",
+        "ci",
+    ]);
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
+    let serve = Serve::start(root.path(), Some("tok"));
+    let r = serve.get("/trust?format=json");
+    assert_eq!((r.status, r.content_type.as_str()), (200, "application/json"), "{}", r.body);
+    let agents = r.json()["agents"].clone();
+    assert_eq!(
+        (&agents[0]["agent"], &agents[0]["successes"], agents.as_array().unwrap().len()),
+        (&json!("writer-bot"), &json!(1), 1)
+    );
+}

@@ -6,7 +6,7 @@ use std::process::Command;
 use tempfile::TempDir;
 
 /// The tools `tmws mcp` and `/mcp` of `tmws serve` list, sorted by name.
-pub const MCP_TOOLS: [&str; 17] = [
+pub const MCP_TOOLS: [&str; 19] = [
     "entry_write",
     "memory_add",
     "memory_cleanup",
@@ -20,6 +20,8 @@ pub const MCP_TOOLS: [&str; 17] = [
     "tool_call",
     "tool_describe",
     "tool_search",
+    "trust_show",
+    "trust_verify",
     "workspace_get_context",
     "workspace_list",
     "workspace_read",

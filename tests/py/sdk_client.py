@@ -24,6 +24,16 @@ class Collect(logging.Handler):
         self.records.append(f"{record.name}: {record.getMessage()}")
 
 
+# The name this client gives in `initialize`: the verifier of its trust_verify calls.
+CLIENT_NAME = "sdk-agent"
+
+
+def client_info():
+    from mcp.types import Implementation
+
+    return Implementation(name=CLIENT_NAME, version="1.0")
+
+
 def text_of(result):
     return "".join(getattr(c, "text", "") for c in result.content)
 
@@ -67,6 +77,8 @@ async def exercise(session):
             "format": "json",
         },
         "memory_clear": {"namespace": "short-term", "confirm": True},
+        "trust_verify": {"agent": "writer-bot", "success": True, "evidence": "its tests pass", "format": "json"},
+        "trust_show": {"format": "json"},
     }
     report["calls"] = {}
     for name, args in calls.items():
@@ -97,6 +109,11 @@ async def exercise(session):
         "invalid entry": (
             "entry_write",
             {"topic": "lessons", "workspace": "devtools", "name": "x", "description": "d", "fields": {"created": "soon"}},
+        ),
+        "self verification": ("trust_verify", {"agent": CLIENT_NAME, "success": True, "evidence": "mine"}),
+        "verifier parameter": (
+            "trust_verify",
+            {"agent": "writer-bot", "success": True, "evidence": "e", "verifier": "writer-bot"},
         ),
         "stale entry": (
             "entry_write",
@@ -137,7 +154,7 @@ async def main():
 
         params = StdioServerParameters(command=sys.argv[2], args=["mcp"], cwd=sys.argv[3])
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, client_info=client_info()) as session:
                 report = await exercise(session)
     else:
         from mcp import ClientSession
@@ -147,7 +164,7 @@ async def main():
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {sys.argv[3]}"})
         async with http:
             async with streamable_http_client(sys.argv[2], http_client=http, terminate_on_close=True) as (read, write):
-                async with ClientSession(read, write) as session:
+                async with ClientSession(read, write, client_info=client_info()) as session:
                     report = await exercise(session)
     report["warnings"] = collect.records
     print(json.dumps(report))

@@ -153,6 +153,7 @@ async fn get_tool(State(app): State<AppState>, headers: HeaderMap, request: Requ
         "/workspace/read" => "workspace_read",
         "/memory/search" => "memory_search",
         "/memory/list" => "memory_list",
+        "/trust" => "trust_show",
         _ => "memory_stats",
     };
     match query_args(request.uri()) {
@@ -248,7 +249,7 @@ async fn session_ended_is_ok(request: Request, next: Next) -> Response {
 async fn not_found(request: Request) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path())).hint(
         "routes: GET /workspace/context, GET /workspace/search, GET /workspace/list, GET /workspace/read?ref_id=…, \
-POST /workspace/entry, POST /memory, GET /memory/search, GET /memory/list, GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /health, \
+POST /workspace/entry, POST /memory, GET /memory/search, GET /memory/list, GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /trust, GET /health, \
 GET /metrics, /mcp",
     )
 }
@@ -279,6 +280,7 @@ async fn count(State(app): State<AppState>, request: Request, next: Next) -> Res
         "/workspace/list" => "/workspace/list",
         "/workspace/read" => "/workspace/read",
         "/workspace/entry" => "/workspace/entry",
+        "/trust" => "/trust",
         "/health" => "/health",
         "/metrics" => "/metrics",
         p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
@@ -309,6 +311,7 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
         .route("/memory/search", get(get_tool))
         .route("/memory/list", get(get_tool))
         .route("/memory/stats", get(get_tool))
+        .route("/trust", get(get_tool))
         .route("/memory/{id}", get(memory_by_id).delete(memory_by_id))
         .route("/health", get(get_health))
         .route("/metrics", get(get_metrics))
