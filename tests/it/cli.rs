@@ -277,3 +277,34 @@ pub fn strip_ansi(text: &str) -> String {
     }
     out
 }
+
+/// The README's claims about the binary and about what building it needs hold: the Rust
+/// version is the manifest's, and the binary needs no shared library but the C library's.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_readme_says_what_building_needs_and_what_the_binary_links() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let version = manifest.lines().find_map(|l| l.strip_prefix("rust-version = ")).unwrap().trim_matches('"');
+    assert!(readme.contains(&format!("- Rust {version} or newer")), "the README names Rust {version}");
+    assert!(readme.contains("- A C compiler"), "the README names the C compiler");
+    assert!(!readme.to_lowercase().contains("static binary"), "the binary is not static");
+    assert!(readme.contains("it links dynamically against glibc's libc, libm and libgcc_s only"));
+    let Ok(readelf) = which("readelf") else {
+        #[allow(clippy::print_stderr, reason = "a skipped check says why")]
+        {
+            eprintln!("skipped: no readelf to read the binary's dynamic section");
+        }
+        return;
+    };
+    let out = Command::new(readelf).args(["-d", env!("CARGO_BIN_EXE_tmws")]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut needed: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| l.split('[').nth(1)?.split(']').next())
+        .filter(|lib| !lib.starts_with("ld-linux"))
+        .collect();
+    needed.sort_unstable();
+    assert_eq!(needed, ["libc.so.6", "libgcc_s.so.1", "libm.so.6"]);
+}
