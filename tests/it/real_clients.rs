@@ -72,11 +72,22 @@ fn check_report(r: &Value) {
     for (name, call) in r["calls"].as_object().unwrap() {
         assert_eq!(call["is_error"], false, "{name}: {}", call["text"]);
     }
+    let found: Value = serde_json::from_str(r["calls"]["memory_search"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(found["results"][0]["summary"], "The Python SDK can add memories.", "{found}");
     let calls = &r["calls"];
     assert!(calls["workspace_get_context"]["text"].as_str().unwrap().chars().count() <= 300);
     assert!(calls["workspace_read"]["text"].as_str().unwrap().chars().count() <= 200);
     assert!(calls["workspace_list"]["text"].as_str().unwrap().contains("scope: devtools\n"));
     assert!(calls["memory_get"]["text"].as_str().unwrap().contains("The Python SDK can add memories."));
+    let described: Value = serde_json::from_str(calls["tool_describe"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!((&described["server"], &described["tool"]), (&json!("code"), &json!("find_symbol")));
+    assert_eq!(described["input_schema"]["type"], "object", "{described}");
+    // Every tool was called with good arguments but tool_call, whose good call needs a
+    // downstream server (tests/it/pool.rs) and which is called here with a bad one.
+    let mut called: Vec<&str> = calls.as_object().unwrap().keys().map(String::as_str).collect();
+    called.push("tool_call");
+    called.sort_unstable();
+    assert_eq!(called, MCP_TOOLS);
     let verified: Value = serde_json::from_str(calls["trust_verify"]["text"].as_str().unwrap()).unwrap();
     assert_eq!((&verified["agent"], &verified["verifier"]), (&json!("writer-bot"), &json!("sdk-agent")));
     let shown: Value = serde_json::from_str(calls["trust_show"]["text"].as_str().unwrap()).unwrap();
