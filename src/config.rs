@@ -26,6 +26,8 @@ pub struct Config {
     pub pool: PoolConfig,
     pub registry: RegistryConfig,
     pub rules: RulesConfig,
+    pub sessions: SessionsConfig,
+    pub upkeep: UpkeepConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,6 +52,39 @@ pub struct RetrievalConfig {
 pub struct MemoryConfig {
     pub fsync: bool,
     pub compact_garbage_ratio: f64,
+    /// The upkeep prunes entries whose current importance is below this (off when unset).
+    pub prune_below: Option<f64>,
+}
+
+/// Sessions recorded without being asked (DESIGN §6): when a client session of `tmws mcp`
+/// or `tmws serve` ends, or after `idle_minutes` without a call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionsConfig {
+    pub auto: bool,
+    pub idle_minutes: u64,
+}
+
+/// Memory upkeep inside `tmws watch`, `mcp` and `serve`: cleanup of expired entries,
+/// prune below `memory.prune_below`, gc-branches, every `every_secs` (0: never), once no
+/// request came for `idle_secs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UpkeepConfig {
+    pub every_secs: u64,
+    pub idle_secs: u64,
+}
+
+impl Default for SessionsConfig {
+    fn default() -> Self {
+        SessionsConfig { auto: true, idle_minutes: 30 }
+    }
+}
+
+impl Default for UpkeepConfig {
+    fn default() -> Self {
+        UpkeepConfig { every_secs: 86_400, idle_secs: 60 }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,7 +170,7 @@ impl Default for RetrievalConfig {
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        MemoryConfig { fsync: true, compact_garbage_ratio: 0.5 }
+        MemoryConfig { fsync: true, compact_garbage_ratio: 0.5, prune_below: None }
     }
 }
 
@@ -189,6 +224,8 @@ impl Default for Config {
             pool: PoolConfig::default(),
             registry: RegistryConfig::default(),
             rules: RulesConfig::default(),
+            sessions: SessionsConfig::default(),
+            upkeep: UpkeepConfig::default(),
         }
     }
 }
@@ -205,6 +242,8 @@ struct RawConfig {
     pool: PoolConfig,
     registry: RegistryConfig,
     rules: RulesConfig,
+    sessions: SessionsConfig,
+    upkeep: UpkeepConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -255,6 +294,8 @@ impl Config {
             pool: raw.pool,
             registry: raw.registry,
             rules: raw.rules,
+            sessions: raw.sessions,
+            upkeep: raw.upkeep,
             ..Config::default()
         };
         for (name, ns) in raw.namespaces {
@@ -339,6 +380,25 @@ impl Config {
                 config.retrieval.answer_cap_chars > 100_000,
                 "must be at most 100000".to_owned(),
             ),
+            (
+                "memory",
+                "prune_below",
+                config.memory.prune_below.is_some_and(|p| !(0.0..=1.0).contains(&p)),
+                "must be between 0 and 1".to_owned(),
+            ),
+            (
+                "sessions",
+                "idle_minutes",
+                !(1..=MAX_DAYS * 1440).contains(&config.sessions.idle_minutes),
+                format!("must be between 1 and {}", MAX_DAYS * 1440),
+            ),
+            (
+                "upkeep",
+                "every_secs",
+                config.upkeep.every_secs > MAX_DAYS * 86_400,
+                format!("must be at most {}", MAX_DAYS * 86_400),
+            ),
+            ("upkeep", "idle_secs", config.upkeep.idle_secs > 86_400, "must be at most 86400".to_owned()),
             (
                 "retrieval",
                 "min_score",

@@ -142,6 +142,19 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # [memory]
 # fsync = true
 # compact_garbage_ratio = 0.5
+# prune_below (unset: off): the upkeep deletes entries whose current importance fell below
+# it (0.05, say).
+
+# Sessions recorded by tmws mcp and serve when a client disconnects or stays idle.
+# [sessions]
+# auto = true
+# idle_minutes = 30
+
+# Memory upkeep inside tmws watch, mcp and serve (cleanup, prune, gc-branches): every
+# every_secs (0: never), once no request came for idle_secs.
+# [upkeep]
+# every_secs = 86400
+# idle_secs = 60
 
 # [watch]
 # debounce_ms = 50

@@ -71,6 +71,8 @@ pub const SYNCING_MARKER: &str = ".tmws/cache/syncing";
 /// its answer.
 pub const SYNC_REQUEST: &str = ".tmws/cache/sync-request.json";
 pub const SYNC_ANSWER: &str = ".tmws/cache/sync-answer.json";
+/// What the last memory upkeep did, and when (DESIGN §6).
+pub const UPKEEP_FILE: &str = ".tmws/cache/upkeep.json";
 /// The indexed files' states.
 pub const MANIFEST_FILE: &str = ".tmws/cache/manifest.bin";
 /// Changes appended to the manifest since it was written whole.
@@ -454,6 +456,7 @@ mod tests {
             SYNCING_MARKER,
             SYNC_REQUEST,
             SYNC_ANSWER,
+            UPKEEP_FILE,
             MANIFEST_FILE,
             JOURNAL_FILE,
             ACCESS_FILE,

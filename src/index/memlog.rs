@@ -140,7 +140,21 @@ fn id_of(v: &Value) -> Option<&str> {
 fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
     let id = id_of(v)?;
     let text = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.trim().is_empty()).map(str::to_owned);
-    let content = text("content").unwrap_or_default();
+    let mut content = text("content").unwrap_or_default();
+    // A problem's fields are searched with its content and kept for answers to show.
+    let problem: serde_json::Map<String, Value> = ["problem", "solution", "outcome", "files"]
+        .into_iter()
+        .filter_map(|k| v.get(k).map(|x| (k.to_owned(), x.clone())))
+        .collect();
+    for k in ["problem", "solution"] {
+        if let Some(t) = problem.get(k).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty())
+            && !content.contains(t)
+        {
+            content.push_str("\n\n");
+            content.push_str(t);
+        }
+    }
+    let meta = (problem.get("problem").and_then(Value::as_str).is_some()).then(|| Value::Object(problem).to_string());
     let summary =
         text("summary").map(|s| cut(s.trim(), MAX_SUMMARY_CHARS)).unwrap_or_else(|| first_sentences(&content));
     let tags = v
@@ -160,6 +174,7 @@ fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
         path: rel.to_owned(),
         body: content,
         store_body: true,
+        meta,
         namespace: Some(text("ns").unwrap_or_else(|| namespace.to_owned())),
         memory: Some(MemoryAttrs {
             // Normalised to UTC seconds with `Z`, so that text order is time order.

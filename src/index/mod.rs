@@ -26,7 +26,7 @@ use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyError};
 
 pub use self::items::{Item, ItemList, ItemQuery};
 pub use self::schema::{Fields, SCHEMA_VERSION};
-pub use self::search::{Ranking, SearchHit, SearchResults, TextQuery, current_importance};
+pub use self::search::{Ranking, RecallFilter, SearchHit, SearchResults, TextQuery, current_importance};
 pub use self::sync::{SyncOptions, SyncPhase, SyncProgress, SyncReport};
 use crate::error::{Error, Result};
 use crate::layout::{self, INDEX_DIR, INDEX_OPEN_LOCK, SYNCING_MARKER};

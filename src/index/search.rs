@@ -44,6 +44,15 @@ pub struct TextQuery {
     pub visible: Option<Visible>,
     /// Memories ranked by BM25 × current importance × trust (DESIGN §6).
     pub ranking: Option<Ranking>,
+    /// What `recall` looks at (DESIGN §4.5), in place of `kinds` and `topics`.
+    pub recall: Option<RecallFilter>,
+}
+
+/// What `recall` searches: memories but session records, decisions and lessons on the
+/// scope's ladder (the scope and everything below it, and the scopes above it), commits.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecallFilter {
+    pub scope: Option<String>,
 }
 
 /// Which memories a search may show.
@@ -124,6 +133,9 @@ pub struct SearchHit {
     pub category: Option<String>,
     #[serde(skip)]
     pub body: Option<String>,
+    /// A memory's writer.
+    #[serde(skip)]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -356,6 +368,35 @@ pub(crate) fn expired(f: &Fields) -> Box<dyn Query> {
     ))
 }
 
+/// `recall`'s documents (see [`RecallFilter`]), as a filter.
+fn recall_filter(f: &Fields, recall: &RecallFilter) -> Result<Box<dyn Query>> {
+    let kind = |k: DocKind| term_query(f.kind, k.as_str());
+    let memories = BooleanQuery::new(vec![
+        (Occur::Must, kind(DocKind::Memory)),
+        (Occur::MustNot, term_query(f.category, "session")),
+    ]);
+    let mut entries: Vec<(Occur, Box<dyn Query>)> = vec![
+        (Occur::Must, kind(DocKind::Entry)),
+        (Occur::Must, filter(f.topic, &["decisions".to_owned(), "lessons".to_owned()])),
+    ];
+    if let Some(scope) = &recall.scope {
+        let scope = Scope::parse(scope.trim_matches('/')).map_err(|e| Error::Usage(e.to_string()))?;
+        let parts: Vec<&str> = scope.components().collect();
+        let mut ladder: Vec<(Occur, Box<dyn Query>)> =
+            vec![(Occur::Should, term_query(f.scope_path, &scope.to_string()))];
+        for depth in 1..parts.len() {
+            ladder.push((Occur::Should, term_query(f.scope, &parts[..depth].join("/"))));
+        }
+        entries.push((Occur::Must, Box::new(BooleanQuery::new(ladder))));
+    }
+    let any: Vec<(Occur, Box<dyn Query>)> = vec![
+        (Occur::Should, Box::new(memories)),
+        (Occur::Should, Box::new(BooleanQuery::new(entries))),
+        (Occur::Should, kind(DocKind::Commit)),
+    ];
+    Ok(Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0)))
+}
+
 /// The clauses of a query's filters: scope, topics, kinds, statuses, tags, namespaces,
 /// kinds of memory and visibility across branches. They narrow; they never score.
 fn filters(f: &Fields, req: &TextQuery) -> Result<Vec<(Occur, Box<dyn Query>)>> {
@@ -382,6 +423,9 @@ fn filters(f: &Fields, req: &TextQuery) -> Result<Vec<(Occur, Box<dyn Query>)>> 
     }
     if !req.categories.is_empty() {
         clauses.push((Occur::Must, filter(f.category, &req.categories)));
+    }
+    if let Some(recall) = &req.recall {
+        clauses.push((Occur::Must, recall_filter(f, recall)?));
     }
     match &req.visible {
         None => {}
@@ -679,6 +723,43 @@ impl Index {
     }
 }
 
+impl Index {
+    /// The current importance (DESIGN §6) of every live memory, by namespace (`/metrics`).
+    pub fn importance_by_namespace(&self, r: &Ranking) -> Result<std::collections::BTreeMap<String, Vec<f64>>> {
+        let f = &self.fields;
+        let query = BooleanQuery::new(vec![
+            (Occur::Must, term_query(f.kind, DocKind::Memory.as_str())),
+            (Occur::MustNot, expired(f)),
+        ]);
+        let searcher = self.reader.searcher();
+        let docs = searcher.search(&query, &DocSetCollector).map_err(tantivy_err)?;
+        let mut out: std::collections::BTreeMap<String, Vec<f64>> = std::collections::BTreeMap::new();
+        let mut buf = String::new();
+        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+            let fast = segment.fast_fields();
+            let importance = fast.f64("importance").ok().map(|c| c.first_or_default_col(DEFAULT_IMPORTANCE));
+            let added = fast.i64("added").ok().map(|c| c.first_or_default_col(r.now));
+            let namespace = fast.str("namespace").ok().flatten();
+            let ref_id = if r.access.is_empty() { None } else { fast.str("ref_id").ok().flatten() };
+            for addr in docs.iter().filter(|a| a.segment_ord as usize == ord) {
+                let doc = addr.doc_id;
+                let mut text_of = |col: &Option<tantivy::columnar::StrColumn>| -> Option<String> {
+                    let col = col.as_ref()?;
+                    let o = col.ords().first(doc)?;
+                    col.ord_to_str(o, &mut buf).ok().filter(|found| *found).map(|_| buf.clone())
+                };
+                let ns = text_of(&namespace).unwrap_or_default();
+                let reads = text_of(&ref_id).and_then(|id| r.access.get(&id).copied()).unwrap_or(0);
+                let imp = importance.as_ref().map_or(DEFAULT_IMPORTANCE, |c| c.get_val(doc));
+                let age_days = added.as_ref().map_or(0.0, |c| (r.now - c.get_val(doc)) as f64 / 86_400.0);
+                let half = r.half_life_days.get(&ns).copied().unwrap_or(DEFAULT_HALF_LIFE_DAYS);
+                out.entry(ns).or_default().push(current_importance(imp, age_days, half, reads));
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// The top `limit` documents by BM25 × current importance × trust boost, ties by refId rank.
 fn ranked(
     searcher: &Searcher,
@@ -788,6 +869,7 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
         created: text(f.created),
         category: text(f.category),
         body: text(f.body_stored),
+        agent: text(f.agent),
     })
 }
 

@@ -71,6 +71,9 @@ const fn flag(param: &'static str, spelling: Spelling) -> Flag {
 pub trait Params: DeserializeOwned + JsonSchema + Clone + std::fmt::Debug + Send + 'static {
     /// The CLI's spelling of the parameters that are not `--param-name`.
     const FLAGS: &'static [Flag] = &[];
+    /// Parameters whose presence means a `PositionalOrStdin` left out is not read from
+    /// stdin (`memory add --problem …` needs no content).
+    const STDIN_UNLESS: &'static [&'static str] = &[];
 
     /// Defaults that come from the config, as the schema publishes them.
     fn config_defaults(_config: &Config) -> Vec<(&'static str, Value)> {
@@ -508,12 +511,65 @@ impl Params for SearchRequest {
     }
 }
 
+/// Parameters of `recall` (DESIGN §4.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallRequest {
+    /// The task about to be done, in plain words (`fix the token refresh race in the auth
+    /// middleware`).
+    pub task: String,
+    /// A scope (`workspace[/domain[/repository]]`): its decisions and lessons, those below
+    /// it and those of the scopes above it. By default every scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// How many results at most, 1 to 50.
+    #[serde(default = "ten")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: u32,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut from its last
+    /// result and says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<u32>,
+}
+
+impl RecallRequest {
+    /// A recall for `task` with every other parameter at its default.
+    pub fn new(task: impl Into<String>) -> RecallRequest {
+        RecallRequest { task: task.into(), scope: None, limit: ten(), format: Format::Yaml, max_chars: None }
+    }
+}
+
+impl Params for RecallRequest {
+    const FLAGS: &'static [Flag] = &[flag("task", Spelling::Positional { rest: true })];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        query_within(&self.task)?;
+        if self.task.trim().is_empty() {
+            return Err(Error::Usage("empty task: say in a few words what you are about to do".into()));
+        }
+        if let Some(s) = &self.scope {
+            within("the scope", s, MAX_NAME_CHARS)?;
+        }
+        limit_within(self.limit, 50)?;
+        answer_cap(self.max_chars, config)
+    }
+}
+
 /// Parameters of `memory_add` (DESIGN §4.3).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryAddRequest {
     /// What to remember, in plain words. Secrets (API keys, passwords) are redacted before
-    /// anything is written; content over the namespace's limit is cut.
+    /// anything is written; content over the namespace's limit is cut. May be left out
+    /// when `problem` is given: the problem and its solution are then the content.
+    #[serde(default)]
     pub content: String,
     /// `short-term` (kept 14 days) or `long-term` (kept for years), or another namespace of
     /// the config.
@@ -541,10 +597,29 @@ pub struct MemoryAddRequest {
     /// whose work was verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// A problem met (makes the entry `kind: problem`): what went wrong, as another agent
+    /// would describe it when it meets it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// How the problem was solved (or worked around).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solution: Option<String>,
+    /// `solved`, `workaround` or `open`; by default `solved` with a solution, else `open`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// Files the problem or its solution touched, e.g. `src/auth.rs`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
     /// `yaml` or `json`.
     #[serde(default)]
     pub format: Format,
 }
+
+/// How a problem can end (DESIGN §6).
+pub const OUTCOMES: [&str; 3] = ["solved", "workaround", "open"];
+
+/// At most this many files are named by one problem.
+pub const MAX_FILES: usize = 100;
 
 impl MemoryAddRequest {
     /// An add of `content` with every other parameter at its default.
@@ -558,13 +633,42 @@ impl Params for MemoryAddRequest {
         flag("content", Spelling::PositionalOrStdin),
         flag("namespace", Spelling::Long("namespace", Some('n'))),
         flag("tags", Spelling::Long("tag", None)),
+        flag("files", Spelling::Long("file", None)),
     ];
+    const STDIN_UNLESS: &'static [&'static str] = &["problem"];
 
-    /// Content there to remember, an importance within 0..1, and the limits of DESIGN §12
-    /// on the names and tags an add writes (the content's is the namespace's, which cuts it).
+    /// Content there to remember (or a problem), an importance within 0..1, problem
+    /// fields only on a problem, and the limits of DESIGN §12 on the names and tags an add
+    /// writes (the content's is the namespace's, which cuts it).
     fn validate(&self, _config: &Config) -> Result<usize> {
-        if self.content.trim().is_empty() {
-            return Err(Error::Usage("empty content: give the text to remember".into()));
+        let problem = self.problem.as_deref().is_some_and(|p| !p.trim().is_empty());
+        if self.content.trim().is_empty() && !problem {
+            return Err(Error::Usage("empty content: give the text to remember (or a problem)".into()));
+        }
+        if !problem && (self.solution.is_some() || self.outcome.is_some() || !self.files.is_empty()) {
+            return Err(Error::Usage("solution, outcome and files belong to a problem: give `problem` too".into()));
+        }
+        if problem && self.kind.as_deref().is_some_and(|k| k != "problem") {
+            return Err(Error::Usage(format!(
+                "a problem is kind `problem`, not `{}`: leave kind out",
+                preview(self.kind.as_deref().unwrap_or_default())
+            )));
+        }
+        for (what, v) in [("the problem", &self.problem), ("the solution", &self.solution)] {
+            if let Some(v) = v {
+                within(what, v, MAX_BODY_CHARS)?;
+            }
+        }
+        if let Some(o) = &self.outcome
+            && !OUTCOMES.contains(&o.as_str())
+        {
+            return Err(Error::Usage(format!("outcome `{}` is not one of {}", preview(o), OUTCOMES.join(", "))));
+        }
+        if self.files.len() > MAX_FILES {
+            return Err(Error::Usage(format!("{} files: at most {MAX_FILES}", self.files.len())));
+        }
+        for f in &self.files {
+            within("a file", f, MAX_NAME_CHARS)?;
         }
         if let Some(i) = self.importance
             && !(0.0..=1.0).contains(&i)
@@ -1266,7 +1370,20 @@ mod tests {
         let args = |v: Value| v.as_object().unwrap().clone();
         let err = |r: Result<usize>| r.unwrap_err().to_string();
         let add = |v: Value| MemoryAddRequest::from_args(args(v)).unwrap().validate(&config);
-        assert_eq!(err(add(json!({"content": " \n "}))), "empty content: give the text to remember");
+        assert_eq!(err(add(json!({"content": " \n "}))), "empty content: give the text to remember (or a problem)");
+        assert_eq!(
+            err(add(json!({"content": "x", "solution": "y"}))),
+            "solution, outcome and files belong to a problem: give `problem` too"
+        );
+        assert_eq!(
+            err(add(json!({"problem": "x", "kind": "note"}))),
+            "a problem is kind `problem`, not `note`: leave kind out"
+        );
+        assert_eq!(
+            err(add(json!({"problem": "x", "outcome": "fixed"}))),
+            "outcome `fixed` is not one of solved, workaround, open"
+        );
+        assert_eq!(add(json!({"problem": "x", "solution": "y", "outcome": "workaround"})).unwrap(), MAX_MAX_CHARS);
         assert_eq!(err(add(json!({"content": "x", "importance": 1.5}))), "importance 1.5 is outside 0..1");
         assert_eq!(add(json!({"content": "x"})).unwrap(), MAX_MAX_CHARS);
         let search = |v: Value| MemorySearchRequest::from_args(args(v)).unwrap().validate(&config);

@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 use super::api::Format;
 use super::api::{
     ContextRequest, EntryWriteRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
-    MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest,
-    ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, TrustVerifyRequest, WorkspaceListRequest,
-    WorkspaceReadRequest,
+    MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, RecallRequest, SearchRequest,
+    SessionRecordRequest, ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, TrustVerifyRequest,
+    WorkspaceListRequest, WorkspaceReadRequest,
 };
 use super::tools::ToolCallAnswer;
 use crate::config::Config;
@@ -61,7 +61,7 @@ const ADD: (bool, bool, bool) = (false, false, false);
 const REMOVE: (bool, bool, bool) = (false, true, true);
 
 /// Every tool, sorted by name.
-pub const TOOLS: [Tool; 19] = [
+pub const TOOLS: [Tool; 20] = [
     tool(
         "entry_write",
         "Write a decision, lesson or plan",
@@ -78,7 +78,8 @@ notes; this is for knowledge a team keeps in the repository.",
         "memory_add",
         "Remember",
         "Remember something for later sessions: a fact, a decision, a problem and its fix, what you did. \
-Short-term (the default) keeps for two weeks, long-term for years. Give a key (e.g. `auth/token-refresh`) to \
+Short-term (the default) keeps for two weeks, long-term for years. A problem you solved goes in `problem` and \
+`solution` (with `outcome` and `files`): it is kept long-term and recall shows it to the next agent that meets it. Give a key (e.g. `auth/token-refresh`) to \
 replace an earlier memory about the same thing. Adding the same content twice stores it once. Secrets are \
 redacted. Returns the id and what was stored.",
         (false, false, true),
@@ -140,6 +141,17 @@ the query returns that entry.",
 server was asked again for context defaults it had already sent (defaults_redundant).",
         READ,
         FormatOnly::schema,
+    ),
+    tool(
+        "recall",
+        "Recall before a task",
+        "What you should know before doing a task, in one call: the memories, problems with their solutions, \
+decisions and lessons (of the scope, the scopes above it and below it) and commits that match the task, ranked \
+together, best first. Each result is a refId, its kind (memory, problem, decision, lesson, commit), a one-line \
+summary, a 0-100 score and why it matched; a problem comes with its solution, outcome and files. Call it first, \
+with the task in plain words; workspace_read gives any result whole.",
+        READ,
+        RecallRequest::schema,
     ),
     tool(
         "session_record",
@@ -247,7 +259,10 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 
 /// What the MCP server says about itself to a client that connects.
 pub const INSTRUCTIONS: &str = "tmws holds this project's workspace knowledge (overviews, plans, decisions, \
-lessons) and memories. Start a task with workspace_get_context; use workspace_search to find something specific.";
+lessons) and memories. Start every task with recall (the task in plain words): it gives the memories, problems \
+with their solutions, decisions, lessons and commits that matter for it. Orient yourself in a workspace with \
+workspace_get_context; use workspace_search to find something specific. When you solve a problem, memory_add it \
+with problem and solution.";
 
 /// At most this many workspace names go into the instructions.
 const NAMED_WORKSPACES: usize = 20;

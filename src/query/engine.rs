@@ -9,9 +9,9 @@
 //! name with arguments from any surface.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -19,9 +19,9 @@ use serde_json::{Map, Value};
 use super::answer::Reply;
 use super::api::{
     self, ContextRequest, EntryWriteRequest, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
-    MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest,
-    ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, TrustVerifyRequest, WorkspaceListRequest,
-    WorkspaceReadRequest,
+    MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, RecallRequest, SearchRequest,
+    SessionRecordRequest, ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, TrustVerifyRequest,
+    WorkspaceListRequest, WorkspaceReadRequest,
 };
 use super::catalog::{self, Output};
 use super::context::{self, ContextAnswer};
@@ -58,6 +58,33 @@ struct Inner {
     metrics: Metrics,
     registry: Registry,
     pool: OnceLock<Pool>,
+    /// When this engine was made, and the last call after it (ms): the upkeep waits for
+    /// a quiet moment.
+    born: Instant,
+    last_call_ms: AtomicU64,
+    /// The client sessions that record themselves (DESIGN §6), for the idle sweep.
+    sessions: Mutex<Vec<Weak<SessionLog>>>,
+    /// The background thread of sessions' idle sweep and the upkeep, while it runs.
+    background: Mutex<Option<Background>>,
+}
+
+impl Inner {
+    fn touch(&self) {
+        let ms = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_call_ms.store(ms, Ordering::Relaxed);
+    }
+
+    fn quiet_for(&self) -> Duration {
+        let now = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Duration::from_millis(now.saturating_sub(self.last_call_ms.load(Ordering::Relaxed)))
+    }
+}
+
+/// The background thread: its stop flag and handle.
+#[derive(Debug)]
+struct Background {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 /// What one client session of a server remembers (DESIGN §4.1): whether it was sent the
@@ -67,6 +94,41 @@ struct Inner {
 pub struct Session {
     defaults_sent: Arc<AtomicBool>,
     client: Arc<OnceLock<String>>,
+    /// What the session did, for the entry recorded when it ends (client sessions of a
+    /// server only).
+    log: Option<Arc<SessionLog>>,
+}
+
+/// A client session's activity, recorded as a session entry when the session ends (the
+/// last handle dropped: stdin closed, HTTP session deleted) or goes idle (DESIGN §6).
+#[derive(Debug)]
+struct SessionLog {
+    engine: Weak<Inner>,
+    client: Arc<OnceLock<String>>,
+    activity: Mutex<super::session::Activity>,
+    last_call: Mutex<Instant>,
+}
+
+impl SessionLog {
+    /// Records what happened since the last record, if anything did.
+    fn flush(&self) {
+        let activity = std::mem::take(&mut *self.activity.lock().unwrap_or_else(PoisonError::into_inner));
+        if activity.is_empty() {
+            return;
+        }
+        let Some(inner) = self.engine.upgrade() else { return };
+        let client = self.client.get().map(String::as_str);
+        match super::session::record_activity(&inner.root, &inner.config, client, &activity, chrono::Utc::now()) {
+            Ok(a) => tracing::info!("session recorded: {}", a.summary.unwrap_or_default()),
+            Err(e) => tracing::warn!("cannot record the session: {e}"),
+        }
+    }
+}
+
+impl Drop for SessionLog {
+    fn drop(&mut self) {
+        self.flush();
+    }
 }
 
 impl Session {
@@ -81,6 +143,41 @@ impl Session {
     /// The client's name, when it gave one.
     pub fn client(&self) -> Option<&str> {
         self.client.get().map(String::as_str)
+    }
+
+    /// Notes something the session did.
+    fn note(&self, root: &Path, what: impl FnOnce(&mut super::session::Activity)) {
+        if let Some(log) = &self.log {
+            let mut a = log.activity.lock().unwrap_or_else(PoisonError::into_inner);
+            if a.started.is_none() {
+                a.started = Some(chrono::Utc::now());
+                a.head = crate::store::git_head(root).and_then(|h| h.commit);
+            }
+            what(&mut a);
+            *log.last_call.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        }
+    }
+
+    /// A call made: the session is not idle.
+    fn touch(&self) {
+        if let Some(log) = &self.log {
+            *log.last_call.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        }
+    }
+
+    /// `session_record` was called: what happened so far is in that record.
+    fn recorded(&self) {
+        if let Some(log) = &self.log {
+            *log.activity.lock().unwrap_or_else(PoisonError::into_inner) = super::session::Activity::default();
+        }
+    }
+
+    /// Ends the session: records what it did, if anything (also done when the last handle
+    /// of a client session is dropped).
+    pub fn end(&self) {
+        if let Some(log) = &self.log {
+            log.flush();
+        }
     }
 }
 
@@ -103,6 +200,7 @@ impl Engine {
     pub fn serve(root: &Path) -> Result<Engine> {
         let engine = Engine::new(root, true)?;
         engine.keeper()?;
+        engine.start_background();
         Ok(engine)
     }
 
@@ -133,6 +231,10 @@ impl Engine {
                 opening: std::sync::Mutex::new(()),
                 metrics: Metrics::default(),
                 pool: OnceLock::new(),
+                born: Instant::now(),
+                last_call_ms: AtomicU64::new(0),
+                sessions: Mutex::new(Vec::new()),
+                background: Mutex::new(None),
             }),
         })
     }
@@ -145,9 +247,96 @@ impl Engine {
         &self.inner.config
     }
 
-    /// A new client session.
+    /// A new session of one request (the CLI, a REST call): it records nothing.
     pub fn session(&self) -> Session {
         Session::default()
+    }
+
+    /// A new client session of an MCP server: unless `sessions.auto` is off, what it does
+    /// is recorded as a session entry when it ends or goes idle (DESIGN §6).
+    pub fn client_session(&self) -> Session {
+        if !self.inner.config.sessions.auto {
+            return Session::default();
+        }
+        let client = Arc::new(OnceLock::new());
+        let log = Arc::new(SessionLog {
+            engine: Arc::downgrade(&self.inner),
+            client: client.clone(),
+            activity: Mutex::new(super::session::Activity::default()),
+            last_call: Mutex::new(Instant::now()),
+        });
+        let mut sessions = self.inner.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(&log));
+        Session { defaults_sent: Arc::default(), client, log: Some(log) }
+    }
+
+    /// Starts the background thread of a long-running process (`mcp`, `serve`, `watch`):
+    /// it records sessions gone idle and runs the memory upkeep when it is due and the
+    /// process is quiet (DESIGN §6).
+    pub fn start_background(&self) {
+        const TICK: Duration = Duration::from_millis(500);
+        let mut slot = self.inner.background.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_some() {
+            return;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let (weak, stopped) = (Arc::downgrade(&self.inner), stop.clone());
+        let spawned = std::thread::Builder::new().name("tmws-upkeep".into()).spawn(move || {
+            let mut next_check = Instant::now();
+            while !stopped.load(Ordering::Relaxed) {
+                std::thread::sleep(TICK);
+                let Some(inner) = weak.upgrade() else { return };
+                let idle = Duration::from_secs(inner.config.sessions.idle_minutes.saturating_mul(60));
+                let live: Vec<Arc<SessionLog>> = inner
+                    .sessions
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .iter()
+                    .filter_map(Weak::upgrade)
+                    .collect();
+                for log in live {
+                    if log.last_call.lock().unwrap_or_else(PoisonError::into_inner).elapsed() >= idle {
+                        log.flush();
+                    }
+                }
+                let upkeep = &inner.config.upkeep;
+                if upkeep.every_secs == 0
+                    || Instant::now() < next_check
+                    || inner.quiet_for() < Duration::from_secs(upkeep.idle_secs)
+                {
+                    continue;
+                }
+                let now = chrono::Utc::now();
+                if super::upkeep::due(&inner.root, &inner.config, now) {
+                    match super::upkeep::run(&inner.root, &inner.config, now) {
+                        Ok(r) => tracing::info!(
+                            "upkeep: {} expired removed, {} pruned, {} of gone branches removed",
+                            r.removed_expired,
+                            r.pruned,
+                            r.gc_removed
+                        ),
+                        Err(e) => tracing::warn!("upkeep: {e}"),
+                    }
+                }
+                // Checked again when the next run could be due (at most a minute later:
+                // another process may have run it).
+                next_check = Instant::now() + Duration::from_secs(upkeep.every_secs.clamp(1, 60));
+            }
+        });
+        match spawned {
+            Ok(thread) => *slot = Some(Background { stop, thread }),
+            Err(e) => tracing::warn!("cannot start the upkeep thread: {e}"),
+        }
+    }
+
+    /// Stops the background thread, if it runs.
+    fn stop_background(&self) {
+        let taken = self.inner.background.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(b) = taken {
+            b.stop.store(true, Ordering::Relaxed);
+            let _ = b.thread.join();
+        }
     }
 
     fn keeper(&self) -> Result<&Keeper> {
@@ -183,11 +372,15 @@ impl Engine {
 
     /// A search on the index made fresh, timed into `/metrics`; the answer and whether the
     /// index may still be behind.
-    fn searched<A>(&self, search: impl FnOnce(&Index) -> Result<A>) -> Result<(A, bool)> {
+    fn searched<A>(
+        &self,
+        timed: impl FnOnce(&Metrics) -> &super::metrics::Histogram,
+        search: impl FnOnce(&Index) -> Result<A>,
+    ) -> Result<(A, bool)> {
         let (index, stale) = self.fresh()?;
         let started = Instant::now();
         let found = search(&index);
-        self.inner.metrics.search.observe(started.elapsed());
+        timed(&self.inner.metrics).observe(started.elapsed());
         Ok((found?, stale))
     }
 
@@ -299,7 +492,19 @@ impl Engine {
             limit: req.limit as usize,
             ..TextQuery::default()
         };
-        let (mut answer, stale) = self.searched(|index| index.search(&query))?;
+        let (mut answer, stale) = self.searched(|m| &m.search, |index| index.search(&query))?;
+        answer.stale = stale;
+        Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    /// `recall` (DESIGN §4.5): what to know before a task, ranked together.
+    pub fn recall(&self, req: &RecallRequest) -> Result<Reply<super::recall::RecallAnswer>> {
+        let max = req.validate(self.config())?;
+        let (index, stale) = self.fresh()?;
+        let started = Instant::now();
+        let answer = super::recall::recall(self.root(), self.config(), &index, req);
+        self.inner.metrics.recall.observe(started.elapsed());
+        let mut answer = answer?;
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
@@ -316,7 +521,8 @@ impl Engine {
     /// `memory_list`: what was remembered lately, newest first.
     pub fn memory_list(&self, req: &MemoryListRequest) -> Result<Reply<memory::MemoryListAnswer>> {
         let max = req.validate(self.config())?;
-        let (mut answer, stale) = self.searched(|index| memory::list(self.root(), self.config(), index, req))?;
+        let (mut answer, stale) =
+            self.searched(|m| &m.memory_search, |index| memory::list(self.root(), self.config(), index, req))?;
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
@@ -324,7 +530,8 @@ impl Engine {
     /// `memory_search` (DESIGN §4.3).
     pub fn memory_search(&self, req: &MemorySearchRequest) -> Result<Reply<MemorySearchAnswer>> {
         let max = req.validate(self.config())?;
-        let (mut answer, stale) = self.searched(|index| memory::search(self.root(), self.config(), index, req))?;
+        let (mut answer, stale) =
+            self.searched(|m| &m.memory_search, |index| memory::search(self.root(), self.config(), index, req))?;
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
@@ -348,6 +555,7 @@ impl Engine {
     /// `memory_stats`, with the redundant defaults of this server's sessions when serving.
     pub fn memory_stats(&self, req: &FormatOnly) -> Result<Reply<Stats>> {
         let mut answer = memory::stats(self.root(), self.config())?;
+        answer.upkeep = super::upkeep::last(self.root());
         if self.inner.serving {
             answer.defaults_redundant = Some(self.inner.metrics.defaults_redundant.load(Ordering::Relaxed));
         }
@@ -397,7 +605,8 @@ impl Engine {
     /// `tool_search` (DESIGN §4.4): from the index; no downstream server is contacted.
     pub fn tool_search(&self, req: &ToolSearchRequest) -> Result<Reply<ToolResults>> {
         let max = req.validate(self.config())?;
-        let (mut answer, stale) = self.searched(|index| tools::search(index, &self.inner.registry, req))?;
+        let (mut answer, stale) =
+            self.searched(|m| &m.tool_search, |index| tools::search(index, &self.inner.registry, req))?;
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
@@ -441,9 +650,18 @@ impl Engine {
     /// as the tool's schema says) and answers with its text: the one way every surface runs
     /// a tool.
     pub async fn call(&self, session: &Session, name: &str, args: Map<String, Value>) -> Result<Output> {
+        self.inner.touch();
+        session.touch();
         if name == "tool_call" {
             let req = ToolCallRequest::from_args(args)?;
-            return Ok(Output::Downstream(self.tool_call(&req).await?));
+            let called = self.tool_call(&req).await;
+            let failed = !matches!(&called, Ok(c) if !c.is_error);
+            session.note(self.root(), |a| {
+                let c = a.tool_calls.entry(format!("{}/{}", req.server, req.tool)).or_default();
+                c.0 += 1;
+                c.1 += u64::from(failed);
+            });
+            return Ok(Output::Downstream(called?));
         }
         let (engine, session, name) = (self.clone(), session.clone(), name.to_owned());
         tokio::task::spawn_blocking(move || engine.call_blocking(&session, &name, args))
@@ -456,24 +674,78 @@ impl Engine {
         fn text<T: super::answer::Answer>(reply: Reply<T>) -> Output {
             Output::Text { text: reply.text(), format: reply.format }
         }
+        self.inner.touch();
+        session.touch();
+        let asked = |tool: &str, query: &str| {
+            let query = crate::redact::redact(query).text;
+            session.note(self.root(), |a| a.queries.push((tool.to_owned(), query)));
+        };
         Ok(match name {
             "workspace_get_context" => text(self.context_in(session, &ContextRequest::from_args(args)?)?),
-            "workspace_search" => text(self.search(&SearchRequest::from_args(args)?)?),
+            "workspace_search" => {
+                let req = SearchRequest::from_args(args)?;
+                let reply = self.search(&req)?;
+                asked(name, &req.query);
+                text(reply)
+            }
+            "recall" => {
+                let req = RecallRequest::from_args(args)?;
+                let reply = self.recall(&req)?;
+                asked(name, &req.task);
+                text(reply)
+            }
             "workspace_list" => text(self.workspace_list(&WorkspaceListRequest::from_args(args)?)?),
             "workspace_read" => text(self.workspace_read(&WorkspaceReadRequest::from_args(args)?)?),
-            "entry_write" => text(self.entry_write(&EntryWriteRequest::from_args(args)?)?),
-            "memory_add" => text(self.memory_add(&MemoryAddRequest::from_args(args)?)?),
-            "memory_search" => text(self.memory_search(&MemorySearchRequest::from_args(args)?)?),
+            "entry_write" => {
+                let reply = self.entry_write(&EntryWriteRequest::from_args(args)?)?;
+                let written = reply.answer.ref_id.clone();
+                session.note(self.root(), |a| a.entries.push(written));
+                text(reply)
+            }
+            "memory_add" => {
+                let req = MemoryAddRequest::from_args(args)?;
+                let reply = self.memory_add(&req)?;
+                let kind = if req.problem.is_some() { "problem" } else { req.kind.as_deref().unwrap_or("note") };
+                let kind = crate::redact::redact(kind).text;
+                let added = (reply.answer.id.clone(), kind, reply.answer.summary.clone());
+                session.note(self.root(), |a| a.memories.push(added));
+                text(reply)
+            }
+            "memory_search" => {
+                let req = MemorySearchRequest::from_args(args)?;
+                let reply = self.memory_search(&req)?;
+                asked(name, &req.query);
+                text(reply)
+            }
             "memory_list" => text(self.memory_list(&MemoryListRequest::from_args(args)?)?),
             "memory_get" => text(self.memory_get(&MemoryGetRequest::from_args(args)?)?),
             "memory_delete" => text(self.memory_delete(&MemoryDeleteRequest::from_args(args)?)?),
             "memory_stats" => text(self.memory_stats(&FormatOnly::from_args(args)?)?),
             "memory_cleanup" => text(self.memory_cleanup(&FormatOnly::from_args(args)?)?),
             "memory_clear" => text(self.memory_clear(&MemoryClearRequest::from_args(args)?)?),
-            "session_record" => text(self.session_record(&SessionRecordRequest::from_args(args)?)?),
-            "tool_search" => text(self.tool_search(&ToolSearchRequest::from_args(args)?)?),
+            "session_record" => {
+                let req = SessionRecordRequest::from_args(args)?;
+                // What this session did so far is in the window of this record.
+                let agent = req.agent.clone().or_else(|| session.client().map(str::to_owned));
+                let reply = self.session_record(&SessionRecordRequest { agent, ..req })?;
+                session.recorded();
+                text(reply)
+            }
+            "tool_search" => {
+                let req = ToolSearchRequest::from_args(args)?;
+                let reply = self.tool_search(&req)?;
+                asked(name, &req.query);
+                text(reply)
+            }
             "tool_describe" => text(self.tool_describe(&ToolDescribeRequest::from_args(args)?)?),
-            "trust_verify" => text(self.trust_verify_by(session, &TrustVerifyRequest::from_args(args)?)?),
+            "trust_verify" => {
+                let req = TrustVerifyRequest::from_args(args)?;
+                let reply = self.trust_verify_by(session, &req)?;
+                let t = &reply.answer.trust;
+                let verified = (t.agent.clone(), req.success, t.score);
+                session.note(self.root(), |a| a.verifications.push(verified));
+                text(reply)
+            }
             "trust_show" => text(self.trust_list(&FormatOnly::from_args(args)?)?),
             "tool_call" => {
                 return Err(Error::Usage("tool_call runs on the async runtime: use Engine::call".into()));
@@ -607,7 +879,10 @@ impl Engine {
     /// Keeps the index in sync with file changes until `stop` is set (`tmws watch`), and
     /// introspects in the background the servers whose client config changed.
     pub fn watch(&self, stop: &AtomicBool, on: impl FnMut(WatchUpdate<'_>)) -> Result<()> {
-        self.keeper()?.watch(self.root(), self.config(), stop, on)
+        self.start_background();
+        let watched = self.keeper().and_then(|k| k.watch(self.root(), self.config(), stop, on));
+        self.stop_background();
+        watched
     }
 
     /// Whether the first sync is done and how far the index is behind.
@@ -639,17 +914,27 @@ impl Engine {
                 }
             }
         });
+        let importance = self
+            .keeper()
+            .ok()
+            .and_then(|k| k.index().importance_by_namespace(&memory::ranking(self.root(), self.config())).ok())
+            .unwrap_or_default();
         let gauges = Gauges {
             ready: health.ready,
             lag: std::time::Duration::from_millis(health.lag_ms),
             counts,
             pool_size: self.inner.pool.get().map_or(0, Pool::size),
+            trust: self.trust_show().into_iter().map(|t| (t.agent, t.score)).collect(),
+            importance,
+            upkeep_at: super::upkeep::last_run(self.root()).map(|at| at.timestamp()),
         };
         self.inner.metrics.text(&gauges)
     }
 
     /// Closes every downstream server and stops the background sync (it commits first).
     pub async fn shutdown(&self) {
+        let engine = self.clone();
+        let _ = tokio::task::spawn_blocking(move || engine.stop_background()).await;
         if let Some(pool) = self.inner.pool.get() {
             pool.shutdown().await;
         }

@@ -47,6 +47,9 @@ impl Histogram {
 pub(crate) struct Metrics {
     pub(crate) search: Histogram,
     pub(crate) context: Histogram,
+    pub(crate) memory_search: Histogram,
+    pub(crate) tool_search: Histogram,
+    pub(crate) recall: Histogram,
     /// Starting a downstream server for a call (lazy connect).
     pub(crate) connect: Histogram,
     pub(crate) tool_calls_ok: AtomicU64,
@@ -72,7 +75,16 @@ pub(crate) struct Gauges {
     /// Items by kind, memories by namespace (None when the index could not be counted).
     pub counts: Option<(BTreeMap<String, u64>, BTreeMap<String, u64>)>,
     pub pool_size: usize,
+    /// Trust by agent.
+    pub trust: Vec<(String, f64)>,
+    /// Current importance of every live memory, by namespace.
+    pub importance: BTreeMap<String, Vec<f64>>,
+    /// When the upkeep last ran (seconds since the epoch).
+    pub upkeep_at: Option<i64>,
 }
+
+/// Upper bounds of the importance histogram's buckets.
+const IMPORTANCE_BUCKETS: [f64; 6] = [0.05, 0.1, 0.25, 0.5, 0.75, 1.0];
 
 impl Metrics {
     /// The counters in Prometheus' text format.
@@ -103,6 +115,51 @@ impl Metrics {
         }
         m.search.render(&mut out, "tmws_search_latency_seconds", "workspace_search time in the index.");
         m.context.render(&mut out, "tmws_context_latency_seconds", "workspace_get_context time in the index.");
+        m.memory_search.render(
+            &mut out,
+            "tmws_memory_search_latency_seconds",
+            "memory_search and memory_list time in the index.",
+        );
+        m.tool_search.render(&mut out, "tmws_tool_search_latency_seconds", "tool_search time in the index.");
+        m.recall.render(&mut out, "tmws_recall_latency_seconds", "recall time in the index.");
+        if !g.trust.is_empty() {
+            out.push_str(
+                "# HELP tmws_trust Trust of each verified agent, 0 to 1.
+# TYPE tmws_trust gauge
+",
+            );
+            for (agent, score) in &g.trust {
+                let _ = writeln!(out, "tmws_trust{{agent=\"{}\"}} {score}", label(agent));
+            }
+        }
+        if !g.importance.is_empty() {
+            out.push_str(
+                "# HELP tmws_memory_importance Current importance (decayed) of live memories by namespace.\n\
+# TYPE tmws_memory_importance histogram\n",
+            );
+            for (ns, values) in &g.importance {
+                let ns = label(ns);
+                for bound in IMPORTANCE_BUCKETS {
+                    let n = values.iter().filter(|v| **v <= bound).count();
+                    let _ = writeln!(out, "tmws_memory_importance_bucket{{namespace=\"{ns}\",le=\"{bound}\"}} {n}");
+                }
+                let sum: f64 = values.iter().sum();
+                let n = values.len();
+                let _ = writeln!(
+                    out,
+                    "tmws_memory_importance_bucket{{namespace=\"{ns}\",le=\"+Inf\"}} {n}\n\
+tmws_memory_importance_sum{{namespace=\"{ns}\"}} {sum}\ntmws_memory_importance_count{{namespace=\"{ns}\"}} {n}"
+                );
+            }
+        }
+        if let Some(at) = &g.upkeep_at {
+            gauge(
+                &mut out,
+                "tmws_upkeep_last_run_timestamp_seconds",
+                "When the upkeep (cleanup, prune, gc-branches) last ran, in seconds since the epoch.",
+                at.to_string(),
+            );
+        }
         gauge(
             &mut out,
             "tmws_pool_size",

@@ -18,11 +18,13 @@ mod keeper;
 pub mod memory;
 mod metrics;
 pub mod read;
+pub mod recall;
 
 pub mod registry;
 pub mod session;
 pub mod tools;
 pub mod trust;
+pub mod upkeep;
 pub mod write;
 pub(crate) mod yaml;
 
@@ -39,6 +41,17 @@ impl Answer for SearchAnswer {
             "/results",
             "results",
             "ask for fewer results (limit) or narrower filters, or raise max_chars (up to 100000)",
+        )
+    }
+}
+
+impl Answer for recall::RecallAnswer {
+    fn plan(&self, value: &serde_json::Value) -> answer::Plan {
+        answer::Plan::list_from_end(
+            value,
+            "/results",
+            "results",
+            "ask for fewer results (limit), read one by its refId (workspace_read), or raise max_chars",
         )
     }
 }

@@ -288,3 +288,155 @@ pub(crate) fn record(
         why: None,
     })
 }
+
+/// What one client session of `tmws mcp` or `tmws serve` did: the makings of the session
+/// entry recorded when it ends (DESIGN §6, automatic sessions).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Activity {
+    /// When its first call came (since the last record, if one was made).
+    pub started: Option<DateTime<Utc>>,
+    /// The commit checked out then: the session's commits are those after it.
+    pub head: Option<String>,
+    /// Searches and recalls: (tool, query).
+    pub queries: Vec<(String, String)>,
+    /// Memories added: (id, kind, summary).
+    pub memories: Vec<(String, String, String)>,
+    /// Entries written: refIds.
+    pub entries: Vec<String>,
+    /// Verifications: (agent, success, the agent's trust after it).
+    pub verifications: Vec<(String, bool, f64)>,
+    /// Tool calls by `server/tool`: (calls, failures).
+    pub tool_calls: BTreeMap<String, (u64, u64)>,
+}
+
+impl Activity {
+    /// Whether anything worth a record happened.
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty()
+            && self.memories.is_empty()
+            && self.entries.is_empty()
+            && self.verifications.is_empty()
+            && self.tool_calls.is_empty()
+    }
+}
+
+/// Records `activity` (of the client `agent`) as one long-term `kind: session` entry, with
+/// the commits made and the branch. Nothing is written when nothing happened.
+pub(crate) fn record_activity(
+    root: &Path,
+    config: &Config,
+    agent: Option<&str>,
+    activity: &Activity,
+    now: DateTime<Utc>,
+) -> Result<SessionAnswer> {
+    let started = activity.started.unwrap_or(now);
+    let (from, until) = (stamp(started), stamp(now));
+    if activity.is_empty() {
+        return Ok(SessionAnswer {
+            since: from,
+            until,
+            why: Some("nothing happened in the session".into()),
+            ..SessionAnswer::default()
+        });
+    }
+    let head = store::git_head(root);
+    let branch = head.as_ref().and_then(|h| h.branch.clone());
+    let commits = commits(root, &from, activity.head.as_deref());
+    let duration = (now - started).num_seconds().max(0);
+    let n_calls: u64 = activity.tool_calls.values().map(|c| c.0).sum();
+    let recalls = activity.queries.iter().filter(|q| q.0 == "recall").count();
+    let searches = activity.queries.len() - recalls;
+    let who = agent.unwrap_or("an agent");
+    let mut summary = format!(
+        "Session of {who}, {from} – {until} ({}): {recalls} recalls, {searches} searches, {} memories, {} \
+verifications, {n_calls} tool calls, {} commits",
+        span(duration),
+        activity.memories.len(),
+        activity.verifications.len(),
+        commits.len()
+    );
+    if let Some(b) = &branch {
+        let _ = write!(summary, " on {b}");
+    }
+    summary.push('.');
+    let mut content = format!("{summary}\n");
+    let mut list = |title: &str, items: Vec<String>| {
+        if items.is_empty() {
+            return;
+        }
+        let _ = writeln!(content, "\n{title}:");
+        for i in items.iter().take(LISTED) {
+            let _ = writeln!(content, "- {i}");
+        }
+        if items.len() > LISTED {
+            let _ = writeln!(content, "- … and {} more", items.len() - LISTED);
+        }
+    };
+    list("Recalls and searches", activity.queries.iter().map(|(t, q)| format!("{t}: {q}")).collect());
+    list("Memories added", activity.memories.iter().map(|(id, k, s)| format!("[{k}] {s} ({id})")).collect());
+    list("Entries written", activity.entries.clone());
+    list(
+        "Verifications",
+        activity
+            .verifications
+            .iter()
+            .map(|(a, ok, t)| format!("{a}: {} (trust now {t:.2})", if *ok { "success" } else { "failure" }))
+            .collect(),
+    );
+    list(
+        "Tool calls",
+        activity
+            .tool_calls
+            .iter()
+            .map(|(t, (n, f))| if *f > 0 { format!("{t} × {n}, {f} failed") } else { format!("{t} × {n}") })
+            .collect(),
+    );
+    list("Commits", commits.iter().map(|c| format!("{} {}", c.hash, c.subject)).collect());
+    let session = json!({
+        "since": from,
+        "until": until,
+        "duration_secs": duration,
+        "branch": branch,
+        "head": head.and_then(|h| h.commit),
+        "agents": agent.into_iter().collect::<Vec<_>>(),
+        "queries": activity.queries.iter().rev().take(MAX_IDS).rev().map(|(t, q)| json!({"tool": t, "query": q})).collect::<Vec<_>>(),
+        "memories": activity.memories.iter().rev().take(MAX_IDS).rev().map(|m| &m.0).collect::<Vec<_>>(),
+        "entries": activity.entries.iter().rev().take(MAX_IDS).rev().collect::<Vec<_>>(),
+        "verifications": activity.verifications.iter().map(|(a, ok, t)| json!({"agent": a, "success": ok, "trust": t})).collect::<Vec<_>>(),
+        "tool_calls": activity.tool_calls.iter().map(|(t, (n, f))| (t.clone(), json!({"calls": n, "failed": f}))).collect::<Map<_, _>>(),
+        "commits": commits.iter().rev().take(MAX_COMMITS).rev().map(|c| json!({"commit": c.hash, "subject": c.subject, "files": c.files.iter().take(MAX_FILES).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+        "automatic": true,
+    });
+    let mut extra = Map::new();
+    extra.insert("session".into(), session);
+    let req = MemoryAddRequest {
+        content,
+        namespace: Some("long-term".into()),
+        summary: Some(summary),
+        kind: Some("session".into()),
+        source: Some("session".into()),
+        agent: agent.map(str::to_owned),
+        ..MemoryAddRequest::default()
+    };
+    let answer = memory::add(root, config, &Add { req: &req, extra }, now)?;
+    Ok(SessionAnswer {
+        recorded: true,
+        id: Some(answer.id),
+        summary: Some(answer.summary),
+        since: from,
+        until,
+        memories: Some(activity.memories.len()),
+        commits: Some(commits.len()),
+        tool_calls: Some(n_calls),
+        why: None,
+    })
+}
+
+/// A duration as people say it: `42 s`, `12 min`, `2 h 5 min`.
+fn span(secs: i64) -> String {
+    match secs {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min", s / 60),
+        s => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}

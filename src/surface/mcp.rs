@@ -4,7 +4,8 @@
 //! `tools/list` is the catalogue, each tool's input schema made from its request type;
 //! `tools/call` hands the arguments to `Engine::call`. An error is a tool result with
 //! `isError: true`, its message (and hint) as text and `{error, category, hint}` as
-//! structured content, never a crashed server. `initialize` is answered at once: the index
+//! structured content, never a crashed server. Each client session records what it did as
+//! a session entry when it ends (stdin closed, HTTP session deleted) or goes idle. `initialize` is answered at once: the index
 //! syncs and watches in the background. stdout is the protocol, so logs go to stderr. The
 //! server exits when stdin closes, after the watcher has committed. `tmws serve` serves the
 //! same handler at `/mcp`, one per session.
@@ -47,8 +48,13 @@ impl TmwsServer {
                     .with_annotations(annotations)
             })
             .collect();
-        let session = engine.session();
+        let session = engine.client_session();
         TmwsServer { engine, session, tools: Arc::new(tools) }
+    }
+
+    /// The client session this server serves.
+    pub fn session(&self) -> &Session {
+        &self.session
     }
 
     fn error(&self, e: &Error) -> CallToolResult {
@@ -115,6 +121,7 @@ impl ServerHandler for TmwsServer {
 pub fn run_stdio(root: &Path) -> Result<()> {
     let engine = Engine::serve(root)?;
     let server = TmwsServer::new(engine.clone());
+    let session = server.session().clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -130,6 +137,8 @@ pub fn run_stdio(root: &Path) -> Result<()> {
             Err(e) => Err(Error::Environment(format!("mcp: {e}"))),
         };
         pumps.finish().await;
+        // stdin closed: the client session is over, and recorded (DESIGN §6).
+        let _ = tokio::task::spawn_blocking(move || session.end()).await;
         engine.shutdown().await;
         result
     })

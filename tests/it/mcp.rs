@@ -326,7 +326,7 @@ fn one_session_adds_finds_counts_and_clears_memories() {
     assert_eq!(v["results"][0]["tags"], json!(["staging"]));
     assert_eq!(
         mcp.call("memory_add", json!({"content": " "})),
-        Answer::Err("usage".into(), "empty content: give the text to remember".into())
+        Answer::Err("usage".into(), "empty content: give the text to remember (or a problem)".into())
     );
     // The defaults asked for again within the session are counted.
     let mut with_defaults = 0;

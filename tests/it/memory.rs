@@ -149,7 +149,7 @@ fn namespaces_cut_content_evict_the_oldest_and_refuse_unknown_names() {
     assert_eq!(out.code, 2);
     assert!(!root.path().join(".tmws/etc.jsonl").exists());
     let out = root.run(&["memory", "add", "   "]);
-    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: empty content: give the text to remember\n"));
+    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: empty content: give the text to remember (or a problem)\n"));
 }
 
 #[test]

@@ -33,8 +33,9 @@ fn four_mcp_servers_appending_2500_entries_each_make_exactly_10000() {
     const WORKERS: usize = 4;
     const EACH: usize = 2_500;
     // Without fsync: what is under test is that concurrent appends interleave whole lines
-    // and lose none; the writers' fsyncs would only queue behind the index's commits.
-    let root = TestRoot::new().file(".tmws/config.toml", "[memory]\nfsync = false\n");
+    // and lose none; the writers' fsyncs would only queue behind the index's commits. No
+    // session entries either: each line here is one call's.
+    let root = TestRoot::new().file(".tmws/config.toml", "[memory]\nfsync = false\n[sessions]\nauto = false\n");
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         let mut tasks = Vec::new();

@@ -19,6 +19,7 @@ mod memory_maint;
 mod pool;
 mod ranking;
 mod real_clients;
+mod recall;
 mod registry;
 mod secrets;
 mod serve;

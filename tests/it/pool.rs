@@ -18,14 +18,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use super::util::{MCP_TOOLS, TestRoot};
-
-fn mock() -> String {
-    let tmws = PathBuf::from(env!("CARGO_BIN_EXE_tmws"));
-    let mock = tmws.parent().unwrap().join("examples").join(format!("mcp_mock{}", std::env::consts::EXE_SUFFIX));
-    assert!(mock.exists(), "{} is missing: `cargo test` builds the examples", mock.display());
-    mock.display().to_string()
-}
+use super::util::{MCP_TOOLS, TestRoot, mock};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
@@ -717,7 +710,7 @@ of its config",
     assert_eq!(reg["servers"]["remote"]["connection"]["headers"], json!({"Authorization": "${AUTHORIZATION}"}));
     assert_eq!(
         reg["servers"]["remote"]["description"],
-        "tmws holds this project's workspace knowledge (overviews, plans, decisions, lessons) and memories. Start a task with workspace_get_context; use workspace_search to find something specific. Workspaces: devtools, nihongo (workspace_list gives their domains and repositories)."
+        "tmws holds this project's workspace knowledge (overviews, plans, decisions, lessons) and memories. Start every task with recall (the task in plain words): it gives the memories, problems with their solutions, decisions, lessons and commits that matter for it. Orient yourself in a workspace with workspace_get_context; use workspace_search to find something specific. When you solve a problem, memory_add it with problem and solution. Workspaces: devtools, nihongo (workspace_list gives their domains and repositories)."
     );
 
     runtime().block_on(async {

@@ -94,6 +94,12 @@ fn check_report(r: &Value) {
     let writer: Vec<&Value> =
         shown["agents"].as_array().unwrap().iter().filter(|a| a["agent"] == "writer-bot").collect();
     assert_eq!((writer.len(), &writer[0]["successes"]), (1, &json!(1)), "{shown}");
+    let recalled: Value = serde_json::from_str(calls["recall"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        (&recalled["results"][0]["refId"], &recalled["results"][0]["kind"]),
+        (&json!("resources/workspaces/devtools/_lessons/260415-notify-mkdir-p.md"), &json!("lesson")),
+        "{recalled}"
+    );
     let listed: Value = serde_json::from_str(calls["memory_list"]["text"].as_str().unwrap()).unwrap();
     assert_eq!(listed["results"][0]["summary"], "The Python SDK can add memories.");
     let written: Value = serde_json::from_str(calls["entry_write"]["text"].as_str().unwrap()).unwrap();
@@ -145,12 +151,39 @@ YYYY-MM-DD; found `soon` (write the date as YYYY-MM-DD, e.g. 2026-11-22)"
     assert_eq!(r["warnings"], json!([]), "the SDK logged no warning (a session DELETE answered 202, say)");
 }
 
+/// The session entry the SDK's client session left when it ended (stdin closed, or its
+/// HTTP session deleted): what it did after its own session_record.
+fn check_session_recorded(root: &TestRoot) {
+    let automatic = || -> Vec<Value> {
+        let log = std::fs::read_to_string(root.path().join(".tmws/memory/long-term.jsonl")).unwrap_or_default();
+        log.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["kind"] == "session" && v["session"]["automatic"] == true)
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while automatic().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no session entry when the client left");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let recorded = automatic();
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    let s = &recorded[0]["session"];
+    assert_eq!((&s["agents"], &s["verifications"][0]["agent"]), (&json!(["sdk-agent"]), &json!("writer-bot")), "{s}");
+    assert_eq!(
+        s["queries"],
+        json!([{"tool": "tool_search", "query": "anything"}]),
+        "only what came after session_record"
+    );
+}
+
 #[test]
 fn the_python_sdk_uses_every_tool_over_stdio() {
     let Some(python) = python() else { return };
     let root = TestRoot::sample();
     let report = sdk(&python, &["stdio", env!("CARGO_BIN_EXE_tmws"), root.path().to_str().unwrap()]);
     check_report(&report);
+    check_session_recorded(&root);
 }
 
 #[test]
@@ -160,6 +193,79 @@ fn the_python_sdk_uses_every_tool_over_streamable_http() {
     let serve = Serve::start(root.path(), None);
     let report = sdk(&python, &["http", &format!("{}/mcp", serve.url), &serve.token]);
     check_report(&report);
+    check_session_recorded(&root);
+}
+
+/// The scripted agent session of DESIGN §6 through the official SDK: one client recalls,
+/// adds the problem it met with its solution, searches, calls another server's tool and
+/// verifies another agent, then disconnects; its session is recorded once, naming each of
+/// those; a second client recalling a similar task gets the problem and its solution first.
+#[test]
+fn a_scripted_sdk_session_is_recorded_and_its_solution_recalled_by_the_next_client() {
+    let Some(python) = python() else { return };
+    let root = TestRoot::sample();
+    root.write(
+        ".mcp.json",
+        json!({"mcpServers": {"mock": {"command": super::util::mock(), "args": ["--name", "mock"]}}}).to_string(),
+    );
+    let built = root.run(&["registry", "build", "--timeout-ms", "20000"]);
+    assert_eq!(built.code, 0, "{}{}", built.stdout, built.stderr);
+    let session = |name: &str, mode: &str| -> Vec<Value> {
+        let out = Command::new(&python)
+            .arg(repo().join("tests/py/sdk_session.py"))
+            .args([env!("CARGO_BIN_EXE_tmws"), root.path().to_str().unwrap(), name, mode])
+            .env("TMWS_CONFIG_HOME", user_config())
+            .env_remove("TMWS_LOG")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let calls: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        for c in &calls {
+            assert_eq!(c["is_error"], false, "{c}");
+        }
+        calls
+    };
+    let solved = session("agent-a", "solve");
+    let added: Value = serde_json::from_str(solved[1]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(solved[3]["text"], "hello", "the mock echoes");
+    let log = || std::fs::read_to_string(root.path().join(".tmws/memory/long-term.jsonl")).unwrap_or_default();
+    let sessions = || -> Vec<Value> {
+        log().lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|v| v["kind"] == "session").collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while sessions().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no session entry: {}", log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let recorded = sessions();
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    let s = &recorded[0]["session"];
+    assert_eq!(
+        s["queries"],
+        json!([
+            {"tool": "recall", "query": "deploys hang after the token refresh"},
+            {"tool": "workspace_search", "query": "connection pool"}
+        ])
+    );
+    assert_eq!(s["memories"], json!([added["id"]]));
+    assert_eq!(s["tool_calls"], json!({"mock/echo": {"calls": 1, "failed": 0}}));
+    assert_eq!(s["verifications"], json!([{"agent": "writer-bot", "success": true, "trust": 0.55}]));
+    assert_eq!((&s["agents"], &recorded[0]["agent"]), (&json!(["agent-a"]), &json!("agent-a")));
+    assert!(s["since"].is_string() && s["until"].is_string() && s["duration_secs"].is_i64(), "{s}");
+
+    let recalled = session("agent-b", "recall");
+    let r: Value = serde_json::from_str(recalled[0]["text"].as_str().unwrap()).unwrap();
+    let first = &r["results"][0];
+    assert_eq!(
+        (&first["refId"], &first["kind"], &first["solution"], &first["files"]),
+        (
+            &added["id"],
+            &json!("problem"),
+            &json!("reload the token file before each deploy step"),
+            &json!(["deploy/run.sh"])
+        ),
+        "{r}"
+    );
 }
 
 /// Regression: optional parameters were typed `["integer", "null"]`, which the Inspector

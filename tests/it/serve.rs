@@ -374,9 +374,9 @@ fn memory_routes_add_search_get_and_delete() {
         (
             "{\"content\":\"x\",\"colour\":1}",
             "unknown parameter `colour`, expected one of `content`, `namespace`, `summary`, `tags`, `source`, \
-`kind`, `key`, `importance`, `agent`, `format`",
+`kind`, `key`, `importance`, `agent`, `problem`, `solution`, `outcome`, `files`, `format`",
         ),
-        ("{\"content\":\"  \"}", "empty content: give the text to remember"),
+        ("{\"content\":\"  \"}", "empty content: give the text to remember (or a problem)"),
     ] {
         let r = serve.post("/memory", body);
         assert_eq!((r.status, r.json()["error"].as_str()), (400, Some(message)), "{body}");

@@ -6,7 +6,7 @@ use std::process::Command;
 use tempfile::TempDir;
 
 /// The tools `tmws mcp` and `/mcp` of `tmws serve` list, sorted by name.
-pub const MCP_TOOLS: [&str; 19] = [
+pub const MCP_TOOLS: [&str; 20] = [
     "entry_write",
     "memory_add",
     "memory_cleanup",
@@ -16,6 +16,7 @@ pub const MCP_TOOLS: [&str; 19] = [
     "memory_list",
     "memory_search",
     "memory_stats",
+    "recall",
     "session_record",
     "tool_call",
     "tool_describe",
@@ -27,6 +28,14 @@ pub const MCP_TOOLS: [&str; 19] = [
     "workspace_read",
     "workspace_search",
 ];
+
+/// The mock MCP server (the example `mcp_mock`, which `cargo test` builds).
+pub fn mock() -> String {
+    let tmws = PathBuf::from(env!("CARGO_BIN_EXE_tmws"));
+    let mock = tmws.parent().unwrap().join("examples").join(format!("mcp_mock{}", std::env::consts::EXE_SUFFIX));
+    assert!(mock.exists(), "{} is missing: `cargo test` builds the examples", mock.display());
+    mock.display().to_string()
+}
 
 /// The repository's own folder (for `testdata/`).
 pub fn repo() -> PathBuf {

@@ -57,6 +57,7 @@ async def exercise(session):
 
     calls = {
         "workspace_list": {},
+        "recall": {"task": "the watcher misses new folders", "format": "json"},
         "workspace_get_context": {"workspace": "devtools", "max_chars": 300},
         "workspace_search": {"query": "connection pool", "limit": 2, "format": "json"},
         "workspace_read": {"ref_id": "resources/workspaces/devtools/OVERVIEW.md", "max_chars": 200},

@@ -175,7 +175,9 @@ pub fn memory_id(namespace: &str, content: &str) -> String {
 /// namespace kept within `max_entries`; returns what was stored.
 pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc>) -> Result<AddAnswer> {
     let req = add.req;
-    let ns_name = req.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+    // Problems and their solutions are kept for the next agent that meets them.
+    let ns_name =
+        req.namespace.as_deref().unwrap_or(if req.problem.is_some() { "long-term" } else { DEFAULT_NAMESPACE });
     let ns = namespace(config, ns_name)?;
     // Every string of the entry is redacted before anything else looks at it: the key
     // that an upsert matches is the key as it is stored.
@@ -185,16 +187,23 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
         redacted += r.count;
         r.text
     };
-    let content = clean(&req.content);
+    let problem = problem_fields(req, &mut clean);
+    let content = match &problem {
+        Some(p) if req.content.trim().is_empty() => p.as_content(),
+        _ => clean(&req.content),
+    };
     let summary = req.summary.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(&mut clean);
     let key = req.key.as_deref().map(&mut clean);
-    let kind = clean(req.kind.as_deref().unwrap_or("note"));
+    let kind = if problem.is_some() { PROBLEM_KIND.to_owned() } else { clean(req.kind.as_deref().unwrap_or("note")) };
     let source = clean(req.source.as_deref().unwrap_or("user"));
     let agent = req.agent.as_deref().map(&mut clean);
     let tags: Vec<String> = req.tags.iter().map(|t| clean(t)).collect();
     let mut extra = add.extra.clone();
     for v in extra.values_mut() {
         redacted += crate::redact::redact_value(v);
+    }
+    if let Some(p) = &problem {
+        extra.extend(p.fields());
     }
     let truncated = content.chars().count() > ns.max_content_chars;
     let content: String = if truncated { content.chars().take(ns.max_content_chars).collect() } else { content };
@@ -224,7 +233,7 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
         if merged != existing.tags {
             set.insert("tags".into(), json!(merged));
         }
-        if req.kind.is_some() && existing.kind.as_deref() != Some(kind.as_str()) {
+        if (req.kind.is_some() || problem.is_some()) && existing.kind.as_deref() != Some(kind.as_str()) {
             set.insert("kind".into(), json!(kind));
         }
         let answer = AddAnswer {
@@ -319,6 +328,77 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
     })
 }
 
+/// The kind of a problem entry (DESIGN §6).
+pub const PROBLEM_KIND: &str = "problem";
+
+/// A problem and its solution (DESIGN §6): the structured fields of a `kind: problem`
+/// entry, as the log holds them (`problem`, `solution`, `outcome`, `files`) and answers
+/// show them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Problem {
+    pub problem: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solution: Option<String>,
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+}
+
+impl Problem {
+    /// The content of a problem added without one.
+    fn as_content(&self) -> String {
+        let mut text = format!("Problem: {}", self.problem.trim());
+        if let Some(s) = &self.solution {
+            text.push_str("\n\nSolution: ");
+            text.push_str(s.trim());
+        }
+        text
+    }
+
+    /// The fields of its `add` op.
+    fn fields(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("problem".into(), json!(self.problem));
+        if let Some(s) = &self.solution {
+            m.insert("solution".into(), json!(s));
+        }
+        m.insert("outcome".into(), json!(self.outcome));
+        if !self.files.is_empty() {
+            m.insert("files".into(), json!(self.files));
+        }
+        m
+    }
+
+    /// The problem of a log record or an index item's stored fields, if it holds one.
+    pub fn of(fields: &Map<String, Value>) -> Option<Problem> {
+        let text = |k: &str| fields.get(k).and_then(Value::as_str).map(str::to_owned);
+        let problem = text("problem").filter(|p| !p.trim().is_empty())?;
+        Some(Problem {
+            problem,
+            solution: text("solution").filter(|s| !s.trim().is_empty()),
+            outcome: text("outcome").unwrap_or_else(|| "open".into()),
+            files: fields
+                .get("files")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// The problem an add names, redacted by `clean`.
+fn problem_fields(req: &MemoryAddRequest, clean: &mut impl FnMut(&str) -> String) -> Option<Problem> {
+    let problem = req.problem.as_deref().map(str::trim).filter(|p| !p.is_empty())?;
+    let solution = req.solution.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(&mut *clean);
+    let outcome = req.outcome.as_deref().unwrap_or(if solution.is_some() { "solved" } else { "open" });
+    Some(Problem {
+        problem: clean(problem),
+        solution,
+        outcome: outcome.to_owned(),
+        files: req.files.iter().map(|f| clean(f.trim())).filter(|f| !f.is_empty()).collect(),
+    })
+}
+
 /// A `delete` op for live entry `id` of `fold` at `now`: a tombstone (DESIGN §2.3) with
 /// the time it was deleted (never before the entry was added, whatever the clocks of the
 /// machines that wrote the log) and when the entry would have expired, after which
@@ -379,6 +459,9 @@ pub struct MemoryHit {
     /// The commit that introduced the entry, once it is committed (DESIGN §6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub introduced_in: Option<links::IntroducedIn>,
+    /// A problem's `problem`, `solution`, `outcome` and `files`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<Problem>,
 }
 
 impl MemoryHit {
@@ -394,6 +477,7 @@ impl MemoryHit {
             content: content.then(|| item.body.clone().unwrap_or_default()),
             content_preview: preview
                 .then(|| item.body.as_deref().unwrap_or_default().chars().take(PREVIEW_CHARS).collect()),
+            problem: item.meta.as_ref().and_then(Problem::of),
             ..MemoryHit::default()
         }
     }
@@ -450,6 +534,9 @@ pub struct Stats {
     /// How often sessions of this server asked again for context defaults they had.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub defaults_redundant: Option<u64>,
+    /// The last memory upkeep (DESIGN §6): when it ran and what it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upkeep: Option<super::upkeep::UpkeepRun>,
 }
 
 /// The live memory with this id (expired ones are gone), if any.
@@ -498,7 +585,7 @@ pub(crate) fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> R
 }
 
 /// What ranks memories beyond their text, as of now.
-fn ranking(root: &Path, config: &Config) -> Ranking {
+pub(crate) fn ranking(root: &Path, config: &Config) -> Ranking {
     Ranking {
         now: Utc::now().timestamp(),
         half_life_days: config.namespaces.iter().map(|(n, c)| (n.clone(), c.half_life_days)).collect(),
@@ -564,7 +651,38 @@ pub(crate) fn search(
         .filter(|h| f64::from(h.score) / 100.0 >= min_score)
         .map(|h| MemoryHit { introduced_in: links.of(&h.ref_id).cloned(), ..MemoryHit::of_hit(h, req.include_content) })
         .collect();
+    let results = with_problems(index, results)?;
     Ok(MemorySearchAnswer { found: results.len(), total, query: req.query.clone(), results, stale: false })
+}
+
+/// Search hits with the fields of the problems among them (the index keeps them stored,
+/// not in the hit).
+fn with_problems(index: &Index, mut hits: Vec<MemoryHit>) -> Result<Vec<MemoryHit>> {
+    let ids: Vec<String> =
+        hits.iter().filter(|h| h.kind.as_deref() == Some(PROBLEM_KIND)).map(|h| h.id.clone()).collect();
+    let problems = problems_of(index, ids)?;
+    for h in &mut hits {
+        h.problem = problems.get(&h.id).cloned();
+    }
+    Ok(hits)
+}
+
+/// The problem fields of these memories, by id (those that hold a problem).
+pub(crate) fn problems_of(index: &Index, ids: Vec<String>) -> Result<BTreeMap<String, Problem>> {
+    if ids.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let query = ItemQuery { kinds: vec![DocKind::Memory], ref_ids: ids, ..ItemQuery::default() };
+    Ok(index
+        .items(&query)?
+        .into_iter()
+        .filter_map(|i| i.meta.as_ref().and_then(Problem::of).map(|p| (i.ref_id.clone(), p)))
+        .collect())
+}
+
+/// The memories visible on the checked-out branch (DESIGN §2.3).
+pub(crate) fn visible_on_branch(root: &Path, index: &Index) -> Result<Option<crate::index::search::Visible>> {
+    visible::visible(root, index, None)
 }
 
 /// `memory_list`'s answer: what was remembered lately.

@@ -223,6 +223,9 @@ impl<T: Params, L: Leave> clap::FromArgMatches for ToolArgs<T, L> {
                 }
             }
         }
+        if T::STDIN_UNLESS.iter().any(|p| args.contains_key(*p)) {
+            stdin = None;
+        }
         Ok(ToolArgs { args, stdin, _params: PhantomData })
     }
 

@@ -44,6 +44,12 @@ Examples:
   tmws search deploy --scope acme/backend --topic decisions
   tmws search '\"token refresh\"' --json   a phrase, as JSON";
 
+pub(super) const RECALL: &str = "\
+Examples:
+  tmws recall fix the token refresh race      memories, problems, decisions, lessons, commits
+  tmws recall --scope acme/platform migrate the queue
+  tmws --json recall flaky deploy             for scripts";
+
 pub(super) const WORKSPACES: &str = "\
 Examples:
   tmws workspaces
@@ -82,6 +88,7 @@ Examples:
 
 pub(super) const MEMORY_ADD: &str = "\
 Examples:
+  tmws memory add --problem \"login loops after a token refresh\" --solution \"clear the old cookie first\" --file src/auth.rs
   tmws memory add \"The staging database is reset every Monday\"
   tmws memory add \"Deploys go out on Tuesdays\" -n long-term --key deploy/day --tag release
   git log -1 --format=%B | tmws memory add --kind session";

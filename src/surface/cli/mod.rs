@@ -27,8 +27,9 @@ use self::render::Paint;
 use crate::error::{Error, ErrorAnswer};
 use crate::query::api::{
     ContextRequest, EntryWriteRequest, Format, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
-    MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, SearchRequest, SessionRecordRequest,
-    ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest, WorkspaceReadRequest,
+    MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, RecallRequest, SearchRequest,
+    SessionRecordRequest, ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest,
+    WorkspaceReadRequest,
 };
 use crate::store;
 
@@ -133,6 +134,12 @@ enum Command {
         #[arg(long, value_enum, display_order = AFTER_PARAMS)]
         format: Option<TableFormat>,
     },
+    /// What to know before a task: the memories, problems with their solutions, decisions,
+    /// lessons and commits that match it, ranked together (recall).
+    ///
+    /// The task in plain words, no quotes needed. YAML by default; --json for scripts.
+    #[command(after_help = help::RECALL)]
+    Recall(Tool<RecallRequest>),
     /// Orient in a scope: its overview, folders, overviews, decisions, lessons and skills,
     /// and the entries of the topics you name (workspace_get_context).
     ///
@@ -582,6 +589,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::BuildRules { check, force } => files::build_rules(cli, *check, *force, out),
         Command::Search { params, format } => query::search(cli, params, *format, out),
         Command::Context(tool) => query::context(cli, tool, out),
+        Command::Recall(t) => query::tool(cli, "recall", t, out),
         Command::Workspaces(t) => query::tool(cli, "workspace_list", t, out),
         Command::Read(t) => query::tool(cli, "workspace_read", t, out),
         Command::New(t) => query::new_entry(cli, t, out),

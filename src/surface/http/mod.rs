@@ -154,6 +154,7 @@ async fn get_tool(State(app): State<AppState>, headers: HeaderMap, request: Requ
         "/memory/search" => "memory_search",
         "/memory/list" => "memory_list",
         "/trust" => "trust_show",
+        "/recall" => "recall",
         _ => "memory_stats",
     };
     match query_args(request.uri()) {
@@ -249,7 +250,7 @@ async fn session_ended_is_ok(request: Request, next: Next) -> Response {
 async fn not_found(request: Request) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path())).hint(
         "routes: GET /workspace/context, GET /workspace/search, GET /workspace/list, GET /workspace/read?ref_id=…, \
-POST /workspace/entry, POST /memory, GET /memory/search, GET /memory/list, GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /trust, GET /health, \
+POST /workspace/entry, POST /memory, GET /memory/search, GET /memory/list, GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /recall?task=…, GET /trust, GET /health, \
 GET /metrics, /mcp",
     )
 }
@@ -281,6 +282,7 @@ async fn count(State(app): State<AppState>, request: Request, next: Next) -> Res
         "/workspace/read" => "/workspace/read",
         "/workspace/entry" => "/workspace/entry",
         "/trust" => "/trust",
+        "/recall" => "/recall",
         "/health" => "/health",
         "/metrics" => "/metrics",
         p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
@@ -312,6 +314,7 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
         .route("/memory/list", get(get_tool))
         .route("/memory/stats", get(get_tool))
         .route("/trust", get(get_tool))
+        .route("/recall", get(get_tool))
         .route("/memory/{id}", get(memory_by_id).delete(memory_by_id))
         .route("/health", get(get_health))
         .route("/metrics", get(get_metrics))

@@ -1,0 +1,168 @@
+//! `recall` (DESIGN §4.5): what an agent should know before a task, in one answer.
+//!
+//! One search over the memories (but session records), the decisions and lessons on the
+//! scope's ladder, and the indexed commits, ranked together: BM25 over the same fields
+//! with the same statistics, times a memory's current importance and its writer's trust
+//! (DESIGN §6); a document or commit counts as a fresh memory of default importance by an
+//! agent nobody verified. A problem with a solution is lifted above a bare note of the same
+//! words (it is what an agent meeting the problem again needs first). Each result says why
+//! it matched: the task's words it holds, and what lifted it.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::api::RecallRequest;
+use super::memory::{self, PROBLEM_KIND, Problem};
+use crate::config::Config;
+use crate::error::Result;
+use crate::index::{Index, RecallFilter, TextQuery, analyzer};
+use crate::model::DocKind;
+
+/// A solved (or worked-around) problem's score is multiplied by this.
+const SOLVED_LIFT: f32 = 1.5;
+/// How many candidates are ranked before the lifts reorder them.
+const CANDIDATES: usize = 3;
+/// Words too common to say why something matched (they still count in the ranking).
+const FILLER: [&str; 24] = [
+    "a", "an", "and", "are", "as", "at", "be", "by", "do", "for", "from", "how", "i", "in", "is", "it", "of", "on",
+    "or", "that", "the", "this", "to", "with",
+];
+
+/// One thing to know.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recalled {
+    #[serde(rename = "refId")]
+    pub ref_id: String,
+    /// `memory`, `problem`, `decision`, `lesson` or `commit`.
+    pub kind: String,
+    pub summary: String,
+    /// 0–100, relative to the best result.
+    pub score: u32,
+    /// The task's words it holds, and what lifted it.
+    pub why: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// A problem's `problem`, `solution`, `outcome` and `files`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<Problem>,
+}
+
+/// `recall`'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RecallAnswer {
+    pub task: String,
+    pub found: usize,
+    pub results: Vec<Recalled>,
+    /// The index may be behind the files.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
+}
+
+/// `recall`: the task's memories, problems, decisions, lessons and commits, ranked together.
+pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRequest) -> Result<RecallAnswer> {
+    let limit = req.limit as usize;
+    let ranking = memory::ranking(root, config);
+    let trust = ranking.trust.clone();
+    let query = TextQuery {
+        query: req.task.clone(),
+        limit: limit * CANDIDATES,
+        visible: memory::visible_on_branch(root, index)?,
+        ranking: Some(ranking),
+        recall: Some(RecallFilter { scope: req.scope.clone() }),
+        ..TextQuery::default()
+    };
+    let found = index.search(&query)?;
+    // The task's words, each with its terms as the index has them.
+    let mut task_words: Vec<(String, Vec<String>)> = Vec::new();
+    for word in req.task.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-') {
+        let word = word.trim_matches('-');
+        let lower = word.to_lowercase();
+        if word.is_empty() || FILLER.contains(&lower.as_str()) || task_words.iter().any(|(w, _)| *w == lower) {
+            continue;
+        }
+        let terms = analyzer::terms(word);
+        if !terms.is_empty() {
+            task_words.push((lower, terms));
+        }
+    }
+    let problem_ids: Vec<String> = found
+        .results
+        .iter()
+        .filter(|h| h.kind == DocKind::Memory.as_str() && h.category.as_deref() == Some(PROBLEM_KIND))
+        .map(|h| h.ref_id.clone())
+        .collect();
+    let problems = memory::problems_of(index, problem_ids)?;
+    let mut ranked: Vec<(f32, Recalled)> = found
+        .results
+        .iter()
+        .map(|h| {
+            let problem = problems.get(&h.ref_id).cloned();
+            let mut lifts: Vec<String> = Vec::new();
+            let mut score = h.raw_score;
+            let kind = match (h.kind.as_str(), h.topic.as_deref()) {
+                ("memory", _) if problem.is_some() => PROBLEM_KIND,
+                ("memory", _) => "memory",
+                ("entry", Some("decisions")) => "decision",
+                ("entry", Some("lessons")) => "lesson",
+                (k, _) => k,
+            };
+            if let Some(p) = &problem
+                && p.solution.is_some()
+                && p.outcome != "open"
+            {
+                score *= SOLVED_LIFT;
+                lifts.push(format!("{} problem with its solution", p.outcome));
+            }
+            if h.kind == DocKind::Memory.as_str()
+                && let Some(agent) = h.agent.as_deref()
+                && let Some(t) = trust.get(agent)
+            {
+                lifts.push(format!("by {agent}, trust {t:.2}"));
+            }
+            let text = format!("{} {} {} {}", h.name, h.summary, h.tags.join(" "), h.body.as_deref().unwrap_or(""));
+            let held: BTreeSet<String> = analyzer::terms(&text).into_iter().collect();
+            let words: Vec<&str> = task_words
+                .iter()
+                .filter(|(_, terms)| terms.iter().all(|t| held.contains(t)))
+                .map(|(w, _)| w.as_str())
+                .collect();
+            let mut why =
+                if words.is_empty() { "related words".to_owned() } else { format!("words: {}", words.join(", ")) };
+            for l in lifts {
+                why.push_str("; ");
+                why.push_str(&l);
+            }
+            let summary = if h.name.is_empty() || kind == "memory" || kind == PROBLEM_KIND {
+                h.summary.clone()
+            } else {
+                format!("{}: {}", h.name, h.summary)
+            };
+            let item = Recalled {
+                ref_id: h.ref_id.clone(),
+                kind: kind.to_owned(),
+                summary,
+                score: 0,
+                why,
+                scope: h.scope.clone(),
+                problem,
+            };
+            (score, item)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.ref_id.cmp(&b.1.ref_id)));
+    ranked.truncate(limit);
+    let best = ranked.first().map_or(1.0, |r| r.0.max(f32::MIN_POSITIVE));
+    // Far weaker than the best is noise (a shared common word): `retrieval.min_score`.
+    let floor = best * config.retrieval.min_score as f32;
+    ranked.retain(|r| r.0 >= floor);
+    let results: Vec<Recalled> = ranked
+        .into_iter()
+        .map(|(s, mut r)| {
+            r.score = ((s / best) * 100.0).round().clamp(0.0, 100.0) as u32;
+            r
+        })
+        .collect();
+    Ok(RecallAnswer { task: req.task.clone(), found: results.len(), results, stale: false })
+}

@@ -1,0 +1,76 @@
+//! Upkeep without a person (DESIGN §6): inside `tmws watch`, `mcp` and `serve`, every
+//! `upkeep.every_secs` (a day) once no request came for `upkeep.idle_secs`: expired
+//! entries are compacted away (`memory cleanup`), entries below `memory.prune_below` are
+//! pruned (when set), and short-term entries of branches that are gone unmerged are
+//! deleted (`memory gc-branches`). What the last run did, and when, is kept in
+//! `.tmws/cache/upkeep.json` (this machine's; never tracked), which `memory stats` and
+//! `/metrics` show and which keeps several processes of one root from running it twice
+//! in a period.
+
+use std::path::Path;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::memory::maint;
+use crate::config::Config;
+use crate::error::Result;
+use crate::layout;
+use crate::store;
+
+/// What one run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpkeepRun {
+    /// When it ran, RFC 3339 UTC.
+    pub at: String,
+    pub removed_expired: usize,
+    pub compacted_bytes: u64,
+    pub pruned: usize,
+    pub gc_removed: usize,
+    /// What failed, if anything did (the run goes on with the next task).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+/// The last run, as `.tmws/cache/upkeep.json` says.
+pub fn last(root: &Path) -> Option<UpkeepRun> {
+    let bytes = store::read_opt(root, &root.join(layout::UPKEEP_FILE), 64 << 10).ok().flatten()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// When the upkeep last ran.
+pub fn last_run(root: &Path) -> Option<DateTime<Utc>> {
+    last(root).and_then(|r| DateTime::parse_from_rfc3339(&r.at).ok()).map(|t| t.with_timezone(&Utc))
+}
+
+/// Whether a run is due at `now`.
+pub fn due(root: &Path, config: &Config, now: DateTime<Utc>) -> bool {
+    let every = config.upkeep.every_secs;
+    if every == 0 {
+        return false;
+    }
+    last_run(root).is_none_or(|at| (now - at).num_seconds() >= i64::try_from(every).unwrap_or(i64::MAX))
+}
+
+/// Runs the upkeep now and records it.
+pub fn run(root: &Path, config: &Config, now: DateTime<Utc>) -> Result<UpkeepRun> {
+    let mut done = UpkeepRun { at: now.to_rfc3339_opts(SecondsFormat::Secs, true), ..UpkeepRun::default() };
+    match maint::cleanup(root, config) {
+        Ok(c) => (done.removed_expired, done.compacted_bytes) = (c.removed_expired, c.compacted_bytes),
+        Err(e) => done.errors.push(format!("cleanup: {e}")),
+    }
+    if let Some(below) = config.memory.prune_below {
+        match maint::prune(root, config, below, now) {
+            Ok(p) => done.pruned = p.pruned,
+            Err(e) => done.errors.push(format!("prune: {e}")),
+        }
+    }
+    match maint::gc_branches(root, config) {
+        Ok(g) => done.gc_removed = g.removed,
+        Err(e) => done.errors.push(format!("gc-branches: {e}")),
+    }
+    let text = serde_json::to_vec_pretty(&done).unwrap_or_default();
+    store::create_dir_all(&root.join(layout::CACHE_DIR))?;
+    store::write_atomic(root, &root.join(layout::UPKEEP_FILE), &text)?;
+    Ok(done)
+}

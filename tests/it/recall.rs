@@ -1,0 +1,351 @@
+//! `recall` (DESIGN §4.5), problems and their solutions, sessions recorded without being
+//! asked, the upkeep and their metrics — through the CLI, MCP (rmcp over `tmws mcp`) and
+//! HTTP (`tmws serve` with reqwest).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::clients::{Mcp, Serve};
+use super::util::{TestRoot, user_config};
+
+fn json_of(out: &super::util::Output) -> Value {
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+}
+
+/// The `add` lines of a memory log, as JSON.
+fn adds(root: &TestRoot, ns: &str) -> Vec<Value> {
+    let path = root.path().join(format!(".tmws/memory/{ns}.jsonl"));
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|v| v["op"] == "add").collect()
+}
+
+fn sessions(root: &TestRoot) -> Vec<Value> {
+    adds(root, "long-term").into_iter().filter(|v| v["kind"] == "session").collect()
+}
+
+/// Waits (at most 20 s) until `done` holds.
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} did not happen within 20 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn git(root: &TestRoot, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_problem_is_stored_with_its_solution_long_term_and_shown_as_a_pair() {
+    let root = TestRoot::sample();
+    let added = json_of(&root.run(&[
+        "--json",
+        "memory",
+        "add",
+        "--problem",
+        "the watcher misses files written into folders made by mkdir -p",
+        "--solution",
+        "rescan the subtree of every folder create event",
+        "--file",
+        "src/store/watch.rs",
+        "--agent",
+        "fixer",
+    ]));
+    assert_eq!(added["namespace"], "long-term");
+    assert_eq!(added["summary"], "Problem: the watcher misses files written into folders made by mkdir -p");
+    let line = adds(&root, "long-term").into_iter().find(|v| v["id"] == added["id"]).unwrap();
+    assert_eq!(
+        (&line["kind"], &line["problem"], &line["solution"], &line["outcome"], &line["files"]),
+        (
+            &json!("problem"),
+            &json!("the watcher misses files written into folders made by mkdir -p"),
+            &json!("rescan the subtree of every folder create event"),
+            &json!("solved"),
+            &json!(["src/store/watch.rs"])
+        )
+    );
+    assert_eq!(
+        line["content"],
+        "Problem: the watcher misses files written into folders made by mkdir -p\n\nSolution: rescan the subtree of \
+every folder create event"
+    );
+    let found = json_of(&root.run(&["--json", "memory", "search", "mkdir folders", "--kind", "problem"]));
+    assert_eq!(found["found"], 1, "{found}");
+    let hit = &found["results"][0];
+    assert_eq!(
+        (&hit["id"], &hit["solution"], &hit["outcome"], &hit["files"]),
+        (
+            &added["id"],
+            &json!("rescan the subtree of every folder create event"),
+            &json!("solved"),
+            &json!(["src/store/watch.rs"])
+        )
+    );
+    let got = json_of(&root.run(&["--json", "memory", "get", added["id"].as_str().unwrap()]));
+    assert_eq!(got["problem"], "the watcher misses files written into folders made by mkdir -p");
+    // An open problem, a secret in its solution, and the mistakes refused.
+    let open = json_of(&root.run(&[
+        "--json",
+        "memory",
+        "add",
+        "--problem",
+        "deploys hang",
+        "--solution",
+        "export GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB then retry",
+        "--outcome",
+        "workaround",
+    ]));
+    assert_eq!(open["redacted"], 1);
+    let line = adds(&root, "long-term").into_iter().find(|v| v["id"] == open["id"]).unwrap();
+    assert_eq!((&line["outcome"], line["solution"].as_str().unwrap().contains("ghp_")), (&json!("workaround"), false));
+    let out = root.run(&["memory", "add", "--solution", "x", "a note"]);
+    assert_eq!(
+        (out.code, out.stderr.trim()),
+        (2, "tmws: solution, outcome and files belong to a problem: give `problem` too")
+    );
+    let out = root.run(&["memory", "add", "--problem", "x", "--outcome", "fixed"]);
+    assert_eq!((out.code, out.stderr.trim()), (2, "tmws: outcome `fixed` is not one of solved, workaround, open"));
+}
+
+#[test]
+fn recall_ranks_problems_lessons_decisions_and_memories_together_on_the_scope_ladder() {
+    let root = TestRoot::sample();
+    let note = json_of(&root.run(&["--json", "memory", "add", "The watcher misses files in new folders sometimes"]));
+    let problem = json_of(&root.run(&[
+        "--json",
+        "memory",
+        "add",
+        "--problem",
+        "the watcher misses files written into folders made by mkdir -p",
+        "--solution",
+        "rescan the subtree of every folder create event",
+        "--file",
+        "src/store/watch.rs",
+    ]));
+    // A session record names every memory: it is not what recall is for.
+    assert_eq!(root.run(&["session", "record"]).code, 0);
+    let r = json_of(&root.run(&["--json", "recall", "the", "watcher", "misses", "files", "in", "new", "folders"]));
+    let ids: Vec<&str> = r["results"].as_array().unwrap().iter().map(|x| x["refId"].as_str().unwrap()).collect();
+    // The note holds one more of the task's words in fewer; the problem, lifted for its
+    // solution, comes next.
+    assert_eq!(
+        ids,
+        [
+            note["id"].as_str().unwrap(),
+            problem["id"].as_str().unwrap(),
+            "resources/workspaces/devtools/_lessons/260415-notify-mkdir-p.md",
+            "resources/workspaces/devtools/common/_lessons/260520-yaml-errors-need-file-lines.md",
+        ],
+        "{r}"
+    );
+    let second = &r["results"][1];
+    assert_eq!(
+        (&second["kind"], &second["solution"], &second["outcome"]),
+        (&json!("problem"), &json!("rescan the subtree of every folder create event"), &json!("solved"))
+    );
+    assert_eq!(second["why"], "words: watcher, misses, files, folders; solved problem with its solution");
+    assert_eq!(
+        (&r["results"][0]["kind"], &r["results"][0]["score"], &r["results"][0]["why"]),
+        (&json!("memory"), &json!(100), &json!("words: watcher, misses, files, new, folders"))
+    );
+    assert_eq!((&r["results"][2]["kind"], &r["results"][2]["scope"]), (&json!("lesson"), &json!("devtools")));
+
+    // The ladder: a decision of `devtools` applies to `devtools/common`, not to `nihongo`.
+    let single = |scope: &str| {
+        let r = json_of(&root.run(&["--json", "recall", "--scope", scope, "single", "binary"]));
+        r["results"].as_array().unwrap().iter().map(|x| x["refId"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+    assert_eq!(single("devtools/common"), ["resources/workspaces/devtools/_decisions/260310-single-binary.md"]);
+    assert_eq!(single("nihongo"), Vec::<String>::new());
+    let r = json_of(&root.run(&["--json", "recall", "--scope", "nihongo/mobile", "接続プールの枯渇"]));
+    assert_eq!(
+        (&r["results"][0]["refId"], &r["results"][0]["kind"], &r["results"][0]["why"]),
+        (
+            &json!("resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md"),
+            &json!("lesson"),
+            &json!("words: 接続プールの枯渇")
+        )
+    );
+    // The cap is honoured exactly, and an empty task or an unknown scope is refused.
+    let out = root.run(&["recall", "--max-chars", "200", "watcher", "misses", "files"]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.chars().count() <= 200 && out.stdout.contains("truncated: true"), "{}", out.stdout);
+    let out = root.run(&["recall", "--scope", "../etc", "x"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
+
+#[test]
+fn a_client_session_is_recorded_once_when_it_ends_with_everything_it_did() {
+    let root = TestRoot::sample();
+    git(&root, &["init", "-q", "-b", "main"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "sample"]);
+    git(&root, &["checkout", "-q", "-b", "fix/watcher"]);
+    let mcp = Mcp::start(root.path());
+    mcp.call_fresh("recall", json!({"task": "watcher misses files"}));
+    let added = mcp.call(
+        "memory_add",
+        json!({"problem": "watcher misses new folders", "solution": "rescan on create", "format": "json"}),
+    );
+    let added: Value = serde_json::from_str(added.text()).unwrap();
+    mcp.call_fresh("workspace_search", json!({"query": "connection pool"}));
+    mcp.call("trust_verify", json!({"agent": "writer-bot", "success": true, "evidence": "tests pass"}));
+    let failed = mcp.call("tool_call", json!({"server": "nobody", "tool": "x", "arguments": {}}));
+    assert!(matches!(failed, super::clients::Answer::Err(..)));
+    root.write("NOTES.md", "fixed\n");
+    git(&root, &["add", "NOTES.md"]);
+    git(&root, &["commit", "-q", "-m", "Rescan new folders"]);
+    assert!(sessions(&root).is_empty(), "nothing is recorded while the session lasts");
+    mcp.stop();
+    wait_for("the session entry", || !sessions(&root).is_empty());
+    let all = sessions(&root);
+    assert_eq!(all.len(), 1, "{all:?}");
+    let s = &all[0]["session"];
+    assert_eq!(
+        s["queries"],
+        json!([
+            {"tool": "recall", "query": "watcher misses files"},
+            {"tool": "workspace_search", "query": "connection pool"}
+        ])
+    );
+    assert_eq!(s["memories"], json!([added["id"]]));
+    assert_eq!(s["verifications"], json!([{"agent": "writer-bot", "success": true, "trust": 0.55}]));
+    assert_eq!(s["tool_calls"], json!({"nobody/x": {"calls": 1, "failed": 1}}));
+    assert_eq!((&s["branch"], &s["automatic"]), (&json!("fix/watcher"), &json!(true)));
+    assert_eq!(s["agents"], json!(["rmcp"]));
+    assert_eq!(
+        (&s["commits"][0]["subject"], &s["commits"][0]["files"]),
+        (&json!("Rescan new folders"), &json!(["NOTES.md"]))
+    );
+    assert_eq!(s["commits"].as_array().unwrap().len(), 1);
+    assert!(s["duration_secs"].as_i64().unwrap() >= 0 && s["since"].as_str() <= s["until"].as_str(), "{s}");
+    let summary = all[0]["summary"].as_str().unwrap();
+    assert!(
+        summary
+            .contains(": 1 recalls, 1 searches, 1 memories, 1 verifications, 1 tool calls, 1 commits on fix/watcher."),
+        "{summary}"
+    );
+
+    // A session that recorded itself with session_record is not recorded again; what
+    // came after the record is. (A window starts after the last session's second.)
+    std::thread::sleep(Duration::from_millis(1100));
+    let mcp = Mcp::start(root.path());
+    mcp.call("memory_add", json!({"content": "recorded by hand"}));
+    mcp.call("session_record", json!({}));
+    mcp.stop();
+    std::thread::sleep(Duration::from_millis(500));
+    let all = sessions(&root);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[1]["session"].get("automatic"), None, "the second is session_record's");
+    let mcp = Mcp::start(root.path());
+    mcp.call("session_record", json!({}));
+    mcp.call_fresh("memory_search", json!({"query": "recorded by hand"}));
+    mcp.stop();
+    wait_for("the third session entry", || sessions(&root).len() == 3);
+    assert_eq!(
+        sessions(&root)[2]["session"]["queries"],
+        json!([{"tool": "memory_search", "query": "recorded by hand"}])
+    );
+    // A session that did nothing leaves nothing; `auto = false` records nothing.
+    let mcp = Mcp::start(root.path());
+    mcp.call("workspace_list", json!({}));
+    mcp.stop();
+    root.write(".tmws/config.toml", "[sessions]\nauto = false\n");
+    let mcp = Mcp::start(root.path());
+    mcp.call_fresh("recall", json!({"task": "anything"}));
+    mcp.stop();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(sessions(&root).len(), 3);
+}
+
+#[test]
+fn the_upkeep_runs_inside_watch_and_stats_and_metrics_show_it() {
+    let root = TestRoot::new()
+        .file(".tmws/config.toml", "[upkeep]\nevery_secs = 1\nidle_secs = 0\n[memory]\nprune_below = 0.3\n");
+    let now = chrono::Utc::now();
+    let at = |days: i64| (now - chrono::Duration::days(days)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let line = |id: &str, content: &str, added: String, expires: String, importance: f64| {
+        json!({"op": "add", "id": id, "ns": "short-term", "at": added, "expires_at": expires, "kind": "note",
+               "content": content, "summary": content, "tags": [], "source": "user", "importance": importance})
+        .to_string()
+    };
+    let log = [
+        line("m_000000000001", "expired yesterday", at(20), at(1), 0.9),
+        line("m_000000000002", "faded away", at(1), at(-13), 0.1),
+        line("m_000000000003", "still matters", at(1), at(-13), 0.9),
+    ]
+    .join("\n");
+    root.write(".tmws/memory/short-term.jsonl", format!("{log}\n"));
+    let mut watch = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .arg("--root")
+        .arg(root.path())
+        .arg("watch")
+        .env("TMWS_CONFIG_HOME", user_config())
+        .env_remove("TMWS_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let upkeep = root.path().join(".tmws/cache/upkeep.json");
+    wait_for("the upkeep", || upkeep.exists());
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let ran: Value = serde_json::from_slice(&std::fs::read(&upkeep).unwrap()).unwrap();
+    assert_eq!(
+        (&ran["removed_expired"], &ran["pruned"], &ran["gc_removed"]),
+        (&json!(1), &json!(1), &json!(0)),
+        "{ran}"
+    );
+    let text = root.read(".tmws/memory/short-term.jsonl");
+    assert!(!text.contains("expired yesterday"), "compacted away: {text}");
+    let live = json_of(&root.run(&["--json", "memory", "list"]));
+    let summaries: Vec<&str> =
+        live["results"].as_array().unwrap().iter().map(|r| r["summary"].as_str().unwrap()).collect();
+    assert_eq!(summaries, ["still matters"]);
+    let stats = json_of(&root.run(&["--json", "memory", "stats"]));
+    assert_eq!(stats["upkeep"], ran);
+
+    // /metrics: when it ran, trust per agent, importance by namespace, recall latency.
+    assert_eq!(
+        root.run(&[
+            "trust",
+            "verify",
+            "--agent",
+            "writer-bot",
+            "--success",
+            "--verifier",
+            "reviewer",
+            "--evidence",
+            "ok"
+        ])
+        .code,
+        0
+    );
+    let serve = Serve::start(root.path(), None);
+    let r = serve.get("/recall?task=still%20matters&format=json");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["results"][0]["refId"], "m_000000000003");
+    let metrics = serve.get("/metrics").body;
+    let at = chrono::DateTime::parse_from_rfc3339(ran["at"].as_str().unwrap()).unwrap().timestamp();
+    for line in [
+        format!("tmws_upkeep_last_run_timestamp_seconds {at}"),
+        "tmws_recall_latency_seconds_count 1".to_owned(),
+        "tmws_tool_search_latency_seconds_count 0".to_owned(),
+        "tmws_trust{agent=\"writer-bot\"} 0.55".to_owned(),
+        "tmws_memory_importance_bucket{namespace=\"short-term\",le=\"0.25\"} 0".to_owned(),
+        "tmws_memory_importance_bucket{namespace=\"short-term\",le=\"1\"} 1".to_owned(),
+        "tmws_memory_importance_count{namespace=\"short-term\"} 1".to_owned(),
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in:\n{metrics}");
+    }
+}
