@@ -1,6 +1,7 @@
 //! Memory budgets (DESIGN §11): `memory_add` with fsync until the entry is searchable,
 //! `memory_search` (ranked by text × decay × trust) at 100k and 10k entries, in-process,
-//! and `memory cleanup` compacting a log of 100k entries.
+//! `recall` over 100k memories and 10k documents, and `memory cleanup` compacting a log of
+//! 100k entries.
 //!
 //! Run with `cargo bench --bench memory`. The roots are generated once under the temp
 //! folder (a long-term log written directly, then indexed). Entries draw their words from
@@ -12,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use divan::Bencher;
-use tmws::query::api::{FormatOnly, MemoryAddRequest, MemorySearchRequest};
+use tmws::query::api::{FormatOnly, MemoryAddRequest, MemorySearchRequest, RecallRequest};
 use tmws::query::memory::memory_id;
 
 use support::memory::{WORDS, content, letters, queries};
@@ -85,6 +86,30 @@ fn memory_search_100k(bencher: Bencher) {
 #[divan::bench(sample_count = 200, sample_size = 1)]
 fn memory_search_10k(bencher: Bencher) {
     search_bench(bencher, 10_000);
+}
+
+/// `recall` over 100k memories and a 10k-document workspace, through a serving engine
+/// (budget: 10 ms p50): memories, decisions, lessons and commits ranked together.
+#[divan::bench(sample_count = 200, sample_size = 1)]
+fn recall_100k_memories_10k_docs(bencher: Bencher) {
+    let root = std::env::temp_dir().join("tmws-bench-recall");
+    let marker = root.join(".tmws/generated");
+    if !std::fs::read_to_string(&marker).is_ok_and(|t| t.trim() == "v1") {
+        let _ = std::fs::remove_dir_all(&root);
+        support::generate(&root, 10_000);
+        std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
+        std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
+        std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log_text(100_000, 0)).unwrap();
+        Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
+        std::fs::write(&marker, "v1").unwrap();
+    }
+    let engine = support::serving(&root);
+    let queries = queries();
+    let i = AtomicUsize::new(0);
+    bencher.bench_local(|| {
+        let q = &queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
+        engine.recall(&RecallRequest::new(format!("{q} before the release"))).unwrap()
+    });
 }
 
 /// `memory cleanup` of a log of 100k entries, a fifth of them deleted (budget: 1 s).

@@ -62,7 +62,8 @@ pub struct MemoryConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct SessionsConfig {
     pub auto: bool,
-    pub idle_minutes: u64,
+    /// Minutes without a call after which a session is recorded (fractions allowed).
+    pub idle_minutes: f64,
 }
 
 /// Memory upkeep inside `tmws watch`, `mcp` and `serve`: cleanup of expired entries,
@@ -77,7 +78,7 @@ pub struct UpkeepConfig {
 
 impl Default for SessionsConfig {
     fn default() -> Self {
-        SessionsConfig { auto: true, idle_minutes: 30 }
+        SessionsConfig { auto: true, idle_minutes: 30.0 }
     }
 }
 
@@ -389,8 +390,8 @@ impl Config {
             (
                 "sessions",
                 "idle_minutes",
-                !(1..=MAX_DAYS * 1440).contains(&config.sessions.idle_minutes),
-                format!("must be between 1 and {}", MAX_DAYS * 1440),
+                !(config.sessions.idle_minutes > 0.0 && config.sessions.idle_minutes <= (MAX_DAYS * 1440) as f64),
+                format!("must be greater than 0 and at most {}", MAX_DAYS * 1440),
             ),
             (
                 "upkeep",

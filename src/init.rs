@@ -148,7 +148,7 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # Sessions recorded by tmws mcp and serve when a client disconnects or stays idle.
 # [sessions]
 # auto = true
-# idle_minutes = 30
+# idle_minutes = 30.0
 
 # Memory upkeep inside tmws watch, mcp and serve (cleanup, prune, gc-branches): every
 # every_secs (0: never), once no request came for idle_secs.

@@ -287,7 +287,7 @@ impl Engine {
             while !stopped.load(Ordering::Relaxed) {
                 std::thread::sleep(TICK);
                 let Some(inner) = weak.upgrade() else { return };
-                let idle = Duration::from_secs(inner.config.sessions.idle_minutes.saturating_mul(60));
+                let idle = Duration::from_secs_f64(inner.config.sessions.idle_minutes * 60.0);
                 let live: Vec<Arc<SessionLog>> = inner
                     .sessions
                     .lock()

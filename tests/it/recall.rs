@@ -256,6 +256,20 @@ fn a_client_session_is_recorded_once_when_it_ends_with_everything_it_did() {
         sessions(&root)[2]["session"]["queries"],
         json!([{"tool": "memory_search", "query": "recorded by hand"}])
     );
+    // An idle session is recorded while its client stays, and again for what comes later.
+    root.write(".tmws/config.toml", "[sessions]\nidle_minutes = 0.02\n");
+    let mcp = Mcp::start(root.path());
+    mcp.call_fresh("recall", json!({"task": "idle at first"}));
+    wait_for("the idle session's entry", || sessions(&root).len() == 4);
+    mcp.call_fresh("recall", json!({"task": "busy again"}));
+    wait_for("the second idle entry", || sessions(&root).len() == 5);
+    mcp.stop();
+    std::thread::sleep(Duration::from_millis(500));
+    let all = sessions(&root);
+    assert_eq!(all.len(), 5, "nothing left to record at the end");
+    assert_eq!(all[3]["session"]["queries"], json!([{"tool": "recall", "query": "idle at first"}]));
+    assert_eq!(all[4]["session"]["queries"], json!([{"tool": "recall", "query": "busy again"}]));
+    root.write(".tmws/config.toml", "");
     // A session that did nothing leaves nothing; `auto = false` records nothing.
     let mcp = Mcp::start(root.path());
     mcp.call("workspace_list", json!({}));
@@ -265,7 +279,7 @@ fn a_client_session_is_recorded_once_when_it_ends_with_everything_it_did() {
     mcp.call_fresh("recall", json!({"task": "anything"}));
     mcp.stop();
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(sessions(&root).len(), 3);
+    assert_eq!(sessions(&root).len(), 5);
 }
 
 #[test]
