@@ -514,6 +514,17 @@ mod tests {
         assert_eq!(err("[namespaces.x]\nttl_days = 0\n"), (2, 1, format!("`ttl_days` {days}")));
         assert_eq!(err("[rules]\ntotal_budget_lines = -1\n").0, 2);
         assert_eq!(err("this is = = not toml").0, 1);
+        assert_eq!(
+            err("[sessions]\nidle_minutes = 0.0\n"),
+            (2, 1, "`sessions.idle_minutes` must be greater than 0 and at most 52560000".to_owned())
+        );
+        assert_eq!(
+            err("[memory]\nprune_below = 1.5\n"),
+            (2, 1, "`memory.prune_below` must be between 0 and 1".to_owned())
+        );
+        assert_eq!(err("[upkeep]\nidle_secs = 90000\n"), (2, 1, "`upkeep.idle_secs` must be at most 86400".to_owned()));
+        let c = Config::parse("[sessions]\nauto = false\nidle_minutes = 0.5\n[upkeep]\nevery_secs = 0\n").unwrap();
+        assert_eq!((c.sessions.auto, c.sessions.idle_minutes, c.upkeep.every_secs), (false, 0.5, 0));
     }
 
     #[test]

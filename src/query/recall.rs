@@ -24,10 +24,13 @@ use crate::model::DocKind;
 const SOLVED_LIFT: f32 = 1.5;
 /// How many candidates are ranked before the lifts reorder them.
 const CANDIDATES: usize = 3;
-/// Words too common to say why something matched (they still count in the ranking).
-const FILLER: [&str; 24] = [
-    "a", "an", "and", "are", "as", "at", "be", "by", "do", "for", "from", "how", "i", "in", "is", "it", "of", "on",
-    "or", "that", "the", "this", "to", "with",
+/// Words too common to find anything by or to say why something matched: a task is a
+/// sentence, and these are in nearly every entry.
+const FILLER: [&str; 52] = [
+    "a", "about", "after", "again", "an", "and", "are", "as", "at", "be", "before", "by", "can", "did", "do", "does",
+    "for", "from", "how", "i", "in", "into", "is", "it", "its", "my", "of", "on", "once", "or", "our", "should",
+    "than", "that", "the", "then", "there", "these", "this", "those", "to", "was", "we", "were", "what", "when",
+    "which", "who", "why", "will", "with", "you",
 ];
 
 /// One thing to know.
@@ -63,17 +66,6 @@ pub struct RecallAnswer {
 /// `recall`: the task's memories, problems, decisions, lessons and commits, ranked together.
 pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRequest) -> Result<RecallAnswer> {
     let limit = req.limit as usize;
-    let ranking = memory::ranking(root, config);
-    let trust = ranking.trust.clone();
-    let query = TextQuery {
-        query: req.task.clone(),
-        limit: limit * CANDIDATES,
-        visible: memory::visible_on_branch(root, index)?,
-        ranking: Some(ranking),
-        recall: Some(RecallFilter { scope: req.scope.clone() }),
-        ..TextQuery::default()
-    };
-    let found = index.search(&query)?;
     // The task's words, each with its terms as the index has them.
     let mut task_words: Vec<(String, Vec<String>)> = Vec::new();
     for word in req.task.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-') {
@@ -87,6 +79,21 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
             task_words.push((lower, terms));
         }
     }
+    // The search leaves out the filler words: a task is a sentence, and `the` matches
+    // nearly every entry, each of which the ranking would then score.
+    let words: Vec<&str> = task_words.iter().map(|(w, _)| w.as_str()).collect();
+    let query_text = if words.is_empty() { req.task.clone() } else { words.join(" ") };
+    let ranking = memory::ranking(root, config);
+    let trust = ranking.trust.clone();
+    let query = TextQuery {
+        query: query_text,
+        limit: limit * CANDIDATES,
+        visible: memory::visible_on_branch(root, index)?,
+        ranking: Some(ranking),
+        recall: Some(RecallFilter { scope: req.scope.clone() }),
+        ..TextQuery::default()
+    };
+    let found = index.search(&query)?;
     let problem_ids: Vec<String> = found
         .results
         .iter()

@@ -54,7 +54,13 @@ pub(crate) fn compact(writer: &mut Writer, now: &str) -> Result<Compacted> {
         }
     }
     fold.offset = out.len() as u64;
-    writer.replace(&out, fold)?;
+    if out == bytes {
+        // Nothing to take out: the log stays as it is (a tracked log stays clean in git,
+        // and the watcher has nothing to read again).
+        writer.fold = fold;
+    } else {
+        writer.replace(&out, fold)?;
+    }
     Ok(Compacted { removed_expired, bytes_before: bytes.len() as u64, bytes_after: out.len() as u64 })
 }
 
