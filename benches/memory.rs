@@ -88,6 +88,47 @@ fn memory_search_10k(bencher: Bencher) {
     search_bench(bencher, 10_000);
 }
 
+/// Resident memory of a `tmws mcp` that has just read a 100k-entry memory log whole (its
+/// index deleted first), once idle (budget: 60 MB); the time is spawn → synced. Each run
+/// prints the idle and the peak resident memory.
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn mcp_idle_resident_memory_after_100k_memory_reread(bencher: Bencher) {
+    use std::io::Write;
+    let root = memory_root(100_000);
+    let bin = env!("CARGO_BIN_EXE_tmws");
+    bencher
+        .with_inputs(|| {
+            let _ = std::fs::remove_dir_all(root.join(".tmws/cache"));
+        })
+        .bench_local_values(|()| {
+            let support::McpChild { mut child, mut stdin, mut lines } = support::start_mcp(bin, &root);
+            for id in 2.. {
+                let call = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"memory_search","arguments":{{"query":"deploy"}}}}}}"#
+                );
+                writeln!(stdin, "{call}").unwrap();
+                let answer = lines.next().unwrap().unwrap();
+                if !answer.contains("stale: true") {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            std::thread::sleep(std::time::Duration::from_secs(3));
+            let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+            let field = |name: &str| {
+                let line = status.lines().find(|l| l.starts_with(name)).unwrap_or("? ?");
+                line.split_whitespace().skip(1).collect::<Vec<_>>().join(" ")
+            };
+            eprintln!(
+                "idle tmws mcp after reading 100k memories: {} (peak {})",
+                field("VmRSS:"),
+                field("VmHWM:")
+            );
+            drop(stdin);
+            let _ = child.wait();
+        });
+}
+
 /// `recall` over 100k memories and a 10k-document workspace, through a serving engine
 /// (budget: 10 ms p50): memories, decisions, lessons and commits ranked together.
 #[divan::bench(sample_count = 200, sample_size = 1)]

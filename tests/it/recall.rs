@@ -433,3 +433,19 @@ fn a_solution_whose_agent_was_verified_ranks_above_the_same_from_an_unverified_o
     let r = json_of(&root.run(&recall));
     assert!(r["results"][0]["why"].as_str().unwrap().ends_with(&format!("; by {agent}, trust 0.55")), "{r}");
 }
+
+#[test]
+fn the_upkeep_runs_inside_tmws_mcp_too() {
+    let root = TestRoot::new().file(".tmws/config.toml", "[upkeep]\nevery_secs = 1\nidle_secs = 0\n");
+    let past = (chrono::Utc::now() - chrono::Duration::days(1)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let line = json!({"op": "add", "id": "m_00000000000a", "ns": "short-term", "at": past, "expires_at": past,
+                      "kind": "note", "content": "gone", "summary": "gone", "tags": [], "source": "user"});
+    root.write(".tmws/memory/short-term.jsonl", format!("{line}\n"));
+    let mcp = Mcp::start(root.path());
+    let upkeep = root.path().join(".tmws/cache/upkeep.json");
+    wait_for("the upkeep", || upkeep.exists());
+    mcp.stop();
+    let ran: Value = serde_json::from_slice(&std::fs::read(&upkeep).unwrap()).unwrap();
+    assert_eq!(ran["removed_expired"], 1, "{ran}");
+    assert_eq!(root.read(".tmws/memory/short-term.jsonl"), "");
+}
