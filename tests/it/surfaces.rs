@@ -121,6 +121,26 @@ fn cases() -> Vec<Case> {
         "usage",
     );
     invalid.writes = true;
+    let problem = json!({"problem": "the staging database refuses connections on port 5432",
+                         "solution": "connect to port 5433", "files": ["billing/db.toml"]});
+    let mut add_problem = ok(
+        "memory_add of a problem and its solution",
+        "memory_add",
+        problem.clone(),
+        words("memory add --problem")
+            .into_iter()
+            .chain([
+                "the staging database refuses connections on port 5432".into(),
+                "--solution".into(),
+                "connect to port 5433".into(),
+                "--file".into(),
+                "billing/db.toml".into(),
+            ])
+            .collect(),
+        Some(Http::Post("/memory", problem)),
+        "namespace: long-term\n",
+    );
+    add_problem.writes = true;
     vec![
         write,
         invalid,
@@ -215,6 +235,31 @@ fn cases() -> Vec<Case> {
             words("memory list -n long-term --limit 1"),
             Some(Http::Get("/memory/list?namespace=long-term&limit=1".into())),
             "summary: The staging database of the billing service listens on port 5433.\n",
+        ),
+        add_problem,
+        ok(
+            "recall gives the problem with its solution",
+            "recall",
+            json!({"task": "staging database refuses connections"}),
+            words("recall staging database refuses connections"),
+            Some(Http::Get("/recall?task=staging%20database%20refuses%20connections".into())),
+            "solution: connect to port 5433\n",
+        ),
+        ok(
+            "recall on a scope's ladder",
+            "recall",
+            json!({"task": "single binary", "scope": "devtools/common", "limit": 3}),
+            words("recall single binary --scope devtools/common --limit 3"),
+            Some(Http::Get("/recall?task=single%20binary&scope=devtools%2Fcommon&limit=3".into())),
+            "refId: resources/workspaces/devtools/_decisions/260310-single-binary.md\n",
+        ),
+        err(
+            "recall of an empty task",
+            "recall",
+            json!({"task": "  "}),
+            Some(vec!["recall".into(), "  ".into()]),
+            Some(Http::Get("/recall?task=%20%20".into())),
+            "usage",
         ),
         ok(
             "memory_get with its content",
