@@ -100,28 +100,12 @@ fn mcp_spawn_to_tools_list(bencher: Bencher) {
 /// done (budget: 60 MB). The time measured is spawn → synced; each run prints the RSS.
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn mcp_idle_resident_memory_100k(bencher: Bencher) {
-    use std::io::Write;
     let root = built();
     let bin = env!("CARGO_BIN_EXE_tmws");
     bencher.bench(|| {
-        let support::McpChild { mut child, mut stdin, mut lines } = support::start_mcp(bin, &root);
-        // Ask until an answer is no longer stale: the first sync is done.
-        for id in 2.. {
-            let call = format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"workspace_search","arguments":{{"query":"index"}}}}}}"#
-            );
-            writeln!(stdin, "{call}").unwrap();
-            let answer = lines.next().unwrap().unwrap();
-            if !answer.contains("stale: true") {
-                break;
-            }
-        }
-        // Idle means after the segment merges tantivy starts behind a commit, too.
-        std::thread::sleep(Duration::from_secs(2));
-        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
-        let rss = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("VmRSS: ?").to_owned();
-        eprintln!("idle tmws mcp, 100k documents: {}", rss.split_whitespace().skip(1).collect::<Vec<_>>().join(" "));
-        drop(stdin);
-        let _ = child.wait();
+        let mut mcp = support::start_mcp(bin, &root);
+        mcp.until_synced("workspace_search", r#"{"query":"index"}"#);
+        let (rss, _) = mcp.idle_memory(Duration::from_secs(2));
+        eprintln!("idle tmws mcp, 100k documents: {rss}");
     });
 }

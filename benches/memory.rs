@@ -93,7 +93,6 @@ fn memory_search_10k(bencher: Bencher) {
 /// prints the idle and the peak resident memory.
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn mcp_idle_resident_memory_after_100k_memory_reread(bencher: Bencher) {
-    use std::io::Write;
     let root = memory_root(100_000);
     let bin = env!("CARGO_BIN_EXE_tmws");
     bencher
@@ -101,31 +100,10 @@ fn mcp_idle_resident_memory_after_100k_memory_reread(bencher: Bencher) {
             let _ = std::fs::remove_dir_all(root.join(".tmws/cache"));
         })
         .bench_local_values(|()| {
-            let support::McpChild { mut child, mut stdin, mut lines } = support::start_mcp(bin, &root);
-            for id in 2.. {
-                let call = format!(
-                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"memory_search","arguments":{{"query":"deploy"}}}}}}"#
-                );
-                writeln!(stdin, "{call}").unwrap();
-                let answer = lines.next().unwrap().unwrap();
-                if !answer.contains("stale: true") {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            std::thread::sleep(std::time::Duration::from_secs(3));
-            let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
-            let field = |name: &str| {
-                let line = status.lines().find(|l| l.starts_with(name)).unwrap_or("? ?");
-                line.split_whitespace().skip(1).collect::<Vec<_>>().join(" ")
-            };
-            eprintln!(
-                "idle tmws mcp after reading 100k memories: {} (peak {})",
-                field("VmRSS:"),
-                field("VmHWM:")
-            );
-            drop(stdin);
-            let _ = child.wait();
+            let mut mcp = support::start_mcp(bin, &root);
+            mcp.until_synced("memory_search", r#"{"query":"deploy"}"#);
+            let (rss, peak) = mcp.idle_memory(std::time::Duration::from_secs(3));
+            eprintln!("idle tmws mcp after reading 100k memories: {rss} (peak {peak})");
         });
 }
 

@@ -293,6 +293,41 @@ pub fn start_mcp(bin: &str, root: &Path) -> McpChild {
     McpChild { child, stdin, lines }
 }
 
+impl McpChild {
+    /// Calls `tool` with `arguments` (JSON text) until the answer is no longer stale: the
+    /// first sync is done.
+    pub fn until_synced(&mut self, tool: &str, arguments: &str) {
+        use std::io::Write;
+        for id in 2.. {
+            let call = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+            );
+            writeln!(self.stdin, "{call}").unwrap();
+            let answer = self.lines.next().unwrap().unwrap();
+            if !answer.contains("stale: true") {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Waits `idle` (the segment merges tantivy starts behind a commit finish too), then
+    /// gives the resident memory and its peak, as /proc says them; stops the server.
+    pub fn idle_memory(self, idle: std::time::Duration) -> (String, String) {
+        std::thread::sleep(idle);
+        let McpChild { mut child, stdin, .. } = self;
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+        let field = |name: &str| {
+            let line = status.lines().find(|l| l.starts_with(name)).unwrap_or("? ?");
+            line.split_whitespace().skip(1).collect::<Vec<_>>().join(" ")
+        };
+        let found = (field("VmRSS:"), field("VmHWM:"));
+        drop(stdin);
+        let _ = child.wait();
+        found
+    }
+}
+
 /// Spawns `tmws mcp` on `root`, has it answer initialize and tools/list (which must name
 /// `expect`), and stops it.
 pub fn mcp_spawn_to_tools_list(bin: &str, root: &Path, expect: &str) {

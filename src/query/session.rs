@@ -93,6 +93,39 @@ struct Commit {
     files: Vec<String>,
 }
 
+impl Commit {
+    /// As a session's structured fields keep it: at most `MAX_FILES` files.
+    fn to_json(&self) -> Value {
+        let mut commit = json!({"commit": self.hash, "subject": self.subject, "files": self.files.iter().take(MAX_FILES).collect::<Vec<_>>()});
+        if self.files.len() > MAX_FILES {
+            commit["more_files"] = json!(self.files.len() - MAX_FILES);
+        }
+        commit
+    }
+}
+
+/// Writes a session entry: long-term, `kind: session`, its structured fields in `extra`.
+fn write_entry(
+    root: &Path,
+    config: &Config,
+    content: String,
+    summary: String,
+    agent: Option<&str>,
+    extra: Map<String, Value>,
+    now: DateTime<Utc>,
+) -> Result<memory::AddAnswer> {
+    let req = MemoryAddRequest {
+        content,
+        namespace: Some("long-term".into()),
+        summary: Some(summary),
+        kind: Some("session".into()),
+        source: Some("session".into()),
+        agent: agent.map(str::to_owned),
+        ..MemoryAddRequest::default()
+    };
+    memory::add(root, config, &Add { req: &req, extra }, now)
+}
+
 /// The commits in the window (none outside git).
 fn commits(root: &Path, since: &str, range_from: Option<&str>) -> Vec<Commit> {
     if store::git_head(root).is_none() {
@@ -250,13 +283,7 @@ pub(crate) fn record(
             "until": until,
             "head": store::git_head(root).and_then(|h| h.commit),
             "memories": added.iter().rev().take(MAX_IDS).rev().map(|a| &a.1).collect::<Vec<_>>(),
-            "commits": commits.iter().rev().take(MAX_COMMITS).rev().map(|c| {
-                let mut commit = json!({"commit": c.hash, "subject": c.subject, "files": c.files.iter().take(MAX_FILES).collect::<Vec<_>>()});
-                if c.files.len() > MAX_FILES {
-                    commit["more_files"] = json!(c.files.len() - MAX_FILES);
-                }
-                commit
-            }).collect::<Vec<_>>(),
+            "commits": commits.iter().rev().take(MAX_COMMITS).rev().map(Commit::to_json).collect::<Vec<_>>(),
             "more_commits": commits.len().saturating_sub(MAX_COMMITS),
             "more_memories": added.len().saturating_sub(MAX_IDS),
             "tool_calls": calls.iter().map(|(t, (n, f))| (t.clone(), json!({"calls": n, "failed": f}))).collect::<Map<_, _>>(),
@@ -266,16 +293,7 @@ pub(crate) fn record(
         fields.retain(|k, v| !(k.starts_with("more_") && *v == json!(0)));
     }
     extra.insert("session".into(), session);
-    let req = MemoryAddRequest {
-        content,
-        namespace: Some("long-term".into()),
-        summary: Some(summary),
-        kind: Some("session".into()),
-        source: Some("session".into()),
-        agent: agent.map(str::to_owned),
-        ..MemoryAddRequest::default()
-    };
-    let answer = memory::add(root, config, &Add { req: &req, extra }, now)?;
+    let answer = write_entry(root, config, content, summary, agent, extra, now)?;
     Ok(SessionAnswer {
         recorded: true,
         id: Some(answer.id),
@@ -404,21 +422,12 @@ verifications, {n_calls} tool calls, {} commits",
         "entries": activity.entries.iter().rev().take(MAX_IDS).rev().collect::<Vec<_>>(),
         "verifications": activity.verifications.iter().map(|(a, ok, t)| json!({"agent": a, "success": ok, "trust": t})).collect::<Vec<_>>(),
         "tool_calls": activity.tool_calls.iter().map(|(t, (n, f))| (t.clone(), json!({"calls": n, "failed": f}))).collect::<Map<_, _>>(),
-        "commits": commits.iter().rev().take(MAX_COMMITS).rev().map(|c| json!({"commit": c.hash, "subject": c.subject, "files": c.files.iter().take(MAX_FILES).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+        "commits": commits.iter().rev().take(MAX_COMMITS).rev().map(Commit::to_json).collect::<Vec<_>>(),
         "automatic": true,
     });
     let mut extra = Map::new();
     extra.insert("session".into(), session);
-    let req = MemoryAddRequest {
-        content,
-        namespace: Some("long-term".into()),
-        summary: Some(summary),
-        kind: Some("session".into()),
-        source: Some("session".into()),
-        agent: agent.map(str::to_owned),
-        ..MemoryAddRequest::default()
-    };
-    let answer = memory::add(root, config, &Add { req: &req, extra }, now)?;
+    let answer = write_entry(root, config, content, summary, agent, extra, now)?;
     Ok(SessionAnswer {
         recorded: true,
         id: Some(answer.id),

@@ -45,10 +45,9 @@ fn git(root: &TestRoot, args: &[&str]) {
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
-#[test]
-fn a_problem_is_stored_with_its_solution_long_term_and_shown_as_a_pair() {
-    let root = TestRoot::sample();
-    let added = json_of(&root.run(&[
+/// Adds the watcher problem through the CLI, with `more` flags; the answer.
+fn add_watcher_problem(root: &TestRoot, more: &[&str]) -> Value {
+    let mut args = vec![
         "--json",
         "memory",
         "add",
@@ -58,9 +57,15 @@ fn a_problem_is_stored_with_its_solution_long_term_and_shown_as_a_pair() {
         "rescan the subtree of every folder create event",
         "--file",
         "src/store/watch.rs",
-        "--agent",
-        "fixer",
-    ]));
+    ];
+    args.extend_from_slice(more);
+    json_of(&root.run(&args))
+}
+
+#[test]
+fn a_problem_is_stored_with_its_solution_long_term_and_shown_as_a_pair() {
+    let root = TestRoot::sample();
+    let added = add_watcher_problem(&root, &["--agent", "fixer"]);
     assert_eq!(added["namespace"], "long-term");
     assert_eq!(added["summary"], "Problem: the watcher misses files written into folders made by mkdir -p");
     let line = adds(&root, "long-term").into_iter().find(|v| v["id"] == added["id"]).unwrap();
@@ -121,17 +126,7 @@ every folder create event"
 fn recall_ranks_problems_lessons_decisions_and_memories_together_on_the_scope_ladder() {
     let root = TestRoot::sample();
     let note = json_of(&root.run(&["--json", "memory", "add", "The watcher misses files in new folders sometimes"]));
-    let problem = json_of(&root.run(&[
-        "--json",
-        "memory",
-        "add",
-        "--problem",
-        "the watcher misses files written into folders made by mkdir -p",
-        "--solution",
-        "rescan the subtree of every folder create event",
-        "--file",
-        "src/store/watch.rs",
-    ]));
+    let problem = add_watcher_problem(&root, &[]);
     // A session record names every memory: it is not what recall is for.
     assert_eq!(root.run(&["session", "record"]).code, 0);
     let r = json_of(&root.run(&["--json", "recall", "the", "watcher", "misses", "files", "in", "new", "folders"]));
