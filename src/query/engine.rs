@@ -149,18 +149,17 @@ impl Session {
     fn note(&self, root: &Path, what: impl FnOnce(&mut super::session::Activity)) {
         if let Some(log) = &self.log {
             let mut a = log.activity.lock().unwrap_or_else(PoisonError::into_inner);
-            if a.started.is_none() {
-                a.started = Some(chrono::Utc::now());
-                a.head = crate::store::git_head(root).and_then(|h| h.commit);
-            }
+            a.begin(root);
             what(&mut a);
             *log.last_call.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
         }
     }
 
-    /// A call made: the session is not idle.
-    fn touch(&self) {
+    /// A call made: the session is not idle, and its record starts here if this is the
+    /// first call since the last record.
+    fn touch(&self, root: &Path) {
         if let Some(log) = &self.log {
+            log.activity.lock().unwrap_or_else(PoisonError::into_inner).begin(root);
             *log.last_call.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
         }
     }
@@ -651,7 +650,7 @@ impl Engine {
     /// a tool.
     pub async fn call(&self, session: &Session, name: &str, args: Map<String, Value>) -> Result<Output> {
         self.inner.touch();
-        session.touch();
+        session.touch(self.root());
         if name == "tool_call" {
             let req = ToolCallRequest::from_args(args)?;
             let called = self.tool_call(&req).await;
@@ -675,7 +674,7 @@ impl Engine {
             Output::Text { text: reply.text(), format: reply.format }
         }
         self.inner.touch();
-        session.touch();
+        session.touch(self.root());
         let asked = |tool: &str, query: &str| {
             let query = crate::redact::redact(query).text;
             session.note(self.root(), |a| a.queries.push((tool.to_owned(), query)));

@@ -328,6 +328,14 @@ pub struct Activity {
 }
 
 impl Activity {
+    /// Marks the start (now, and the commit checked out) unless it is marked already.
+    pub(crate) fn begin(&mut self, root: &Path) {
+        if self.started.is_none() {
+            self.started = Some(Utc::now());
+            self.head = store::git_head(root).and_then(|h| h.commit);
+        }
+    }
+
     /// Whether anything worth a record happened.
     pub fn is_empty(&self) -> bool {
         self.queries.is_empty()
