@@ -29,7 +29,26 @@ pub(super) struct Apply<'w, 'a> {
     pub dirty: bool,
     /// Files read: (path, new state); their manifest entries change.
     pub applied: Vec<(String, FileState)>,
+    /// Documents read and not yet given to the writer, the refIds they replace, and theirs.
+    pub pending: Pending,
 }
+
+/// Documents held back so that one delete replaces the items of many files: tantivy keeps
+/// each delete operation (about a kilobyte) until every indexing thread has moved past
+/// it, and one per file held tens of megabytes after a large re-read.
+#[derive(Default)]
+pub(super) struct Pending {
+    deletes: Vec<Term>,
+    docs: Vec<IndexDoc>,
+    /// The refIds deleted or added by what is held: a file that touches one of them again
+    /// is applied after them, as it would have been one by one.
+    refs: std::collections::HashSet<String>,
+    bytes: usize,
+}
+
+/// At most this many documents, or bytes of body, are held back.
+const PENDING_DOCS: usize = 2048;
+const PENDING_BYTES: usize = 16 << 20;
 
 impl Apply<'_, '_> {
     /// Takes the items of a file that went away out of the index and the manifest.
@@ -49,6 +68,7 @@ impl Apply<'_, '_> {
     pub fn read(&mut self, mut read: Read, old: Option<&FileState>) -> Result<()> {
         let is_new = old.is_none();
         if let Some(log) = read.log.take() {
+            self.flush()?;
             let changed = log.whole || !log.ops.is_empty();
             let old_refs: Vec<String> = old.map(|o| o.refs.clone()).unwrap_or_default();
             read.state.refs = self.log_ops(old_refs, log.whole, log.ops)?;
@@ -72,21 +92,34 @@ impl Apply<'_, '_> {
             self.applied.push((read.rel, read.state));
             return Ok(());
         };
-        for r in old.map(|o| o.refs_of(&read.rel)).unwrap_or_default() {
-            self.writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
+        // Delete first so an item whose refId another file made before is replaced, never
+        // doubled. After a clear, or for the item keyed on a new file's own path, nothing
+        // can be there: a rebuild skips 100k deletes.
+        let mut gone: Vec<&str> = old.map(|o| o.refs_of(&read.rel)).unwrap_or_default();
+        gone.extend(
+            docs.iter().filter(|d| !(self.full || (is_new && d.ref_id == read.rel))).map(|d| d.ref_id.as_str()),
+        );
+        let touches_held =
+            gone.iter().copied().chain(docs.iter().map(|d| d.ref_id.as_str())).any(|r| self.pending.refs.contains(r));
+        if touches_held {
+            self.flush()?;
         }
-        for d in &docs {
-            // Delete first so an item whose refId another file made before is replaced,
-            // never doubled. After a clear, or for the item keyed on a new file's own path,
-            // nothing can be there: a rebuild skips 100k deletes.
-            let nothing_there = self.full || (is_new && d.ref_id == read.rel);
-            if !nothing_there {
-                self.writer.delete_term(Term::from_field_text(self.fields.ref_id, &d.ref_id));
-            }
-            self.writer.add_document(to_document(self.fields, d)).map_err(tantivy_err)?;
+        let p = &mut self.pending;
+        for r in gone {
+            p.refs.insert(r.to_owned());
+            p.deletes.push(Term::from_field_text(self.fields.ref_id, r));
+        }
+        let refs: Vec<String> = docs.iter().map(|d| d.ref_id.clone()).collect();
+        for d in docs {
+            p.refs.insert(d.ref_id.clone());
+            p.bytes += d.body.len();
+            p.docs.push(d);
+        }
+        if p.docs.len() >= PENDING_DOCS || p.bytes >= PENDING_BYTES {
+            self.flush()?;
         }
         let rel = read.rel.clone();
-        read.state.set_refs(&rel, docs.into_iter().map(|d| d.ref_id).collect());
+        read.state.set_refs(&rel, refs);
         self.count(&read.rel, is_new);
         self.report.problems.append(&mut read.problems);
         self.applied.push((read.rel, read.state));
@@ -101,6 +134,19 @@ impl Apply<'_, '_> {
         }
         self.report.changes.push((rel.to_owned(), if is_new { "new" } else { "changed" }));
         self.dirty = true;
+    }
+
+    /// Gives the writer what is held back: one delete of the refIds it replaces, then its
+    /// documents. Before a log's ops, and at the end of the reads.
+    pub fn flush(&mut self) -> Result<()> {
+        let p = std::mem::take(&mut self.pending);
+        if !p.deletes.is_empty() {
+            self.writer.delete_query(Box::new(TermSetQuery::new(p.deletes))).map_err(tantivy_err)?;
+        }
+        for d in &p.docs {
+            self.writer.add_document(to_document(self.fields, d)).map_err(tantivy_err)?;
+        }
+        Ok(())
     }
 
     /// Applies what a log gave; returns the refIds the log now holds.

@@ -202,6 +202,7 @@ impl Index {
             logs: &mut logs,
             dirty: false,
             applied: Vec::new(),
+            pending: apply::Pending::default(),
         };
         for rel in &vanished {
             if apply.vanished(rel, &mut manifest) {
@@ -229,6 +230,7 @@ impl Index {
                 }
             }
         })?;
+        apply.flush()?;
         tracing::debug!(read = to_read.len(), ms = started.elapsed().as_millis(), "sync: applied");
         let Apply { writer, dirty, applied, .. } = apply;
         let touched = !applied.is_empty();
