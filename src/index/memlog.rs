@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::model::{Diagnostic, DocKind, IndexDoc, MemoryAttrs};
 use crate::parse::jsonl;
-use crate::parse::memlog::{self, DEFAULT_IMPORTANCE, Entry, Fold, complete};
+use crate::parse::memlog::{self, DEFAULT_IMPORTANCE, Fold, complete};
 use crate::parse::text::{cut, first_sentences};
 
 /// How many bytes before a checkpoint its hash covers.
@@ -118,12 +118,9 @@ pub fn read_tail(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Op
 
 /// Folds a whole log into its live entries.
 pub fn read_whole(rel: &str, namespace: &str, bytes: &[u8]) -> LogRead {
-    let fold = Fold::of(bytes, true);
-    let mut entries: Vec<Entry> = fold.live.into_values().collect();
-    entries.sort_by_key(|e| e.line);
-    let ops = entries
-        .into_iter()
-        .filter_map(|e| e.record)
+    let fold = Fold::of(bytes, false);
+    let ops = fold
+        .records(bytes)
         .filter_map(|map| memory_doc(rel, namespace, &Value::Object(map)))
         .map(|d| Op::Add(Box::new(d)))
         .collect();

@@ -285,17 +285,8 @@ impl Fold {
                 }
                 let Some(entry) = self.live.get_mut(&id) else { return };
                 entry.set(&set);
-                if let Some(rec) = &mut entry.record
-                    && let Some(Value::Object(all)) = record.as_ref().and_then(|r| r.get("set"))
-                {
-                    rec.extend(
-                        all.iter()
-                            .filter(|(k, _)| !matches!(k.as_str(), "id" | "op" | "ns"))
-                            .map(|(k, v)| (k.clone(), v.clone())),
-                    );
-                    if let Some(at) = record.as_ref().and_then(|r| r.get("at")) {
-                        rec.insert("updated_at".into(), at.clone());
-                    }
+                if let (Some(rec), Some(update)) = (&mut entry.record, &record) {
+                    apply_set(rec, update);
                 }
                 let expiry = entry.expires_at.clone();
                 self.note_expiry(expiry.as_ref());
@@ -617,6 +608,50 @@ impl Op<'_> {
     }
 }
 
+/// An `update` op's `set` applied to the record of its entry (`updated_at` is its time).
+fn apply_set(rec: &mut Map<String, Value>, update: &Map<String, Value>) {
+    let Some(Value::Object(all)) = update.get("set") else { return };
+    rec.extend(
+        all.iter().filter(|(k, _)| !matches!(k.as_str(), "id" | "op" | "ns")).map(|(k, v)| (k.clone(), v.clone())),
+    );
+    if let Some(at) = update.get("at") {
+        rec.insert("updated_at".into(), at.clone());
+    }
+}
+
+impl Fold {
+    /// The live entries' records (the `add` object with its updates applied), in the order
+    /// they were added, read again from `bytes` (the log this fold was made of, from its
+    /// start) one at a time: a fold that kept every record held a 100k-entry log's maps all
+    /// at once. Gives what `Fold::of(bytes, true)` keeps in `record`.
+    pub fn records<'b>(&self, bytes: &'b [u8]) -> impl Iterator<Item = Map<String, Value>> + 'b {
+        let done = complete(bytes);
+        let mut starts = vec![0usize];
+        starts.extend(memchr::memchr_iter(b'\n', done).map(|i| i + 1));
+        let line = move |n: usize| -> Option<&'b str> {
+            let (a, b) = (*starts.get(n.checked_sub(1)?)?, *starts.get(n)?);
+            std::str::from_utf8(&done[a..b]).ok().map(str::trim_end)
+        };
+        let mut entries: Vec<(usize, Vec<usize>)> = self.live.values().map(|e| (e.line, e.later.clone())).collect();
+        entries.sort_unstable();
+        entries.into_iter().filter_map(move |(at, later)| {
+            let mut rec: Map<String, Value> = serde_json::from_str(line(at)?).ok()?;
+            for l in later {
+                let Some(text) = line(l) else { continue };
+                let Ok(op) = serde_json::from_str::<Op<'_>>(text) else { continue };
+                let is_update = string(op.op).as_deref() == Some("update");
+                if is_update
+                    && op.set.and_then(|s| serde_json::from_str::<Op<'_>>(s.get()).ok()).is_some()
+                    && let Ok(update) = serde_json::from_str::<Map<String, Value>>(text)
+                {
+                    apply_set(&mut rec, &update);
+                }
+            }
+            Some(rec)
+        })
+    }
+}
+
 /// The text of line `n` (from 1) of `bytes`.
 fn nth_line(bytes: &[u8], n: usize) -> std::borrow::Cow<'_, str> {
     let line = bytes.split(|b| *b == b'\n').nth(n.saturating_sub(1)).unwrap_or_default();
@@ -791,5 +826,36 @@ mod tests {
         assert_eq!(fold.dead_lines("2026-02-01T00:00:00Z"), 1);
         assert_eq!(fold.live_at("2026-02-02T00:00:00Z").count(), 0);
         assert!(fold.live["m_1"].record.is_some());
+    }
+
+    #[test]
+    fn records_read_again_are_the_records_a_fold_keeps() {
+        let log = [
+            r#"{"op":"add","id":"m_1","at":"2026-11-22T10:00:00Z","content":"one","tags":["a"],"importance":0.5}"#,
+            r#"{"op":"add","id":"m_2","at":"2026-11-22T10:00:01Z","content":"two"}"#,
+            r#"{"op":"update","id":"m_1","at":"2026-11-22T11:00:00Z","set":{"tags":["b"],"importance":0.9,"id":"x"}}"#,
+            r#"{"op":"link","id":"m_1","at":"2026-11-22T11:00:01Z","commit":"abc"}"#,
+            r#"{"op":"delete","id":"m_2","at":"2026-11-22T12:00:00Z"}"#,
+            r#"{"op":"add","id":"m_3","at":"2026-11-22T12:00:01Z","content":"three"}"#,
+            r#"not json"#,
+            r#"{"op":"update","id":"m_3","at":"2026-11-22T13:00:00Z","set":{"summary":"3"}}"#,
+            r#"{"op":"add","id":"m_2","at":"2026-11-22T14:00:00Z","content":"two again"}"#,
+            r#"{"op":"update","id":"m_1","at":"2026-11-22T15:00:00Z","set":"not an object"}"#,
+            r#"{"op":"add","id":"m_4","at":"2026-11-22T16:00:00Z""#,
+        ]
+        .join("\n");
+        let kept = Fold::of(log.as_bytes(), true);
+        let mut entries: Vec<&Entry> = kept.live.values().collect();
+        entries.sort_by_key(|e| e.line);
+        let want: Vec<Map<String, Value>> = entries.iter().filter_map(|e| e.record.clone()).collect();
+        let got: Vec<Map<String, Value>> = Fold::of(log.as_bytes(), false).records(log.as_bytes()).collect();
+        assert_eq!(got, want);
+        let ids: Vec<&str> = got.iter().map(|r| r["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["m_1", "m_3", "m_2"]);
+        assert_eq!(
+            (&got[0]["tags"], &got[0]["importance"], &got[0]["updated_at"]),
+            (&serde_json::json!(["b"]), &serde_json::json!(0.9), &serde_json::json!("2026-11-22T11:00:00Z"))
+        );
+        assert_eq!(got[1]["summary"], "3");
     }
 }
