@@ -192,6 +192,30 @@ pub struct SessionAnswer {
     pub why: Option<String>,
 }
 
+impl SessionAnswer {
+    /// The answer of a session entry written as `answer`, for `since..until`.
+    fn recorded(
+        answer: memory::AddAnswer,
+        since: String,
+        until: String,
+        memories: usize,
+        commits: usize,
+        tool_calls: u64,
+    ) -> SessionAnswer {
+        SessionAnswer {
+            recorded: true,
+            id: Some(answer.id),
+            summary: Some(answer.summary),
+            since,
+            until,
+            memories: Some(memories),
+            commits: Some(commits),
+            tool_calls: Some(tool_calls),
+            why: None,
+        }
+    }
+}
+
 /// `tmws session record` / `session_record`: writes the window's session entry.
 pub(crate) fn record(
     root: &Path,
@@ -294,17 +318,7 @@ pub(crate) fn record(
     }
     extra.insert("session".into(), session);
     let answer = write_entry(root, config, content, summary, agent, extra, now)?;
-    Ok(SessionAnswer {
-        recorded: true,
-        id: Some(answer.id),
-        summary: Some(answer.summary),
-        since: from,
-        until,
-        memories: Some(added.len()),
-        commits: Some(commits.len()),
-        tool_calls: Some(n_calls),
-        why: None,
-    })
+    Ok(SessionAnswer::recorded(answer, from, until, added.len(), commits.len(), n_calls))
 }
 
 /// What one client session of `tmws mcp` or `tmws serve` did: the makings of the session
@@ -436,17 +450,7 @@ verifications, {n_calls} tool calls, {} commits",
     let mut extra = Map::new();
     extra.insert("session".into(), session);
     let answer = write_entry(root, config, content, summary, agent, extra, now)?;
-    Ok(SessionAnswer {
-        recorded: true,
-        id: Some(answer.id),
-        summary: Some(answer.summary),
-        since: from,
-        until,
-        memories: Some(activity.memories.len()),
-        commits: Some(commits.len()),
-        tool_calls: Some(n_calls),
-        why: None,
-    })
+    Ok(SessionAnswer::recorded(answer, from, until, activity.memories.len(), commits.len(), n_calls))
 }
 
 /// A duration as people say it: `42 s`, `12 min`, `2 h 5 min`.
