@@ -1,4 +1,4 @@
-//! Index budgets (DESIGN §11): full build, no-op sync, search, save → searchable through
+//! Index budgets (DESIGN §11): full build (and of a win32-shaped tree), no-op sync, search, save → searchable through
 //! the watcher, `tmws search` as a process, and indexing the real-world corpora.
 //!
 //! Run with `cargo bench --bench index`. The 100k-document root is generated once under
@@ -42,6 +42,16 @@ fn built(files: usize) -> (PathBuf, usize) {
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn full_build_100k(bencher: Bencher) {
     let (root, n) = support::cached_root(100_000);
+    bencher
+        .counter(ItemsCount::new(n))
+        .bench(|| Engine::open(&root).unwrap().sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap());
+}
+
+/// A full build of a tree shaped like the win32 documentation: 48,212 pages of about
+/// 4 KB (long bodies, identifiers, `ms.*` keys) in an included folder.
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn full_build_win32_48k(bencher: Bencher) {
+    let (root, n) = support::cached_win32(48_212);
     bencher
         .counter(ItemsCount::new(n))
         .bench(|| Engine::open(&root).unwrap().sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap());

@@ -350,3 +350,136 @@ pub fn serving(root: &Path) -> tmws::query::Engine {
     }
     engine
 }
+
+/// Areas of the win32-shaped tree: one folder each, as `desktop-src/{Area}` holds them.
+const AREAS: [&str; 24] = [
+    "CIMWin32Prov",
+    "WmiSdk",
+    "SecAuthZ",
+    "SecAuthN",
+    "Direct3D12",
+    "DirectWrite",
+    "FileIO",
+    "Memory",
+    "ProcThread",
+    "Registry",
+    "Shell",
+    "Controls",
+    "Multimedia",
+    "NetMgmt",
+    "WinSock",
+    "Tapi",
+    "Msi",
+    "TaskSchd",
+    "Wininet",
+    "AD",
+    "Power",
+    "Sync",
+    "Debug",
+    "Gdi",
+];
+const KINDS: [&str; 6] = ["function", "method", "class", "structure", "property", "enumeration"];
+const TYPES: [&str; 8] = ["DWORD", "HRESULT", "LPCWSTR", "BOOL", "HANDLE", "ULONG", "LPVOID", "UINT"];
+
+/// A CamelCase identifier of two or three made-up words (`KodunBanFen`).
+fn camel(rng: &mut Lcg) -> String {
+    let parts = 2 + rng.next() % 2;
+    (0..parts).map(|_| capitalise(&syllables(rng.next() % VOCABULARY))).collect()
+}
+
+/// One page shaped like the win32 documentation: `ms.*` keys, API names, a syntax block,
+/// parameter sections with identifiers, a requirements table, links to other pages.
+fn win32_page(rng: &mut Lcg, area: &str, n: usize) -> (String, String) {
+    let kind = KINDS[rng.next() % KINDS.len()];
+    let api = camel(rng);
+    let class = format!("Win32_{}", camel(rng));
+    let title = match kind {
+        "method" => format!("{api} method of the {class} class"),
+        "property" => format!("{class}.{api} property"),
+        "class" => format!("{class} class"),
+        _ => format!("{api} {kind} ({}.h)", area.to_lowercase()),
+    };
+    let file = format!("{}-{}-{n}.md", api.to_lowercase(), kind);
+    let mut p = format!(
+        "---\ntitle: {title}\ndescription: {}.\nms.assetid: {:08x}-{:04x}-4{:03x}-a{:03x}-{:012x}\nms.tgt_platform: multiple\n\
+         ms.topic: reference\nms.date: {:02}/{:02}/20{}\napi_name:\n- {class}.{api}\n- {api}\napi_type:\n- COM\n\
+         api_location:\n- {}.dll\ntopic_type:\n- apiref\n---\n\n# {title}\n\n{}.\n\n## Syntax\n\n```C++\n{} {api}(\n",
+        rng.sentence(14),
+        rng.next(),
+        rng.next() % 0xffff,
+        rng.next() % 0xfff,
+        rng.next() % 0xfff,
+        rng.next() as u64 * 7919,
+        1 + rng.next() % 12,
+        1 + rng.next() % 28,
+        10 + rng.next() % 15,
+        area,
+        rng.sentence(30),
+        TYPES[rng.next() % TYPES.len()],
+    );
+    let params: Vec<String> = (0..2 + rng.next() % 5)
+        .map(|_| format!("{}{}", ["dw", "lp", "h", "pb", "cb"][rng.next() % 5], camel(rng)))
+        .collect();
+    for (i, name) in params.iter().enumerate() {
+        let comma = if i + 1 < params.len() { "," } else { "" };
+        let _ = writeln!(p, "  [in] {} {name}{comma}", TYPES[rng.next() % TYPES.len()]);
+    }
+    p.push_str(");\n```\n\n## Parameters\n\n");
+    for name in &params {
+        let _ = write!(
+            p,
+            "*{name}* \\[in\\]\n\n{}. Set `{}` to `{}_{}`.\n\n",
+            {
+                let words = 25 + rng.next() % 40;
+                rng.sentence(words)
+            },
+            name,
+            area.to_uppercase(),
+            syllables(rng.next() % VOCABULARY).to_uppercase()
+        );
+    }
+    let _ = write!(p, "## Return value\n\n{}.\n\n## Remarks\n\n", rng.sentence(40));
+    for _ in 0..1 + rng.next() % 8 {
+        let words = 40 + rng.next() % 80;
+        let _ = write!(p, "{}.\n\n", rng.sentence(words));
+    }
+    let _ = write!(
+        p,
+        "## Requirements\n\n| Requirement | Value |\n|---|---|\n| Minimum supported client | Windows Vista |\n\
+         | Header | {}.h |\n| DLL | {}.dll |\n\n## See also\n\n[{class} class]({}-class.md)\n\n[{}]({}.md)\n",
+        area.to_lowercase(),
+        area,
+        class.to_lowercase(),
+        camel(rng),
+        syllables(rng.next() % VOCABULARY),
+    );
+    (file, p)
+}
+
+/// Writes `files` pages shaped like the win32 documentation (about 5 KB each, as its
+/// 48,212 pages of 238 MB are) under `desktop-src/`, with a config that includes it.
+pub fn generate_win32(root: &Path, files: usize) -> usize {
+    let mut rng = Lcg(7);
+    write(&root.join(".tmws/config.toml"), "[index]\ninclude = [\"desktop-src\"]\n");
+    for n in 0..files {
+        let area = AREAS[n % AREAS.len()];
+        let (file, text) = win32_page(&mut rng, area, n);
+        write(&root.join(format!("desktop-src/{area}/{file}")), &text);
+    }
+    files
+}
+
+/// A generated win32-shaped root of `files` pages, made once and reused.
+pub fn cached_win32(files: usize) -> (PathBuf, usize) {
+    let root = std::env::temp_dir().join(format!("tmws-bench-win32-{files}"));
+    let marker = root.join(".tmws/generated");
+    if let Ok(text) = std::fs::read_to_string(&marker)
+        && let Ok(n) = text.trim().parse()
+    {
+        return (root, n);
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    let n = generate_win32(&root, files);
+    std::fs::write(&marker, n.to_string()).unwrap();
+    (root, n)
+}

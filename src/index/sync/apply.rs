@@ -39,7 +39,7 @@ pub(super) struct Apply<'w, 'a> {
 #[derive(Default)]
 pub(super) struct Pending {
     deletes: Vec<Term>,
-    docs: Vec<IndexDoc>,
+    docs: Vec<TantivyDocument>,
     /// The refIds deleted or added by what is held: a file that touches one of them again
     /// is applied after them, as it would have been one by one.
     refs: std::collections::HashSet<String>,
@@ -109,11 +109,15 @@ impl Apply<'_, '_> {
             p.refs.insert(r.to_owned());
             p.deletes.push(Term::from_field_text(self.fields.ref_id, r));
         }
-        let refs: Vec<String> = docs.iter().map(|d| d.ref_id.clone()).collect();
+        let mut refs: Vec<String> = Vec::with_capacity(docs.len());
         for d in docs {
-            p.refs.insert(d.ref_id.clone());
-            p.bytes += d.body.len();
-            p.docs.push(d);
+            // After a clear nothing is deleted, so the order of what is held cannot matter.
+            if !self.full {
+                p.refs.insert(d.ref_id.clone());
+            }
+            p.bytes += d.bytes;
+            p.docs.push(d.doc);
+            refs.push(d.ref_id);
         }
         if p.docs.len() >= PENDING_DOCS || p.bytes >= PENDING_BYTES {
             self.flush()?;
@@ -143,8 +147,8 @@ impl Apply<'_, '_> {
         if !p.deletes.is_empty() {
             self.writer.delete_query(Box::new(TermSetQuery::new(p.deletes))).map_err(tantivy_err)?;
         }
-        for d in &p.docs {
-            self.writer.add_document(to_document(self.fields, d)).map_err(tantivy_err)?;
+        for d in p.docs {
+            self.writer.add_document(d).map_err(tantivy_err)?;
         }
         Ok(())
     }

@@ -213,7 +213,7 @@ impl Index {
             p.total.store(to_read.len(), Ordering::Relaxed);
             p.enter(SyncPhase::Parse);
         }
-        read::read_all(&self.root, &to_read, &includes, &manifest.files, &marks, |r| {
+        read::read_all(&self.root, &to_read, &includes, &manifest.files, &marks, &self.fields, |r| {
             if let Some(p) = progress {
                 p.done.fetch_add(1, Ordering::Relaxed);
             }

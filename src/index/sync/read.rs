@@ -1,6 +1,9 @@
 //! Reading what changed, on several threads: each file is read, hashed and, when its hash
 //! is not the manifest's, parsed into items; a memory log is read on from its checkpoint.
-//! Reads are handed to the caller, who applies them on its own thread, as they come.
+//! A worker also makes each item into the writer's document, so that the thread that
+//! applies them only keeps the books. Reads are handed to the caller in chunks, who
+//! applies them on its own thread, as they come: one hand-over per read cost a thread
+//! wake-up each, several per file in a full build.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +15,11 @@ use super::super::manifest::FileState;
 use super::super::memlog::{self, LogMark, LogRead};
 use crate::error::Result;
 use crate::layout::{self, FileKind, Includes};
-use crate::model::{Diagnostic, IndexDoc};
+use tantivy::TantivyDocument;
+
+use super::super::Fields;
+use super::apply::to_document;
+use crate::model::Diagnostic;
 use crate::store::{self, Scanned};
 
 /// A file as a worker read it: its new state and items (None when only its mtime moved),
@@ -20,10 +27,21 @@ use crate::store::{self, Scanned};
 pub(super) struct Read {
     pub rel: String,
     pub state: FileState,
-    pub docs: Option<Vec<IndexDoc>>,
+    pub docs: Option<Vec<Prepared>>,
     pub log: Option<LogRead>,
     pub problems: Vec<Diagnostic>,
 }
+
+/// An item as the writer takes it, with what the books need of it.
+pub(super) struct Prepared {
+    pub ref_id: String,
+    /// The length of its body.
+    pub bytes: usize,
+    pub doc: TantivyDocument,
+}
+
+/// Reads a worker hands over at once.
+const CHUNK: usize = 32;
 
 /// Reads `to_read` on a few threads and hands each read to `apply` on this thread, in the
 /// order they finish. A file that cannot be read is an error handed on like a read.
@@ -33,9 +51,10 @@ pub(super) fn read_all(
     includes: &Includes,
     known: &BTreeMap<String, FileState>,
     marks: &BTreeMap<String, LogMark>,
+    fields: &Fields,
     mut apply: impl FnMut(Result<Read>) -> Result<()>,
 ) -> Result<()> {
-    let (tx, rx) = mpsc::sync_channel::<Result<Read>>(256);
+    let (tx, rx) = mpsc::sync_channel::<Vec<Result<Read>>>(8);
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
     std::thread::scope(|scope| -> Result<()> {
@@ -43,21 +62,27 @@ pub(super) fn read_all(
             let tx = tx.clone();
             let next = &next;
             scope.spawn(move || {
+                let mut chunk = Vec::with_capacity(CHUNK);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(s) = to_read.get(i) else { break };
-                    let r = match layout::memory_namespace(&s.rel) {
+                    chunk.push(match layout::memory_namespace(&s.rel) {
                         Some(namespace) => read_log(root, s, namespace, marks.get(&s.rel)),
-                        None => read_file(root, s, includes, known),
-                    };
-                    if tx.send(r).is_err() {
-                        break;
+                        None => read_file(root, s, includes, known, fields),
+                    });
+                    if chunk.len() == CHUNK
+                        && tx.send(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK))).is_err()
+                    {
+                        return;
                     }
+                }
+                if !chunk.is_empty() {
+                    let _ = tx.send(chunk);
                 }
             });
         }
         drop(tx);
-        for r in rx {
+        for r in rx.into_iter().flatten() {
             apply(r)?;
         }
         Ok(())
@@ -65,7 +90,13 @@ pub(super) fn read_all(
 }
 
 /// A Markdown (or skills, registry) file: read, hashed, parsed when its hash changed.
-fn read_file(root: &Path, s: &Scanned, includes: &Includes, known: &BTreeMap<String, FileState>) -> Result<Read> {
+fn read_file(
+    root: &Path,
+    s: &Scanned,
+    includes: &Includes,
+    known: &BTreeMap<String, FileState>,
+    fields: &Fields,
+) -> Result<Read> {
     let bytes = store::read_scanned(&root.join(&s.rel), s.size)?;
     let hash = *blake3::hash(&bytes).as_bytes();
     let unchanged = known.get(s.rel.as_str()).is_some_and(|k| k.hash == hash);
@@ -77,6 +108,10 @@ fn read_file(root: &Path, s: &Scanned, includes: &Includes, known: &BTreeMap<Str
         for p in &mut problems {
             p.path.clone_from(&s.rel);
         }
+        let docs = docs
+            .into_iter()
+            .map(|d| Prepared { doc: to_document(fields, &d), bytes: d.body.len(), ref_id: d.ref_id })
+            .collect();
         (Some(docs), problems)
     };
     let state = FileState { size: s.size, mtime: s.mtime, hash, refs: Vec::new() };
