@@ -188,7 +188,12 @@ pub fn generate(root: &Path, files: usize) -> usize {
 /// A generated root of `files` files, made once and reused (under the system temp folder).
 pub fn cached_root(files: usize) -> (PathBuf, usize) {
     // `-z`: the Zipf-like vocabulary (an earlier generator drew every word from 40).
-    let root = std::env::temp_dir().join(format!("tmws-bench-root-z-{files}"));
+    cached(&format!("tmws-bench-root-z-{files}"), files, generate)
+}
+
+/// The root `name` under the system temp folder, written by `generate` once and reused.
+fn cached(name: &str, files: usize, generate: fn(&Path, usize) -> usize) -> (PathBuf, usize) {
+    let root = std::env::temp_dir().join(name);
     let marker = root.join(".tmws/generated");
     if let Ok(text) = std::fs::read_to_string(&marker)
         && let Ok(n) = text.trim().parse()
@@ -471,15 +476,5 @@ pub fn generate_win32(root: &Path, files: usize) -> usize {
 
 /// A generated win32-shaped root of `files` pages, made once and reused.
 pub fn cached_win32(files: usize) -> (PathBuf, usize) {
-    let root = std::env::temp_dir().join(format!("tmws-bench-win32-{files}"));
-    let marker = root.join(".tmws/generated");
-    if let Ok(text) = std::fs::read_to_string(&marker)
-        && let Ok(n) = text.trim().parse()
-    {
-        return (root, n);
-    }
-    let _ = std::fs::remove_dir_all(&root);
-    let n = generate_win32(&root, files);
-    std::fs::write(&marker, n.to_string()).unwrap();
-    (root, n)
+    cached(&format!("tmws-bench-win32-{files}"), files, generate_win32)
 }
