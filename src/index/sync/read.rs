@@ -10,15 +10,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::super::extract::extract_with_diagnostics;
-use super::super::manifest::FileState;
-use super::super::memlog::{self, LogMark, LogRead};
-use crate::error::Result;
-use crate::layout::{self, FileKind, Includes};
 use tantivy::TantivyDocument;
 
 use super::super::Fields;
+use super::super::extract::extract_with_diagnostics;
+use super::super::manifest::FileState;
+use super::super::memlog::{self, LogMark, LogRead};
 use super::apply::to_document;
+use crate::error::Result;
+use crate::layout::{self, FileKind, Includes};
 use crate::model::Diagnostic;
 use crate::store::{self, Scanned};
 
