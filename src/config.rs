@@ -92,6 +92,12 @@ impl Default for UpkeepConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct WatchConfig {
     pub debounce_ms: u64,
+    /// A CLI query that had to stat a root of at least `auto_min_files` files itself (no
+    /// tmws process keeps its index) starts `tmws watch --idle-exit auto_idle_secs` in the
+    /// background, so that the next queries skip that scan.
+    pub auto: bool,
+    pub auto_min_files: usize,
+    pub auto_idle_secs: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -177,7 +183,7 @@ impl Default for MemoryConfig {
 
 impl Default for WatchConfig {
     fn default() -> Self {
-        WatchConfig { debounce_ms: 50 }
+        WatchConfig { debounce_ms: 50, auto: true, auto_min_files: 5_000, auto_idle_secs: 600 }
     }
 }
 
@@ -366,6 +372,12 @@ impl Config {
                 format!("must be at most {}", MAX_DAYS * 86_400),
             ),
             ("watch", "debounce_ms", config.watch.debounce_ms > 60_000, "must be at most 60000".to_owned()),
+            (
+                "watch",
+                "auto_idle_secs",
+                config.watch.auto_idle_secs == 0 || config.watch.auto_idle_secs > MAX_DAYS * 86_400,
+                format!("must be between 1 and {}", MAX_DAYS * 86_400),
+            ),
             ("retrieval", "top_k", config.retrieval.top_k > 1_000, "must be at most 1000".to_owned()),
             (
                 "memory",

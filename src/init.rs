@@ -156,8 +156,14 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # every_secs = 86400
 # idle_secs = 60
 
+# A query from the command line on a root of auto_min_files files or more, when no tmws
+# process keeps its index, starts `tmws watch` in the background: the next queries then
+# skip the stat of every file. It stops after auto_idle_secs without a query.
 # [watch]
 # debounce_ms = 50
+# auto = true
+# auto_min_files = 5000
+# auto_idle_secs = 600
 
 # Extra Markdown folders or globs to index as kind `doc`, e.g. ["docs/adr", "docs/**/*.md"].
 # [index]

@@ -71,6 +71,9 @@ pub const SYNCING_MARKER: &str = ".tmws/cache/syncing";
 /// its answer.
 pub const SYNC_REQUEST: &str = ".tmws/cache/sync-request.json";
 pub const SYNC_ANSWER: &str = ".tmws/cache/sync-answer.json";
+/// When a command-line query last asked a process that keeps the index (the time in ms):
+/// a `tmws watch --idle-exit` stops once it is old.
+pub const QUERIED_MARKER: &str = ".tmws/cache/queried";
 /// What the last memory upkeep did, and when (DESIGN §6).
 pub const UPKEEP_FILE: &str = ".tmws/cache/upkeep.json";
 /// The indexed files' states.
@@ -456,6 +459,7 @@ mod tests {
             SYNCING_MARKER,
             SYNC_REQUEST,
             SYNC_ANSWER,
+            QUERIED_MARKER,
             UPKEEP_FILE,
             MANIFEST_FILE,
             JOURNAL_FILE,

@@ -66,6 +66,10 @@ struct Inner {
     sessions: Mutex<Vec<Weak<SessionLog>>>,
     /// The background thread of sessions' idle sweep and the upkeep, while it runs.
     background: Mutex<Option<Background>>,
+    /// The binary a query may start `tmws watch` with (`[watch] auto`; the CLI sets it)
+    /// and whether to say so on stderr, and whether it did.
+    launcher: OnceLock<(PathBuf, bool)>,
+    launched: AtomicBool,
 }
 
 impl Inner {
@@ -234,6 +238,8 @@ impl Engine {
                 last_call_ms: AtomicU64::new(0),
                 sessions: Mutex::new(Vec::new()),
                 background: Mutex::new(None),
+                launcher: OnceLock::new(),
+                launched: AtomicBool::new(false),
             }),
         })
     }
@@ -362,11 +368,47 @@ impl Engine {
     /// The index made as fresh as it gets (DESIGN §4), and whether it may still be behind.
     fn fresh(&self) -> Result<(IndexRef<'_>, bool)> {
         let keeper = self.keeper()?;
-        let stale = keeper.freshen(&self.inner.config)?;
-        if stale {
+        let freshened = keeper.freshen(&self.inner.config)?;
+        if freshened.stale {
             self.inner.metrics.stale_answers.fetch_add(1, Ordering::Relaxed);
         }
-        Ok((keeper.index(), stale))
+        self.launch_watcher(freshened.scanned_alone);
+        Ok((keeper.index(), freshened.stale))
+    }
+
+    /// Lets this engine's queries start `exe watch --idle-exit` in the background when they
+    /// had to stat a large root themselves (`[watch] auto`, see [`super::autowatch`]);
+    /// `tell`: say so in one line on stderr (a person at a terminal).
+    pub fn launch_watchers_with(&self, exe: PathBuf, tell: bool) {
+        let _ = self.inner.launcher.set((exe, tell));
+    }
+
+    /// Starts the watcher of `launch_watchers_with`, once, after a scan of `scanned` files.
+    fn launch_watcher(&self, scanned: usize) {
+        let watch = &self.inner.config.watch;
+        let Some((exe, tell)) = self.inner.launcher.get() else { return };
+        if !watch.auto
+            || scanned == 0
+            || scanned < watch.auto_min_files
+            || self.inner.launched.swap(true, Ordering::Relaxed)
+        {
+            return;
+        }
+        match super::autowatch::spawn(exe, self.root(), watch.auto_idle_secs) {
+            Ok(pid) => {
+                let note = format!(
+                    "started `tmws watch` in the background (pid {pid}) so that the next queries skip the \
+                     stat of {scanned} files; it stops after {} s without one ([watch] auto = false: never)",
+                    watch.auto_idle_secs
+                );
+                if *tell {
+                    eprintln!("tmws: {note}");
+                } else {
+                    tracing::info!("{note}");
+                }
+            }
+            Err(e) => tracing::debug!("cannot start `tmws watch`: {e}"),
+        }
     }
 
     /// A search on the index made fresh, timed into `/metrics`; the answer and whether the

@@ -24,6 +24,16 @@ pub const STALE_WAIT: Duration = Duration::from_millis(200);
 /// rather than answering empty (DESIGN §7.2); the first sync of a large root takes seconds.
 pub const FIRST_SYNC_WAIT: Duration = Duration::from_secs(30);
 
+/// What `Keeper::freshen` found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Freshened {
+    /// The index may still be behind the files.
+    pub stale: bool,
+    /// The files this process stat'ed itself, as the writer with no other tmws process
+    /// keeping the index (0 when another one keeps it, or for a server).
+    pub scanned_alone: usize,
+}
+
 /// What the background sync is doing, for queries to judge freshness.
 #[derive(Debug)]
 pub(crate) struct SyncState {
@@ -190,13 +200,14 @@ impl Keeper {
 
     /// Brings the index up to date as far as this process can (a sync, or a wait of at most
     /// `STALE_WAIT` for the writer's), and says whether it may still be behind the files.
-    pub(crate) fn freshen(&self, config: &Config) -> Result<bool> {
+    pub(crate) fn freshen(&self, config: &Config) -> Result<Freshened> {
+        let stale = |stale| Freshened { stale, scanned_alone: 0 };
         match self {
             Keeper::OnDemand(m) => {
                 let mut index = lock(m);
                 if index.is_read_only() {
                     index.reload()?;
-                    return Ok(true);
+                    return Ok(stale(true));
                 }
                 if !index.is_writer() {
                     index.try_take_writer()?;
@@ -207,13 +218,22 @@ impl Keeper {
                     Err(e) if e.cannot_write() => {
                         tracing::warn!("{e}: answering from the index as it is");
                         index.reload()?;
-                        return Ok(true);
+                        return Ok(stale(true));
                     }
                     Err(e) => return Err(e),
                 };
-                if report.reader_only { settle(&index, || true, || false) } else { Ok(false) }
+                if report.reader_only {
+                    // Another process keeps the index: a `tmws watch --idle-exit` among
+                    // them stays while it is asked.
+                    super::autowatch::mark_queried(index.root());
+                    settle(&index, || true, || false).map(stale)
+                } else {
+                    Ok(Freshened { stale: false, scanned_alone: report.files })
+                }
             }
-            Keeper::Background(b) => settle(&b.reader, || b.state.fresh(), || b.state.busy.load(Ordering::Acquire)),
+            Keeper::Background(b) => {
+                settle(&b.reader, || b.state.fresh(), || b.state.busy.load(Ordering::Acquire)).map(stale)
+            }
         }
     }
 

@@ -10,6 +10,7 @@
 pub mod answer;
 pub mod api;
 pub mod approval;
+pub mod autowatch;
 pub mod catalog;
 pub mod context;
 mod engine;

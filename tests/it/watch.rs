@@ -429,3 +429,68 @@ fn a_commit_is_searchable_while_the_watcher_runs() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// The pid of the process that keeps the index of `root`, as `tmws index` reports it (None
+/// when `tmws index` had to sync itself).
+fn keeper_pid(root: &TestRoot) -> Option<u64> {
+    let out = root.run(&["--json", "index"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    v["by_pid"].as_u64()
+}
+
+/// Whether process `pid` runs (a zombie does not).
+fn alive(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+fn poll<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {secs} s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Regression: without a running tmws process, every `tmws search` stat'ed every file of
+/// the root before it answered (112 ms at 48k files). Now a query that had to do so on a
+/// root of `[watch] auto_min_files` files starts `tmws watch --idle-exit` in the
+/// background: the next queries follow it, an edit in place (no folder changes) is found
+/// without a scan of theirs, no second watcher starts, and it stops by itself once no
+/// query asked for `auto_idle_secs`.
+#[test]
+fn a_query_on_a_large_root_starts_a_watcher_that_stops_when_idle() {
+    let root = TestRoot::sample();
+    let config = root.read(".tmws/config.toml");
+    root.write(".tmws/config.toml", format!("{config}\n[watch]\nauto_min_files = 10\nauto_idle_secs = 2\n"));
+    let first = root.run(&["search", "pool"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let pid = poll("a watcher keeps the index", 15, || keeper_pid(&root));
+    assert!(alive(pid));
+    let lesson = "resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md";
+    root.write(lesson, root.read(lesson) + "\nA zanzibar-shaped pool.\n");
+    poll("the edit is found", 15, || {
+        let out = root.run(&["--json", "search", "zanzibar"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout.contains(lesson).then_some(())
+    });
+    assert_eq!(keeper_pid(&root), Some(pid), "the same watcher keeps the index");
+    poll("the idle watcher stops", 20, || (!alive(pid)).then_some(()));
+    assert_eq!(keeper_pid(&root), None, "nobody keeps the index once the watcher stopped");
+}
+
+/// `[watch] auto = false`: a query never starts a watcher, however large the root.
+#[test]
+fn no_watcher_starts_when_auto_is_off() {
+    let root = TestRoot::sample();
+    let config = root.read(".tmws/config.toml");
+    root.write(".tmws/config.toml", format!("{config}\n[watch]\nauto = false\nauto_min_files = 1\n"));
+    let out = root.run(&["search", "pool"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(keeper_pid(&root), None);
+}

@@ -2,16 +2,17 @@
 //! `build-rules`.
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::render::{self, Paint, to_json};
 use super::{CheckFormat, Cli, ClientArg, Failure, cwd, engine};
 use crate::check::CheckOptions;
 use crate::error::Error;
 use crate::init::{Action, McpClient};
-use crate::query::{Engine, SyncOptions, SyncProgress};
+use crate::query::{Engine, SyncOptions, SyncProgress, WatchUpdate};
 use crate::store;
 use crate::surface::progress::Progress;
 
@@ -135,7 +136,7 @@ pub(super) fn index(cli: &Cli, rebuild: bool, include: &[String], out: &mut impl
     Ok(0)
 }
 
-pub(super) fn watch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
+pub(super) fn watch(cli: &Cli, idle_exit: Option<u64>, out: &mut impl Write) -> Result<u8, Failure> {
     let engine = engine(cli)?;
     if let Some(why) = engine.open_index()? {
         eprintln!("tmws: rebuilt the index from the files: {why}");
@@ -145,9 +146,16 @@ pub(super) fn watch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
     ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
         .map_err(|e| Error::Environment(format!("cannot handle Ctrl-C: {e}")))?;
     eprintln!("watching {} (Ctrl-C to stop)", engine.root().display());
+    let following = Arc::new(Mutex::new(None));
+    let _idle = idle_exit.map(|secs| idle_watch(engine.root(), Duration::from_secs(secs), &stop, &following));
     let mut write_err = None;
     let paint = cli.paint();
     engine.watch(&stop, |update| {
+        match update {
+            WatchUpdate::Following => *lock(&following) = Some(Instant::now()),
+            WatchUpdate::TookOver => *lock(&following) = None,
+            _ => {}
+        }
         let r = render::watch_update(out, &update, cli.json, paint);
         if let Err(e) = r.and_then(|()| out.flush()) {
             write_err.get_or_insert(e);
@@ -158,6 +166,43 @@ pub(super) fn watch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         return Err(e.into());
     }
     Ok(0)
+}
+
+/// How long a `watch --idle-exit` that follows another process's commits stays: long
+/// enough for the query that started it to exit and leave it the writer role.
+const FOLLOW_GRACE: Duration = Duration::from_secs(2);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A thread that stops the watch once no query from the command line asked for `idle`
+/// (see `tmws::query::autowatch`), or once it has followed another process (the keeper of
+/// the index) for `FOLLOW_GRACE`. It ends with the watch.
+fn idle_watch(
+    root: &Path,
+    idle: Duration,
+    stop: &Arc<AtomicBool>,
+    following: &Arc<Mutex<Option<Instant>>>,
+) -> std::thread::JoinHandle<()> {
+    let (root, stop, following) = (root.to_path_buf(), stop.clone(), following.clone());
+    let started = SystemTime::now();
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(100));
+            let asked = crate::query::autowatch::last_queried(&root).map_or(started, |t| t.max(started));
+            let quiet = SystemTime::now().duration_since(asked).unwrap_or_default();
+            let why = if quiet >= idle {
+                format!("no query for {} s", idle.as_secs())
+            } else if lock(&following).is_some_and(|since| since.elapsed() >= FOLLOW_GRACE) {
+                "another tmws process keeps the index".to_owned()
+            } else {
+                continue;
+            };
+            eprintln!("tmws: {why}: watch stops");
+            stop.store(true, Ordering::Relaxed);
+        }
+    })
 }
 
 pub(super) fn build_rules(cli: &Cli, check: bool, force: bool, out: &mut impl Write) -> Result<u8, Failure> {

@@ -119,7 +119,12 @@ enum Command {
     /// for each applied change, `{"event":"synced",…}` after a whole sync, and the problems
     /// of changed files as `{"event":"problem",…}`.
     #[command(after_help = help::WATCH)]
-    Watch,
+    Watch {
+        /// Stop after SECS seconds in which no query from the command line asked this
+        /// process, or as soon as another tmws process keeps the index.
+        #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+        idle_exit: Option<u64>,
+    },
     /// Search overviews, entries, rules, skills, docs and memories; best first
     /// (workspace_search).
     ///
@@ -527,7 +532,7 @@ pub fn run() -> ExitCode {
         }
     };
     init_logging(cli.color.colours(io::stderr().is_terminal()));
-    if matches!(cli.command, Command::Mcp | Command::Serve { .. } | Command::Watch) {
+    if matches!(cli.command, Command::Mcp | Command::Serve { .. } | Command::Watch { .. }) {
         crate::sys::long_running();
     }
     let result = if matches!(cli.command, Command::Mcp) {
@@ -585,7 +590,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Init { mcp_client } => files::init(cli, mcp_client, out),
         Command::Check { paths, format, strict } => files::check(cli, paths, *format, *strict, out),
         Command::Index { rebuild, include } => files::index(cli, *rebuild, include, out),
-        Command::Watch => files::watch(cli, out),
+        Command::Watch { idle_exit } => files::watch(cli, *idle_exit, out),
         Command::BuildRules { check, force } => files::build_rules(cli, *check, *force, out),
         Command::Search { params, format } => query::search(cli, params, *format, out),
         Command::Context(tool) => query::context(cli, tool, out),
@@ -687,8 +692,14 @@ fn root(cli: &Cli) -> Result<PathBuf, Error> {
 }
 
 /// The engine of the root the command runs in.
+/// The engine of the root; its queries may start `tmws watch` in the background on a large
+/// root (`[watch] auto`).
 fn engine(cli: &Cli) -> Result<crate::query::Engine, Error> {
-    crate::query::Engine::open(&root(cli)?)
+    let engine = crate::query::Engine::open(&root(cli)?)?;
+    if let Ok(exe) = std::env::current_exe() {
+        engine.launch_watchers_with(exe, io::stderr().is_terminal() && !cli.json);
+    }
+    Ok(engine)
 }
 
 #[cfg(test)]

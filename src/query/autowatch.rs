@@ -1,0 +1,45 @@
+//! The watcher a command-line query starts (`[watch] auto`): without a tmws process that
+//! keeps the index, every query from the command line stats every file before it answers
+//! (DESIGN §3 "Sync"), which on a root of tens of thousands of files costs more than the
+//! search. A query that paid for such a scan starts `tmws watch --idle-exit SECS` in the
+//! background; the next queries find a process that keeps the index and only wait for its
+//! pending changes (at most `STALE_WAIT`, then `stale: true`), so no answer is stale
+//! silently. Each of them writes the time to `QUERIED_MARKER`; the watcher stops once that
+//! time is older than `SECS`, or when another process keeps the index.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::layout::QUERIED_MARKER;
+
+/// Writes the time now (ms since the epoch) to the marker a `tmws watch --idle-exit` reads.
+/// A root that cannot take it loses nothing but that watcher's stay.
+pub(crate) fn mark_queried(root: &Path) {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let _ = crate::store::write_marker(root, &root.join(QUERIED_MARKER), now.to_string().as_bytes());
+}
+
+/// When a command-line query last asked a process that keeps the index of `root`.
+pub fn last_queried(root: &Path) -> Option<SystemTime> {
+    let text = crate::store::read_text_opt(root, &root.join(QUERIED_MARKER), 64).ok()??;
+    let ms: u64 = text.trim().parse().ok()?;
+    Some(UNIX_EPOCH + Duration::from_millis(ms))
+}
+
+/// Starts `exe --root ROOT watch --idle-exit SECS` on its own, with no terminal: its own
+/// process group (a Ctrl-C at the prompt is not for it), standard streams closed. Returns
+/// its pid. Nobody waits for it: when this process ends, the system adopts it.
+pub(crate) fn spawn(exe: &Path, root: &Path, idle_secs: u64) -> std::io::Result<u32> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("--root")
+        .arg(root)
+        .args(["watch", "--idle-exit", &idle_secs.to_string()])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd.spawn().map(|child| child.id())
+}
