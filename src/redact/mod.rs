@@ -131,6 +131,9 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
         }
     }
     // An anchor is a word that holds no other word: `accesskey=` finds `sharedaccesskey=`.
+    // (Merging anchors into shared prefixes to fit a slim searcher's 32, `private` for
+    // `private key` and `privatekey`, doubled the search's time on prose: more false
+    // candidates per bucket.)
     let mut anchors: Vec<&str> = Vec::new();
     for (w, _) in &words {
         if !words.iter().any(|(other, _)| other != w && w.contains(other.as_str())) {
@@ -558,38 +561,101 @@ fn line_end(bytes: &[u8], at: usize) -> usize {
     memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |nl| at + nl)
 }
 
-/// Every run of [`RUN`] bytes at least [`RUN_MIN`] long, in order. A run that long holds a
-/// byte at every multiple of `RUN_MIN`, so the search looks at one byte in `RUN_MIN`; where
-/// it is a run's, it looks back for the run's start: found within `RUN_MIN` bytes, the next
-/// long run cannot end before `RUN_MIN` bytes after it, and the search goes on from there.
-fn runs(bytes: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let is_run = |at: usize| RUN[usize::from(bytes[at])];
-    let mut probe = RUN_MIN - 1;
-    std::iter::from_fn(move || {
-        while probe < bytes.len() {
-            if !is_run(probe) {
-                probe += RUN_MIN;
-                continue;
+/// Every run of [`RUN`] bytes at least [`RUN_MIN`] long, in order.
+///
+/// Prose is mostly short words: the text is first read 8 bytes at a time for runs of bytes
+/// above the space (ASCII graphic, or not ASCII: a superset of [`RUN`]'s) at least
+/// [`RUN_MIN`] long, 64 bytes to a mask, and only those are looked at byte by byte. On
+/// 100 KB of documentation this took the search for runs from ~90 µs to ~15 µs (the
+/// byte-by-byte probe it replaces mispredicted a branch at nearly every word).
+fn runs(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (start, end) in graphic_runs(bytes) {
+        let mut from = start;
+        for at in start..end {
+            if !RUN[usize::from(bytes[at])] {
+                if at - from >= RUN_MIN {
+                    out.push((from, at));
+                }
+                from = at + 1;
             }
-            // The first byte before the probe that is not a run's, within RUN_MIN.
-            let floor = (probe + 1).saturating_sub(RUN_MIN);
-            if let Some(gap) = (floor..probe).rev().find(|&at| !is_run(at)) {
-                probe = gap + RUN_MIN;
-                continue;
-            }
-            let mut start = floor;
-            while start > 0 && is_run(start - 1) {
-                start -= 1;
-            }
-            let mut end = probe + 1;
-            while end < bytes.len() && is_run(end) {
-                end += 1;
-            }
-            probe = end + RUN_MIN;
-            return Some((start, end));
         }
-        None
-    })
+        if end - from >= RUN_MIN {
+            out.push((from, end));
+        }
+    }
+    out
+}
+
+/// For 8 bytes (little-endian in `x`), bit k set where byte k is above the space (0x21 and
+/// up, or not ASCII). No carry crosses a byte: `(b & 0x7F) + 0x5F` is at most 0xDE.
+fn graphic8(x: u64) -> u64 {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ADD: u64 = 0x5F5F_5F5F_5F5F_5F5F;
+    let high = (((x & LOW7) + ADD) | x) & HIGH;
+    // Gathers the 8 high bits into the top byte (bit 8k + 7 lands on 56 + k).
+    high.wrapping_mul(0x0002_0408_1020_4081) >> 56
+}
+
+/// The mask of up to 64 bytes: bit j set where byte j is above the space.
+fn graphic64(block: &[u8]) -> u64 {
+    let mut mask = 0;
+    let mut words = block.chunks_exact(8);
+    for (k, w) in words.by_ref().enumerate() {
+        let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        mask |= graphic8(x) << (8 * k);
+    }
+    let done = block.len() - words.remainder().len();
+    for (j, &b) in words.remainder().iter().enumerate() {
+        mask |= u64::from(b > b' ') << (done + j);
+    }
+    mask
+}
+
+/// Every run of bytes above the space at least [`RUN_MIN`] long, in order: a block of 64
+/// bytes is looked at bit by bit only when it holds such a run or ends one.
+fn graphic_runs(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    // The length of the run that ends where the block starts.
+    let mut open = 0usize;
+    for (b, block) in bytes.chunks(64).enumerate() {
+        let base = b * 64;
+        let m = graphic64(block);
+        if block.len() == 64 {
+            if m == u64::MAX {
+                open += 64;
+                continue;
+            }
+            // Bit j of `w` set where the 15 bytes from j on are all above the space.
+            let mut w = m & (m >> 1);
+            w &= w >> 2;
+            w &= w >> 4;
+            w &= w >> 7;
+            if w == 0 && open + (m.trailing_ones() as usize) < RUN_MIN {
+                open = m.leading_ones() as usize;
+                continue;
+            }
+        }
+        // Each byte at or below the space ends the open run.
+        let mut ends = !m & (u64::MAX >> (64 - block.len()));
+        let mut next = 0;
+        while ends != 0 {
+            let j = ends.trailing_zeros() as usize;
+            open += j - next;
+            if open >= RUN_MIN {
+                out.push((base + j - open, base + j));
+            }
+            open = 0;
+            next = j + 1;
+            ends &= ends - 1;
+        }
+        open += block.len() - next;
+    }
+    if open >= RUN_MIN {
+        out.push((bytes.len() - open, bytes.len()));
+    }
+    out
 }
 
 /// `start..end` with the character on either side: what tells a token's edge (`"ghp_…"`).
@@ -722,6 +788,54 @@ mod tests {
         }
         let r = Regex::new(&ascii_classes(r"\bpass\s*=\s*(\w+)")).unwrap();
         assert_eq!(&r.captures("x pass = héllo").unwrap()[1], "h");
+    }
+
+    /// The runs, byte by byte: what [`runs`] must find however its blocks fall.
+    fn runs_one_by_one(bytes: &[u8]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut from = 0;
+        for at in 0..=bytes.len() {
+            if at == bytes.len() || !RUN[usize::from(bytes[at])] {
+                if at - from >= RUN_MIN {
+                    out.push((from, at));
+                }
+                from = at + 1;
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+        /// Runs of every length around `RUN_MIN` and 64, across block edges, broken by
+        /// spaces (half the time: blocks without a long run are skipped whole), quotes,
+        /// brackets, non-ASCII text and control bytes.
+        #[test]
+        fn runs_are_found_as_byte_by_byte(
+            parts in proptest::collection::vec((0usize..24, proptest::prop_oneof![8 => 0usize..20, 1 => 0usize..140]), 0..60)
+        ) {
+            const BREAKS: [&str; 12] = [" ", "\n", "\"", "'", "(", "]", "é", "日本", "\t", ",", "\u{7f}", "<"];
+            let mut text = String::new();
+            for (brk, len) in parts {
+                text.push_str(BREAKS.get(brk).unwrap_or(&" "));
+                text.extend(std::iter::repeat_n('a', len / 2).chain(std::iter::repeat_n('_', len - len / 2)));
+            }
+            proptest::prop_assert_eq!(runs(text.as_bytes()), runs_one_by_one(text.as_bytes()));
+        }
+    }
+
+    #[test]
+    fn runs_at_the_edges_of_blocks() {
+        for len in [14, 15, 16, 63, 64, 65, 127, 128, 129] {
+            for lead in [0, 1, 49, 50, 63, 64] {
+                let text = format!("{}{}", " ".repeat(lead), "x".repeat(len));
+                let want = if len >= RUN_MIN { vec![(lead, lead + len)] } else { vec![] };
+                assert_eq!(runs(text.as_bytes()), want, "{lead} + {len}");
+                // Within whole blocks, which are not looked at byte by byte.
+                let text = format!("{text}{}", " ".repeat(300));
+                assert_eq!(runs(text.as_bytes()), want, "{lead} + {len} + spaces");
+            }
+        }
     }
 
     /// A rule searched only inside runs of token characters must find its keywords and its
