@@ -1,7 +1,7 @@
 //! Ranking quality on real-world Markdown: known-item queries made from each corpus by a
 //! seeded generator (`tests/it/eval_sets.rs`: titles, 3–6 salient description words,
-//! inflected title words, phrases copied from bodies), and the document they were made
-//! from should come first.
+//! inflected title words, phrases copied from bodies, body words that share none with the
+//! title or description), and the document they were made from should come first.
 //!
 //! ```sh
 //! cargo run --release --example ranking -- ../shared/corpora/eips ../shared/corpora/cpp-docs ../shared/corpora/ja-otel

@@ -1,9 +1,11 @@
 //! Known-item evaluation sets made from a corpus by a seeded generator: each query is made
-//! from one document, which should come first. Four kinds: the document's title; 3–6
+//! from one document, which should come first. Five kinds: the document's title; 3–6
 //! salient words of its description (the rarest in the corpus, in their order); its title
 //! words inflected (plural for singular, and back, of plain words: not identifiers or verb
-//! forms); a phrase copied from its body that no
-//! other body holds. Japanese text gets no inflected kind, and its "words" are the runs
+//! forms); a phrase copied from its body that no other body holds; and 3–5 words of its
+//! body that share no word (nor its first five letters) with its title or description,
+//! among the body's most telling (tf·idf) and used by other documents too: what a person
+//! who read the page but forgot its title might type. Japanese text gets no inflected kind, and its "words" are the runs
 //! between particles and punctuation. The same corpus and seed give the same set on every
 //! machine. Shared by `tests/it/ranking.rs` and `examples/ranking.rs`.
 
@@ -26,10 +28,11 @@ pub enum Kind {
     Description,
     Inflected,
     BodyPhrase,
+    BodyWords,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::Title, Kind::Description, Kind::Inflected, Kind::BodyPhrase];
+    pub const ALL: [Kind; 5] = [Kind::Title, Kind::Description, Kind::Inflected, Kind::BodyPhrase, Kind::BodyWords];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -37,6 +40,7 @@ impl Kind {
             Kind::Description => "description words",
             Kind::Inflected => "inflected title",
             Kind::BodyPhrase => "body phrase",
+            Kind::BodyWords => "body words",
         }
     }
 }
@@ -226,9 +230,47 @@ fn phrase(line: &str, rng: &mut Rng) -> Option<String> {
     (chosen.iter().filter(|w| salient(&w.to_lowercase())).count() >= 2).then(|| chosen.join(" "))
 }
 
+/// A body-words query of `d` (see the module's comment), if its body has three such words.
+fn body_words(d: &Doc, lines: &[&str], df: &HashMap<String, usize>, n: usize, rng: &mut Rng) -> Option<String> {
+    let head = format!("{} {}", d.title.as_deref().unwrap_or(""), d.description.as_deref().unwrap_or(""));
+    let prefix = |w: &str| w.chars().take(5).collect::<String>();
+    let taken: HashSet<String> = words(&head).iter().map(|w| prefix(w)).collect();
+    let mut tf: HashMap<String, (usize, usize)> = HashMap::new();
+    for (at, w) in words(&lines.join(" ")).into_iter().enumerate() {
+        tf.entry(w).or_insert((0, at)).0 += 1;
+    }
+    let mut scored: Vec<(f64, usize, String)> = tf
+        .into_iter()
+        .filter(|(w, _)| {
+            let used = df.get(w).copied().unwrap_or(0);
+            w.len() >= 4
+                && w.chars().all(|c| c.is_ascii_lowercase())
+                && salient(w)
+                && (2..=n / 10).contains(&used)
+                && !taken.contains(&prefix(w))
+        })
+        .map(|(w, (count, at))| (count as f64 * (n as f64 / df[&w] as f64).ln(), at, w))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.truncate(8);
+    if scored.len() < 3 {
+        return None;
+    }
+    let k = 3 + rng.below(3);
+    let mut chosen = Vec::new();
+    while chosen.len() < k.min(scored.len()) {
+        let (_, at, w) = scored.swap_remove(rng.below(scored.len()));
+        chosen.push((at, w));
+    }
+    chosen.sort();
+    Some(chosen.into_iter().map(|(_, w)| w).collect::<Vec<_>>().join(" "))
+}
+
 /// The cases of every kind, at most `per_kind` of each, from documents picked by `seed`.
 pub fn cases(docs: &[Doc], seed: u64, per_kind: usize) -> Vec<Case> {
     let mut rng = Rng(seed);
+    // Its own sequence, so that the other kinds' queries are those they were before it.
+    let mut words_rng = Rng(seed ^ 0x5eed_b0d1);
     // Document frequency of every word, for salience.
     let mut df: HashMap<String, usize> = HashMap::new();
     for d in docs {
@@ -290,6 +332,9 @@ pub fn cases(docs: &[Doc], seed: u64, per_kind: usize) -> Vec<Case> {
             }
         }
         let lines = prose(&d.body);
+        if let Some(q) = body_words(d, &lines, &df, docs.len(), &mut words_rng) {
+            push(Kind::BodyWords, q, &mut out);
+        }
         if !lines.is_empty() && phrases_wanted {
             for _ in 0..6 {
                 let line = lines[rng.below(lines.len())];
