@@ -189,7 +189,7 @@ fn idle_watch(
     let started = SystemTime::now();
     std::thread::spawn(move || {
         while !stop.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(Duration::from_millis(500));
             let asked = crate::query::autowatch::last_queried(&root).map_or(started, |t| t.max(started));
             let quiet = SystemTime::now().duration_since(asked).unwrap_or_default();
             let why = if quiet >= idle {
