@@ -149,13 +149,13 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
         searcher.add(a);
     }
     let anchors = searcher.build().unwrap_or_else(|| panic!("redaction words: {} cannot be searched", anchors.len()));
-    // DFAs: the overlapping searches over names and runs took a quarter of the time on
-    // prose as NFAs (100 KB of prose 376 → 330 µs, a text without candidates 83 → 51 µs),
-    // and building them is no slower for a few hundred keywords.
+    // Contiguous NFAs, not DFAs: a DFA searches 100 KB of prose ~50 µs faster, but building
+    // the two took ~1 ms of every process that redacts anything (every CLI command redacts
+    // its answer): `tmws search` on a small root went from 9.0–11.9 to 7.9–8.3 ms (p50).
     let automaton = |list: &[(String, Vec<usize>)]| {
         AhoCorasick::builder()
             .ascii_case_insensitive(true)
-            .kind(Some(AhoCorasickKind::DFA))
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(list.iter().map(|(k, _)| k))
             .unwrap_or_else(|e| panic!("redaction keywords: {e}"))
     };
