@@ -36,11 +36,7 @@ pub(super) const WATCH: &str = "\
 Examples:
   tmws watch                          one line per applied change, until Ctrl-C
   tmws watch --json                   one JSON object per change, for scripts
-  tmws watch --idle-exit 600          stop after 10 min without a query from the command line
-
-A query from the command line on a root of [watch] auto_min_files files or more starts
-`tmws watch --idle-exit [watch] auto_idle_secs` by itself when no tmws process keeps the
-index: the next queries then skip the stat of every file. [watch] auto = false: never.";
+  tmws watch --idle-exit 600          stop after 10 min without a query from the command line";
 
 pub(super) const SEARCH: &str = "\
 Examples:

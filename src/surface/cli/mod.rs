@@ -118,6 +118,10 @@ enum Command {
     /// With --json, one JSON object per line: `{"event":"change","change":"new","path":…}`
     /// for each applied change, `{"event":"synced",…}` after a whole sync, and the problems
     /// of changed files as `{"event":"problem",…}`.
+    ///
+    /// A query from the command line on a root of `[watch] auto_min_files` files or more
+    /// (5000) starts `tmws watch --idle-exit` by itself when no tmws process keeps the index,
+    /// so that the next queries skip the stat of every file; `[watch] auto = false`: never.
     #[command(after_help = help::WATCH)]
     Watch {
         /// Stop after SECS seconds in which no query from the command line asked this
