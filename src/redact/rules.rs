@@ -7,8 +7,6 @@
 //! expression has one, else the whole match. The table is ordered from the most specific
 //! to the most generic: when two rules find the same text, the first names it.
 
-use regex::{Captures, Match};
-
 /// One rule.
 #[derive(Debug)]
 pub struct Rule {
@@ -26,7 +24,7 @@ pub struct Rule {
     /// runs over it: an `@` for a password in a URL, a flag for a command line.
     pub gate: Option<fn(&[u8]) -> bool>,
     /// Whether the match is a secret (and not a placeholder, a reference, a sample).
-    pub check: fn(&Captures<'_>, &str) -> bool,
+    pub check: fn(&Caps<'_>, &str) -> bool,
 }
 
 /// Where a rule's match lies, seen from its keyword: the part of the text its expression
@@ -53,9 +51,46 @@ pub enum Scope {
     Text,
 }
 
-/// The secret of a match.
-pub(crate) fn secret_of<'t>(caps: &Captures<'t>) -> Option<Match<'t>> {
-    ["s", "s2", "s3", "s4", "s5", "s6", "s7", "s8"].iter().find_map(|n| caps.name(n)).or_else(|| caps.get(0))
+/// The groups of a match, as text. An expression runs over the text's bytes (ASCII classes
+/// and case folding: compiling Unicode ones took three times as long, which a one-shot
+/// command pays for every rule its text wakes); a group is read back at the character
+/// boundaries around it.
+pub(crate) struct Caps<'t> {
+    text: &'t str,
+    caps: regex::bytes::Captures<'t>,
+}
+
+impl<'t> Caps<'t> {
+    /// The groups of `caps`, a match over the bytes of `text`.
+    pub(crate) fn new(text: &'t str, caps: regex::bytes::Captures<'t>) -> Caps<'t> {
+        Caps { text, caps }
+    }
+
+    /// Where group `name` starts, and its text.
+    pub(crate) fn name(&self, name: &str) -> Option<(usize, &'t str)> {
+        self.caps.name(name).map(|m| self.span(m.start(), m.end()))
+    }
+
+    /// Where the whole match starts, and its text.
+    fn whole(&self) -> Option<(usize, &'t str)> {
+        self.caps.get(0).map(|m| self.span(m.start(), m.end()))
+    }
+
+    /// `start..end` widened to character boundaries.
+    fn span(&self, mut start: usize, mut end: usize) -> (usize, &'t str) {
+        while !self.text.is_char_boundary(start) {
+            start -= 1;
+        }
+        while !self.text.is_char_boundary(end) {
+            end += 1;
+        }
+        (start, &self.text[start..end])
+    }
+}
+
+/// The secret of a match: where it starts, and its text.
+pub(crate) fn secret_of<'t>(caps: &Caps<'t>) -> Option<(usize, &'t str)> {
+    ["s", "s2", "s3", "s4", "s5", "s6", "s7", "s8"].iter().find_map(|n| caps.name(n)).or_else(|| caps.whole())
 }
 
 /// `s` up to the first `&name=` in it.
@@ -706,19 +741,19 @@ fn holds_forty(window: &[u8]) -> bool {
     false
 }
 
-fn any(_: &Captures<'_>, _: &str) -> bool {
+fn any(_: &Caps<'_>, _: &str) -> bool {
     true
 }
 
 /// A token with a provider's prefix: a secret unless it is a placeholder.
-fn token(_: &Captures<'_>, s: &str) -> bool {
+fn token(_: &Caps<'_>, s: &str) -> bool {
     !placeholder(s)
 }
 
 /// GitHub's (and npm's) tokens end in a CRC-32 of the rest in base62: a token whose
 /// checksum holds is a secret whatever it looks like; otherwise it is one unless it is a
 /// placeholder.
-fn github(_: &Captures<'_>, s: &str) -> bool {
+fn github(_: &Caps<'_>, s: &str) -> bool {
     checksum_holds(s) || !placeholder(s)
 }
 
@@ -747,19 +782,19 @@ fn base62(mut n: u32, width: usize) -> String {
 
 /// A token with a common prefix (`sk-`, a Discord token's shape): a secret when it looks
 /// random (letters and digits, not a word list) and is no placeholder.
-fn random(_: &Captures<'_>, s: &str) -> bool {
+fn random(_: &Caps<'_>, s: &str) -> bool {
     !placeholder(s) && looks_random(s)
 }
 
 /// An OpenAI key: random, in long pieces (not `sk-ecdsa-sha2-nistp256-cert-v01`).
-fn openai(caps: &Captures<'_>, s: &str) -> bool {
+fn openai(caps: &Caps<'_>, s: &str) -> bool {
     random(caps, s) && s.split('-').any(|piece| piece.len() >= 16)
 }
 
 /// A value of `define(NAME, …)`: any under a strong name, a random-looking one under a
 /// weak name (`AUTH_KEY`, `NONCE_SALT`: 64 printable characters).
-fn defined(caps: &Captures<'_>, s: &str) -> bool {
-    let name = caps.name("name").map_or("", |m| m.as_str());
+fn defined(caps: &Caps<'_>, s: &str) -> bool {
+    let name = caps.name("name").map_or("", |(_, m)| m);
     match named(name) {
         Named::Strong => assigned_value(name, s, true, "="),
         Named::Weak => !placeholder(s) && s.len() >= 16 && entropy(s) >= 3.5,
@@ -768,7 +803,7 @@ fn defined(caps: &Captures<'_>, s: &str) -> bool {
 }
 
 /// A key block encoded in base64 (a kubeconfig's `client-key-data`).
-fn encoded_key_block(_: &Captures<'_>, s: &str) -> bool {
+fn encoded_key_block(_: &Caps<'_>, s: &str) -> bool {
     use base64::Engine as _;
     let head = &s[..s.len().min(80) / 4 * 4];
     base64::engine::general_purpose::STANDARD
@@ -777,7 +812,7 @@ fn encoded_key_block(_: &Captures<'_>, s: &str) -> bool {
 }
 
 /// A key block with a body (not a template with `...` inside).
-fn key_block(_: &Captures<'_>, s: &str) -> bool {
+fn key_block(_: &Caps<'_>, s: &str) -> bool {
     // A body escaped into one JSON string (`\n` between lines) counts without its escapes.
     let unescaped = s.replace("\\n", "\n");
     let body = unescaped.lines().filter(|l| !l.contains("-----") && !l.contains(':')).collect::<String>();
@@ -786,22 +821,22 @@ fn key_block(_: &Captures<'_>, s: &str) -> bool {
 }
 
 /// A password in `scheme://user:password@host`.
-fn url_password(_: &Captures<'_>, s: &str) -> bool {
+fn url_password(_: &Caps<'_>, s: &str) -> bool {
     !placeholder(s) && !placeholder_word(s) && !reference(s, true)
 }
 
 /// The credentials of an Authorization header.
-fn header(_: &Captures<'_>, s: &str) -> bool {
+fn header(_: &Caps<'_>, s: &str) -> bool {
     !s.starts_with('<') && !placeholder(s) && !reference(s, true) && !placeholder_word(s)
 }
 
 /// A password after `-p`, `-a`, `-u user:`.
-fn password_value(_: &Captures<'_>, s: &str) -> bool {
+fn password_value(_: &Caps<'_>, s: &str) -> bool {
     !placeholder(s) && !reference(s, true) && !placeholder_word(s)
 }
 
 /// A bare 40-character value: an AWS secret key when it looks like random base64.
-fn aws_secret(_: &Captures<'_>, s: &str) -> bool {
+fn aws_secret(_: &Caps<'_>, s: &str) -> bool {
     let has = |f: fn(&u8) -> bool| s.as_bytes().iter().any(f);
     has(u8::is_ascii_uppercase)
         && has(u8::is_ascii_lowercase)
@@ -890,10 +925,10 @@ fn named(name: &str) -> Named {
 
 /// A value assigned to a name: a secret when the name says so and the value is not a
 /// placeholder, a reference, a type or a word of prose.
-fn assigned(caps: &Captures<'_>, s: &str) -> bool {
-    let name = caps.name("name").map_or("", |m| m.as_str());
+fn assigned(caps: &Caps<'_>, s: &str) -> bool {
+    let name = caps.name("name").map_or("", |(_, m)| m);
     let quoted = caps.name("s").is_some() || caps.name("s2").is_some() || caps.name("s3").is_some();
-    let sep = caps.name("sep").map_or("", |m| m.as_str());
+    let sep = caps.name("sep").map_or("", |(_, m)| m);
     assigned_value(name, s, quoted, sep)
 }
 
