@@ -464,11 +464,7 @@ fn poll<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
 /// query asked for `auto_idle_secs`.
 #[test]
 fn a_query_on_a_large_root_starts_a_watcher_that_stops_when_idle() {
-    let root = TestRoot::sample();
-    let config = root.read(".tmws/config.toml");
-    root.write(".tmws/config.toml", format!("{config}\n[watch]\nauto_min_files = 10\nauto_idle_secs = 2\n"));
-    let first = root.run(&["search", "pool"]);
-    assert_eq!(first.code, 0, "{}", first.stderr);
+    let root = searched_with("auto_min_files = 10\nauto_idle_secs = 2");
     let pid = poll("a watcher keeps the index", 15, || keeper_pid(&root));
     assert!(alive(pid));
     let lesson = "resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md";
@@ -486,11 +482,21 @@ fn a_query_on_a_large_root_starts_a_watcher_that_stops_when_idle() {
 /// `[watch] auto = false`: a query never starts a watcher, however large the root.
 #[test]
 fn no_watcher_starts_when_auto_is_off() {
+    let root = searched_with("auto = false\nauto_min_files = 1");
+    // Longer than a started watcher takes to keep the index (well under a second).
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        assert_eq!(keeper_pid(&root), None);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A copy of the sample root with `watch` as its `[watch]` settings, searched once.
+fn searched_with(watch: &str) -> TestRoot {
     let root = TestRoot::sample();
     let config = root.read(".tmws/config.toml");
-    root.write(".tmws/config.toml", format!("{config}\n[watch]\nauto = false\nauto_min_files = 1\n"));
+    root.write(".tmws/config.toml", format!("{config}\n[watch]\n{watch}\n"));
     let out = root.run(&["search", "pool"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(keeper_pid(&root), None);
+    root
 }
