@@ -500,3 +500,12 @@ fn searched_with(watch: &str) -> TestRoot {
     assert_eq!(out.code, 0, "{}", out.stderr);
     root
 }
+
+/// A started watcher whose root is deleted stops at once, not after its idle limit.
+#[test]
+fn a_started_watcher_stops_when_its_root_is_deleted() {
+    let root = searched_with("auto_min_files = 10");
+    let pid = poll("a watcher keeps the index", 15, || keeper_pid(&root));
+    drop(root);
+    poll("the watcher of a deleted root stops", 10, || (!alive(pid)).then_some(()));
+}

@@ -177,8 +177,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A thread that stops the watch once no query from the command line asked for `idle`
-/// (see `tmws::query::autowatch`), or once it has followed another process (the keeper of
-/// the index) for `FOLLOW_GRACE`. It ends with the watch.
+/// (see `tmws::query::autowatch`), once it has followed another process (the keeper of
+/// the index) for `FOLLOW_GRACE`, or once the root is gone. It ends with the watch.
 fn idle_watch(
     root: &Path,
     idle: Duration,
@@ -192,7 +192,9 @@ fn idle_watch(
             std::thread::sleep(Duration::from_millis(500));
             let asked = crate::query::autowatch::last_queried(&root).map_or(started, |t| t.max(started));
             let quiet = SystemTime::now().duration_since(asked).unwrap_or_default();
-            let why = if quiet >= idle {
+            let why = if !root.join(crate::layout::TMWS_DIR).is_dir() {
+                "the root is gone".to_owned()
+            } else if quiet >= idle {
                 format!("no query for {} s", idle.as_secs())
             } else if lock(&following).is_some_and(|since| since.elapsed() >= FOLLOW_GRACE) {
                 "another tmws process keeps the index".to_owned()
