@@ -201,7 +201,8 @@ fn name_before(bytes: &[u8], end: usize) -> Option<(usize, usize)> {
 /// What [`named`] finds.
 #[derive(Debug, Clone, Copy)]
 enum Hit {
-    /// A name (`start..end`) given a value at `at`, or a flag (its `-` at `start`).
+    /// A name (`start..end`) given a value by the byte at `at` (`=` for `:=`), or a flag (its
+    /// `-` at `start`).
     Name(usize, usize, usize),
     /// The `:` after a URL's user name (`https://user:`).
     UserInfo(usize),
@@ -249,7 +250,9 @@ fn named(bytes: &[u8], mut each: impl FnMut(Hit)) {
             }
         };
         if let Some((s, e)) = name {
-            each(Hit::Name(s, e, at));
+            // `:=` gives a value as `=` does.
+            let given = if bytes[at] == b':' && after == Some(b'=') { at + 1 } else { at };
+            each(Hit::Name(s, e, given));
         }
     }
     for at in memchr::memchr2_iter(b'>', b'-', bytes) {
@@ -322,9 +325,27 @@ fn push(windows: &mut Vec<(usize, usize, usize)>, lower: &[u8], i: usize, a: usi
 
 /// [`find`] with `lower`, the ASCII lowercase copy of `text`.
 fn find_in(text: &str, lower: &[u8]) -> Vec<Found> {
+    let windows = windows(text, lower);
+    let mut found: Vec<(usize, Found)> = Vec::new();
+    let mut w = 0;
+    while w < windows.len() {
+        // One window of each overlapping lot.
+        let (i, a, mut b) = windows[w];
+        w += 1;
+        while w < windows.len() && windows[w].0 == i && windows[w].1 <= b {
+            b = b.max(windows[w].2);
+            w += 1;
+        }
+        matches_in(i, text, a, b, &mut found);
+    }
+    finish(text, found)
+}
+
+/// Where each rule that `text` (and its lowercase copy) wakes runs: (rule, start, end),
+/// sorted.
+fn windows(text: &str, lower: &[u8]) -> Vec<(usize, usize, usize)> {
     let engine = &*ENGINE;
     let bytes = text.as_bytes();
-    // (rule, start, end): where each woken rule runs.
     let mut windows: Vec<(usize, usize, usize)> = Vec::new();
     let mut on_runs: Vec<usize> = engine.always.clone();
     let mut whole: Vec<usize> = Vec::new();
@@ -338,7 +359,7 @@ fn find_in(text: &str, lower: &[u8]) -> Vec<Found> {
             }
             for &i in rules {
                 match RULES[i].scope {
-                    Scope::Lines(before, after) | Scope::Named(before, after) => {
+                    Scope::Lines(before, after) | Scope::Named(before, after, _) => {
                         let (a, b) = lines(bytes, start, before, after);
                         push(&mut windows, lower, i, a, b);
                     }
@@ -372,7 +393,9 @@ fn find_in(text: &str, lower: &[u8]) -> Vec<Found> {
         }
         for m in engine.names.find_overlapping_iter(name) {
             for &i in &engine.name_wakes[m.pattern().as_usize()] {
-                if let Scope::Named(before, after) = RULES[i].scope {
+                if let Scope::Named(before, after, given) = RULES[i].scope
+                    && given.contains(&bytes[at])
+                {
                     let (a, b) = lines(bytes, at, before, after);
                     push(&mut windows, lower, i, a, b);
                 }
@@ -398,20 +421,7 @@ fn find_in(text: &str, lower: &[u8]) -> Vec<Found> {
         push(&mut windows, lower, i, 0, text.len());
     }
     windows.sort_unstable();
-
-    let mut found: Vec<(usize, Found)> = Vec::new();
-    let mut w = 0;
-    while w < windows.len() {
-        // One window of each overlapping lot.
-        let (i, a, mut b) = windows[w];
-        w += 1;
-        while w < windows.len() && windows[w].0 == i && windows[w].1 <= b {
-            b = b.max(windows[w].2);
-            w += 1;
-        }
-        matches_in(i, text, a, b, &mut found);
-    }
-    finish(text, found)
+    windows
 }
 
 /// A rule's expression, with ASCII classes for `\w`, `\s`, `\d` and `\b` ([`ascii_classes`]).
@@ -791,6 +801,29 @@ mod tests {
         }
         let r = RegexBuilder::new(&ascii_classes(r"\bpass\s*=\s*(\w+)")).unicode(false).build().unwrap();
         assert_eq!(&r.captures("x pass = héllo".as_bytes()).unwrap()[1], b"h");
+    }
+
+    /// A name wakes only the rules for the byte that gives it its value: documentation full
+    /// of `token:` in YAML examples compiles the YAML rule, not every rule for `token`.
+    #[test]
+    fn a_name_wakes_the_rules_of_its_separator_only() {
+        let woken = |text: &str| -> Vec<(&str, &[u8])> {
+            let lower = text.to_ascii_lowercase();
+            let mut rules: Vec<(&str, &[u8])> = windows(text, lower.as_bytes())
+                .into_iter()
+                .filter_map(|(i, _, _)| match RULES[i].scope {
+                    Scope::Named(_, _, given) => Some((RULES[i].id, given)),
+                    _ => None,
+                })
+                .collect();
+            rules.dedup();
+            rules
+        };
+        assert_eq!(woken("bearer_token: abc\n"), [("secret-assignment", &b":"[..])]);
+        assert_eq!(woken("token = x\n"), [("url-secret-parameter", &b"="[..]), ("secret-assignment", &b"="[..])]);
+        assert_eq!(woken("token := x\n"), [("url-secret-parameter", &b"="[..]), ("secret-assignment", &b"="[..])]);
+        assert_eq!(woken("run --token abc\n"), [("secret-flag", &b"-"[..])]);
+        assert_eq!(woken("<password>x</password>\n"), [("secret-xml-element", &b">"[..])]);
     }
 
     /// Expressions run over bytes: a value with other characters in it is cut at character

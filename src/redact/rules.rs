@@ -40,11 +40,13 @@ pub enum Scope {
     Runs,
     /// Within the keyword's line, `.0` lines before it and `.1` lines after it.
     Lines(u8, u8),
-    /// Within the line of a name that holds a keyword and is given a value: before `=`,
-    /// `:`, `>` (an XML element) or `,` (a quoted pair), or a command-line flag; `.0`
-    /// lines before it and `.1` after. Such words (`key`, `token`, `pass`) fill ordinary
-    /// prose, so only names are searched for them, never the whole text.
-    Named(u8, u8),
+    /// Within the line of a name that holds a keyword and is given a value by one of the
+    /// bytes `.2`: `=`, `:`, `>` (an XML element), `,` (a quoted pair) or `-` (a
+    /// command-line flag); `.0` lines before it and `.1` after. Such words (`key`, `token`,
+    /// `pass`) fill ordinary prose, so only names are searched for them, never the whole
+    /// text; and a name given its value by another byte does not wake the rule (`token:`
+    /// in a page's YAML example wakes the YAML rule, not the one for `token=`).
+    Named(u8, u8, &'static [u8]),
     /// Within the line of a URL's user info (`scheme://user:`), whatever the keywords say.
     UserInfo,
     /// Anywhere in the text (a key block, which runs over many lines).
@@ -496,7 +498,7 @@ pub static RULES: &[Rule] = &[
         id: "url-secret-parameter",
         title: "a secret in a URL query",
         keywords: &["key", "token", "secret", "pass", "pwd", "auth", "signature"],
-        scope: Scope::Named(0, 0),
+        scope: Scope::Named(0, 0, b"="),
         pattern: r"(?i)[?&](?P<name>[a-z0-9_.\-]*?(?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|token|secret|password|passwd|pwd|signature|client[_\-]?secret|key|auth))=(?P<s>[^&\s#\x22'<>]{4,})",
         gate: None,
         check: assigned,
@@ -602,7 +604,7 @@ pub static RULES: &[Rule] = &[
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
-        scope: Scope::Named(0, 0),
+        scope: Scope::Named(0, 0, b"="),
         pattern: r#"(?i)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>=>|:=|=)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|`(?P<s3>[^`\r\n]+)`|(?P<s4>[^\s"'`,;)\]}>]+))"#,
         gate: None,
         check: assigned,
@@ -613,7 +615,7 @@ pub static RULES: &[Rule] = &[
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
-        scope: Scope::Named(0, 0),
+        scope: Scope::Named(0, 0, b":"),
         pattern: r#"(?im)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>:)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'`,;)\]}>]+(?:[ \t]+[^\s"'`,;:=#)\]}>]+){1,8})[ \t]*(?:$|\r|[ \t]#)|(?P<s5>[^\s"'`,;)\]}>]+))"#,
         gate: None,
         check: assigned,
@@ -622,7 +624,7 @@ pub static RULES: &[Rule] = &[
         id: "secret-flag",
         title: "a secret passed as a command-line flag",
         keywords: &["pass", "pwd", "secret", "token", "key", "auth"],
-        scope: Scope::Named(0, 0),
+        scope: Scope::Named(0, 0, b"-"),
         pattern: r#"(?i)(?:^|[ \t])--?(?P<name>(?:[a-z0-9][a-z0-9_\-]*?)?(?:password|passwd|passphrase|pass|pwd|token|secret|api[_\-]?key|apikey|access[_\-]?key|auth|key))[ \t]+(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'\-][^\s"']*))"#,
         gate: None,
         check: assigned,
@@ -652,7 +654,7 @@ pub static RULES: &[Rule] = &[
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["pass", "secret", "token", "key", "credential"],
-        scope: Scope::Named(1, 1),
+        scope: Scope::Named(1, 1, b","),
         pattern: r#"(?i)["'](?P<name>[a-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|credentials?))["']\s*,\s*["'](?P<s>[^"'\r\n]+)["']"#,
         gate: None,
         check: assigned,
@@ -662,7 +664,7 @@ pub static RULES: &[Rule] = &[
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
         keywords: &["key"],
-        scope: Scope::Named(0, 1),
+        scope: Scope::Named(0, 1, b"="),
         pattern: r#"(?i)\bkey\s*=\s*"(?P<name>[^"]*(?:password|secret|token|apikey|api_key))"\s+value\s*=\s*"(?P<s>[^"]+)""#,
         gate: None,
         check: assigned,
@@ -671,7 +673,7 @@ pub static RULES: &[Rule] = &[
         id: "secret-xml-element",
         title: "a secret in an XML element",
         keywords: &["pass", "secret", "token", "key"],
-        scope: Scope::Named(0, 0),
+        scope: Scope::Named(0, 0, b">"),
         pattern: r"(?i)<(?P<name>[a-z0-9_:\-]*?(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key))>(?P<s>[^<\r\n]+)</",
         gate: None,
         check: assigned,
