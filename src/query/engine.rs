@@ -46,6 +46,9 @@ pub struct Engine {
     inner: Arc<Inner>,
 }
 
+/// What a line for a person is given to (the CLI: stderr).
+type Tell = fn(&str);
+
 #[derive(Debug)]
 struct Inner {
     root: PathBuf,
@@ -67,8 +70,8 @@ struct Inner {
     /// The background thread of sessions' idle sweep and the upkeep, while it runs.
     background: Mutex<Option<Background>>,
     /// The binary a query may start `tmws watch` with (`[watch] auto`; the CLI sets it)
-    /// and whether to say so on stderr, and whether it did.
-    launcher: OnceLock<(PathBuf, bool)>,
+    /// and who is told when it does (else the log), and whether it did.
+    launcher: OnceLock<(PathBuf, Option<Tell>)>,
     launched: AtomicBool,
 }
 
@@ -378,8 +381,9 @@ impl Engine {
 
     /// Lets this engine's queries start `exe watch --idle-exit` in the background when they
     /// had to stat a large root themselves (`[watch] auto`, see [`super::autowatch`]);
-    /// `tell`: say so in one line on stderr (a person at a terminal).
-    pub fn launch_watchers_with(&self, exe: PathBuf, tell: bool) {
+    /// `tell` is given a line that says so (for a person at a terminal); without it, the
+    /// line goes to the log.
+    pub fn launch_watchers_with(&self, exe: PathBuf, tell: Option<fn(&str)>) {
         let _ = self.inner.launcher.set((exe, tell));
     }
 
@@ -401,10 +405,9 @@ impl Engine {
                      stat of {scanned} files; it stops after {} s without one ([watch] auto = false: never)",
                     watch.auto_idle_secs
                 );
-                if *tell {
-                    eprintln!("tmws: {note}");
-                } else {
-                    tracing::info!("{note}");
+                match tell {
+                    Some(tell) => tell(&note),
+                    None => tracing::info!("{note}"),
                 }
             }
             Err(e) => tracing::debug!("cannot start `tmws watch`: {e}"),

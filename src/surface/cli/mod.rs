@@ -701,7 +701,8 @@ fn root(cli: &Cli) -> Result<PathBuf, Error> {
 fn engine(cli: &Cli) -> Result<crate::query::Engine, Error> {
     let engine = crate::query::Engine::open(&root(cli)?)?;
     if let Ok(exe) = std::env::current_exe() {
-        engine.launch_watchers_with(exe, io::stderr().is_terminal() && !cli.json);
+        let tell: fn(&str) = |note| eprintln!("tmws: {note}");
+        engine.launch_watchers_with(exe, (io::stderr().is_terminal() && !cli.json).then_some(tell));
     }
     Ok(engine)
 }
