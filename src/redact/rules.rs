@@ -20,9 +20,10 @@ pub struct Rule {
     /// Where in the text a match can lie, seen from a keyword.
     pub scope: Scope,
     pub pattern: &'static str,
-    /// A cheap test of the window (ASCII lowercase) that must hold before the expression
-    /// runs over it: an `@` for a password in a URL, a flag for a command line.
-    pub gate: Option<fn(&[u8]) -> bool>,
+    /// A cheap test of the window that must hold before the expression runs over it (an
+    /// `@` for a password in a URL, a flag for a command line): what keeps ordinary text
+    /// from compiling expressions it cannot match.
+    pub gate: Option<fn(&Window<'_>) -> bool>,
     /// Whether the match is a secret (and not a placeholder, a reference, a sample).
     pub check: fn(&Caps<'_>, &str) -> bool,
 }
@@ -51,6 +52,15 @@ pub enum Scope {
     UserInfo,
     /// Anywhere in the text (a key block, which runs over many lines).
     Text,
+}
+
+/// What a gate sees: a window of the text as written and in ASCII lowercase, and for a
+/// rule a name woke ([`Scope::Named`]), where the name is and the byte that gives its value
+/// (from the window's start).
+pub(crate) struct Window<'w> {
+    pub text: &'w [u8],
+    pub lower: &'w [u8],
+    pub named: Option<(usize, usize, usize)>,
 }
 
 /// The groups of a match, as text. An expression runs over the text's bytes (ASCII classes
@@ -139,7 +149,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["PRIVATE KEY"],
         scope: Scope::Text,
         pattern: r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z)",
-        gate: None,
+        gate: Some(begins_key_block),
         check: key_block,
     },
     Rule {
@@ -222,7 +232,7 @@ pub static RULES: &[Rule] = &[
         keywords: &[],
         scope: Scope::Runs,
         pattern: r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b",
-        gate: Some(dots_seven_apart),
+        gate: Some(discord_shaped),
         check: random,
     },
     // Payment.
@@ -473,7 +483,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["authorization"],
         scope: Scope::Lines(0, 1),
         pattern: r#"(?i)\b(?:proxy-)?authorization\b["']?\s*[:=,]\s*["']?(?:bearer|basic|token|bot|digest|negotiate|apikey|api-key|sso-key|key|aws4-hmac-sha256|otr|hmac|ssws)[ \t]+(?P<s>[^\s"',;]{6,}(?:[ \t]*,[ \t]*[A-Za-z]+=[^\s"',;]+)*)"#,
-        gate: None,
+        gate: Some(authorization_given),
         check: header,
     },
     Rule {
@@ -482,7 +492,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["bearer"],
         scope: Scope::Lines(0, 0),
         pattern: r"(?i)\bbearer[ \t]+(?P<s>[A-Za-z0-9._~+/\-]{16,}=*)",
-        gate: None,
+        gate: Some(bearer_given),
         check: random,
     },
     Rule {
@@ -500,7 +510,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["key", "token", "secret", "pass", "pwd", "auth", "signature"],
         scope: Scope::Named(0, 0, b"="),
         pattern: r"(?i)[?&](?P<name>[a-z0-9_.\-]*?(?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|token|secret|password|passwd|pwd|signature|client[_\-]?secret|key|auth))=(?P<s>[^&\s#\x22'<>]{4,})",
-        gate: None,
+        gate: Some(url_parameter),
         check: assigned,
     },
     Rule {
@@ -527,7 +537,7 @@ pub static RULES: &[Rule] = &[
         keywords: &[],
         scope: Scope::Runs,
         pattern: r"(?m)^[A-Za-z0-9_.\-*]+:(?:\d+|\*):[^:\s]+:[^:\s]+:(?P<s>[^:\s]+)\r?$",
-        gate: Some(four_colons),
+        gate: Some(pgpass_shaped),
         check: password_value,
     },
     Rule {
@@ -545,7 +555,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["twilio", "account_sid", "accountSid"],
         scope: Scope::Runs,
         pattern: r#"["'](?P<s>[a-f0-9]{32})["']"#,
-        gate: None,
+        gate: Some(quoted_hex_32),
         check: random,
     },
     Rule {
@@ -554,7 +564,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["devops", "dev.azure.com", "visualstudio.com"],
         scope: Scope::Runs,
         pattern: r"\b(?P<s>[a-z2-7]{52})\b",
-        gate: None,
+        gate: Some(holds_fifty_two),
         check: random,
     },
     Rule {
@@ -563,7 +573,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["base64:"],
         scope: Scope::Lines(0, 1),
         pattern: r#"(?i)app_key['"]?\s*(?:=>|=|,|:)\s*['"]?(?P<s>base64:[A-Za-z0-9+/]{32,}={0,2})"#,
-        gate: None,
+        gate: Some(names_app_key),
         check: token,
     },
     Rule {
@@ -581,7 +591,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["privatekey", "private-key"],
         scope: Scope::Lines(0, 1),
         pattern: r"(?i)private-?key\s*(?:=\s*|\s+(?:<\(echo\s+)?)(?P<s>[A-Za-z0-9+/]{42,43}=)",
-        gate: None,
+        gate: Some(wireguard_shaped),
         check: token,
     },
     Rule {
@@ -590,7 +600,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["wallet"],
         scope: Scope::Lines(0, 1),
         pattern: r#"(?i)\bWallet\(\s*["'](?P<s>(?:0x)?[a-f0-9]{64})["']"#,
-        gate: None,
+        gate: Some(wallet_call),
         check: any,
     },
     prefixed!(
@@ -606,7 +616,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
         scope: Scope::Named(0, 0, b"="),
         pattern: r#"(?i)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>=>|:=|=)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|`(?P<s3>[^`\r\n]+)`|(?P<s4>[^\s"'`,;)\]}>]+))"#,
-        gate: None,
+        gate: Some(assigned_with_equals),
         check: assigned,
     },
     // YAML and prose put a colon between a name and its value; a value that runs to the end
@@ -617,7 +627,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
         scope: Scope::Named(0, 0, b":"),
         pattern: r#"(?im)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>:)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'`,;)\]}>]+(?:[ \t]+[^\s"'`,;:=#)\]}>]+){1,8})[ \t]*(?:$|\r|[ \t]#)|(?P<s5>[^\s"'`,;)\]}>]+))"#,
-        gate: None,
+        gate: Some(assigned_with_colon),
         check: assigned,
     },
     Rule {
@@ -626,7 +636,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["pass", "pwd", "secret", "token", "key", "auth"],
         scope: Scope::Named(0, 0, b"-"),
         pattern: r#"(?i)(?:^|[ \t])--?(?P<name>(?:[a-z0-9][a-z0-9_\-]*?)?(?:password|passwd|passphrase|pass|pwd|token|secret|api[_\-]?key|apikey|access[_\-]?key|auth|key))[ \t]+(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'\-][^\s"']*))"#,
-        gate: None,
+        gate: Some(flag_given),
         check: assigned,
     },
     // Kubernetes' `- name: DB_PASSWORD` followed by `value: …`.
@@ -636,7 +646,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["value:"],
         scope: Scope::Lines(1, 0),
         pattern: r#"(?i)\bname:[ \t]*["']?(?P<name>[A-Za-z0-9_.\-]+)["']?[ \t]*\r?\n[ \t]*value:[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"']+))"#,
-        gate: None,
+        gate: Some(secret_name_before_value),
         check: assigned,
     },
     // PHP's `define('DB_PASSWORD', '…')` (WordPress' keys and salts).
@@ -646,7 +656,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["define"],
         scope: Scope::Lines(0, 1),
         pattern: r#"(?i)\bdefine\(\s*['"](?P<name>[A-Z0-9_]*(?:KEY|SALT|PASSWORD|PASS|SECRET|TOKEN))['"]\s*,\s*(?:'(?P<s>[^'\r\n]+)'|"(?P<s2>[^"\r\n]+)")"#,
-        gate: None,
+        gate: Some(define_call),
         check: defined,
     },
     // A name and its value as two strings: `setProperty("password", "…")`.
@@ -656,7 +666,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["pass", "secret", "token", "key", "credential"],
         scope: Scope::Named(1, 1, b","),
         pattern: r#"(?i)["'](?P<name>[a-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|credentials?))["']\s*,\s*["'](?P<s>[^"'\r\n]+)["']"#,
-        gate: None,
+        gate: Some(quoted_pair),
         check: assigned,
     },
     // .NET's `<add key="ClearTextPassword" value="…" />`.
@@ -666,7 +676,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["key"],
         scope: Scope::Named(0, 1, b"="),
         pattern: r#"(?i)\bkey\s*=\s*"(?P<name>[^"]*(?:password|secret|token|apikey|api_key))"\s+value\s*=\s*"(?P<s>[^"]+)""#,
-        gate: None,
+        gate: Some(key_attribute),
         check: assigned,
     },
     Rule {
@@ -675,7 +685,7 @@ pub static RULES: &[Rule] = &[
         keywords: &["pass", "secret", "token", "key"],
         scope: Scope::Named(0, 0, b">"),
         pattern: r"(?i)<(?P<name>[a-z0-9_:\-]*?(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key))>(?P<s>[^<\r\n]+)</",
-        gate: None,
+        gate: Some(element_value),
         check: assigned,
     },
     // A bare AWS secret access key: 40 characters of base64, random-looking.
@@ -691,56 +701,300 @@ pub static RULES: &[Rule] = &[
 ];
 
 /// A window with an `@`: a URL with user info.
-fn has_at(window: &[u8]) -> bool {
-    memchr::memchr(b'@', window).is_some()
+fn has_at(w: &Window<'_>) -> bool {
+    memchr::memchr(b'@', w.text).is_some()
 }
 
-/// A window with a command-line flag, or at least a `-`.
-fn has_flag(window: &[u8]) -> bool {
-    memchr::memchr(b'-', window).is_some()
-}
-
-/// A window that says `password` (a `.netrc` entry).
-fn names_password(window: &[u8]) -> bool {
-    memchr::memmem::find(window, b"password").is_some()
-}
-
-/// A window with four `:` or more: a `.pgpass` line.
-fn four_colons(window: &[u8]) -> bool {
-    memchr::memchr_iter(b':', window).nth(3).is_some()
-}
-
-/// A window with two dots seven apart, six token characters between them: the middle of
-/// a Discord bot token.
-fn dots_seven_apart(window: &[u8]) -> bool {
-    memchr::memchr_iter(b'.', window).any(|at| {
-        window.get(at + 7) == Some(&b'.')
-            && window[at + 1..at + 7].iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+/// A window with a flag that can take a password: `-p`, `-a pw`, `-u user:pw` or
+/// `--user user:pw`, or htpasswd's `-b` (a `-` at a line's start or after a blank).
+fn has_flag(w: &Window<'_>) -> bool {
+    let t = w.text;
+    let htpasswd = memchr::memmem::find(w.lower, b"htpasswd").is_some();
+    memchr::memchr_iter(b'-', t).any(|at| {
+        if at > 0 && !matches!(t[at - 1], b' ' | b'\t' | b'\n') {
+            return false;
+        }
+        let flag = t[at + 1..].iter().take_while(|&&b| b.is_ascii_alphanumeric() || b == b'-').count();
+        let after = &t[at + 1 + flag..];
+        let user = || {
+            let value = after_blanks(after);
+            value.len() < after.len() && value.iter().take_while(|b| !b.is_ascii_whitespace()).any(|&b| b == b':')
+        };
+        match &t[at + 1..at + 1 + flag] {
+            [b'p', ..] => true,
+            b"a" => after.first().is_some_and(|&b| b == b' ' || b == b'\t'),
+            b"u" | b"-user" => user(),
+            f => htpasswd && f.contains(&b'b'),
+        }
     })
 }
 
-/// A window with a call.
-fn has_call(window: &[u8]) -> bool {
-    memchr::memchr(b'(', window).is_some()
+/// A window that says `login` and `password` (a `.netrc` entry).
+fn names_password(w: &Window<'_>) -> bool {
+    memchr::memmem::find(w.lower, b"password").is_some() && memchr::memmem::find(w.lower, b"login").is_some()
 }
 
-/// A window with a run of exactly 40 base64 characters: an AWS secret key's length.
-fn holds_forty(window: &[u8]) -> bool {
-    if window.len() < 40 {
-        return false;
-    }
+/// A window with a `.pgpass` line: a word of five fields split by `:`, the second a port or
+/// `*`.
+fn pgpass_shaped(w: &Window<'_>) -> bool {
+    w.text.split(u8::is_ascii_whitespace).any(|word| {
+        let mut fields = word.split(|&b| b == b':');
+        let (Some(host), Some(port)) = (fields.next(), fields.next()) else { return false };
+        !host.is_empty()
+            && (port == b"*" || !port.is_empty() && port.iter().all(u8::is_ascii_digit))
+            && fields.filter(|f| !f.is_empty()).count() >= 3
+    })
+}
+
+/// A byte of a Discord token's three parts.
+fn discord_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')
+}
+
+/// A window shaped like a Discord bot token: two dots seven apart, six token characters
+/// between them, at least 24 before the first and 27 after the second.
+fn discord_shaped(w: &Window<'_>) -> bool {
+    let t = w.text;
+    memchr::memchr_iter(b'.', t).any(|at| {
+        t.get(at + 7) == Some(&b'.')
+            && t[at + 1..at + 7].iter().all(|&b| discord_byte(b))
+            && t[..at].iter().rev().take(24).filter(|&&b| discord_byte(b)).count() == 24
+            && t[at + 8..].iter().take(27).filter(|&&b| discord_byte(b)).count() == 27
+    })
+}
+
+/// A window with a call that takes credentials: `NetworkCredential("`, `BasicAuth('`.
+fn has_call(w: &Window<'_>) -> bool {
+    const CALLS: [&[u8]; 4] = [b"Credential", b"Credentials", b"Authentication", b"Auth"];
+    memchr::memchr_iter(b'(', w.text).any(|at| {
+        let before = &w.text[..at];
+        (CALLS.iter().any(|c| before.ends_with(c)) || before.ends_with(b"basic_auth"))
+            && w.text[at + 1..].iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|&b| b == b'"' || b == b'\'')
+    })
+}
+
+/// A window with a run of exactly 40 base64 characters that looks like an AWS secret key.
+fn holds_forty(w: &Window<'_>) -> bool {
+    let t = w.text;
     let mut run = 0;
-    for &b in window.iter().chain(std::iter::once(&b' ')) {
+    for (i, &b) in t.iter().chain(std::iter::once(&b' ')).enumerate() {
         if b.is_ascii_alphanumeric() || b == b'/' || b == b'+' {
             run += 1;
         } else {
-            if run == 40 {
+            if run == 40 && std::str::from_utf8(&t[i - 40..i]).is_ok_and(aws_secret_value) {
                 return true;
             }
             run = 0;
         }
     }
     false
+}
+
+/// A window with a word of exactly 52 characters of base32 (`a-z`, `2-7`): an Azure DevOps
+/// token's shape.
+fn holds_fifty_two(w: &Window<'_>) -> bool {
+    w.text
+        .split(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        .any(|word| word.len() == 52 && word.iter().all(|&b| b.is_ascii_lowercase() || (b'2'..=b'7').contains(&b)))
+}
+
+/// A window with 32 hexadecimal digits in quotes.
+fn quoted_hex_32(w: &Window<'_>) -> bool {
+    let t = w.text;
+    memchr::memchr2_iter(b'"', b'\'', t).any(|at| {
+        t.len() > at + 33
+            && t[at + 1..at + 33].iter().all(|&b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            && matches!(t[at + 33], b'"' | b'\'')
+    })
+}
+
+/// A window with a key block's first line.
+fn begins_key_block(w: &Window<'_>) -> bool {
+    memchr::memmem::find(w.lower, b"-----begin").is_some()
+}
+
+/// `word`, then (after an optional quote and blanks) one of `given`, somewhere in `lower`.
+fn given_after(lower: &[u8], word: &[u8], given: &[u8]) -> bool {
+    memchr::memmem::find_iter(lower, word).any(|at| {
+        let mut rest = &lower[at + word.len()..];
+        if let [b'"' | b'\'', tail @ ..] = rest {
+            rest = tail;
+        }
+        rest.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| given.contains(b))
+    })
+}
+
+/// A window with `Authorization` given a value (`Authorization: …`, `"authorization", "…"`).
+fn authorization_given(w: &Window<'_>) -> bool {
+    given_after(w.lower, b"authorization", b":=,")
+}
+
+/// A window with `Bearer` and 16 token characters after it.
+fn bearer_given(w: &Window<'_>) -> bool {
+    memchr::memmem::find_iter(w.lower, b"bearer").any(|at| {
+        let rest = &w.lower[at + 6..];
+        let blanks = rest.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+        blanks > 0
+            && rest[blanks..]
+                .iter()
+                .take(16)
+                .filter(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'+' | b'/' | b'-'))
+                .count()
+                == 16
+    })
+}
+
+fn names_app_key(w: &Window<'_>) -> bool {
+    memchr::memmem::find(w.lower, b"app_key").is_some()
+}
+
+/// A window with 42 or more base64 characters and then `=`: a WireGuard key's shape.
+fn wireguard_shaped(w: &Window<'_>) -> bool {
+    memchr::memchr_iter(b'=', w.text).any(|at| {
+        w.text[..at].iter().rev().take(42).filter(|&&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/').count()
+            == 42
+    })
+}
+
+fn wallet_call(w: &Window<'_>) -> bool {
+    memchr::memmem::find(w.lower, b"wallet(").is_some()
+}
+
+fn define_call(w: &Window<'_>) -> bool {
+    memchr::memmem::find(w.lower, b"define(").is_some()
+}
+
+/// A window with `name: X` where `X` can name a secret (Kubernetes' `- name: DB_PASSWORD`).
+fn secret_name_before_value(w: &Window<'_>) -> bool {
+    memchr::memmem::find_iter(w.lower, b"name:").any(|at| {
+        let rest = &w.text[at + 5..];
+        let blanks = rest.iter().take_while(|&&b| matches!(b, b' ' | b'\t' | b'"' | b'\'')).count();
+        let len = rest[blanks..]
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+            .count();
+        std::str::from_utf8(&rest[blanks..blanks + len]).is_ok_and(|name| named_at_most(name) != Named::No)
+    })
+}
+
+/// How strongly `name`, or the part of it after a `.` or `-` (what an expression's name may
+/// start at), names a secret.
+fn named_at_most(name: &str) -> Named {
+    let mut best = named(name);
+    for (i, _) in name.match_indices(['.', '-', ':']) {
+        match named(&name[i + 1..]) {
+            Named::Strong => return Named::Strong,
+            Named::Weak => best = Named::Weak,
+            Named::No => {}
+        }
+    }
+    best
+}
+
+/// The bytes a bare value ends at (`[^\s"'`,;)\]}>]`).
+fn ends_bare(b: u8) -> bool {
+    b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'`' | b',' | b';' | b')' | b']' | b'}' | b'>')
+}
+
+/// A byte of a value that a weak name's secret is made of (`[A-Za-z0-9+/=_-]`).
+fn token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-')
+}
+
+/// Whether the value that starts at `value` (after the separator and its blanks) can be a
+/// secret under a name of strength `strength`: it is not empty (`""`, the line's end),
+/// and under a weak name (`key`, `auth`) it starts with 16 token characters.
+fn value_may_be_secret(strength: Named, value: &[u8]) -> bool {
+    let (inner, quoted) = match value {
+        [q @ (b'"' | b'\'' | b'`'), rest @ ..] => match rest.first() {
+            None | Some(b'\r' | b'\n') => return false,
+            Some(b) if b == q => return false,
+            Some(_) => (rest, true),
+        },
+        [first, ..] if !ends_bare(*first) => (value, false),
+        _ => return false,
+    };
+    match strength {
+        Named::No => false,
+        Named::Strong => true,
+        Named::Weak => {
+            let inner =
+                if quoted { &inner[inner.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..] } else { inner };
+            inner.iter().take(16).filter(|&&b| token_byte(b)).count() == 16
+        }
+    }
+}
+
+/// The name of a [`Scope::Named`] window, as text, and where its value's byte is.
+fn name_of<'w>(w: &Window<'w>) -> Option<(&'w str, usize)> {
+    let (start, end, at) = w.named?;
+    Some((std::str::from_utf8(&w.text[start..end]).ok()?, at))
+}
+
+/// `value` without the blanks that start it.
+fn after_blanks(value: &[u8]) -> &[u8] {
+    &value[value.iter().take_while(|&&b| b == b' ' || b == b'\t').count()..]
+}
+
+/// A name given a value by `=`, `=>` or `:=` that can be a secret.
+fn assigned_with_equals(w: &Window<'_>) -> bool {
+    let Some((name, at)) = name_of(w) else { return true };
+    let mut value = &w.text[at + 1..];
+    if let [b'>', rest @ ..] = value {
+        value = rest;
+    }
+    value_may_be_secret(named_at_most(name), after_blanks(value))
+}
+
+/// A name given a value by `:` that can be a secret.
+fn assigned_with_colon(w: &Window<'_>) -> bool {
+    let Some((name, at)) = name_of(w) else { return true };
+    value_may_be_secret(named_at_most(name), after_blanks(&w.text[at + 1..]))
+}
+
+/// A flag (`--token`) and, after a blank, a value that can be a secret.
+fn flag_given(w: &Window<'_>) -> bool {
+    let Some((start, end, _)) = w.named else { return true };
+    let Ok(name) = std::str::from_utf8(&w.text[start..end]) else { return true };
+    let rest = &w.text[end..];
+    let value = after_blanks(rest);
+    value.len() < rest.len() && !value.starts_with(b"-") && value_may_be_secret(named_at_most(name), value)
+}
+
+/// A quoted name, a comma, and a quoted value that is not empty: `"password", "…"`.
+fn quoted_pair(w: &Window<'_>) -> bool {
+    let Some((name, at)) = name_of(w) else { return true };
+    let rest = &w.text[at + 1..];
+    let value = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+    matches!(value.first(), Some(b'"' | b'\'')) && value_may_be_secret(named_at_most(name), value)
+}
+
+/// An XML element (`<db:password>`) with text in it.
+fn element_value(w: &Window<'_>) -> bool {
+    let Some((name, at)) = name_of(w) else { return true };
+    let value = &w.text[at + 1..];
+    !matches!(value.first(), None | Some(b'<' | b'\r' | b'\n')) && value_may_be_secret(named_at_most(name), value)
+}
+
+/// An attribute `key="…"` (a .NET setting: `<add key="ClearTextPassword" value="…" />`).
+fn key_attribute(w: &Window<'_>) -> bool {
+    let Some((start, end, at)) = w.named else { return true };
+    w.lower[start..end].ends_with(b"key")
+        && w.text[at + 1..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'"')
+        && memchr::memmem::find(w.lower, b"value").is_some()
+}
+
+/// A parameter of a URL's query (`?api_key=…`, `&token=…`) with four characters or more.
+fn url_parameter(w: &Window<'_>) -> bool {
+    let Some((start, _, at)) = w.named else { return true };
+    start > 0
+        && matches!(w.text[start - 1], b'?' | b'&')
+        && w.text[at + 1..]
+            .iter()
+            .take(4)
+            .filter(|&&b| !b.is_ascii_whitespace() && !matches!(b, b'&' | b'#' | b'"' | b'\'' | b'<' | b'>'))
+            .count()
+            == 4
 }
 
 fn any(_: &Caps<'_>, _: &str) -> bool {
@@ -839,6 +1093,11 @@ fn password_value(_: &Caps<'_>, s: &str) -> bool {
 
 /// A bare 40-character value: an AWS secret key when it looks like random base64.
 fn aws_secret(_: &Caps<'_>, s: &str) -> bool {
+    aws_secret_value(s)
+}
+
+/// Whether `s`, 40 characters of base64, looks like an AWS secret key.
+fn aws_secret_value(s: &str) -> bool {
     let has = |f: fn(&u8) -> bool| s.as_bytes().iter().any(f);
     has(u8::is_ascii_uppercase)
         && has(u8::is_ascii_lowercase)
