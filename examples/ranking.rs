@@ -1,7 +1,8 @@
 //! Ranking quality on real-world Markdown: known-item queries made from each corpus by a
 //! seeded generator (`tests/it/eval_sets.rs`: titles, 3–6 salient description words,
 //! inflected title words, phrases copied from bodies, body words that share none with the
-//! title or description), and the document they were made from should come first.
+//! title or description), and the person-written paraphrases of `testdata/paraphrases`
+//! where the corpus has them; the document they were made from should come first.
 //!
 //! ```sh
 //! cargo run --release --example ranking -- ../shared/corpora/eips ../shared/corpora/cpp-docs ../shared/corpora/ja-otel
@@ -50,8 +51,19 @@ fn main() {
         let engine = Engine::open(&dir).unwrap();
         engine.sync(&SyncOptions::default()).unwrap();
         let docs = eval_sets::read_docs(Path::new(&corpus), "corpus");
-        let cases = eval_sets::cases(&docs, SEED, per_kind);
+        let mut cases = eval_sets::cases(&docs, SEED, per_kind);
         let name = Path::new(&corpus).file_name().map_or(corpus.clone(), |n| n.to_string_lossy().into_owned());
+        let paraphrases = eval_sets::paraphrases(&name, "corpus");
+        for c in &paraphrases {
+            // A paraphrase that shares a word with its title is no paraphrase.
+            if let Some(d) = docs.iter().find(|d| d.rel == c.want) {
+                let shared = eval_sets::shared_with_head(&c.query, d);
+                if !shared.is_empty() {
+                    println!("paraphrase {:?} shares {shared:?} with the title or description of {}", c.query, c.want);
+                }
+            }
+        }
+        cases.extend(paraphrases);
         for kind in eval_sets::Kind::ALL {
             let of_kind: Vec<&eval_sets::Case> = cases.iter().filter(|c| c.kind == kind).collect();
             if of_kind.is_empty() {

@@ -7,7 +7,10 @@
 //! among the body's most telling (tf·idf) and used by other documents too: what a person
 //! who read the page but forgot its title might type. Japanese text gets no inflected kind, and its "words" are the runs
 //! between particles and punctuation. The same corpus and seed give the same set on every
-//! machine. Shared by `tests/it/ranking.rs` and `examples/ranking.rs`.
+//! machine. A sixth kind is written by a person, not generated: the paraphrases of
+//! `testdata/paraphrases/{corpus}.tsv`, queries in the reader's own words that share no
+//! content word with the document's title or description (nor, in Japanese, two characters
+//! in a row). Shared by `tests/it/ranking.rs` and `examples/ranking.rs`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -29,10 +32,12 @@ pub enum Kind {
     Inflected,
     BodyPhrase,
     BodyWords,
+    Paraphrase,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [Kind::Title, Kind::Description, Kind::Inflected, Kind::BodyPhrase, Kind::BodyWords];
+    pub const ALL: [Kind; 6] =
+        [Kind::Title, Kind::Description, Kind::Inflected, Kind::BodyPhrase, Kind::BodyWords, Kind::Paraphrase];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -41,6 +46,7 @@ impl Kind {
             Kind::Inflected => "inflected title",
             Kind::BodyPhrase => "body phrase",
             Kind::BodyWords => "body words",
+            Kind::Paraphrase => "paraphrase",
         }
     }
 }
@@ -348,6 +354,42 @@ pub fn cases(docs: &[Doc], seed: u64, per_kind: usize) -> Vec<Case> {
         }
     }
     out
+}
+
+/// The person-written paraphrases of the corpus named `corpus` (`testdata/paraphrases/{corpus}.tsv`:
+/// `path<TAB>query` per line, `#` for comments), each wanting `{prefix}/{path}`; none if
+/// the corpus has no such file.
+pub fn paraphrases(corpus: &str, prefix: &str) -> Vec<Case> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/paraphrases").join(format!("{corpus}.tsv"));
+    let Ok(text) = std::fs::read_to_string(&file) else { return Vec::new() };
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(path, query)| Case {
+            kind: Kind::Paraphrase,
+            query: query.trim().to_owned(),
+            want: format!("{prefix}/{path}"),
+        })
+        .collect()
+}
+
+/// What `query` shares with the title and description of `d`: content words (by their
+/// first five letters) and, in Japanese, runs of two characters.
+pub fn shared_with_head(query: &str, d: &Doc) -> Vec<String> {
+    let head = format!("{} {}", d.title.as_deref().unwrap_or(""), d.description.as_deref().unwrap_or(""));
+    let prefix = |w: &str| w.chars().take(5).collect::<String>();
+    let taken: HashSet<String> = words(&head).iter().filter(|w| salient(w)).map(|w| prefix(w)).collect();
+    let mut shared: Vec<String> = words(query)
+        .into_iter()
+        .filter(|w| !w.chars().any(is_cjk) && salient(w) && taken.contains(&prefix(w)))
+        .collect();
+    let pairs = |text: &str| -> HashSet<String> {
+        let chars: Vec<char> = text.chars().collect();
+        chars.windows(2).filter(|p| p.iter().all(|c| is_cjk(*c))).map(|p| p.iter().collect()).collect()
+    };
+    let head_pairs = pairs(&head);
+    shared.extend(pairs(query).into_iter().filter(|p| head_pairs.contains(p)));
+    shared
 }
 
 /// Per kind: (MRR@10, recall@1, queries), with `rank` giving a query's position (from 0)
