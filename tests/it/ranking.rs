@@ -19,19 +19,19 @@ const REACHED: [(&str, Kind, f64, f64); 18] = [
     ("eips", Kind::Inflected, 1.000, 1.000),
     ("eips", Kind::BodyPhrase, 1.000, 0.982),
     ("eips", Kind::BodyWords, 0.979, 0.908),
-    ("eips", Kind::Paraphrase, 0.370, 0.140),
+    ("eips", Kind::Paraphrase, 0.588, 0.306),
     ("cpp-docs", Kind::Title, 1.000, 1.000),
     ("cpp-docs", Kind::Description, 1.000, 0.972),
     ("cpp-docs", Kind::Inflected, 1.000, 1.000),
     ("cpp-docs", Kind::BodyPhrase, 0.983, 0.966),
     ("cpp-docs", Kind::BodyWords, 0.994, 0.713),
-    ("cpp-docs", Kind::Paraphrase, 0.606, 0.142),
-    ("ja-otel", Kind::Title, 1.000, 0.989),
-    ("ja-otel", Kind::Description, 1.000, 0.915),
-    ("ja-otel", Kind::Inflected, 1.000, 0.969),
+    ("cpp-docs", Kind::Paraphrase, 0.885, 0.295),
+    ("ja-otel", Kind::Title, 1.000, 1.000),
+    ("ja-otel", Kind::Description, 1.000, 0.952),
+    ("ja-otel", Kind::Inflected, 1.000, 1.000),
     ("ja-otel", Kind::BodyPhrase, 1.000, 1.000),
     ("ja-otel", Kind::BodyWords, 0.964, 0.948),
-    ("ja-otel", Kind::Paraphrase, 0.548, 0.218),
+    ("ja-otel", Kind::Paraphrase, 0.797, 0.423),
 ];
 
 #[test]
@@ -68,6 +68,55 @@ fn every_kind_of_known_item_query_finds_its_document_in_every_corpus() {
     }
     assert!(!failed, "{}", report.join("\n"));
     assert_eq!(report.len(), REACHED.len(), "{}", report.join("\n"));
+}
+
+/// The ids of the documents a query finds, best first.
+fn found(engine: &Engine, query: &str) -> Vec<String> {
+    engine.search(&SearchRequest::new(query)).unwrap().answer.results.into_iter().map(|h| h.ref_id).collect()
+}
+
+/// A root of documents under `docs/`, indexed: (file name, title, body).
+fn indexed(docs: &[(&str, &str, &str)]) -> (TestRoot, Engine) {
+    let mut root = TestRoot::new().file(".tmws/config.toml", "[index]\ninclude = [\"docs\"]\n");
+    for (file, title, body) in docs {
+        root = root.file(&format!("docs/{file}"), &format!("---\ntitle: {title}\n---\n{body}\n"));
+    }
+    let engine = Engine::open(root.path()).unwrap();
+    engine.sync(&SyncOptions::default()).unwrap();
+    (root, engine)
+}
+
+/// A query of one word that is a document's whole title finds that document first, before
+/// pages that say the word more often.
+#[test]
+fn a_one_word_title_finds_its_document_first() {
+    let (_root, engine) = indexed(&[
+        ("android.md", "Android", "Instrument apps on phones."),
+        ("road.md", "Android road to stable", "Android Android Android: the android SDK is stable."),
+        ("kit.md", "Android kit", "The android kit for android apps."),
+    ]);
+    assert_eq!(found(&engine, "android")[0], "docs/android.md");
+    assert_eq!(found(&engine, "Android")[0], "docs/android.md");
+}
+
+/// A query in the reader's own words is found by the body that holds them, not by pages
+/// whose short titles hold one or two of them (the fields of the rest of a search weigh
+/// alike; a name counted four times over before, and the page below came third).
+#[test]
+fn a_paraphrase_is_found_by_the_body_that_holds_its_words() {
+    let filler = "The client keeps a queue of pending items and retries them after a delay. ".repeat(20);
+    let body = format!(
+        "{filler} Each block burns a base price that moves with demand, and senders add a tip for the producer. {filler}"
+    );
+    let (_root, engine) = indexed(&[
+        ("fees.md", "Fee market change", &body),
+        ("burn.md", "Burn price", "What a token costs to destroy, in one table."),
+        ("tips.md", "Tips", "Short advice for new readers of the guide."),
+        ("blocks.md", "Block headers", "Fields every header carries: parent, state root, timestamp."),
+        ("queue.md", "Queue", &filler),
+    ]);
+    // No page holds `wallet`: the search is the union of the words, not a tier.
+    assert_eq!(found(&engine, "burns base price tip producer wallet")[0], "docs/fees.md");
 }
 
 /// The person-written paraphrases keep their rule: each names a document of the samples
