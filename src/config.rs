@@ -555,6 +555,9 @@ mod tests {
             err("[watch]\ndebounce_ms = 86400000\n"),
             (2, 1, "`watch.debounce_ms` must be at most 60000".into())
         );
+        let idle = format!("`watch.auto_idle_secs` must be between 1 and {}", MAX_DAYS * 86_400);
+        assert_eq!(err("[watch]\nauto_idle_secs = 0\n"), (2, 1, idle.clone()));
+        assert_eq!(err("[watch]\nauto_idle_secs = 999999999999\n"), (2, 1, idle));
         // An include that leaves the root is an error once, at load, naming its line.
         let (line, _, msg) = err("[index]\ninclude = [\"/etc\"]\n");
         assert_eq!((line, msg.as_str()), (2, "index include `/etc` must be a path inside the root"));
