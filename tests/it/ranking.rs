@@ -79,7 +79,7 @@ fn found(engine: &Engine, query: &str) -> Vec<String> {
 fn indexed(docs: &[(&str, &str, &str)]) -> (TestRoot, Engine) {
     let mut root = TestRoot::new().file(".tmws/config.toml", "[index]\ninclude = [\"docs\"]\n");
     for (file, title, body) in docs {
-        root = root.file(&format!("docs/{file}"), &format!("---\ntitle: {title}\n---\n{body}\n"));
+        root = root.file(&format!("docs/{file}"), format!("---\ntitle: {title}\n---\n{body}\n"));
     }
     let engine = Engine::open(root.path()).unwrap();
     engine.sync(&SyncOptions::default()).unwrap();
