@@ -1029,6 +1029,7 @@ mod tests {
             "\"password\", \"\"\n",
             "token = ''\n",
             "see http://localhost:9090/graph\n",
+            "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n",
         ] {
             assert_eq!(woken(text), 0, "{text:?}");
         }

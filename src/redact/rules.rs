@@ -808,9 +808,15 @@ fn quoted_hex_32(w: &Window<'_>) -> bool {
     })
 }
 
-/// A window with a key block's first line.
+/// A window with a key block that has a body: after a BEGIN line, 40 base64 characters
+/// before the END line (a template's `-----BEGIN PRIVATE KEY-----\n...` has none). Every
+/// character of the block counts here, the BEGIN line's too: [`key_block`] counts fewer.
 fn begins_key_block(w: &Window<'_>) -> bool {
-    memchr::memmem::find(w.lower, b"-----begin").is_some()
+    memchr::memmem::find_iter(w.lower, b"-----begin").any(|at| {
+        let after = at + 10;
+        let end = memchr::memmem::find(&w.lower[after..], b"-----end").map_or(w.lower.len(), |e| after + e);
+        w.text[at..end].iter().filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/')).count() >= 40
+    })
 }
 
 /// `word`, then (after an optional quote and blanks) one of `given`, somewhere in `lower`.
