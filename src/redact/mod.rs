@@ -150,10 +150,20 @@ impl Keywords {
     }
 }
 
-/// A rule that a keyword wakes in a run, and what must hold where the keyword is found.
-#[derive(Debug, Clone, Copy)]
+/// A rule that a keyword wakes in a run, and what must hold where the keyword is found:
+/// worked out from the rule's expression the first time the keyword is found. Most
+/// processes find none, and working out all 131 in advance took a tenth of a millisecond
+/// of every one.
+#[derive(Debug)]
 struct Prefix {
     rule: usize,
+    keyword: &'static str,
+    holds: OnceLock<Holds>,
+}
+
+/// What must hold where a [`Prefix`]'s keyword is found.
+#[derive(Debug, Clone, Copy)]
+struct Holds {
     /// The keyword as the expression writes it, when the expression is case-sensitive:
     /// `SK` for a Twilio key is not the `sk` of `task` or the `Sk` of `Skip`.
     exact: Option<&'static str>,
@@ -164,21 +174,22 @@ struct Prefix {
 
 impl Prefix {
     fn new(rule: usize, keyword: &'static str) -> Prefix {
-        let pattern = RULES[rule].pattern;
-        let literal = unescaped(pattern);
-        let case_sensitive = !pattern.starts_with("(?i)");
-        Prefix {
-            rule,
-            exact: (case_sensitive && literal.contains(keyword)).then_some(keyword),
-            at_boundary: keyword.as_bytes().first().is_some_and(|&b| is_word(b))
-                && pattern.strip_prefix(r"\b").is_some_and(|rest| starts_with_literal(rest, keyword)),
-        }
+        Prefix { rule, keyword, holds: OnceLock::new() }
     }
 
     /// Whether the keyword found at `at` in `bytes` wakes the rule.
     fn holds(&self, bytes: &[u8], at: usize) -> bool {
-        self.exact.is_none_or(|k| bytes[at..].starts_with(k.as_bytes()))
-            && !(self.at_boundary && at > 0 && is_word(bytes[at - 1]))
+        let holds = self.holds.get_or_init(|| {
+            let (pattern, keyword) = (RULES[self.rule].pattern, self.keyword);
+            let case_sensitive = !pattern.starts_with("(?i)");
+            Holds {
+                exact: (case_sensitive && unescaped(pattern).contains(keyword)).then_some(keyword),
+                at_boundary: keyword.as_bytes().first().is_some_and(|&b| is_word(b))
+                    && pattern.strip_prefix(r"\b").is_some_and(|rest| starts_with_literal(rest, keyword)),
+            }
+        });
+        holds.exact.is_none_or(|k| bytes[at..].starts_with(k.as_bytes()))
+            && !(holds.at_boundary && at > 0 && is_word(bytes[at - 1]))
     }
 }
 
@@ -226,6 +237,11 @@ fn unescaped(pattern: &str) -> String {
     out
 }
 
+/// Where `needle` first is in `hay`: both are a few bytes long.
+fn position(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
 /// A byte of a word, for `\b`.
 fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
@@ -270,16 +286,20 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
     // An anchor is a word that holds no other word: `accesskey=` finds `sharedaccesskey=`.
     // (Merging anchors into shared prefixes to fit a slim searcher's 32, `private` for
     // `private key` and `privatekey`, doubled the search's time on prose: more false
-    // candidates per bucket.)
+    // candidates per bucket.) Words are compared byte by byte: `str::find` sets up a
+    // searcher per call, and its ~3,000 calls here took ~0.15 ms of every process.
     let mut anchors: Vec<&str> = Vec::new();
     for (w, _) in &words {
-        if !words.iter().any(|(other, _)| other != w && w.contains(other.as_str())) {
+        if !words.iter().any(|(other, _)| other != w && position(w.as_bytes(), other.as_bytes()).is_some()) {
             anchors.push(w);
         }
     }
     let anchored = anchors
         .iter()
-        .map(|a| words.iter().enumerate().filter_map(|(k, (w, _))| w.find(a).map(|at| (k, at))).collect())
+        .map(|a| {
+            let holding = words.iter().enumerate();
+            holding.filter_map(|(k, (w, _))| position(w.as_bytes(), a.as_bytes()).map(|at| (k, at))).collect()
+        })
         .collect();
     let mut searcher = packed::Config::new().builder();
     for a in &anchors {
@@ -731,11 +751,12 @@ fn line_end(bytes: &[u8], at: usize) -> usize {
 
 /// Every run of [`RUN`] bytes at least [`RUN_MIN`] long, in order.
 ///
-/// Prose is mostly short words: the text is first read 8 bytes at a time for runs of bytes
-/// above the space (ASCII graphic, or not ASCII: a superset of [`RUN`]'s) at least
-/// [`RUN_MIN`] long, 64 bytes to a mask, and only those are looked at byte by byte. On
-/// 100 KB of documentation this took the search for runs from ~90 µs to ~15 µs (the
-/// byte-by-byte probe it replaces mispredicted a branch at nearly every word).
+/// Prose is mostly short words: the text is first read 8 bytes at a time for runs of ASCII
+/// graphic bytes (a superset of [`RUN`]'s) at least [`RUN_MIN`] long, 64 bytes to a mask,
+/// and only those are looked at byte by byte. On 100 KB of documentation this took the
+/// search for runs from ~90 µs to ~15 µs (the byte-by-byte probe it replaces mispredicted
+/// a branch at nearly every word). Text in other scripts is no run: Japanese sentences
+/// without spaces, taken as runs when bytes above ASCII counted, were a tenth of the search.
 fn runs(bytes: &[u8]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for (start, end) in graphic_runs(bytes) {
@@ -755,18 +776,21 @@ fn runs(bytes: &[u8]) -> Vec<(usize, usize)> {
     out
 }
 
-/// For 8 bytes (little-endian in `x`), bit k set where byte k is above the space (0x21 and
-/// up, or not ASCII). No carry crosses a byte: `(b & 0x7F) + 0x5F` is at most 0xDE.
+/// For 8 bytes (little-endian in `x`), bit k set where byte k is ASCII graphic (0x21 to
+/// 0x7E). No carry crosses a byte: `(b & 0x7F) + 0x5F` is at most 0xDE.
 fn graphic8(x: u64) -> u64 {
     const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const ADD: u64 = 0x5F5F_5F5F_5F5F_5F5F;
-    let high = (((x & LOW7) + ADD) | x) & HIGH;
+    const ONE: u64 = 0x0101_0101_0101_0101;
+    let low = x & LOW7;
+    // 0x21 and up, below 0x7F, and below 0x80.
+    let high = (low + ADD) & !(low + ONE) & !x & HIGH;
     // Gathers the 8 high bits into the top byte (bit 8k + 7 lands on 56 + k).
     high.wrapping_mul(0x0002_0408_1020_4081) >> 56
 }
 
-/// The mask of up to 64 bytes: bit j set where byte j is above the space.
+/// The mask of up to 64 bytes: bit j set where byte j is ASCII graphic.
 fn graphic64(block: &[u8]) -> u64 {
     let mut mask = 0;
     let mut words = block.chunks_exact(8);
@@ -776,12 +800,12 @@ fn graphic64(block: &[u8]) -> u64 {
     }
     let done = block.len() - words.remainder().len();
     for (j, &b) in words.remainder().iter().enumerate() {
-        mask |= u64::from(b > b' ') << (done + j);
+        mask |= u64::from(b.is_ascii_graphic()) << (done + j);
     }
     mask
 }
 
-/// Every run of bytes above the space at least [`RUN_MIN`] long, in order: a block of 64
+/// Every run of ASCII graphic bytes at least [`RUN_MIN`] long, in order: a block of 64
 /// bytes is looked at bit by bit only when it holds such a run or ends one.
 fn graphic_runs(bytes: &[u8]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -805,7 +829,7 @@ fn graphic_runs(bytes: &[u8]) -> Vec<(usize, usize)> {
                 continue;
             }
         }
-        // Each byte at or below the space ends the open run.
+        // Each byte that is not ASCII graphic ends the open run.
         let mut ends = !m & (u64::MAX >> (64 - block.len()));
         let mut next = 0;
         while ends != 0 {

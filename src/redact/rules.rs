@@ -737,7 +737,9 @@ fn names_password(w: &Window<'_>) -> bool {
 /// A window with a `.pgpass` line: a word of five fields split by `:`, the second a port or
 /// `*`.
 fn pgpass_shaped(w: &Window<'_>) -> bool {
-    w.text.split(u8::is_ascii_whitespace).any(|word| {
+    // Every run of the text comes here: most hold no `:` at all.
+    memchr::memchr(b':', w.text).is_some()
+        && w.text.split(u8::is_ascii_whitespace).any(|word| {
         let mut fields = word.split(|&b| b == b':');
         let (Some(host), Some(port)) = (fields.next(), fields.next()) else { return false };
         !host.is_empty()
@@ -755,7 +757,9 @@ fn discord_byte(b: u8) -> bool {
 /// between them, at least 24 before the first and 27 after the second.
 fn discord_shaped(w: &Window<'_>) -> bool {
     let t = w.text;
-    memchr::memchr_iter(b'.', t).any(|at| {
+    // Every run of the text comes here: most are shorter than a token.
+    t.len() >= 24 + 1 + 6 + 1 + 27
+        && memchr::memchr_iter(b'.', t).any(|at| {
         t.get(at + 7) == Some(&b'.')
             && t[at + 1..at + 7].iter().all(|&b| discord_byte(b))
             && t[..at].iter().rev().take(24).filter(|&&b| discord_byte(b)).count() == 24
@@ -775,19 +779,11 @@ fn has_call(w: &Window<'_>) -> bool {
 
 /// A window with a run of exactly 40 base64 characters that looks like an AWS secret key.
 fn holds_forty(w: &Window<'_>) -> bool {
-    let t = w.text;
-    let mut run = 0;
-    for (i, &b) in t.iter().chain(std::iter::once(&b' ')).enumerate() {
-        if b.is_ascii_alphanumeric() || b == b'/' || b == b'+' {
-            run += 1;
-        } else {
-            if run == 40 && std::str::from_utf8(&t[i - 40..i]).is_ok_and(aws_secret_value) {
-                return true;
-            }
-            run = 0;
-        }
-    }
-    false
+    // Every run of the text comes here: most are shorter than a key.
+    w.text.len() >= 40
+        && w.text
+            .split(|&b| !(b.is_ascii_alphanumeric() || b == b'/' || b == b'+'))
+            .any(|run| run.len() == 40 && std::str::from_utf8(run).is_ok_and(aws_secret_value))
 }
 
 /// A window with a word of exactly 52 characters of base32 (`a-z`, `2-7`): an Azure DevOps
