@@ -239,7 +239,8 @@ fn unescaped(pattern: &str) -> String {
 
 /// Where `needle` first is in `hay`: both are a few bytes long.
 fn position(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    let first = *needle.first()?;
+    hay.windows(needle.len()).position(|w| w[0] == first && w == needle)
 }
 
 /// A byte of a word, for `\b`.
@@ -259,7 +260,7 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
     let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
     let mut words: Vec<(String, Vec<usize>)> = Vec::new();
     let mut names: Vec<(String, Vec<usize>)> = Vec::new();
-    let mut tokens: Vec<(String, Vec<Prefix>)> = Vec::new();
+    let mut prefixes: Vec<(String, Prefix)> = Vec::new();
     let mut flags = Vec::new();
     let mut always = Vec::new();
     let mut user_info = Vec::new();
@@ -273,14 +274,21 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
             let k = keyword.to_ascii_lowercase();
             match rule.scope {
                 _ if k.starts_with('-') => flags.push((k, i)),
-                Scope::Token => match tokens.iter_mut().find(|(w, _)| *w == k) {
-                    Some((_, prefixes)) => prefixes.push(Prefix::new(i, keyword)),
-                    None => tokens.push((k, vec![Prefix::new(i, keyword)])),
-                },
+                Scope::Token => prefixes.push((k, Prefix::new(i, keyword))),
                 Scope::Named(..) => wakes(&mut names, k, i),
                 Scope::Lines(..) | Scope::Text | Scope::Runs => wakes(&mut words, k, i),
                 Scope::UserInfo => {}
             }
+        }
+    }
+    // The rules each provider prefix wakes, grouped by sorting: 131 prefixes looked up one
+    // by one in a list took ~0.05 ms of every process.
+    prefixes.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut tokens: Vec<(String, Vec<Prefix>)> = Vec::new();
+    for (k, prefix) in prefixes {
+        match tokens.last_mut() {
+            Some((last, list)) if *last == k => list.push(prefix),
+            _ => tokens.push((k, vec![prefix])),
         }
     }
     // An anchor is a word that holds no other word: `accesskey=` finds `sharedaccesskey=`.
