@@ -740,12 +740,12 @@ fn pgpass_shaped(w: &Window<'_>) -> bool {
     // Every run of the text comes here: most hold no `:` at all.
     memchr::memchr(b':', w.text).is_some()
         && w.text.split(u8::is_ascii_whitespace).any(|word| {
-        let mut fields = word.split(|&b| b == b':');
-        let (Some(host), Some(port)) = (fields.next(), fields.next()) else { return false };
-        !host.is_empty()
-            && (port == b"*" || !port.is_empty() && port.iter().all(u8::is_ascii_digit))
-            && fields.filter(|f| !f.is_empty()).count() >= 3
-    })
+            let mut fields = word.split(|&b| b == b':');
+            let (Some(host), Some(port)) = (fields.next(), fields.next()) else { return false };
+            !host.is_empty()
+                && (port == b"*" || !port.is_empty() && port.iter().all(u8::is_ascii_digit))
+                && fields.filter(|f| !f.is_empty()).count() >= 3
+        })
 }
 
 /// A byte of a Discord token's three parts.
@@ -760,11 +760,11 @@ fn discord_shaped(w: &Window<'_>) -> bool {
     // Every run of the text comes here: most are shorter than a token.
     t.len() >= 24 + 1 + 6 + 1 + 27
         && memchr::memchr_iter(b'.', t).any(|at| {
-        t.get(at + 7) == Some(&b'.')
-            && t[at + 1..at + 7].iter().all(|&b| discord_byte(b))
-            && t[..at].iter().rev().take(24).filter(|&&b| discord_byte(b)).count() == 24
-            && t[at + 8..].iter().take(27).filter(|&&b| discord_byte(b)).count() == 27
-    })
+            t.get(at + 7) == Some(&b'.')
+                && t[at + 1..at + 7].iter().all(|&b| discord_byte(b))
+                && t[..at].iter().rev().take(24).filter(|&&b| discord_byte(b)).count() == 24
+                && t[at + 8..].iter().take(27).filter(|&&b| discord_byte(b)).count() == 27
+        })
 }
 
 /// A window with a call that takes credentials: `NetworkCredential("`, `BasicAuth('`.
@@ -789,9 +789,11 @@ fn holds_forty(w: &Window<'_>) -> bool {
 /// A window with a word of exactly 52 characters of base32 (`a-z`, `2-7`): an Azure DevOps
 /// token's shape.
 fn holds_fifty_two(w: &Window<'_>) -> bool {
-    w.text
-        .split(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
-        .any(|word| word.len() == 52 && word.iter().all(|&b| b.is_ascii_lowercase() || (b'2'..=b'7').contains(&b)))
+    // Every run of a text that names Azure DevOps comes here: most are shorter.
+    w.text.len() >= 52
+        && w.text
+            .split(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+            .any(|word| word.len() == 52 && word.iter().all(|&b| b.is_ascii_lowercase() || (b'2'..=b'7').contains(&b)))
 }
 
 /// A window with 32 hexadecimal digits in quotes.
