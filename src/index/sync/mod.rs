@@ -186,6 +186,9 @@ impl Index {
         report.files = scanned.len();
         tracing::debug!(files = scanned.len(), ms = started.elapsed().as_millis(), "sync: scanned");
         let plan::Diff { vanished, to_read } = plan::diff(&scanned, &manifest.files, targets);
+        if to_read.len() >= crate::sys::LARGE_SYNC {
+            crate::sys::lean();
+        }
 
         let marker = self.root.join(layout::SYNCING_MARKER);
         let working = full || !vanished.is_empty() || !to_read.is_empty();

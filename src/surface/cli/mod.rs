@@ -537,7 +537,7 @@ pub fn run() -> ExitCode {
     };
     init_logging(cli.color.colours(io::stderr().is_terminal()));
     if matches!(cli.command, Command::Mcp | Command::Serve { .. } | Command::Watch { .. }) {
-        crate::sys::long_running();
+        crate::sys::lean();
     }
     let result = if matches!(cli.command, Command::Mcp) {
         // The protocol owns stdout: holding its lock here would block every answer.
