@@ -26,8 +26,9 @@ const MI_OPTION_PURGE_DELAY: c_int = 15;
 /// resident while any 4 KiB of it is in use). For processes that stay up and idle (`mcp`,
 /// `serve`, `watch`: their first sync is ~10 % slower, their idle footprint a third
 /// smaller), and for a sync about to read [`LARGE_SYNC`] files or more, whose peak it
-/// lowers by a quarter at a cost within noise (100k synthetic pages: 227–241 → 174–176 MB;
-/// win32-shaped 48k: 267–285 → 205–208 MB). A small command keeps both: turning huge pages
+/// lowers by a fifth (fat LTO, writer buffers of 96 MB: 100k synthetic pages 225–241 →
+/// 176–188 MB in the same time; win32-shaped 48k 256–287 → 211–217 MB, medians 7.95 →
+/// 8.47 s over three interleaved runs). A small command keeps both: turning huge pages
 /// off made a one-shot `memory add` ~10 % slower, with twice the page faults.
 #[allow(unsafe_code)]
 pub fn lean() {

@@ -36,10 +36,11 @@ use crate::store;
 /// written when its share fills, and at a commit every thread's is, at once: the buffers
 /// and the sorted terms of all of them are the peak of a build. 96 MB took a full build
 /// of a win32-shaped tree (48k pages, 203 MB) from 349 to about 270 MB of peak RSS in the
-/// same time as 256 MB (medians, 2 cores), writing 6 segments instead of 2; 64 MB, with
-/// the process made lean for a large sync ([`crate::sys::lean`]), took it from 210–216 to
-/// 176–186 MB, and a 100k-file root of short pages from 179–187 to 152–154 MB, in times
-/// within the machine's noise (win32-shaped medians 9.1 and 9.5 s, non-LTO, five runs).
+/// same time as 256 MB (medians, 2 cores), writing 6 segments instead of 2. 64 MB, with
+/// the process made lean for a large sync ([`crate::sys::lean`]), took it from 211–217 to
+/// 166–182 MB for ~5 % more time (fat LTO, medians of three interleaved runs: 8.47 →
+/// 8.91 s), and a 100k-file root of short pages from 176–188 to 151–153 MB in the same
+/// time (4.5–4.8 s): the peak stays under 200 MB on both.
 const WRITER_MEMORY: usize = 64 << 20;
 
 /// What the last commit recorded.
