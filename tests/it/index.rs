@@ -206,7 +206,7 @@ results:
     tags:
       - registry
     status: done
-    score: 9
+    score: 5
 "
     );
     let out = root.run(&["search", "connection pool", "--limit", "2", "--format", "table"]);
@@ -214,7 +214,7 @@ results:
         out.stdout,
         " 100%  entry  devtools/common                   resources/workspaces/devtools/common/_features/260601-lazy-pool.md                    \
 Lazy connection pool: Downstream MCP servers start on first call and close after a TTL; at most ten…
-   9%  entry  devtools/common/registry-service  resources/workspaces/devtools/common/registry-service/_plans/260801-introspection.md  \
+   5%  entry  devtools/common/registry-service  resources/workspaces/devtools/common/registry-service/_plans/260801-introspection.md  \
 Introspect servers once: Connect to each server once at build time, record its tools, then disconnect.
 "
     );
@@ -223,7 +223,7 @@ Introspect servers once: Connect to each server once at build time, record its t
     let b = root.run(&["search", "connection pool", "--format", "json"]).stdout;
     assert_eq!(a, b);
     let v: serde_json::Value = serde_json::from_str(&a).unwrap();
-    assert_eq!(v["results"][1]["score"], 9);
+    assert_eq!(v["results"][1]["score"], 5);
 }
 
 #[test]

@@ -19,19 +19,19 @@ const REACHED: [(&str, Kind, f64, f64); 18] = [
     ("eips", Kind::Inflected, 1.000, 1.000),
     ("eips", Kind::BodyPhrase, 1.000, 0.982),
     ("eips", Kind::BodyWords, 0.979, 0.908),
-    ("eips", Kind::Paraphrase, 0.588, 0.306),
+    ("eips", Kind::Paraphrase, 0.695, 0.403),
     ("cpp-docs", Kind::Title, 1.000, 1.000),
     ("cpp-docs", Kind::Description, 1.000, 0.972),
     ("cpp-docs", Kind::Inflected, 1.000, 1.000),
     ("cpp-docs", Kind::BodyPhrase, 0.983, 0.966),
     ("cpp-docs", Kind::BodyWords, 0.994, 0.713),
-    ("cpp-docs", Kind::Paraphrase, 0.885, 0.295),
+    ("cpp-docs", Kind::Paraphrase, 0.955, 0.440),
     ("ja-otel", Kind::Title, 1.000, 1.000),
-    ("ja-otel", Kind::Description, 1.000, 0.952),
+    ("ja-otel", Kind::Description, 1.000, 0.948),
     ("ja-otel", Kind::Inflected, 1.000, 1.000),
     ("ja-otel", Kind::BodyPhrase, 1.000, 1.000),
     ("ja-otel", Kind::BodyWords, 0.964, 0.948),
-    ("ja-otel", Kind::Paraphrase, 0.797, 0.423),
+    ("ja-otel", Kind::Paraphrase, 0.897, 0.646),
 ];
 
 #[test]
@@ -100,8 +100,8 @@ fn a_one_word_title_finds_its_document_first() {
 }
 
 /// A query in the reader's own words is found by the body that holds them, not by pages
-/// whose short titles hold one or two of them (the fields of the rest of a search weigh
-/// alike; a name counted four times over before, and the page below came third).
+/// whose short titles hold one or two of them (a name counted four times over in the rest
+/// of a search once, and the page below came third).
 #[test]
 fn a_paraphrase_is_found_by_the_body_that_holds_its_words() {
     let filler = "The client keeps a queue of pending items and retries them after a delay. ".repeat(20);
@@ -117,6 +117,40 @@ fn a_paraphrase_is_found_by_the_body_that_holds_its_words() {
     ]);
     // No page holds `wallet`: the search is the union of the words, not a tier.
     assert_eq!(found(&engine, "burns base price tip producer wallet")[0], "docs/fees.md");
+}
+
+/// The rest of a search weighs the body first: a short name or description holding one or
+/// two of a query's words scores high in BM25 (few tokens, rare in names), and with every
+/// field weighed alike such pages came before the page whose long body holds the query.
+#[test]
+fn a_body_holding_the_query_outranks_short_names_and_descriptions_holding_part_of_it() {
+    let filler = "The node keeps a queue of pending items and retries them after a delay. ".repeat(30);
+    let doc = |title: &str, description: &str, body: &str| {
+        format!("---\ntitle: {title}\ndescription: {description}\n---\n{body}\n")
+    };
+    let (_root, engine) = {
+        let root = TestRoot::new()
+            .file(".tmws/config.toml", "[index]\ninclude = [\"docs\"]\n")
+            .file(
+                "docs/self-call.md",
+                doc(
+                    "Self-call discount",
+                    "A change to the price of one opcode.",
+                    &format!(
+                        "{filler} A contract calling itself pays less than a jump, so recursion gets cheaper. {filler}"
+                    ),
+                ),
+            )
+            .file("docs/recursion.md", doc("Recursion", "Recursion depth, made cheaper to check.", "See the limits."))
+            .file("docs/cheaper.md", doc("Cheaper storage", "Calling conventions.", "Slots cost less."))
+            .file("docs/itself.md", doc("The chain itself", "Pays the validators.", "Rewards."));
+        let engine = Engine::open(root.path()).unwrap();
+        engine.sync(&SyncOptions::default()).unwrap();
+        (root, engine)
+    };
+    // No page holds `wallet`: the search is the union of the words, not a tier.
+    let hits = found(&engine, "contract calling itself recursion cheaper wallet");
+    assert_eq!(hits[0], "docs/self-call.md", "{hits:?}");
 }
 
 /// The person-written paraphrases keep their rule: each names a document of the samples
