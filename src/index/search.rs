@@ -152,8 +152,8 @@ pub struct SearchResults {
 }
 
 /// Field boosts: name and summary over tags over description over body. They order the
-/// documents of a tier (all of which hold the query as a name, a phrase or every word) and
-/// memories ranked by importance; the rest of a document search weighs the body first.
+/// exact-name and phrase tiers and memories ranked by importance; the every-word tier and
+/// the rest of a document search weigh the body more (see [`every_word`], [`body_first`]).
 fn boosted(f: &Fields) -> [(Field, f32); 4] {
     [(f.name, 4.0), (f.tags, 2.0), (f.description, 1.5), (f.body, 1.0)]
 }
@@ -174,10 +174,10 @@ fn body_first(f: &Fields) -> [(Field, f32); 4] {
     [(f.name, 0.1), (f.tags, 0.1), (f.description, 0.5), (f.body, 1.0)]
 }
 
-/// The fields the every-word tier is ordered by. Each of its pages holds every word, and
-/// the boosts put a page whose name held one of them before the page whose body held them
-/// all, more often; a name still counts as much as a body, so that inflected title words
-/// find their page first. Against the boosts, MRR@10 on the full corpora: body words EIPs
+/// The fields the every-word tier is ordered by. Each of its pages holds every word; with
+/// the boosts, a page whose name held one of them came before the page whose summary held
+/// them all. A name still counts as much as a body, so that inflected title words find
+/// their page first. Against the boosts, MRR@10 on the full corpora: body words EIPs
 /// 0.908 → 0.933, cpp-docs 0.713 → 0.732, ja-otel 0.948 → 0.951, description words EIPs
 /// 0.989 → 0.998 and ja-otel 0.948 → 0.941; the rest unchanged. A name weighed below the
 /// body (0.1–0.5) did better on body words (cpp-docs 0.740–0.748) but lost an EIP's
@@ -639,8 +639,8 @@ impl Index {
     }
 
     /// The results of the tiers above `SomeTerms` for a query of several words, best
-    /// first, at most `limit`: each tier's condition narrows, a union scores (`unions`: the
-    /// boosted one, and the every-word tier's).
+    /// first, at most `limit`: each tier's condition narrows, a union scores (the boosted
+    /// one, and for the every-word tier its own).
     fn tiers(
         &self,
         searcher: &Searcher,
