@@ -60,26 +60,56 @@ pub const GEMINI_CONFIG: &str = ".gemini/settings.json";
 /// Ignore rules of tmws' own, beside `.gitignore` and `.ignore`.
 pub const IGNORE_FILE: &str = ".tmwsignore";
 
-/// The derived index.
-pub const INDEX_DIR: &str = ".tmws/cache/index";
+/// The folder of every version's index (DESIGN §3).
+pub const INDEX_PARENT: &str = ".tmws/cache/index";
+
+/// A path in this version's folder of the index.
+macro_rules! index_home {
+    () => {
+        ".tmws/cache/index/v11"
+    };
+    ($name:literal) => {
+        concat!(index_home!(), "/", $name)
+    };
+}
+
+/// This version's index and everything bound to its format, in a folder of its own
+/// (`v` + [`crate::index::SCHEMA_VERSION`], which a test holds equal): a process of
+/// another version, such as a watcher or MCP server started before an upgrade, keeps its
+/// own folder, so neither deletes or rewrites the other's index under it. The folders of
+/// versions that no process writes any more are removed (`index::retire`).
+pub const INDEX_HOME: &str = index_home!();
+/// The derived index (tantivy's files).
+pub const INDEX_DIR: &str = index_home!("segments");
 /// Held while a process finds, creates or rebuilds the index (beside it: a rebuild deletes
 /// the index folder).
-pub const INDEX_OPEN_LOCK: &str = ".tmws/cache/index-open.lock";
+pub const INDEX_OPEN_LOCK: &str = index_home!("open.lock");
 /// Present while the writer applies changes it has found.
-pub const SYNCING_MARKER: &str = ".tmws/cache/syncing";
+pub const SYNCING_MARKER: &str = index_home!("syncing");
 /// A sync asked of the process that keeps the index (`tmws index` beside `tmws mcp`), and
 /// its answer.
-pub const SYNC_REQUEST: &str = ".tmws/cache/sync-request.json";
-pub const SYNC_ANSWER: &str = ".tmws/cache/sync-answer.json";
+pub const SYNC_REQUEST: &str = index_home!("sync-request.json");
+pub const SYNC_ANSWER: &str = index_home!("sync-answer.json");
 /// When a command-line query last asked a process that keeps the index (the time in ms):
 /// a `tmws watch --idle-exit` stops once it is old.
-pub const QUERIED_MARKER: &str = ".tmws/cache/queried";
+pub const QUERIED_MARKER: &str = index_home!("queried");
+/// The indexed files' states.
+pub const MANIFEST_FILE: &str = index_home!("manifest.bin");
+/// Changes appended to the manifest since it was written whole.
+pub const JOURNAL_FILE: &str = index_home!("manifest.log");
+/// Where versions up to 10 kept the index's files: tantivy's straight in
+/// [`INDEX_PARENT`], these beside it.
+pub const LEGACY_INDEX_FILES: [&str; 7] = [
+    ".tmws/cache/index-open.lock",
+    ".tmws/cache/syncing",
+    ".tmws/cache/sync-request.json",
+    ".tmws/cache/sync-answer.json",
+    ".tmws/cache/queried",
+    ".tmws/cache/manifest.bin",
+    ".tmws/cache/manifest.log",
+];
 /// What the last memory upkeep did, and when (DESIGN §6).
 pub const UPKEEP_FILE: &str = ".tmws/cache/upkeep.json";
-/// The indexed files' states.
-pub const MANIFEST_FILE: &str = ".tmws/cache/manifest.bin";
-/// Changes appended to the manifest since it was written whole.
-pub const JOURNAL_FILE: &str = ".tmws/cache/manifest.log";
 /// How often each memory was read (a derived count).
 pub const ACCESS_FILE: &str = ".tmws/cache/memory-access.json";
 /// The commit that introduced each memory, read from git history (derived).
@@ -472,6 +502,26 @@ mod tests {
             assert_eq!(classify(&format!("{derived}.jsonl")), FileKind::Other, "{derived}");
         }
         assert!(in_dir(&memory_lock("long-term"), CACHE_DIR));
+    }
+
+    #[test]
+    fn this_versions_index_lives_in_a_folder_named_by_its_schema_version() {
+        assert_eq!(INDEX_HOME, format!("{INDEX_PARENT}/v{}", crate::index::SCHEMA_VERSION));
+        for f in [
+            INDEX_DIR,
+            INDEX_OPEN_LOCK,
+            SYNCING_MARKER,
+            SYNC_REQUEST,
+            SYNC_ANSWER,
+            QUERIED_MARKER,
+            MANIFEST_FILE,
+            JOURNAL_FILE,
+        ] {
+            assert!(in_dir(f, INDEX_HOME), "{f}");
+        }
+        for f in LEGACY_INDEX_FILES {
+            assert!(in_dir(f, CACHE_DIR) && !in_dir(f, INDEX_PARENT), "{f}");
+        }
     }
 
     #[test]

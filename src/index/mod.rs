@@ -1,4 +1,5 @@
-//! The derived full-text index (DESIGN §3): tantivy under `.tmws/cache/index/`.
+//! The derived full-text index (DESIGN §3): tantivy under `.tmws/cache/index/`, in this
+//! version's folder ([`crate::layout::INDEX_HOME`]).
 //!
 //! The index is disposable: every item in it is derived from a file, keyed on its refId,
 //! and a sync converges it to the files whatever happened before (a crash, a kill, a
@@ -12,6 +13,7 @@ mod frozen;
 pub mod items;
 pub mod manifest;
 pub mod memlog;
+pub mod retire;
 pub mod schema;
 pub mod search;
 pub mod stats;
@@ -120,6 +122,14 @@ impl Index {
             Err(e) => return Err(tantivy_err(e)),
         };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
+        if writer.is_some() {
+            match retire::retire_other_versions(root) {
+                Ok(r) => {
+                    r.removed.iter().for_each(|f| tracing::info!("removed the index of another tmws version: {f}"))
+                }
+                Err(e) => tracing::warn!("cannot remove the index of another tmws version: {e}"),
+            }
+        }
         Ok(Index {
             root: root.to_path_buf(),
             index,

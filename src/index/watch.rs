@@ -404,7 +404,7 @@ mod tests {
         assert!(hits(&index, "alpha").is_empty());
         assert_eq!(hits(&index, "charlie"), ["resources/workspaces/w/_lessons/260103-c.md"]);
         assert!(hits(&index, "delta").is_empty(), "a path no batch named is left for the next sync");
-        assert!(dir.path().join(".tmws/cache/manifest.bin").exists());
+        assert!(dir.path().join(crate::layout::MANIFEST_FILE).exists());
     }
 
     #[test]

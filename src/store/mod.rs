@@ -138,6 +138,39 @@ impl FileLock {
         file.lock().map_err(|e| Error::io(path, e))?;
         Ok(FileLock { _file: file })
     }
+
+    /// Takes the lock at `path` below `root` like [`FileLock::exclusive`], or answers None
+    /// at once when another process (or another handle in this one) holds it.
+    pub fn try_exclusive(root: &Path, path: &Path) -> Result<Option<FileLock>> {
+        if let Some(dir) = path.parent() {
+            create_dir_in(root, dir)?;
+        }
+        let file = guard::write_options()
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(path, guard::writing(path, e)))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(FileLock { _file: file })),
+            Err(fs::TryLockError::WouldBlock) => Ok(None),
+            Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// Whether a process holds the lock of an existing lock file (one that is not there is
+    /// held by no one). The file is neither created nor kept locked.
+    pub fn is_held(path: &Path) -> Result<bool> {
+        let file = match guard::write_options().open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(Error::io(path, guard::writing(path, e))),
+        };
+        match file.try_lock() {
+            Ok(()) => Ok(false),
+            Err(fs::TryLockError::WouldBlock) => Ok(true),
+            Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
+        }
+    }
 }
 
 /// A file open for reads at any offset: what reads a few blocks of a large file.

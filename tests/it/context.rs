@@ -261,7 +261,7 @@ fn beside_a_writer_that_is_applying_changes_answers_say_stale() {
     let engine = tmws::query::Engine::open(root.path()).unwrap();
     let sync = || engine.sync(&tmws::query::SyncOptions::default()).unwrap();
     assert!(!sync().reader_only, "this test holds the writer role");
-    let marker = root.path().join(".tmws/cache/syncing");
+    let marker = root.path().join(format!("{}/syncing", tmws::INDEX_HOME));
     assert!(!marker.exists());
     let fresh = json(&root, &["-w", "nihongo", "--no-defaults", "--topics", "lessons"]);
     assert_eq!(fresh.get("stale"), None);
@@ -269,7 +269,7 @@ fn beside_a_writer_that_is_applying_changes_answers_say_stale() {
     assert!(!search.contains("stale"), "{search}");
 
     // The writer found changes and has not committed yet: readers wait briefly, then say so.
-    root.write(".tmws/cache/syncing", "4242");
+    root.write(&format!("{}/syncing", tmws::INDEX_HOME), "4242");
     let started = std::time::Instant::now();
     let v = json(&root, &["-w", "nihongo", "--no-defaults", "--topics", "lessons"]);
     assert!(started.elapsed() >= std::time::Duration::from_millis(200));
@@ -282,7 +282,7 @@ fn beside_a_writer_that_is_applying_changes_answers_say_stale() {
     // nothing to do.
     sync();
     assert!(!marker.exists());
-    root.write(".tmws/cache/syncing", "4242");
+    root.write(&format!("{}/syncing", tmws::INDEX_HOME), "4242");
 
     // Once the writer's sync is done, the marker is gone and so is `stale`.
     root.write(

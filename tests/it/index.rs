@@ -48,8 +48,8 @@ fn small_syncs_journal_the_manifest_and_the_next_process_replays_the_journal() {
         .file(&plan(1), entry("Alpha", "First plan.", "alpha body"))
         .file(&plan(2), entry("Beta", "Second plan.", "beta body"));
     assert!(root.run(&["index"]).stdout.starts_with("indexed 2 new, 0 changed, 0 removed"));
-    let manifest_path = root.path().join(".tmws/cache/manifest.bin");
-    let journal = root.path().join(".tmws/cache/manifest.log");
+    let manifest_path = root.path().join(format!("{}/manifest.bin", tmws::INDEX_HOME));
+    let journal = root.path().join(format!("{}/manifest.log", tmws::INDEX_HOME));
     let manifest = std::fs::read(&manifest_path).unwrap();
     assert!(!journal.exists());
 
@@ -311,7 +311,7 @@ fn a_corrupt_or_foreign_index_is_rebuilt_with_one_line() {
     let root =
         TestRoot::new().file("resources/workspaces/w/OVERVIEW.md", "---\nname: W\ndescription: hello world\n---\n");
     assert_eq!(hits(&root.run(&["--json", "search", "hello"])), vec!["resources/workspaces/w/OVERVIEW.md"]);
-    root.write(".tmws/cache/index/meta.json", "{ not json");
+    root.write(&format!("{}/segments/meta.json", tmws::INDEX_HOME), "{ not json");
     let out = root.run(&["index"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.starts_with("tmws: rebuilt the index from the files: it could not be opened"), "{}", out.stderr);
@@ -581,4 +581,70 @@ fn a_large_sync_turns_huge_pages_off_and_a_small_one_does_not() {
             "{files} files: {noted:?}, not {expected:?}"
         );
     }
+}
+
+/// Regression: up to version 10 every tmws kept its index straight in
+/// `.tmws/cache/index/`, and a new version that found an older one's index there deleted
+/// and rebuilt it, under the writer of a process started before the upgrade (a watcher,
+/// an editor's MCP server), which then wrote its own version back: each rebuilt the index
+/// on every query of the other. Now each version keeps its own folder: an older version's
+/// index is left alone, byte for byte, while its writer holds it, and removed once it is
+/// released; so is the folder of another version's.
+#[test]
+fn another_versions_index_is_left_alone_while_written_and_removed_once_released() {
+    let root = TestRoot::sample();
+    let old_files = [
+        ".tmws/cache/index/meta.json",
+        ".tmws/cache/index/0a1b2c3d.store",
+        ".tmws/cache/index/.tantivy-writer.lock",
+        ".tmws/cache/index-open.lock",
+        ".tmws/cache/manifest.bin",
+        ".tmws/cache/queried",
+    ];
+    for (i, rel) in old_files.iter().enumerate() {
+        root.write(rel, format!("written by version 10 ({i})"));
+    }
+    let other = ".tmws/cache/index/v12/segments/meta.json";
+    root.write(other, "written by version 12");
+    root.write(".tmws/cache/index/v12/segments/.tantivy-writer.lock", "");
+    // The two older processes' writers, as tantivy holds them: an advisory lock.
+    let hold = |rel: &str| {
+        let f = std::fs::OpenOptions::new().write(true).open(root.path().join(rel)).unwrap();
+        f.lock().unwrap();
+        f
+    };
+    let old_writer = hold(".tmws/cache/index/.tantivy-writer.lock");
+    let other_writer = hold(".tmws/cache/index/v12/segments/.tantivy-writer.lock");
+    let found = |root: &TestRoot| {
+        let out = root.run(&["--json", "search", "connection pool"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        v["results"].as_array().unwrap().iter().map(|r| r["refId"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+    let first = found(&root);
+    assert!(
+        first.contains(&"resources/workspaces/devtools/common/_features/260601-lazy-pool.md".to_owned()),
+        "{first:?}"
+    );
+    for (i, rel) in old_files.iter().enumerate() {
+        assert_eq!(root.read(rel), format!("written by version 10 ({i})"), "{rel}");
+    }
+    assert_eq!(root.read(other), "written by version 12");
+    assert!(root.path().join(tmws::INDEX_HOME).join("segments/meta.json").is_file());
+
+    drop(old_writer);
+    assert_eq!(found(&root), first);
+    for rel in old_files {
+        assert!(!root.path().join(rel).exists(), "{rel} is removed once no process writes it");
+    }
+    assert_eq!(root.read(other), "written by version 12", "still written");
+
+    drop(other_writer);
+    assert_eq!(found(&root), first);
+    assert!(!root.path().join(".tmws/cache/index/v12").exists());
+    let left: Vec<String> = std::fs::read_dir(root.path().join(".tmws/cache/index"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec![tmws::INDEX_HOME.rsplit('/').next().unwrap().to_owned()]);
 }

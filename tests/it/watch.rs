@@ -318,7 +318,7 @@ fn a_sync_that_failed_is_made_good_without_another_change() {
     let mut w = Watch::start(&root);
     w.expect("synced:");
     // A folder in the way of the sync's marker file makes the next sync fail.
-    let blocker = root.path().join(".tmws/cache/syncing");
+    let blocker = root.path().join(format!("{}/syncing", tmws::INDEX_HOME));
     std::fs::create_dir_all(blocker.join("in-the-way")).unwrap();
     root.write(&format!("{L}/260102-b.md"), lesson("bravo"));
     let failed = w.expect("tmws: sync failed:");
