@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::layout::QUERIED_MARKER;
+use crate::store::FileStamp;
 
 /// Writes the time now (ms since the epoch) to the marker a `tmws watch --idle-exit` reads.
 /// A root that cannot take it loses nothing but that watcher's stay.
@@ -42,4 +43,53 @@ pub(crate) fn spawn(exe: &Path, root: &Path, idle_secs: u64) -> std::io::Result<
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.spawn().map(|child| child.id())
+}
+
+/// What the running executable's file was when a watcher started: once another file is
+/// there (an upgrade: `cargo install`, a package manager), the started watcher stops, so
+/// that the next query starts the new binary instead of following the old one for as long
+/// as queries keep it alive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExeStamp {
+    path: std::path::PathBuf,
+    file: Option<FileStamp>,
+}
+
+impl ExeStamp {
+    /// The running executable's file now; None where the system does not say which it is.
+    pub fn of_current_exe() -> Option<ExeStamp> {
+        std::env::current_exe().ok().map(|path| ExeStamp::of(&path))
+    }
+
+    /// The file at `path` now.
+    pub fn of(path: &Path) -> ExeStamp {
+        ExeStamp { path: path.to_path_buf(), file: FileStamp::of(path) }
+    }
+
+    /// Whether the file at the same path is another one now (replaced, rewritten or gone).
+    pub fn replaced(&self) -> bool {
+        ExeStamp::of(&self.path) != *self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_executable_rewritten_renamed_over_or_removed_counts_as_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("tmws");
+        std::fs::write(&exe, b"old binary").unwrap();
+        let stamp = ExeStamp::of(&exe);
+        assert!(!stamp.replaced(), "the same file");
+        std::fs::write(dir.path().join("new"), b"new binary, longer").unwrap();
+        std::fs::rename(dir.path().join("new"), &exe).unwrap();
+        assert!(stamp.replaced(), "renamed over");
+        let stamp = ExeStamp::of(&exe);
+        std::fs::write(&exe, b"new binary, other").unwrap();
+        assert!(stamp.replaced(), "rewritten in place");
+        std::fs::remove_file(&exe).unwrap();
+        assert!(stamp.replaced(), "removed");
+    }
 }

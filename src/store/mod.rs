@@ -251,6 +251,31 @@ pub fn read_secret_opt(root: &Path, path: &Path) -> Result<Option<(String, Optio
     Ok(Some((text, mode)))
 }
 
+/// Which file is at a path, and its length and mtime: two stamps differ once another file
+/// was put there (renamed over it) or it was rewritten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    /// The file at `path` now (following a symlink), None when there is none.
+    pub fn of(path: &Path) -> Option<FileStamp> {
+        let m = fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let (dev, ino) = {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        };
+        #[cfg(not(unix))]
+        let (dev, ino) = (0, 0);
+        Some(FileStamp { dev, ino, len: m.len(), mtime: m.modified().ok() })
+    }
+}
+
 /// Names of the entries of a folder below `root` (files and folders), sorted; empty when
 /// it is missing. A folder reached through a symlink out of the root is refused.
 pub fn list_dir(root: &Path, dir: &Path) -> Result<Vec<String>> {

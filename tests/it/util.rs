@@ -86,7 +86,12 @@ pub fn user_config() -> PathBuf {
 
 /// Runs `tmws` with `args` in `cwd`, with no colour and no inherited log level.
 pub fn tmws(cwd: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tmws"))
+    tmws_at(Path::new(env!("CARGO_BIN_EXE_tmws")), cwd, args)
+}
+
+/// Runs the tmws binary at `exe` (a copy of the one built) like [`tmws`].
+pub fn tmws_at(exe: &Path, cwd: &Path, args: &[&str]) -> Output {
+    let out = Command::new(exe)
         .env("TMWS_CONFIG_HOME", user_config())
         .args(args)
         .current_dir(cwd)

@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
-use super::util::TestRoot;
+use super::util::{TestRoot, tmws_at};
 
 /// A running `tmws watch` whose stdout lines arrive on a channel.
 struct Watch {
@@ -508,4 +508,37 @@ fn a_started_watcher_stops_when_its_root_is_deleted() {
     let pid = poll("a watcher keeps the index", 15, || keeper_pid(&root));
     drop(root);
     poll("the watcher of a deleted root stops", 10, || (!alive(pid)).then_some(()));
+}
+
+/// Regression: a watcher that a query started went on running the binary it was started
+/// from after an upgrade, for as long as queries kept it alive. Now it stops once its
+/// binary is replaced (a new file renamed over it, as installers do), and the next query
+/// starts one of the new binary.
+#[test]
+fn a_started_watcher_stops_when_its_binary_is_replaced_and_the_next_query_starts_the_new_one() {
+    let bin = tempfile::tempdir().unwrap();
+    let exe = bin.path().join("tmws");
+    std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &exe).unwrap();
+    let root = TestRoot::sample();
+    let config = root.read(".tmws/config.toml");
+    root.write(".tmws/config.toml", format!("{config}\n[watch]\nauto_min_files = 10\n"));
+    let run = |args: &[&str]| {
+        let out = tmws_at(&exe, root.path(), args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out
+    };
+    let keeper = || -> Option<u64> {
+        let v: serde_json::Value = serde_json::from_str(&run(&["--json", "index"]).stdout).unwrap();
+        v["by_pid"].as_u64()
+    };
+    run(&["search", "pool"]);
+    let old = poll("a watcher keeps the index", 15, keeper);
+    let new_file = bin.path().join("tmws.new");
+    std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &new_file).unwrap();
+    std::fs::rename(&new_file, &exe).unwrap();
+    poll("the watcher of the replaced binary stops", 10, || (!alive(old)).then_some(()));
+    run(&["search", "pool"]);
+    let new = poll("a watcher of the new binary keeps the index", 15, keeper);
+    assert_ne!(new, old);
+    assert!(alive(new));
 }

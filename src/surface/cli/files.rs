@@ -178,7 +178,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// A thread that stops the watch once no query from the command line asked for `idle`
 /// (see `tmws::query::autowatch`), once it has followed another process (the keeper of
-/// the index) for `FOLLOW_GRACE`, or once the root is gone. It ends with the watch.
+/// the index) for `FOLLOW_GRACE`, once the root is gone, or once its own binary was
+/// replaced by an upgrade. It ends with the watch.
 fn idle_watch(
     root: &Path,
     idle: Duration,
@@ -187,6 +188,7 @@ fn idle_watch(
 ) -> std::thread::JoinHandle<()> {
     let (root, stop, following) = (root.to_path_buf(), stop.clone(), following.clone());
     let started = SystemTime::now();
+    let exe = crate::query::autowatch::ExeStamp::of_current_exe();
     std::thread::spawn(move || {
         while !stop.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(500));
@@ -194,6 +196,8 @@ fn idle_watch(
             let quiet = SystemTime::now().duration_since(asked).unwrap_or_default();
             let why = if !root.join(crate::layout::TMWS_DIR).is_dir() {
                 "the root is gone".to_owned()
+            } else if exe.as_ref().is_some_and(crate::query::autowatch::ExeStamp::replaced) {
+                "its binary was replaced (an upgrade; the next query starts the new one)".to_owned()
             } else if quiet >= idle {
                 format!("no query for {} s", idle.as_secs())
             } else if lock(&following).is_some_and(|since| since.elapsed() >= FOLLOW_GRACE) {
