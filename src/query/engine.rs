@@ -608,7 +608,7 @@ impl Engine {
 
     /// `memory_cleanup`: every log compacted, expired entries out.
     pub fn memory_cleanup(&self, req: &FormatOnly) -> Result<Reply<Cleaned>> {
-        let answer = memory::maint::cleanup(self.root(), self.config())?;
+        let answer = memory::maint::cleanup(self.root(), self.config(), &Default::default())?;
         Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
     }
 
@@ -620,12 +620,12 @@ impl Engine {
 
     /// `memory prune --below F` (DESIGN §6).
     pub fn memory_prune(&self, below: f64) -> Result<Pruned> {
-        memory::maint::prune(self.root(), self.config(), below, chrono::Utc::now())
+        memory::maint::prune(self.root(), self.config(), below, chrono::Utc::now(), &Default::default())
     }
 
     /// `memory gc-branches`.
     pub fn memory_gc_branches(&self) -> Result<GcBranches> {
-        memory::maint::gc_branches(self.root(), self.config())
+        memory::maint::gc_branches(self.root(), self.config(), &Default::default())
     }
 
     /// `memory link-commit`.

@@ -2,7 +2,8 @@
 //! `upkeep.every_secs` (a day) once no request came for `upkeep.idle_secs`: expired
 //! entries are compacted away (`memory cleanup`), entries below `memory.prune_below` are
 //! pruned (when set), and short-term entries of branches that are gone unmerged are
-//! deleted (`memory gc-branches`). What the last run did, and when, is kept in
+//! deleted (`memory gc-branches`), in the logs git does not track: a tracked log changes
+//! only by a command someone gave, never by itself. What the last run did, and when, is kept in
 //! `.tmws/cache/upkeep.json` (this machine's; never tracked), which `memory stats` and
 //! `/metrics` show and which keeps several processes of one root from running it twice
 //! in a period.
@@ -27,6 +28,11 @@ pub struct UpkeepRun {
     pub compacted_bytes: u64,
     pub pruned: usize,
     pub gc_removed: usize,
+    /// The namespaces whose logs git tracks, which the upkeep leaves as they are: a
+    /// tracked file changes only by a person's or an agent's command (`memory cleanup`,
+    /// `prune`, `gc-branches`), never by itself while nobody looks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_tracked: Vec<String>,
     /// What failed, if anything did (the run goes on with the next task).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
@@ -55,17 +61,19 @@ pub fn due(root: &Path, config: &Config, now: DateTime<Utc>) -> bool {
 /// Runs the upkeep now and records it.
 pub fn run(root: &Path, config: &Config, now: DateTime<Utc>) -> Result<UpkeepRun> {
     let mut done = UpkeepRun { at: now.to_rfc3339_opts(SecondsFormat::Secs, true), ..UpkeepRun::default() };
-    match maint::cleanup(root, config) {
+    let tracked = super::memory::tracked_namespaces(root);
+    done.left_tracked = tracked.iter().cloned().collect();
+    match maint::cleanup(root, config, &tracked) {
         Ok(c) => (done.removed_expired, done.compacted_bytes) = (c.removed_expired, c.compacted_bytes),
         Err(e) => done.errors.push(format!("cleanup: {e}")),
     }
     if let Some(below) = config.memory.prune_below {
-        match maint::prune(root, config, below, now) {
+        match maint::prune(root, config, below, now, &tracked) {
             Ok(p) => done.pruned = p.pruned,
             Err(e) => done.errors.push(format!("prune: {e}")),
         }
     }
-    match maint::gc_branches(root, config) {
+    match maint::gc_branches(root, config, &tracked) {
         Ok(g) => done.gc_removed = g.removed,
         Err(e) => done.errors.push(format!("gc-branches: {e}")),
     }

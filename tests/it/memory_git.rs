@@ -225,3 +225,66 @@ fn a_session_keeps_at_most_twenty_files_of_a_commit() {
     assert_eq!((&commit["files"][0], &commit["more_files"]), (&json!("gen/file00.txt"), &json!(10)));
     assert!(entry["session"].get("more_commits").is_none(), "{entry}");
 }
+
+/// Regression: the upkeep inside `tmws watch`, `mcp` and `serve` compacted every memory
+/// log, tracked ones too: once a day, by itself, it rewrote a file git tracks and left the
+/// tree dirty with nobody having asked. Now it leaves tracked logs as they are (and says
+/// which), still compacts a log git does not track, and `memory cleanup` given by hand
+/// compacts a tracked one.
+#[test]
+fn the_upkeep_leaves_tracked_logs_alone_and_the_tree_clean() {
+    let root = repo();
+    root.write(".tmws/config.toml", "[upkeep]\nevery_secs = 1\nidle_secs = 0\n");
+    let past = (chrono::Utc::now() - chrono::Duration::days(1)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let line = |id: &str, ns: &str, content: &str, expires: &str| {
+        json!({"op": "add", "id": id, "ns": ns, "at": past, "expires_at": expires, "kind": "note",
+               "content": content, "summary": content, "tags": [], "source": "user"})
+        .to_string()
+    };
+    let tracked = format!(
+        "{}\n{}\n",
+        line("m_00000000000a", "long-term", "expired and tracked", &past),
+        line("m_00000000000b", "long-term", "lasting and tracked", "2099-01-01T00:00:00Z")
+    );
+    root.write(".tmws/memory/long-term.jsonl", &tracked);
+    root.write(
+        ".tmws/memory/short-term.jsonl",
+        format!("{}\n", line("m_00000000000c", "short-term", "expired", &past)),
+    );
+    let ignore = root.read(".gitignore");
+    root.write(".gitignore", format!("{ignore}.tmws/memory/short-term.jsonl\n"));
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "memories"]);
+    assert_eq!(git(root.path(), &["status", "--porcelain"]), "");
+
+    let mut watch = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .arg("--root")
+        .arg(root.path())
+        .arg("watch")
+        .env("TMWS_CONFIG_HOME", super::util::user_config())
+        .env_remove("TMWS_LOG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let upkeep = root.path().join(".tmws/cache/upkeep.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !upkeep.exists() {
+        assert!(std::time::Instant::now() < deadline, "the upkeep did not run within 20 s");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let ran: Value = serde_json::from_slice(&std::fs::read(&upkeep).unwrap()).unwrap();
+    assert_eq!((&ran["removed_expired"], &ran["left_tracked"]), (&json!(1), &json!(["long-term"])), "{ran}");
+    assert_eq!(root.read(".tmws/memory/short-term.jsonl"), "", "the untracked log is compacted");
+    assert_eq!(root.read(".tmws/memory/long-term.jsonl"), tracked, "the tracked log is left as it was");
+    assert_eq!(git(root.path(), &["status", "--porcelain"]), "");
+    let listed = json(&root.run(&["--json", "memory", "list", "--namespace", "long-term"]));
+    assert_eq!(listed["results"].as_array().unwrap().len(), 1, "an expired entry is hidden all the same: {listed}");
+
+    let cleaned = json(&root.run(&["--json", "memory", "cleanup"]));
+    assert_eq!(cleaned["removed_expired"], 1, "{cleaned}");
+    assert_eq!(log_lines(&root, "long-term").len(), 1);
+    assert_eq!(log_lines(&root, "long-term")[0]["id"], "m_00000000000b");
+}

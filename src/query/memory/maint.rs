@@ -141,11 +141,12 @@ pub struct Linked {
 }
 
 /// `memory cleanup`: every namespace's log compacted, expired entries out.
-pub(crate) fn cleanup(root: &Path, config: &Config) -> Result<Cleaned> {
+/// The logs of the namespaces in `leave` are left as they are (the upkeep's: git tracks them).
+pub(crate) fn cleanup(root: &Path, config: &Config, leave: &BTreeSet<String>) -> Result<Cleaned> {
     let now = stamp(Utc::now());
     let mut out = Cleaned::default();
     for ns in namespaces(root, config)? {
-        if !store::exists(&root.join(layout::memory_log(&ns))) {
+        if leave.contains(&ns) || !store::exists(&root.join(layout::memory_log(&ns))) {
             continue;
         }
         let mut writer = Writer::open(root, &ns)?;
@@ -207,8 +208,14 @@ pub(crate) fn count_access(root: &Path, id: &str) {
 }
 
 /// `memory prune --below F`: delete ops for the live entries whose current importance
-/// (DESIGN §6) is under `below`.
-pub(crate) fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>) -> Result<Pruned> {
+/// (DESIGN §6) is under `below`, except in the logs of the namespaces in `leave`.
+pub(crate) fn prune(
+    root: &Path,
+    config: &Config,
+    below: f64,
+    now: DateTime<Utc>,
+    leave: &BTreeSet<String>,
+) -> Result<Pruned> {
     if !(0.0..=1.0).contains(&below) {
         return Err(Error::Usage(format!("--below {below} is outside 0..1")));
     }
@@ -216,7 +223,7 @@ pub(crate) fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>
     let reads = accesses(root);
     let mut pruned = Vec::new();
     for ns in namespaces(root, config)? {
-        if !store::exists(&root.join(layout::memory_log(&ns))) {
+        if leave.contains(&ns) || !store::exists(&root.join(layout::memory_log(&ns))) {
             continue;
         }
         let half_life = config.namespaces.get(&ns).map_or(30.0, |c| c.half_life_days);
@@ -246,7 +253,7 @@ pub(crate) fn prune(root: &Path, config: &Config, below: f64, now: DateTime<Utc>
 /// `memory gc-branches`: deletes the short-term entries of branches that no longer exist
 /// and were never merged (those of a branch whose last tip seen — or, for one never seen,
 /// the entry's recorded commit — is in HEAD's history stay: they are visible from here).
-pub(crate) fn gc_branches(root: &Path, config: &Config) -> Result<GcBranches> {
+pub(crate) fn gc_branches(root: &Path, config: &Config, leave: &BTreeSet<String>) -> Result<GcBranches> {
     let Some(existing) = store::git::branches(root) else {
         return Err(Error::Environment(format!("{} is not in a git work tree", root.display())));
     };
@@ -254,7 +261,7 @@ pub(crate) fn gc_branches(root: &Path, config: &Config) -> Result<GcBranches> {
     let at = stamp(Utc::now());
     let mut gone_branches = BTreeSet::new();
     let mut removed = Vec::new();
-    if store::exists(&root.join(layout::memory_log(ns))) {
+    if !leave.contains(ns) && store::exists(&root.join(layout::memory_log(ns))) {
         let mut writer = Writer::open(root, ns)?;
         let mut merged: BTreeMap<String, bool> = BTreeMap::new();
         let last_tips = super::visible::last_tips(root);

@@ -12,6 +12,7 @@
 pub mod links;
 pub mod maint;
 mod visible;
+pub(crate) use visible::tracked_namespaces;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -70,17 +70,7 @@ pub(crate) fn visible(root: &Path, index: &Index, asked: Option<&str>) -> Result
         last_tips.extend(tips.iter().map(|(b, c)| (b.clone(), c.clone())));
         let merged =
             if head.commit.is_some() { store::git::merged_branches(root).unwrap_or_default() } else { BTreeSet::new() };
-        cached = Cached {
-            key,
-            tracked: store::git::tracked(root, layout::MEMORY_DIR)
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|p| layout::memory_namespace(p).map(str::to_owned))
-                .collect(),
-            merged,
-            ancestors: BTreeMap::new(),
-            last_tips,
-        };
+        cached = Cached { key, tracked: tracked_namespaces(root), merged, ancestors: BTreeMap::new(), last_tips };
     }
     let mut shown: BTreeSet<String> = cached.merged.clone();
     shown.extend(head.branch.clone());
@@ -158,4 +148,13 @@ pub(crate) fn last_tips(root: &Path) -> BTreeMap<String, String> {
         tracing::debug!("{}: not saved: {e}", layout::VISIBILITY_FILE);
     }
     cached.last_tips
+}
+
+/// The namespaces whose logs git tracks; none outside git, or when git fails.
+pub(crate) fn tracked_namespaces(root: &Path) -> BTreeSet<String> {
+    store::git::tracked(root, layout::MEMORY_DIR)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| layout::memory_namespace(p).map(str::to_owned))
+        .collect()
 }
