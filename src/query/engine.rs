@@ -280,8 +280,8 @@ impl Engine {
     }
 
     /// Starts the background thread of a long-running process (`mcp`, `serve`, `watch`):
-    /// it records sessions gone idle and runs the memory upkeep when it is due and the
-    /// process is quiet (DESIGN §6).
+    /// it records sessions gone idle, runs the memory upkeep when it is due and the
+    /// process is quiet (DESIGN §6), and warns once when the binary was replaced.
     pub fn start_background(&self) {
         const TICK: Duration = Duration::from_millis(500);
         let mut slot = self.inner.background.lock().unwrap_or_else(PoisonError::into_inner);
@@ -292,8 +292,17 @@ impl Engine {
         let (weak, stopped) = (Arc::downgrade(&self.inner), stop.clone());
         let spawned = std::thread::Builder::new().name("tmws-upkeep".into()).spawn(move || {
             let mut next_check = Instant::now();
+            // Said once: a process of an old binary goes on working (its index is its
+            // version's own), but whoever reads its log should know to restart it.
+            let mut exe = super::autowatch::ExeStamp::of_current_exe();
             while !stopped.load(Ordering::Relaxed) {
                 std::thread::sleep(TICK);
+                if exe.as_ref().is_some_and(super::autowatch::ExeStamp::replaced) {
+                    tracing::warn!(
+                        "the tmws binary was replaced (an upgrade): this process goes on with the old one until it is restarted"
+                    );
+                    exe = None;
+                }
                 let Some(inner) = weak.upgrade() else { return };
                 let idle = Duration::from_secs_f64(inner.config.sessions.idle_minutes * 60.0);
                 let live: Vec<Arc<SessionLog>> = inner

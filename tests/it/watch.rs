@@ -22,7 +22,12 @@ impl Watch {
 
     /// `tmws` with `args` (a watch with flags).
     fn start_with(root: &TestRoot, args: &[&str]) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        Watch::start_exe(std::path::Path::new(env!("CARGO_BIN_EXE_tmws")), root, args)
+    }
+
+    /// The tmws binary at `exe` (a copy of the one built) with `args`.
+    fn start_exe(exe: &std::path::Path, root: &TestRoot, args: &[&str]) -> Watch {
+        let mut child = Command::new(exe)
             .env("TMWS_CONFIG_HOME", super::util::user_config())
             .args(args)
             .current_dir(root.path())
@@ -51,19 +56,28 @@ impl Watch {
 
     /// Waits (at most 15 s) for a line that starts with `prefix`.
     fn expect(&mut self, prefix: &str) -> String {
+        self.expect_where(prefix, |line| line.starts_with(prefix))
+    }
+
+    /// Waits (at most 15 s) for a line that holds `text`.
+    fn expect_holding(&mut self, text: &str) -> String {
+        self.expect_where(text, |line| line.contains(text))
+    }
+
+    fn expect_where(&mut self, what: &str, found: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(15);
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             match self.lines.recv_timeout(left) {
                 Ok(line) => {
                     self.seen.push(line.clone());
-                    if line.starts_with(prefix) {
+                    if found(&line) {
                         return line;
                     }
                 }
                 Err(_) => break,
             }
         }
-        panic!("no line starting with {prefix:?}; saw {:?}", self.seen);
+        panic!("no line like {what:?}; saw {:?}", self.seen);
     }
 
     fn signal(&self, sig: &str) {
@@ -541,4 +555,26 @@ fn a_started_watcher_stops_when_its_binary_is_replaced_and_the_next_query_starts
     let new = poll("a watcher of the new binary keeps the index", 15, keeper);
     assert_ne!(new, old);
     assert!(alive(new));
+}
+
+/// A watch a person started (and, alike, `tmws mcp` and `serve`) goes on after its binary
+/// is replaced, on its own version's index, and says once that it runs the old binary.
+#[test]
+fn a_watch_a_person_started_says_once_that_its_binary_was_replaced_and_goes_on() {
+    let bin = tempfile::tempdir().unwrap();
+    let exe = bin.path().join("tmws");
+    std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &exe).unwrap();
+    let root = TestRoot::sample();
+    let mut watch = Watch::start_exe(&exe, &root, &["watch"]);
+    watch.expect("watching ");
+    let new_file = bin.path().join("tmws.new");
+    std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &new_file).unwrap();
+    std::fs::rename(&new_file, &exe).unwrap();
+    let line = watch.expect_holding("binary was replaced");
+    assert!(line.contains("goes on with the old one until it is restarted"), "{line}");
+    let lesson = "resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md";
+    root.write(lesson, root.read(lesson) + "\nA quokka-shaped pool.\n");
+    watch.expect(&format!("changed  {lesson}"));
+    assert!(watch.child.try_wait().unwrap().is_none(), "the watch goes on");
+    assert_eq!(watch.seen.iter().filter(|l| l.contains("binary was replaced")).count(), 1, "{:?}", watch.seen);
 }
