@@ -127,14 +127,7 @@ impl FileLock {
     /// Takes the lock at `path` below `root`, creating the file and its folders, and
     /// waiting while another process (or another handle in this one) holds it.
     pub fn exclusive(root: &Path, path: &Path) -> Result<FileLock> {
-        if let Some(dir) = path.parent() {
-            create_dir_in(root, dir)?;
-        }
-        let file = guard::write_options()
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| Error::io(path, guard::writing(path, e)))?;
+        let file = Self::lock_file(root, path)?;
         file.lock().map_err(|e| Error::io(path, e))?;
         Ok(FileLock { _file: file })
     }
@@ -142,14 +135,7 @@ impl FileLock {
     /// Takes the lock at `path` below `root` like [`FileLock::exclusive`], or answers None
     /// at once when another process (or another handle in this one) holds it.
     pub fn try_exclusive(root: &Path, path: &Path) -> Result<Option<FileLock>> {
-        if let Some(dir) = path.parent() {
-            create_dir_in(root, dir)?;
-        }
-        let file = guard::write_options()
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| Error::io(path, guard::writing(path, e)))?;
+        let file = Self::lock_file(root, path)?;
         match file.try_lock() {
             Ok(()) => Ok(Some(FileLock { _file: file })),
             Err(fs::TryLockError::WouldBlock) => Ok(None),
@@ -170,6 +156,18 @@ impl FileLock {
             Err(fs::TryLockError::WouldBlock) => Ok(true),
             Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
         }
+    }
+
+    /// The lock file at `path` below `root`, created with its folders when missing.
+    fn lock_file(root: &Path, path: &Path) -> Result<fs::File> {
+        if let Some(dir) = path.parent() {
+            create_dir_in(root, dir)?;
+        }
+        guard::write_options()
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(path, guard::writing(path, e)))
     }
 }
 

@@ -530,9 +530,7 @@ fn a_started_watcher_stops_when_its_root_is_deleted() {
 /// starts one of the new binary.
 #[test]
 fn a_started_watcher_stops_when_its_binary_is_replaced_and_the_next_query_starts_the_new_one() {
-    let bin = tempfile::tempdir().unwrap();
-    let exe = bin.path().join("tmws");
-    std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &exe).unwrap();
+    let (_bin, exe) = copy_of_the_binary();
     let root = TestRoot::sample();
     let config = root.read(".tmws/config.toml");
     root.write(".tmws/config.toml", format!("{config}\n[watch]\nauto_min_files = 10\n"));
@@ -547,9 +545,7 @@ fn a_started_watcher_stops_when_its_binary_is_replaced_and_the_next_query_starts
     };
     run(&["search", "pool"]);
     let old = poll("a watcher keeps the index", 15, keeper);
-    let new_file = bin.path().join("tmws.new");
-    std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &new_file).unwrap();
-    std::fs::rename(&new_file, &exe).unwrap();
+    upgrade(&exe);
     poll("the watcher of the replaced binary stops", 10, || (!alive(old)).then_some(()));
     run(&["search", "pool"]);
     let new = poll("a watcher of the new binary keeps the index", 15, keeper);
@@ -561,15 +557,11 @@ fn a_started_watcher_stops_when_its_binary_is_replaced_and_the_next_query_starts
 /// is replaced, on its own version's index, and says once that it runs the old binary.
 #[test]
 fn a_watch_a_person_started_says_once_that_its_binary_was_replaced_and_goes_on() {
-    let bin = tempfile::tempdir().unwrap();
-    let exe = bin.path().join("tmws");
-    std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &exe).unwrap();
+    let (_bin, exe) = copy_of_the_binary();
     let root = TestRoot::sample();
     let mut watch = Watch::start_exe(&exe, &root, &["watch"]);
     watch.expect("watching ");
-    let new_file = bin.path().join("tmws.new");
-    std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &new_file).unwrap();
-    std::fs::rename(&new_file, &exe).unwrap();
+    upgrade(&exe);
     let line = watch.expect_holding("binary was replaced");
     assert!(line.contains("goes on with the old one until it is restarted"), "{line}");
     let lesson = "resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md";
@@ -577,4 +569,19 @@ fn a_watch_a_person_started_says_once_that_its_binary_was_replaced_and_goes_on()
     watch.expect(&format!("changed  {lesson}"));
     assert!(watch.child.try_wait().unwrap().is_none(), "the watch goes on");
     assert_eq!(watch.seen.iter().filter(|l| l.contains("binary was replaced")).count(), 1, "{:?}", watch.seen);
+}
+
+/// A copy of the tmws binary in a folder of its own (kept while the folder lives).
+fn copy_of_the_binary() -> (tempfile::TempDir, std::path::PathBuf) {
+    let bin = tempfile::tempdir().unwrap();
+    let exe = bin.path().join("tmws");
+    std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &exe).unwrap();
+    (bin, exe)
+}
+
+/// Replaces the binary at `exe` as installers do: a new file renamed over it.
+fn upgrade(exe: &std::path::Path) {
+    let new_file = exe.with_extension("new");
+    std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &new_file).unwrap();
+    std::fs::rename(&new_file, exe).unwrap();
 }
