@@ -40,10 +40,13 @@ impl Tmux {
         // The pane stays once its command exits, so that its last screen can be read.
         std::fs::write(&conf, "set -g remain-on-exit on\nset -g status off\n").unwrap();
         // The command waits until the pane is set up: output written while tmux still sets
-        // the terminal up can be lost.
+        // the terminal up can be lost. After the end mark the pane's shell stays (until the
+        // server is killed): on a loaded machine, tmux marked a pane whose command had just
+        // exited dead before it had read the last of its output, and lost that.
+        let socket = sh_quote(&tmux.socket().to_string_lossy());
         let full = format!(
-            "/usr/bin/tmux -S {} wait-for go; cd {} && {{ {command}; }}; printf '\\n%s\\n' {END}",
-            sh_quote(&tmux.socket().to_string_lossy()),
+            "/usr/bin/tmux -S {socket} wait-for go; cd {} && {{ {command}; }}; printf '\\n%s\\n' {END}; \
+             exec /usr/bin/tmux -S {socket} wait-for never",
             sh_quote(&cwd.to_string_lossy())
         );
         let ok = tmux
