@@ -12,6 +12,7 @@ pub mod extract;
 mod frozen;
 pub mod items;
 pub mod manifest;
+pub mod markup;
 pub mod memlog;
 pub mod retire;
 pub mod schema;

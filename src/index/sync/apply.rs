@@ -8,6 +8,7 @@ use tantivy::query::TermSetQuery;
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
 use super::super::manifest::{FileState, Manifest};
+use super::super::markup;
 use super::super::memlog::{LogMark, Op};
 use super::super::schema::ref_rank;
 use super::super::{Fields, tantivy_err};
@@ -239,7 +240,7 @@ pub(super) fn to_document(f: &Fields, d: &IndexDoc) -> TantivyDocument {
         doc.add_text(f.tag, t);
     }
     doc.add_text(f.path, &d.path);
-    doc.add_text(f.body, &d.body);
+    doc.add_text(f.body, markup::searchable(&d.body));
     if d.store_body {
         doc.add_text(f.body_stored, &d.body);
     }
