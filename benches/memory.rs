@@ -167,3 +167,28 @@ fn memory_add_fsync_to_searchable(bencher: Bencher) {
         assert_eq!(found.results[0].id, added.id, "{found:?}");
     });
 }
+
+/// `tmws memory add` as a process, into a full long-term log (20,000 entries, its default
+/// `max_entries`): what an agent's hook pays per note. The process folds the log it
+/// appends to (dedupe, upsert by key, eviction of the oldest); the index is not synced.
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn memory_add_process_full_20k_log(bencher: Bencher) {
+    let root = std::env::temp_dir().join("tmws-bench-memory-add-20k");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
+    let log = log_text(20_000, 0);
+    let path = root.join(".tmws/memory/long-term.jsonl");
+    std::fs::write(&path, &log).unwrap();
+    let bin = env!("CARGO_BIN_EXE_tmws");
+    let n = AtomicUsize::new(0);
+    bencher.bench(|| {
+        let note = format!("hook note about {}", letters(n.fetch_add(1, Ordering::Relaxed)));
+        let out = std::process::Command::new(bin)
+            .arg("--root")
+            .arg(&root)
+            .args(["memory", "add", "--namespace", "long-term", &note])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    });
+}
