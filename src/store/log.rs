@@ -61,7 +61,10 @@ impl LockedLog {
 
     /// The log from byte `offset` to its end, at most `cap::LOG` bytes.
     pub fn read_from(&mut self, offset: u64) -> Result<Vec<u8>> {
-        let mut bytes = Vec::new();
+        // Sized from the file's length: through `Take`, `read_to_end` grew the buffer by
+        // doubling, copying a large log several times into fresh (zeroed) pages.
+        let len = self.file.metadata().map_or(0, |m| m.len()).saturating_sub(offset).min(guard::cap::LOG);
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
         let result = self.file.seek(SeekFrom::Start(offset)).and_then(|_| {
             (&mut self.file).take(guard::cap::LOG + 1).read_to_end(&mut bytes)?;
             if bytes.len() as u64 > guard::cap::LOG {
