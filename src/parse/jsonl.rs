@@ -32,9 +32,20 @@ pub fn parse(bytes: &[u8]) -> (Vec<Line>, Vec<Diagnostic>) {
 /// a JSON object. Returns (line number, byte offset, value) of the good lines.
 pub fn parse_as<'a, T>(
     bytes: &'a [u8],
-    mut read: impl FnMut(&'a str) -> serde_json::Result<Option<T>>,
+    read: impl FnMut(&'a str) -> serde_json::Result<Option<T>>,
 ) -> (Vec<(usize, usize, T)>, Vec<Diagnostic>) {
     let mut lines = Vec::new();
+    let diags = each_line(bytes, read, |line, offset, value| lines.push((line, offset, value)));
+    (lines, diags)
+}
+
+/// [`parse_as`] without collecting: `take` gets (line number, byte offset, value) of each
+/// good line as it is read, so a large log's lines are never all held at once.
+pub fn each_line<'a, T>(
+    bytes: &'a [u8],
+    mut read: impl FnMut(&'a str) -> serde_json::Result<Option<T>>,
+    mut take: impl FnMut(usize, usize, T),
+) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let mut offset = 0;
     let mut line_no = 0;
@@ -77,7 +88,7 @@ pub fn parse_as<'a, T>(
             }
         };
         match read(text) {
-            Ok(Some(value)) => lines.push((line_no, start, value)),
+            Ok(Some(value)) => take(line_no, start, value),
             Ok(None) => diags.push(
                 Diagnostic::error(Rule::JsonlLine, line_no, 1, "line is not a JSON object; line skipped")
                     .with_hint("each line must be one JSON object, e.g. {\"op\":\"add\",…}"),
@@ -110,7 +121,7 @@ pub fn parse_as<'a, T>(
             ),
         }
     }
-    (lines, diags)
+    diags
 }
 
 #[cfg(test)]

@@ -123,6 +123,30 @@ impl Tombstone {
 /// Years past 9999 are written as 9999-12-31T23:59:59Z and years before 0 as the start of
 /// year 0, so that text order stays time order for every time.
 pub fn normalise_time(t: &str) -> String {
+    // Nearly every time in a log is written the way tmws writes it: the parse below gives
+    // such text back as it is, whether it is a valid time or not (then it is kept as
+    // given). Skipping the parse took a fold of a 20k-entry log from ~18 % of its time
+    // to almost none.
+    if is_canonical(t) {
+        return t.to_owned();
+    }
+    parsed_time(t)
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ`: digits where the digits go.
+fn is_canonical(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() == 20
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            4 | 7 => c == b'-',
+            10 => c == b'T',
+            13 | 16 => c == b':',
+            19 => c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+fn parsed_time(t: &str) -> String {
     if far_future(t) {
         return "9999-12-31T23:59:59Z".to_owned();
     }
@@ -176,27 +200,30 @@ impl Fold {
         let keep = self.keep_records;
         // Only the fields the fold needs are decoded (and borrowed when they can be); the
         // content is scanned, not copied. The index's fold also keeps the whole object.
-        let (lines, problems) = jsonl::parse_as(done, |text| {
-            let op: Op<'_> = serde_json::from_str(text)?;
-            let record = if keep { serde_json::from_str::<Map<String, Value>>(text).ok() } else { None };
-            Ok(Some((op, record)))
-        });
+        // Each line is applied as it is read: a large log's ops are never all held at once.
         let base = self.lines;
-        let mut problems = problems;
-        for (line, _, (op, record)) in lines {
-            match op.problem() {
+        let mut skipped = Vec::new();
+        let mut problems = jsonl::each_line(
+            done,
+            |text| {
+                let op: Op<'_> = serde_json::from_str(text)?;
+                let record = if keep { serde_json::from_str::<Map<String, Value>>(text).ok() } else { None };
+                Ok(Some((op, record)))
+            },
+            |line, _, (op, record)| match op.problem() {
                 None => self.apply(base + line, &op, record),
                 Some((field, why)) => {
                     let text = nth_line(done, line);
                     let column =
                         field.and_then(|f| text.find(&format!("\"{f}\""))).map_or(1, |i| text[..i].chars().count() + 1);
-                    problems.push(
+                    skipped.push(
                         Diagnostic::error(Rule::JsonlLine, line, column, format!("{why}; line skipped"))
                             .with_hint("fix or delete the line: every reader skips it, compaction keeps it as it is"),
                     );
                 }
-            }
-        }
+            },
+        );
+        problems.append(&mut skipped);
         problems.sort_by_key(|d| d.line);
         for mut d in problems {
             d.line += base;
@@ -219,14 +246,15 @@ impl Fold {
     /// Applies one op, read at line number `line` (`record`: the whole object, when kept).
     fn apply(&mut self, line: usize, op: &Op<'_>, record: Option<Map<String, Value>>) {
         let Some(id) = string(op.id) else { return };
-        if let Some(at) = string(op.at).map(|t| normalise_time(&t))
-            && at > self.max_at
+        let op_at = string(op.at).map(|t| normalise_time(&t));
+        if let Some(at) = &op_at
+            && *at > self.max_at
         {
-            self.max_at = at;
+            self.max_at.clone_from(at);
         }
         match string(op.op).as_deref() {
             Some("add") => {
-                let at = string(op.at).map(|t| normalise_time(&t)).unwrap_or_default();
+                let at = op_at.unwrap_or_default();
                 // Deleted after it was made, or held by a later add: a line a merge brought
                 // back, dead wherever it stands.
                 if self.tombstones.get(&id).is_some_and(|t| t.at > at) || self.live.get(&id).is_some_and(|e| e.at > at)
@@ -250,7 +278,7 @@ impl Fold {
                 self.live.insert(id, entry);
             }
             Some("delete") => {
-                let Some(at) = string(op.at).map(|t| normalise_time(&t)) else {
+                let Some(at) = op_at else {
                     // A delete without a time (written by hand) deletes what is live here.
                     self.remove(&id);
                     return;
@@ -687,6 +715,27 @@ mod tests {
 
     fn add(id: &str, at: &str) -> String {
         format!("{{\"op\":\"add\",\"id\":\"{id}\",\"at\":\"{at}\",\"content\":\"c\",\"summary\":\"s {id}\"}}\n")
+    }
+
+    #[test]
+    fn a_time_written_as_tmws_writes_it_is_kept_as_the_parse_would_give_it() {
+        // Valid, leap second, out of range (kept as given), year 0.
+        for t in ["2026-11-22T10:00:00Z", "2016-12-31T23:59:60Z", "2026-02-30T25:61:99Z", "0000-01-01T00:00:00Z"] {
+            assert!(is_canonical(t), "{t}");
+            assert_eq!(normalise_time(t), parsed_time(t), "{t}");
+        }
+        assert_eq!(normalise_time("2026-11-22T10:00:00+01:00"), "2026-11-22T09:00:00Z");
+        assert_eq!(normalise_time(" 2026-11-22T10:00:00Z "), "2026-11-22T10:00:00Z");
+        assert_eq!(normalise_time("+12026-01-01T00:00:00Z"), "9999-12-31T23:59:59Z");
+        assert!(!is_canonical("2026-11-22T10:00:00.5Z"));
+        proptest::proptest!(|(d in "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")| {
+            proptest::prop_assert_eq!(normalise_time(&d), parsed_time(&d));
+        });
+        // Valid times, most of which the random digits above are not.
+        proptest::proptest!(|(y in 0..10_000u32, mo in 1..13u32, d in 1..32u32, h in 0..24u32, mi in 0..60u32, s in 0..61u32)| {
+            let t = format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z");
+            proptest::prop_assert_eq!(normalise_time(&t), parsed_time(&t));
+        });
     }
 
     #[test]
