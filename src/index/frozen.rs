@@ -8,16 +8,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
-use tantivy::directory::{
-    Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, WatchCallback, WatchHandle, WritePtr,
-};
+use tantivy::directory::{Directory, DirectoryLock, FileHandle, Lock, WatchCallback, WatchHandle, WritePtr};
+
+use super::confined::Confined;
 
 #[derive(Debug, Clone)]
-pub(super) struct Frozen(MmapDirectory);
+pub(super) struct Frozen(Confined);
 
 impl Frozen {
-    pub(super) fn open(dir: &Path) -> tantivy::Result<Frozen> {
-        Ok(Frozen(MmapDirectory::open(dir)?))
+    pub(super) fn open(root: &Path, dir: &Path) -> tantivy::Result<Frozen> {
+        Ok(Frozen(Confined::open(root, dir)?))
     }
 }
 

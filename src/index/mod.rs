@@ -8,6 +8,7 @@
 //! files, with one log line, never an error for the user.
 
 pub mod analyzer;
+mod confined;
 pub mod extract;
 mod frozen;
 pub mod items;
@@ -86,8 +87,34 @@ impl std::fmt::Debug for Index {
     }
 }
 
+/// tantivy's error as the library's: one that a full or read-only disk caused stays an
+/// I/O error of that kind, so that reads answer from the index as it is (`cannot_write`)
+/// rather than fail; any other is an index error.
 pub(crate) fn tantivy_err(e: TantivyError) -> Error {
-    Error::Index(e.to_string())
+    use std::io::ErrorKind;
+    use tantivy::directory::error::OpenWriteError;
+    let kind = match &e {
+        TantivyError::IoError(io) => Some(io.kind()),
+        TantivyError::OpenWriteError(OpenWriteError::IoError { io_error, .. }) => Some(io_error.kind()),
+        TantivyError::LockFailure(LockError::IoError(io), _) => Some(io.kind()),
+        // The indexing threads hand their errors over as text.
+        TantivyError::ErrorInThread(text) | TantivyError::SystemError(text) => {
+            if text.contains("No space left on device") || text.contains("StorageFull") {
+                Some(ErrorKind::StorageFull)
+            } else if text.contains("Read-only file system") || text.contains("ReadOnlyFilesystem") {
+                Some(ErrorKind::ReadOnlyFilesystem)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    match kind {
+        Some(k @ (ErrorKind::StorageFull | ErrorKind::ReadOnlyFilesystem | ErrorKind::QuotaExceeded)) => {
+            Error::io(Path::new(INDEX_DIR), std::io::Error::new(k, e.to_string()))
+        }
+        _ => Error::Index(e.to_string()),
+    }
 }
 
 impl Index {
@@ -102,18 +129,18 @@ impl Index {
             Err(e) if e.cannot_write() => return Self::open_read_only(root, &e),
             Err(e) => return Err(e),
         };
-        store::create_dir_all(&dir)?;
+        store::create_dir_in(root, &dir)?;
         let fields = Fields::new();
         let mut rebuilt = None;
-        let index = match Self::open_existing(&dir, &fields) {
+        let index = match Self::open_existing(root, &dir, &fields) {
             Ok(Some(index)) => index,
-            Ok(None) => Self::create(&dir, &fields)?,
+            Ok(None) => Self::create(root, &dir, &fields)?,
             Err(why) => {
                 tracing::info!("rebuilding the index from the files: {why}");
                 rebuilt = Some(why);
                 store::remove_dir_all(&dir)?;
-                store::create_dir_all(&dir)?;
-                Self::create(&dir, &fields)?
+                store::create_dir_in(root, &dir)?;
+                Self::create(root, &dir, &fields)?
             }
         };
         index.tokenizers().register(analyzer::ANALYZER, analyzer::analyzer());
@@ -158,7 +185,8 @@ impl Index {
         if !store::exists(&dir.join("meta.json")) {
             return Err(no_index("none was built".into()));
         }
-        let index = frozen::Frozen::open(&dir).and_then(tantivy::Index::open).map_err(|e| no_index(e.to_string()))?;
+        let index =
+            frozen::Frozen::open(root, &dir).and_then(tantivy::Index::open).map_err(|e| no_index(e.to_string()))?;
         if index.schema() != fields.schema {
             return Err(no_index("it was built by another version".into()));
         }
@@ -177,7 +205,7 @@ impl Index {
     pub fn open_reader(root: &Path) -> Result<Index> {
         let dir = root.join(INDEX_DIR);
         let fields = Fields::new();
-        let index = match Self::open_existing(&dir, &fields) {
+        let index = match Self::open_existing(root, &dir, &fields) {
             Ok(Some(index)) => index,
             Ok(None) => return Err(Error::Index(format!("no index at {}", dir.display()))),
             Err(why) => return Err(Error::Index(why)),
@@ -204,11 +232,13 @@ impl Index {
     }
 
     /// The existing index, None when there is none, or why it cannot be used.
-    fn open_existing(dir: &Path, fields: &Fields) -> std::result::Result<Option<tantivy::Index>, String> {
+    fn open_existing(root: &Path, dir: &Path, fields: &Fields) -> std::result::Result<Option<tantivy::Index>, String> {
         if !store::exists(&dir.join("meta.json")) {
             return Ok(None);
         }
-        let index = tantivy::Index::open_in_dir(dir).map_err(|e| format!("it could not be opened ({e})"))?;
+        let index = confined::Confined::open(root, dir)
+            .and_then(tantivy::Index::open)
+            .map_err(|e| format!("it could not be opened ({e})"))?;
         if index.schema() != fields.schema {
             return Err("its schema is not this version's".into());
         }
@@ -219,8 +249,9 @@ impl Index {
         Ok(Some(index))
     }
 
-    fn create(dir: &Path, fields: &Fields) -> Result<tantivy::Index> {
-        tantivy::Index::create_in_dir(dir, fields.schema.clone()).map_err(tantivy_err)
+    fn create(root: &Path, dir: &Path, fields: &Fields) -> Result<tantivy::Index> {
+        let dir = confined::Confined::open(root, dir).map_err(tantivy_err)?;
+        tantivy::Index::create(dir, fields.schema.clone(), tantivy::IndexSettings::default()).map_err(tantivy_err)
     }
 
     /// Whether the writer keeps its manifest in memory now.

@@ -49,7 +49,7 @@ pub fn retire_other_versions(root: &Path) -> Result<Retired> {
             done.in_use.push(rel);
             continue;
         };
-        if FileLock::is_held(&dir.join("segments").join(WRITER_LOCK))? {
+        if FileLock::is_held(root, &dir.join("segments").join(WRITER_LOCK))? {
             done.in_use.push(rel);
             continue;
         }
@@ -77,7 +77,7 @@ fn retire_legacy(root: &Path, names: &[&String], folders: &[String], done: &mut 
         return Ok(());
     };
     let parent = root.join(INDEX_PARENT);
-    if FileLock::is_held(&parent.join(WRITER_LOCK))? {
+    if FileLock::is_held(root, &parent.join(WRITER_LOCK))? {
         done.in_use.push(label);
         return Ok(());
     }

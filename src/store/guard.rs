@@ -8,7 +8,7 @@
 //! symlink: files are opened with `O_NOFOLLOW`, or written aside and renamed into place
 //! (a rename replaces a link, it does not follow it).
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
@@ -79,6 +79,17 @@ pub fn confine(root: &Path, path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Refuses a path that is a symlink or anything but a regular file; a missing one is fine.
+pub fn regular_or_missing(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            Err(refused(io::ErrorKind::PermissionDenied, "a symlink (not followed)"))
+        }
+        Ok(m) if !m.is_file() => Err(refused(io::ErrorKind::InvalidInput, kind_name(m.file_type()))),
+        _ => Ok(()),
+    }
+}
+
 /// What a file that is not a regular one is, for messages.
 pub(crate) fn kind_name(t: fs::FileType) -> &'static str {
     #[cfg(unix)]
@@ -125,12 +136,9 @@ pub(crate) fn human(bytes: u64) -> String {
 /// Opens a regular file below `root` for reading, after `confine`; a FIFO, a device or a
 /// socket is refused without waiting for a writer, and so is a file over `cap` bytes.
 pub fn open_read(root: &Path, path: &Path, cap: u64) -> io::Result<(File, u64)> {
-    confine(root, path)?;
-    let mut opts = OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, nonblock_flags());
-    let file = opts.open(path).map_err(resolving)?;
+    use nix::fcntl::OFlag;
+    let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+    let file = super::beneath::open_reading(root, path, flags).map_err(resolving)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(refused(
@@ -152,31 +160,4 @@ pub fn read_capped(file: File, size_hint: u64, cap: u64) -> io::Result<Vec<u8>> 
         return Err(too_large(cap));
     }
     Ok(out)
-}
-
-/// `O_NONBLOCK | O_NOCTTY`: opening a FIFO does not wait for a writer, a terminal does not
-/// become the controlling one.
-#[cfg(unix)]
-fn nonblock_flags() -> i32 {
-    libc::O_NONBLOCK | libc::O_NOCTTY
-}
-
-/// Options that open (or create) a file for writing without following a final symlink.
-pub fn write_options() -> OpenOptions {
-    let mut opts = OpenOptions::new();
-    opts.write(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, nofollow_flag());
-    opts
-}
-
-#[cfg(unix)]
-fn nofollow_flag() -> i32 {
-    libc::O_NOFOLLOW
-}
-
-/// What an error from opening with `write_options` means: a final symlink is named as such.
-pub fn writing(path: &Path, err: io::Error) -> io::Error {
-    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    if is_link { refused(io::ErrorKind::PermissionDenied, "a symlink; tmws never writes through one") } else { err }
 }

@@ -12,17 +12,24 @@
 //! A log is never written through a symlink (`O_NOFOLLOW`), and its folders must be inside
 //! the root (DESIGN §12).
 
-use std::fs::{self, File};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::guard;
+use nix::fcntl::OFlag;
+
+use super::{beneath, guard};
 use crate::error::{Error, Result};
 
 /// A log opened for appending, locked exclusively until dropped.
 #[derive(Debug)]
 pub struct LockedLog {
+    root: PathBuf,
     path: PathBuf,
+    /// The log's folder, and its name there.
+    dir: beneath::Dir,
+    name: OsString,
     file: File,
     _lock: super::FileLock,
 }
@@ -31,17 +38,13 @@ impl LockedLog {
     /// Takes the lock at `lock` (waiting for any other writer to finish), then opens the
     /// log at `path`, creating it and the folders if needed; both are below `root`.
     pub fn open(root: &Path, path: &Path, lock: &Path) -> Result<LockedLog> {
-        if let Some(dir) = path.parent() {
-            super::create_dir_in(root, dir)?;
-        }
         let lock_file = super::FileLock::exclusive(root, lock)?;
-        let file = open_log(path).map_err(|e| Error::io(path, guard::writing(path, e)))?;
-        let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
-        if !kind.is_file() {
-            let why = format!("{}, not a regular file", guard::kind_name(kind));
-            return Err(Error::io(path, io::Error::new(io::ErrorKind::InvalidInput, why)));
-        }
-        Ok(LockedLog { path: path.to_path_buf(), file, _lock: lock_file })
+        // The log's folder is reached from the root without following a symlink, and the
+        // log is opened (and later replaced) relative to it: swapping a folder on the way
+        // for a link while this process writes sends nothing elsewhere.
+        let (dir, name) = beneath::parent_of(root, path, true).map_err(|e| Error::io(path, e))?;
+        let file = open_log(&dir, &name).map_err(|e| Error::io(path, e))?;
+        Ok(LockedLog { root: root.to_path_buf(), path: path.to_path_buf(), dir, name, file, _lock: lock_file })
     }
 
     /// The log's length in bytes.
@@ -81,19 +84,16 @@ impl LockedLog {
     /// file beside it (`.{name}.tmp`), synced, and renamed over the log, and the folder is
     /// synced. A process killed at any point leaves either the old log or the new one.
     pub fn replace(&mut self, bytes: &[u8]) -> Result<()> {
-        let name = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = self.path.with_file_name(format!(".{name}.tmp"));
+        let tmp = OsString::from(format!(".{}.tmp", self.name.to_string_lossy()));
         let result = (|| -> io::Result<File> {
-            let mut f = guard::write_options().create(true).truncate(true).open(&tmp)?;
+            let mut f = self.dir.open_file(&tmp, OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC, 0o666)?;
             f.write_all(bytes)?;
             f.sync_all()?;
             drop(f);
-            fs::rename(&tmp, &self.path)?;
-            if let Some(dir) = self.path.parent() {
-                // Makes the rename itself durable (not possible on every platform).
-                let _ = File::open(dir).and_then(|d| d.sync_all());
-            }
-            open_log(&self.path)
+            self.dir.rename(&tmp, &self.name)?;
+            // Makes the rename itself durable (not possible on every platform).
+            self.dir.sync();
+            open_log(&self.dir, &self.name)
         })();
         self.file = result.map_err(|e| Error::io(&self.path, e))?;
         Ok(())
@@ -109,7 +109,34 @@ impl LockedLog {
             // Best effort: the lock is held, so nobody else appended since `before`.
             let _ = self.file.set_len(before).and_then(|()| self.file.sync_data());
         }
-        result.map_err(|e| Error::io(&self.path, e))
+        result.map_err(|e| Error::io(&self.path, e))?;
+        // Git does not take tmws' lock: a checkout, a stash or a pull may have put another
+        // file at the log's path (or none) while these lines were written to the old one.
+        // Then they are written again, to the file that is there now.
+        if self.replaced(before) {
+            tracing::warn!(
+                "{} was replaced while it was written (a git checkout, stash or pull?): its new lines are written again",
+                self.path.display()
+            );
+            let (dir, name) = beneath::parent_of(&self.root, &self.path, true).map_err(|e| Error::io(&self.path, e))?;
+            self.file = open_log(&dir, &name).map_err(|e| Error::io(&self.path, e))?;
+            (self.dir, self.name) = (dir, name);
+            let len = self.len()?;
+            self.append_from(len, lines, sync).map_err(|e| Error::io(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Whether the file at the log's path, reached again from the root, is no longer the
+    /// one this log wrote (another file, or none), or is shorter than what was written.
+    fn replaced(&self, before: u64) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(ours) = self.file.metadata() else { return false };
+        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK;
+        match beneath::open(&self.root, &self.path, flags, 0).and_then(|f| f.metadata()) {
+            Ok(now) => (now.dev(), now.ino()) != (ours.dev(), ours.ino()) || now.len() < before,
+            Err(_) => true,
+        }
     }
 
     fn append_from(&mut self, len: u64, lines: &[String], sync: bool) -> io::Result<()> {
@@ -139,9 +166,48 @@ impl LockedLog {
     }
 }
 
-/// Opens a log for reading and appending, creating it, never through a symlink.
-fn open_log(path: &Path) -> io::Result<File> {
-    let mut opts = guard::write_options();
-    opts.read(true).append(true).create(true);
-    opts.open(path)
+/// Opens the log `name` of `dir` for reading and appending, creating it, never through a
+/// symlink; anything but a regular file with one name is refused (a FIFO is not waited
+/// on, and appending to a hard link would change the file of its other names too).
+fn open_log(dir: &beneath::Dir, name: &OsStr) -> io::Result<File> {
+    let flags = OFlag::O_RDWR | OFlag::O_APPEND | OFlag::O_CREAT | OFlag::O_NONBLOCK;
+    let file = dir.open_file(name, flags, 0o666)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let why = format!("{}, not a regular file", guard::kind_name(kind));
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+    }
+    beneath::single_link(&file)?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path).unwrap().lines().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn lines_written_to_a_log_that_git_replaced_meanwhile_are_written_again_to_the_new_one() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let path = r.join(".tmws/memory/short-term.jsonl");
+        let lock = r.join(".tmws/cache/locks/memory-short-term.lock");
+        let mut log = LockedLog::open(r, &path, &lock).unwrap();
+        log.append(&["{\"n\":1}".to_owned()], true).unwrap();
+        // A checkout puts the committed version in place: a new file, without line 1.
+        std::fs::write(r.join(".tmws/memory/.checkout"), "{\"n\":0}\n").unwrap();
+        std::fs::rename(r.join(".tmws/memory/.checkout"), &path).unwrap();
+        log.append(&["{\"n\":2}".to_owned()], true).unwrap();
+        assert_eq!(lines(&path), ["{\"n\":0}", "{\"n\":2}"]);
+        // A stash takes the file away altogether: the next lines make a new log.
+        std::fs::remove_file(&path).unwrap();
+        log.append(&["{\"n\":3}".to_owned()], true).unwrap();
+        assert_eq!(lines(&path), ["{\"n\":3}"]);
+        // Untouched, nothing is written twice.
+        log.append(&["{\"n\":4}".to_owned()], true).unwrap();
+        assert_eq!(lines(&path), ["{\"n\":3}", "{\"n\":4}"]);
+    }
 }

@@ -4,6 +4,8 @@
 //! What the bytes mean is `parse`'s business; where a path belongs in the canonical layout
 //! is `crate::layout`'s.
 
+pub mod beneath;
+pub mod cache;
 pub mod git;
 pub mod guard;
 pub mod log;
@@ -17,6 +19,8 @@ pub use self::scan::{Scanned, list, scan};
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use nix::fcntl::OFlag;
 
 use crate::error::{Error, Result};
 
@@ -145,11 +149,11 @@ impl FileLock {
 
     /// Whether a process holds the lock of an existing lock file (one that is not there is
     /// held by no one). The file is neither created nor kept locked.
-    pub fn is_held(path: &Path) -> Result<bool> {
-        let file = match guard::write_options().open(path) {
+    pub fn is_held(root: &Path, path: &Path) -> Result<bool> {
+        let file = match beneath::open(root, path, OFlag::O_RDWR | OFlag::O_NONBLOCK, 0) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(Error::io(path, guard::writing(path, e))),
+            Err(e) => return Err(Error::io(path, e)),
         };
         match file.try_lock() {
             Ok(()) => Ok(false),
@@ -158,16 +162,21 @@ impl FileLock {
         }
     }
 
-    /// The lock file at `path` below `root`, created with its folders when missing.
+    /// The lock file at `path` below `root`, created with its folders when missing, never
+    /// through a symlink at any component. A lock file that is not a regular file (a FIFO
+    /// a repository brought) is refused rather than waited on.
     fn lock_file(root: &Path, path: &Path) -> Result<fs::File> {
-        if let Some(dir) = path.parent() {
-            create_dir_in(root, dir)?;
-        }
-        guard::write_options()
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| Error::io(path, guard::writing(path, e)))
+        let open = || -> io::Result<fs::File> {
+            let (dir, name) = beneath::parent_of(root, path, true)?;
+            let file = dir.open_file(&name, OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NONBLOCK, 0o666)?;
+            let kind = file.metadata()?.file_type();
+            if !kind.is_file() {
+                let why = format!("{}, not a regular file", guard::kind_name(kind));
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+            }
+            Ok(file)
+        };
+        open().map_err(|e| Error::io(path, e))
     }
 }
 
@@ -317,33 +326,61 @@ pub fn create_dir_all(dir: &Path) -> Result<()> {
 /// Creates a folder below `root` and its parents, after checking that no symlink on the
 /// way leads out of the root.
 pub fn create_dir_in(root: &Path, dir: &Path) -> Result<()> {
-    guard::confine(root, dir).map_err(|e| Error::io(dir, e))?;
-    create_dir_all(dir)
+    beneath::Dir::open(root, dir, true).map(drop).map_err(|e| Error::io(dir, e))
 }
 
 /// Writes a file below `root` atomically: a temporary file in the same folder, fsync,
-/// rename over the target. A reader sees the old or the new content, never a mix. A
-/// symlink at the target is replaced, never written through.
+/// rename over the target. A reader sees the old or the new content, never a mix. The
+/// folder is reached without following a symlink, a symlink at the target is replaced,
+/// never written through, and a hard-linked target is refused. Temporary files that a
+/// killed process left for the same target are removed.
 pub fn write_atomic(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    create_dir_in(root, dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmws-{}.tmp", std::process::id()));
+    write_atomic_mode(root, path, bytes, 0o666)
+}
+
+fn write_atomic_mode(root: &Path, path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    let (dir, name) = beneath::parent_of(root, path, true).map_err(|e| Error::io(path, e))?;
+    single_link_at(&dir, &name).map_err(|e| Error::io(path, e))?;
+    let prefix = format!(".{}.tmws-", name.to_string_lossy());
+    remove_stale_temps(path.parent().unwrap_or(root), &dir, &prefix);
+    let tmp = std::ffi::OsString::from(format!("{prefix}{}.tmp", std::process::id()));
     let result = (|| -> io::Result<()> {
-        let mut f = guard::write_options().create(true).truncate(true).open(&tmp)?;
+        let mut f = dir.open_file(&tmp, OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC, mode)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = fs::File::open(dir) {
-            // Persist the rename; not every platform can fsync a folder, which is fine.
-            let _ = d.sync_all();
-        }
+        dir.rename(&tmp, &name)?;
+        // Persist the rename; not every platform can fsync a folder, which is fine.
+        dir.sync();
         Ok(())
     })();
     if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let _ = dir.remove(&tmp);
     }
     result.map_err(|e| Error::io(path, e))
+}
+
+/// Refuses to replace or write a file that has other names (a hard link).
+fn single_link_at(dir: &beneath::Dir, name: &std::ffi::OsStr) -> io::Result<()> {
+    match dir.open_file(name, OFlag::O_RDONLY | OFlag::O_NONBLOCK, 0) {
+        Ok(f) => beneath::single_link(&f),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Removes the temporary files `{prefix}{pid}.tmp` in `dir` (at `shown`) of processes that
+/// are gone: what a process killed between writing and renaming left.
+fn remove_stale_temps(shown: &Path, dir: &beneath::Dir, prefix: &str) {
+    let Ok(read) = fs::read_dir(shown) else { return };
+    for entry in read.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(prefix)?.strip_suffix(".tmp")?.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !cache::is_running(pid) {
+            let _ = dir.remove(&name);
+        }
+    }
 }
 
 /// Writes `bytes` at offset `at` of a journal file below `root`, cutting off whatever was
@@ -351,10 +388,10 @@ pub fn write_atomic(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
 /// missing; never writes through a symlink.
 pub fn append_at(root: &Path, path: &Path, at: u64, bytes: &[u8]) -> Result<()> {
     use std::io::{Seek, SeekFrom};
-    guard::confine(root, path).map_err(|e| Error::io(path, e))?;
     let result = (|| -> io::Result<()> {
-        let mut f =
-            guard::write_options().create(true).truncate(false).open(path).map_err(|e| guard::writing(path, e))?;
+        let (dir, name) = beneath::parent_of(root, path, true)?;
+        let mut f = dir.open_file(&name, OFlag::O_WRONLY | OFlag::O_CREAT, 0o666)?;
+        beneath::single_link(&f)?;
         if f.metadata()?.len() != at {
             f.set_len(at)?;
         }
@@ -367,37 +404,31 @@ pub fn append_at(root: &Path, path: &Path, at: u64, bytes: &[u8]) -> Result<()> 
 
 /// Writes a script below `root` atomically and makes it executable (mode 0755 on Unix).
 pub fn write_executable(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic(root, path, bytes)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(path, fs::Permissions::from_mode(0o755)).map_err(|e| Error::io(path, e))?;
-    }
-    Ok(())
+    write_atomic_mode(root, path, bytes, 0o755)?;
+    // The mode a file is created with is cut by the umask; the script must run.
+    let (dir, name) = beneath::parent_of(root, path, false).map_err(|e| Error::io(path, e))?;
+    let f = dir.open_file(&name, OFlag::O_RDONLY, 0).map_err(|e| Error::io(path, e))?;
+    use std::os::unix::fs::PermissionsExt;
+    f.set_permissions(fs::Permissions::from_mode(0o755)).map_err(|e| Error::io(path, e))
 }
 
 /// Renames a file below `root` (within one file system).
 pub fn rename(root: &Path, from: &Path, to: &Path) -> Result<()> {
-    for p in [from, to] {
-        if let Some(dir) = p.parent() {
-            guard::confine(root, dir).map_err(|e| Error::io(dir, e))?;
-        }
-    }
-    fs::rename(from, to).map_err(|e| Error::io(from, e))
+    let (from_dir, from_name) = beneath::parent_of(root, from, false).map_err(|e| Error::io(from, e))?;
+    let (to_dir, to_name) = beneath::parent_of(root, to, false).map_err(|e| Error::io(to, e))?;
+    beneath::rename_between(&from_dir, &from_name, &to_dir, &to_name).map_err(|e| Error::io(from, e))
 }
 
 /// Writes a small file below `root` without syncing it: for markers whose loss in a crash
 /// is harmless. Never writes through a symlink.
 pub fn write_marker(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        create_dir_in(root, dir)?;
-    }
-    let result = guard::write_options()
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .map_err(|e| guard::writing(path, e))
-        .and_then(|mut f| f.write_all(bytes));
+    let result = (|| -> io::Result<()> {
+        let (dir, name) = beneath::parent_of(root, path, true)?;
+        let mut f = dir.open_file(&name, OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NONBLOCK, 0o666)?;
+        beneath::single_link(&f)?;
+        f.set_len(0)?;
+        f.write_all(bytes)
+    })();
     result.map_err(|e| Error::io(path, e))
 }
 
@@ -406,25 +437,19 @@ pub fn write_marker(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
 /// appears whole or not at all: it is written aside and then linked into place, so two
 /// processes racing to create it agree on one content.
 pub fn create_private(root: &Path, path: &Path, bytes: &[u8]) -> Result<bool> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    create_dir_in(root, dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmws-{}.tmp", std::process::id()));
+    let (dir, name) = beneath::parent_of(root, path, true).map_err(|e| Error::io(path, e))?;
+    let tmp = std::ffi::OsString::from(format!(".{}.tmws-{}.tmp", name.to_string_lossy(), std::process::id()));
     let result = (|| -> io::Result<bool> {
-        let mut opts = guard::write_options();
-        opts.create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        let mut f = opts.open(&tmp)?;
+        let mut f = dir.open_file(&tmp, OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC, 0o600)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        match fs::hard_link(&tmp, path) {
+        match dir.link(&tmp, &name) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(e),
         }
     })();
-    let _ = fs::remove_file(&tmp);
+    let _ = dir.remove(&tmp);
     result.map_err(|e| Error::io(path, e))
 }
 

@@ -681,7 +681,10 @@ fn error_bodies_name_paths_relative_to_the_root() {
     let r = serve.post("/memory", r#"{"content": "remember this"}"#);
     assert_eq!(r.status, 500);
     assert!(!r.body.contains(&absolute), "{}", r.body);
-    assert_eq!(r.json(), json!({"error": ".tmws/memory: File exists (os error 17)", "category": "environment"}));
+    assert_eq!(
+        r.json(),
+        json!({"error": ".tmws/memory/short-term.jsonl: a symlink or a file where a folder must be", "category": "environment"})
+    );
     let r = serve.get("/memory/stats?format=json");
     assert!(!r.body.contains(&absolute), "{}", r.body);
     assert_eq!(
@@ -704,7 +707,10 @@ fn error_bodies_name_paths_relative_to_the_root() {
         assert_eq!(r.is_error, Some(true));
         assert_eq!(
             r.structured_content,
-            Some(json!({"error": ".tmws/memory: File exists (os error 17)", "category": "environment"}))
+            Some(json!({
+                "error": ".tmws/memory/short-term.jsonl: a symlink or a file where a folder must be",
+                "category": "environment"
+            }))
         );
         assert!(!result_text(&r).contains(&absolute), "{}", result_text(&r));
         session.cancel().await.unwrap();
