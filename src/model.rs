@@ -79,6 +79,10 @@ pub enum Rule {
     Secret,
     /// A file tmws no longer keeps there (the usage log, now in `.tmws/cache/`).
     Moved,
+    /// A derived cache that git tracks, or that holds what tmws never makes there.
+    Cache,
+    /// Memories that git left only in a stash.
+    Stashed,
 }
 
 impl Rule {
@@ -110,6 +114,8 @@ impl Rule {
             Rule::Io => "io",
             Rule::Secret => "secret",
             Rule::Moved => "moved",
+            Rule::Cache => "cache",
+            Rule::Stashed => "stashed-memory",
         }
     }
 }

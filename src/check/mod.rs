@@ -12,6 +12,7 @@ mod budgets;
 mod enums;
 mod rules;
 mod secrets;
+mod stash;
 mod walk;
 
 use std::path::{Path, PathBuf};
@@ -120,6 +121,15 @@ pub fn run(opts: &CheckOptions) -> Result<Report> {
         files.sort_by(|a, b| a.abs.cmp(&b.abs));
         files.dedup_by(|a, b| a.abs == b.abs);
         checker.check_all(&files);
+        if let Some(root) = checker.root.as_deref()
+            && targets.iter().any(|t| t.owned)
+        {
+            for (path, why, hint) in store::cache::findings(root) {
+                let d = Diagnostic::error(Rule::Cache, 1, 1, why).with_hint(hint).with_path(path);
+                lock(&checker.diags).push(d);
+            }
+            lock(&checker.diags).extend(stash::findings(root));
+        }
         let starts: Vec<&Path> = targets.iter().map(|t| t.abs.as_path()).collect();
         checker.rule_totals(&starts);
         report.files += checker.files.load(Ordering::Relaxed);

@@ -227,6 +227,8 @@ impl Engine {
 
     fn new(root: &Path, serving: bool) -> Result<Engine> {
         let config = Config::load(root)?;
+        // Before anything of the cache is used: one a repository brought is set aside.
+        crate::store::cache::vet(root)?;
         Ok(Engine {
             inner: Arc::new(Inner {
                 root: root.to_path_buf(),

@@ -107,6 +107,156 @@ pub fn index_stamp(root: &Path) -> Option<String> {
     Some(format!("{}:{}", meta.len(), mtime.as_nanos()))
 }
 
+/// A file git's index holds, with what git saw of it when it last wrote it to the work
+/// tree or looked at it: enough to tell whether the file there now is the one git put
+/// there (a file written since has another inode or modification time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// Root-relative, with `/` separators.
+    pub path: String,
+    pub mtime_secs: u32,
+    pub mtime_nanos: u32,
+    /// The inode number, cut to 32 bits as git stores it.
+    pub ino: u32,
+}
+
+/// The entries of git's index whose path starts with `prefix`, read without running git
+/// (index versions 2, 3 and 4, SHA-1 and SHA-256 repositories). The entries are sorted,
+/// so the read stops at the first path past the prefix: for a prefix such as
+/// `.tmws/cache/`, which sorts early, that is a few entries in. None outside git, without
+/// an index, or when it cannot be read (then ask git: [`tracked`]).
+pub fn index_entries_under(root: &Path, prefix: &str) -> Option<Vec<IndexEntry>> {
+    use std::io::{BufRead, BufReader, Read};
+    let (git_dir, common) = git_dirs(root)?;
+    let file = fs::File::open(git_dir.join("index")).ok()?;
+    // The object format decides the length of each entry's hash.
+    let hash_len = match fs::read_to_string(common.join("config")) {
+        Ok(c) if c.to_ascii_lowercase().replace([' ', '\t'], "").contains("objectformat=sha256") => 32,
+        _ => 20,
+    };
+    let mut r = BufReader::with_capacity(64 << 10, file);
+    let mut magic = [0u8; 4];
+    r.read_exact(&mut magic).ok()?;
+    if &magic != b"DIRC" {
+        return None;
+    }
+    let version = be_u32(&mut r)?;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    let count = be_u32(&mut r)?;
+    let mut found = Vec::new();
+    let mut path: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        // ctime (2), mtime (2), dev, ino, mode, uid, gid, size: ten 32-bit numbers.
+        let mut stat = [0u32; 10];
+        for s in &mut stat {
+            *s = be_u32(&mut r)?;
+        }
+        let mut hash = [0u8; 32];
+        r.read_exact(&mut hash[..hash_len]).ok()?;
+        let mut flags = [0u8; 2];
+        r.read_exact(&mut flags).ok()?;
+        let flags = u16::from_be_bytes(flags);
+        let mut fixed = 40 + hash_len + 2;
+        if version >= 3 && flags & 0x4000 != 0 {
+            let mut extended = [0u8; 2];
+            r.read_exact(&mut extended).ok()?;
+            fixed += 2;
+        }
+        if version == 4 {
+            // The path is the previous one less N bytes, then the bytes up to a NUL.
+            let strip = read_offset_varint(&mut r)?;
+            path.truncate(path.len().checked_sub(strip)?);
+            let mut rest = Vec::new();
+            r.read_until(0, &mut rest).ok()?;
+            if rest.pop() != Some(0) {
+                return None;
+            }
+            path.extend_from_slice(&rest);
+        } else {
+            path.clear();
+            r.read_until(0, &mut path).ok()?;
+            if path.pop() != Some(0) {
+                return None;
+            }
+            // Entries are padded with NULs to a multiple of 8 bytes (1 to 8 of them, the
+            // one that ended the path included).
+            let entry = (fixed + path.len() + 8) & !7;
+            let pad = entry.checked_sub(fixed + path.len() + 1)?;
+            let mut skip = [0u8; 8];
+            r.read_exact(&mut skip[..pad]).ok()?;
+        }
+        let name_len = usize::from(flags & 0x0fff);
+        if name_len < 0x0fff && name_len != path.len() {
+            // Not the layout this reader expects: let git answer instead.
+            return None;
+        }
+        if path.starts_with(prefix.as_bytes()) {
+            found.push(IndexEntry {
+                path: String::from_utf8_lossy(&path).into_owned(),
+                mtime_secs: stat[2],
+                mtime_nanos: stat[3],
+                ino: stat[5],
+            });
+        } else if path.as_slice() > prefix.as_bytes() {
+            break;
+        }
+    }
+    Some(found)
+}
+
+/// A big-endian 32-bit number.
+fn be_u32(r: &mut impl std::io::Read) -> Option<u32> {
+    let mut b = [0u8; 4];
+    r.read_exact(&mut b).ok()?;
+    Some(u32::from_be_bytes(b))
+}
+
+/// Git's variable-length offset of index version 4 (`decode_varint`).
+fn read_offset_varint(r: &mut impl std::io::Read) -> Option<usize> {
+    let mut byte = [0u8; 1];
+    r.read_exact(&mut byte).ok()?;
+    let mut value = usize::from(byte[0] & 0x7f);
+    while byte[0] & 0x80 != 0 {
+        r.read_exact(&mut byte).ok()?;
+        value = value.checked_add(1)?.checked_mul(128)?.checked_add(usize::from(byte[0] & 0x7f))?;
+    }
+    Some(value)
+}
+
+/// The stashes of the repository at `root`, newest first (`stash@{0}`, …), at most
+/// `limit`; empty outside git or without stashes.
+pub fn stashes(root: &Path, limit: usize) -> Vec<String> {
+    if !root.join(".git").exists() {
+        return Vec::new();
+    }
+    // The reflog of refs/stash, read without running git when it is there.
+    let Some((_, common)) = git_dirs(root) else { return Vec::new() };
+    if !common.join("logs/refs/stash").exists() && !common.join("refs/stash").exists() {
+        return Vec::new();
+    }
+    match run(root, &["stash", "list", "--format=%gd"]) {
+        Ok(out) => out.lines().map(str::trim).filter(|l| !l.is_empty()).take(limit).map(str::to_owned).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The files below `dir` in the tree of `rev` (a stash, a commit), or none when git does
+/// not know the revision.
+pub fn files_at(root: &Path, rev: &str, dir: &str) -> Vec<String> {
+    match run(root, &["ls-tree", "-r", "-z", "--name-only", rev, "--", dir]) {
+        Ok(out) => out.split('\0').filter(|p| !p.is_empty()).map(str::to_owned).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The bytes of `path` in `rev`, None when it is not there.
+pub fn show(root: &Path, rev: &str, path: &str) -> Option<Vec<u8>> {
+    let out = Command::new("git").arg("-C").arg(root).args(["show", &format!("{rev}:{path}")]).output().ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
 /// The files below `dir` (root-relative) that git tracks.
 pub fn tracked(root: &Path, dir: &str) -> Result<BTreeSet<String>> {
     let out = run(root, &["ls-files", "-z", "--", dir])?;
@@ -272,6 +422,82 @@ pub fn rev_list(root: &Path, range: &str) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// git's own listing of its index below `prefix`, with each file's stat data.
+    fn git_listing(dir: &Path, prefix: &str) -> Vec<IndexEntry> {
+        let out = run(dir, &["ls-files", "-z", "--", prefix]).unwrap();
+        out.split('\0')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                use std::os::unix::fs::MetadataExt;
+                let m = fs::symlink_metadata(dir.join(p)).unwrap();
+                IndexEntry {
+                    path: p.to_owned(),
+                    mtime_secs: m.mtime() as u32,
+                    mtime_nanos: m.mtime_nsec() as u32,
+                    ino: m.ino() as u32,
+                }
+            })
+            .collect()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn index_entries_below_a_prefix_are_read_as_git_lists_them_in_every_index_version() {
+        for (format, version) in [("sha1", "2"), ("sha1", "3"), ("sha1", "4"), ("sha256", "2"), ("sha256", "4")] {
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path();
+            git(d, &["init", "-q", &format!("--object-format={format}")]);
+            for f in [
+                ".a",
+                ".tmws/cache/index/v12/segments/.managed.json",
+                ".tmws/cache/token",
+                ".tmws/config.toml",
+                ".tmws/z",
+                "b/c.md",
+                "zz",
+            ] {
+                fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+                fs::write(d.join(f), f).unwrap();
+            }
+            git(d, &["add", "-f", "."]);
+            // An intent-to-add entry carries the extended flags of version 3.
+            fs::write(d.join(".tmws/cache/later"), "x").unwrap();
+            git(d, &["add", "-f", "-N", ".tmws/cache/later"]);
+            git(d, &["update-index", "--index-version", version]);
+            let read = index_entries_under(d, ".tmws/cache/").unwrap();
+            let paths: Vec<&str> = read.iter().map(|e| e.path.as_str()).collect();
+            assert_eq!(
+                paths,
+                [".tmws/cache/index/v12/segments/.managed.json", ".tmws/cache/later", ".tmws/cache/token"],
+                "{format} v{version}"
+            );
+            // `ls-files` refreshes nothing; the stat data is what git recorded when it added
+            // the files (none for an intent to add).
+            let listed = git_listing(d, ".tmws/cache/");
+            for (r, l) in read.iter().zip(&listed) {
+                let expected = if r.path.ends_with("later") { (0, 0, 0) } else { (l.ino, l.mtime_secs, l.mtime_nanos) };
+                assert_eq!((r.ino, r.mtime_secs, r.mtime_nanos), expected, "{format} v{version} {}", r.path);
+            }
+            assert_eq!(index_entries_under(d, ".tmws/nothing/").unwrap(), vec![]);
+        }
+    }
+
+    #[test]
+    fn no_index_or_a_foreign_file_reads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(index_entries_under(dir.path(), ".tmws/cache/"), None);
+        fs::create_dir_all(dir.path().join(".git")).unwrap();
+        fs::write(dir.path().join(".git/index"), b"DIRC\0\0\0\x09\0\0\0\x01").unwrap();
+        assert_eq!(index_entries_under(dir.path(), ".tmws/cache/"), None);
+        fs::write(dir.path().join(".git/index"), b"DIRC\0\0\0\x02\0\0\0\x05truncated").unwrap();
+        assert_eq!(index_entries_under(dir.path(), ".tmws/cache/"), None);
+    }
 
     #[test]
     fn log_records_become_commits() {

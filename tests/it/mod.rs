@@ -27,5 +27,6 @@ mod surfaces;
 mod terminal;
 mod tidy;
 mod tls;
+mod untrusted_cache;
 mod util;
 mod watch;

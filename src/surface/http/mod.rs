@@ -376,6 +376,8 @@ pub struct Listening {
 /// port is bound.
 pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening)) -> Result<()> {
     let loopback = addr.ip().is_loopback();
+    // The engine first: it sets aside a cache that a repository brought, token included.
+    let engine = Engine::serve(root)?;
     let (token, token_source) = resolve_token(root, std::env::var("TMWS_TOKEN").ok(), loopback)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -390,7 +392,6 @@ pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening
         let _guard = runtime.enter();
         Signals::listen()?
     };
-    let engine = Engine::serve(root)?;
     let mcp_config = StreamableHttpServerConfig::default();
     let sessions = mcp_config.cancellation_token.clone();
     let router = app(engine.clone(), guard::Guard::new(bound, &token), mcp_config);

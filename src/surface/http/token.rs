@@ -4,7 +4,8 @@
 //! The token is `TMWS_TOKEN`, else `.tmws/cache/token`, which the first start on a loopback
 //! address creates (32 random bytes in hex, mode 0600). On a non-loopback address the
 //! server refuses to start without a token, with one shorter than [`MIN_CHARS`], or with a
-//! token file that its group or others may read.
+//! token file that its group or others may read; on a loopback address such a file is
+//! replaced by a new private one.
 
 use std::path::Path;
 
@@ -45,13 +46,24 @@ pub fn resolve_token(root: &Path, env: Option<String>, loopback: bool) -> Result
                 "{TOKEN_FILE}: the token file is empty; delete it to have a new one made"
             )));
         }
-        if !loopback {
-            if let Some(mode) = mode.filter(|m| m & 0o044 != 0) {
+        if let Some(mode) = mode.filter(|m| m & 0o044 != 0) {
+            if !loopback {
                 return Err(Error::Environment(format!(
                     "{REFUSING}: {TOKEN_FILE} can be read by other users (mode {:03o}); run `chmod 600 {TOKEN_FILE}`",
                     mode & 0o777
                 )));
             }
+            // tmws makes its token file private: one that others may read was not made
+            // here (a repository can bring one whose value everyone knows), so a new one
+            // replaces it.
+            tracing::warn!(
+                "{TOKEN_FILE} can be read by other users (mode {:03o}): it is not used, a new private token replaces it",
+                mode & 0o777
+            );
+            store::remove_file(&path)?;
+            return resolve_token(root, None, loopback);
+        }
+        if !loopback {
             long_enough(&token, TOKEN_FILE)?;
         }
         return Ok((token, TokenSource::File));
