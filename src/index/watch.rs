@@ -171,12 +171,22 @@ pub fn run_with(
     // Whether a sync changed the index since the last merge of deleted documents.
     let mut merge_due = false;
     let mut indexed_head = None;
+    let mut retry: Option<Retry> = None;
     if index.is_writer() {
         on(WatchUpdate::Syncing);
-        let report = index.sync(config, &opts)?;
-        merge_due = !report.changes.is_empty();
-        indexed_head.clone_from(&report.head);
-        on(WatchUpdate::Synced(&report));
+        // A first sync that fails (a full disk) is tried again like any other: the watcher
+        // stays, and the index answers as it is meanwhile.
+        match index.sync(config, &opts) {
+            Ok(report) => {
+                merge_due = !report.changes.is_empty();
+                indexed_head.clone_from(&report.head);
+                on(WatchUpdate::Synced(&report));
+            }
+            Err(e) => {
+                retry = Some(Retry { at: Instant::now() + FIRST_RETRY, wait: FIRST_RETRY });
+                on(WatchUpdate::Failed(&e));
+            }
+        }
     } else {
         on(WatchUpdate::Following);
     }
@@ -188,7 +198,6 @@ pub fn run_with(
     // A follower tries for the writer role once a tick, however many events arrive.
     let mut last_try = Instant::now();
     let mut last_sync = Instant::now();
-    let mut retry: Option<Retry> = None;
     while !stop.load(Ordering::Relaxed) {
         let changes = events.next(TICK)?;
         if !index.is_writer() {

@@ -531,3 +531,35 @@ fn over_long_inputs_are_refused_without_being_echoed_or_stored() {
     );
     assert!(!root.path().join(".tmws/memory/short-term.jsonl").exists(), "nothing was stored");
 }
+
+#[test]
+fn a_full_disk_after_a_commit_still_answers_every_read_and_keeps_the_watcher() {
+    let root = TestRoot::sample();
+    let script = r#"
+        mkdir -p "$2/mnt"; mount -t tmpfs -o size=3m tmpfs "$2/mnt"
+        cp -a "$1/." "$2/mnt/"; cd "$2/mnt"
+        g() { git -c user.name=t -c user.email=t@example.invalid -c init.defaultBranch=main "$@"; }
+        g init -q; g add -A; g commit -q -m "first"
+        "$TMWS" --json index >/dev/null 2>&1
+        echo "a change to commit" > notes.txt; g add notes.txt; g commit -q -m "the numbat commit"
+        dd if=/dev/zero of=filler bs=4k 2>/dev/null || true
+        for cmd in "search pool" "recall pool" "context -w devtools" "read resources/workspaces/devtools/OVERVIEW.md"; do
+          echo "== $cmd"; "$TMWS" --json $cmd 2>/dev/null && echo "exit 0" || echo "exit $?"
+        done
+        echo "== watch"; timeout 3 "$TMWS" watch >/dev/null 2>&1 && echo "exit 0" || echo "exit $?"
+    "#;
+    let scratch = tempfile::tempdir().unwrap();
+    let Some(out) = in_namespace(script, &[root.path(), scratch.path()]) else { return };
+    for cmd in ["search pool", "recall pool", "context -w devtools", "read resources/workspaces/devtools/OVERVIEW.md"] {
+        let section = out.stdout.split(&format!("== {cmd}\n")).nth(1).unwrap_or_else(|| panic!("{cmd}: {out:?}"));
+        let section = section.split("\n== ").next().unwrap();
+        let (body, code) = section.trim_end().rsplit_once("exit ").unwrap_or_else(|| panic!("{cmd}: {out:?}"));
+        assert_eq!(code, "0", "{cmd}: {out:?}");
+        let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{cmd}: {e}: {out:?}"));
+        if cmd != "read resources/workspaces/devtools/OVERVIEW.md" {
+            assert_eq!(v["stale"], true, "{cmd}: {v}");
+        }
+    }
+    // The watcher does not exit on the failed sync: the timeout ends it (124).
+    assert!(out.stdout.trim_end().ends_with("== watch\nexit 124"), "{out:?}");
+}
