@@ -288,3 +288,40 @@ fn the_upkeep_leaves_tracked_logs_alone_and_the_tree_clean() {
     assert_eq!(log_lines(&root, "long-term").len(), 1);
     assert_eq!(log_lines(&root, "long-term")[0]["id"], "m_00000000000b");
 }
+
+#[test]
+fn memories_left_only_in_a_stash_are_a_finding_with_the_command_that_brings_them_back() {
+    let root = repo();
+    let stashed = json(&root.run(&["--json", "memory", "add", "the numbat note that ends up stashed"]))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    git(root.path(), &["stash", "-q", "-u"]);
+    json(&root.run(&["--json", "memory", "add", "a note written while the stash waits"]));
+    // The log exists again, so the stash does not pop: it stays, holding the first note.
+    let pop = Command::new("git").args(["stash", "pop", "-q"]).current_dir(root.path()).output().unwrap();
+    assert!(!pop.status.success(), "{}", String::from_utf8_lossy(&pop.stderr));
+
+    let check = root.run(&["check", "--format", "json"]);
+    assert_eq!(check.code, 0, "a warning: {check:?}");
+    let findings: Value = serde_json::from_str(&check.stdout).unwrap();
+    let stash: Vec<&Value> = findings.as_array().unwrap().iter().filter(|f| f["rule"] == "stashed-memory").collect();
+    assert_eq!(stash.len(), 1, "{findings}");
+    assert_eq!(stash[0]["path"], ".tmws/memory/short-term.jsonl");
+    assert_eq!(stash[0]["severity"], "warning");
+    assert_eq!(
+        stash[0]["message"],
+        format!("1 memory is only in stash@{{0}}^3 ({stashed}): no query sees it").as_str()
+    );
+    // The human output's hint is the command; run it as written.
+    let human = root.run(&["check"]);
+    let hint = human.stdout.lines().find_map(|l| l.trim().strip_prefix("= hint: ")).unwrap().to_owned();
+    let command = hint.split("   (").next().unwrap();
+    let ran = Command::new("sh").args(["-c", command]).current_dir(root.path()).output().unwrap();
+    assert!(ran.status.success(), "{command}: {}", String::from_utf8_lossy(&ran.stderr));
+
+    let found = json(&root.run(&["--json", "memory", "search", "numbat"]));
+    assert_eq!(found["results"][0]["id"], stashed.as_str(), "{found}");
+    let check = root.run(&["check", "--format", "json"]);
+    assert!(!check.stdout.contains("stashed-memory"), "{check:?}");
+}
