@@ -619,7 +619,12 @@ impl Engine {
 
     /// `memory_cleanup`: every log compacted, expired entries out.
     pub fn memory_cleanup(&self, req: &FormatOnly) -> Result<Reply<Cleaned>> {
-        let answer = memory::maint::cleanup(self.root(), self.config(), &Default::default())?;
+        let answer = memory::maint::cleanup(
+            self.root(),
+            self.config(),
+            &Default::default(),
+            memory::maint::Clock::Asked(chrono::Utc::now()),
+        )?;
         Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
     }
 

@@ -55,7 +55,13 @@ pub fn due(root: &Path, config: &Config, now: DateTime<Utc>) -> bool {
     if every == 0 {
         return false;
     }
-    last_run(root).is_none_or(|at| (now - at).num_seconds() >= i64::try_from(every).unwrap_or(i64::MAX))
+    let every = i64::try_from(every).unwrap_or(i64::MAX);
+    // A run recorded in the future was made under a clock set ahead: it says nothing of
+    // when the next is due (trusting it would stop the upkeep until that day comes).
+    last_run(root).is_none_or(|at| {
+        let since = (now - at).num_seconds();
+        since >= every || since < -60
+    })
 }
 
 /// Runs the upkeep now and records it.
@@ -63,7 +69,7 @@ pub fn run(root: &Path, config: &Config, now: DateTime<Utc>) -> Result<UpkeepRun
     let mut done = UpkeepRun { at: now.to_rfc3339_opts(SecondsFormat::Secs, true), ..UpkeepRun::default() };
     let tracked = super::memory::tracked_namespaces(root);
     done.left_tracked = tracked.iter().cloned().collect();
-    match maint::cleanup(root, config, &tracked) {
+    match maint::cleanup(root, config, &tracked, maint::Clock::Unattended(now)) {
         Ok(c) => (done.removed_expired, done.compacted_bytes) = (c.removed_expired, c.compacted_bytes),
         Err(e) => done.errors.push(format!("cleanup: {e}")),
     }
@@ -81,4 +87,27 @@ pub fn run(root: &Path, config: &Config, now: DateTime<Utc>) -> Result<UpkeepRun
     store::create_dir_all(&root.join(layout::CACHE_DIR))?;
     store::write_atomic(root, &root.join(layout::UPKEEP_FILE), &text)?;
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_recorded_in_the_future_does_not_stop_the_upkeep() {
+        let root = tempfile::tempdir().unwrap();
+        let config = Config::default();
+        let now = Utc::now();
+        let record = |at: DateTime<Utc>| {
+            let run = UpkeepRun { at: at.to_rfc3339_opts(SecondsFormat::Secs, true), ..UpkeepRun::default() };
+            let path = root.path().join(layout::UPKEEP_FILE);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, serde_json::to_vec(&run).unwrap()).unwrap();
+        };
+        assert!(due(root.path(), &config, now), "never ran");
+        record(now - chrono::Duration::minutes(5));
+        assert!(!due(root.path(), &config, now), "ran five minutes ago");
+        record(now + chrono::Duration::days(365));
+        assert!(due(root.path(), &config, now), "a record from a clock a year ahead");
+    }
 }

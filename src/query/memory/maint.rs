@@ -142,20 +142,43 @@ pub struct Linked {
 
 /// `memory cleanup`: every namespace's log compacted, expired entries out.
 /// The logs of the namespaces in `leave` are left as they are (the upkeep's: git tracks them).
-pub(crate) fn cleanup(root: &Path, config: &Config, leave: &BTreeSet<String>) -> Result<Cleaned> {
-    let now = stamp(Utc::now());
+pub(crate) fn cleanup(root: &Path, config: &Config, leave: &BTreeSet<String>, clock: Clock) -> Result<Cleaned> {
     let mut out = Cleaned::default();
     for ns in namespaces(root, config)? {
         if leave.contains(&ns) || !store::exists(&root.join(layout::memory_log(&ns))) {
             continue;
         }
         let mut writer = Writer::open(root, &ns)?;
+        let now = clock.now_for(&writer.fold.max_at);
         let done = compact(&mut writer, &now)?;
         out.removed_expired += done.removed_expired;
         out.compacted_bytes += done.bytes_before - done.bytes_after;
         out.by_namespace.insert(ns, CleanedLog { removed_expired: done.removed_expired, bytes: done.bytes_after });
     }
     Ok(out)
+}
+
+/// What "now" is for a compaction that drops expired entries for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Clock {
+    /// The time given: a person asked for the cleanup.
+    Asked(DateTime<Utc>),
+    /// The time given, but never more than a day past the newest op of the log: an
+    /// unattended cleanup under a clock set a year ahead would otherwise drop live entries
+    /// for good, which only hidden would reappear once the clock is right.
+    Unattended(DateTime<Utc>),
+}
+
+impl Clock {
+    fn now_for(self, max_at: &str) -> String {
+        let bounded = match self {
+            Clock::Asked(now) => now,
+            Clock::Unattended(now) => DateTime::parse_from_rfc3339(max_at)
+                .map(|t| now.min(t.with_timezone(&Utc) + chrono::Duration::days(1)))
+                .unwrap_or(now),
+        };
+        stamp(bounded)
+    }
 }
 
 /// `memory clear`: empties one namespace's log, or every log with `all`; refuses without
@@ -310,4 +333,54 @@ pub(crate) fn link_commit(root: &Path) -> Result<Linked> {
         files_changed: files,
         why: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A root whose short-term log holds one entry added at `at`, expiring 14 days later.
+    fn root_with_entry_at(at: DateTime<Utc>) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        let log = root.path().join(layout::memory_log("short-term"));
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        let line = serde_json::json!({
+            "op": "add", "id": "m_0123456789ab", "ns": "short-term", "at": stamp(at),
+            "expires_at": stamp(at + chrono::Duration::days(14)), "content": "x", "summary": "x",
+        });
+        std::fs::write(&log, format!("{line}\n")).unwrap();
+        root
+    }
+
+    #[test]
+    fn an_unattended_cleanup_under_a_clock_a_year_ahead_drops_no_live_entry() {
+        let written = Utc::now();
+        let ahead = written + chrono::Duration::days(365);
+        let root = root_with_entry_at(written);
+        let config = Config::default();
+        let none = BTreeSet::new();
+        let done = cleanup(root.path(), &config, &none, Clock::Unattended(ahead)).unwrap();
+        assert_eq!(done.removed_expired, 0);
+        let log = std::fs::read_to_string(root.path().join(layout::memory_log("short-term"))).unwrap();
+        assert!(log.contains("m_0123456789ab"), "{log}");
+        // Asked for by a person, the clock is taken as it is.
+        let done = cleanup(root.path(), &config, &none, Clock::Asked(ahead)).unwrap();
+        assert_eq!(done.removed_expired, 1);
+        // An entry that expired before the log's newest op goes unattended too; a log
+        // nobody wrote to since keeps its expired entries (hidden) until someone does.
+        let old = root_with_entry_at(written - chrono::Duration::days(30));
+        let done = cleanup(old.path(), &config, &none, Clock::Unattended(ahead)).unwrap();
+        assert_eq!(done.removed_expired, 0);
+        let log = old.path().join(layout::memory_log("short-term"));
+        let fresh = serde_json::json!({
+            "op": "add", "id": "m_ba9876543210", "ns": "short-term", "at": stamp(written),
+            "expires_at": stamp(written + chrono::Duration::days(14)), "content": "y", "summary": "y",
+        });
+        let text = std::fs::read_to_string(&log).unwrap();
+        std::fs::write(&log, format!("{text}{fresh}\n")).unwrap();
+        let done = cleanup(old.path(), &config, &none, Clock::Unattended(ahead)).unwrap();
+        assert_eq!(done.removed_expired, 1);
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(!text.contains("m_0123456789ab") && text.contains("m_ba9876543210"), "{text}");
+    }
 }
