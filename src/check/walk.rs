@@ -68,6 +68,17 @@ pub(super) fn files(root: Option<&Path>, target: &Target, includes: &Includes) -
             layout::is_markdown(rel) || (rel.starts_with(layout::TMWS_DIR) && layout::classify(rel).is_checked())
         })
     };
+    let mut found = found;
+    if owned {
+        // The files tmws reads at fixed paths are read through a symlink that stays in
+        // the root, which the walk skips: they are checked as they are read.
+        for fixed in [layout::CONFIG_FILE, layout::REGISTRY_FILE, layout::SKILLS_FILE] {
+            let linked = matches!(store::entry(&base.join(fixed)), Ok(store::Entry::Symlink(_)));
+            if linked && store::is_file(&base.join(fixed)) && !found.iter().any(|f| f == fixed) {
+                found.push(fixed.to_owned());
+            }
+        }
+    }
     let files = found
         .into_iter()
         .map(|rel| File {

@@ -563,3 +563,18 @@ fn a_full_disk_after_a_commit_still_answers_every_read_and_keeps_the_watcher() {
     // The watcher does not exit on the failed sync: the timeout ends it (124).
     assert!(out.stdout.trim_end().ends_with("== watch\nexit 124"), "{out:?}");
 }
+
+#[test]
+fn check_fails_on_a_broken_config_that_a_symlink_inside_the_root_leads_to() {
+    let root = TestRoot::new().file("cfg/real.toml", "[retrieval]\ntop_k = \"x\"\n");
+    symlink("../cfg/real.toml", root.path().join(".tmws/config.toml")).unwrap();
+    // The engine reads the config through the link, and fails on it.
+    let search = root.run(&["search", "x"]);
+    assert_eq!(search.code, 2, "{search:?}");
+    let check = root.run(&["check", "--format", "json"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    let found = findings(&check);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, ".tmws/config.toml");
+    assert!(found[0].1.contains("invalid type"), "{found:?}");
+}
