@@ -433,6 +433,28 @@ fn terminal_escapes_in_a_value_are_printed_escaped() {
 }
 
 #[test]
+fn bidi_and_zero_width_characters_in_human_output_are_printed_escaped() {
+    // "Trojan Source": a right-to-left override shows what follows it reversed, and a
+    // zero-width space makes two names look alike.
+    let name = "approve\u{202e}evorppa-ton\u{202c} cl\u{200b}aude";
+    let root = TestRoot::new().file(
+        "resources/workspaces/w/_plans/260101-x.md",
+        format!("---\nname: \"{name}\"\ndescription: d\nstatus: \"done\u{2066}\"\ncreated: 2026-01-01\n---\n"),
+    );
+    let table = root.run(&["search", "approve", "--format", "table"]);
+    assert_eq!(table.code, 0, "{table:?}");
+    let check = root.run(&["check"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    for out in [&table.stdout, &check.stdout] {
+        for c in ['\u{202e}', '\u{202c}', '\u{200b}', '\u{2066}'] {
+            assert!(!out.contains(c), "{c:?} printed raw: {out:?}");
+        }
+    }
+    assert!(table.stdout.contains(r"approve\u{202e}evorppa-ton\u{202c} cl\u{200b}aude"), "{}", table.stdout);
+    assert!(check.stdout.contains(r"found `done\u{2066}`"), "{}", check.stdout);
+}
+
+#[test]
 fn check_reports_a_symlinked_start_folder_leading_out_of_the_root() {
     let elsewhere = outside("x.md", "---\nname: outside\n---\n");
     let root = TestRoot::new();
