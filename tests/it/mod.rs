@@ -17,6 +17,7 @@ mod memory_crash;
 mod memory_git;
 mod memory_maint;
 mod pool;
+mod protocol;
 mod ranking;
 mod real_clients;
 mod recall;

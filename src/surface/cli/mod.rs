@@ -14,6 +14,7 @@ mod files;
 mod help;
 mod query;
 mod render;
+mod stderr;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
@@ -535,8 +536,9 @@ pub fn run() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    init_logging(cli.color.colours(io::stderr().is_terminal()));
-    if matches!(cli.command, Command::Mcp | Command::Serve { .. } | Command::Watch { .. }) {
+    let serving = matches!(cli.command, Command::Mcp | Command::Serve { .. } | Command::Watch { .. });
+    init_logging(cli.color.colours(io::stderr().is_terminal()), serving);
+    if serving {
         crate::sys::lean();
     }
     let result = if matches!(cli.command, Command::Mcp) {
@@ -548,6 +550,8 @@ pub fn run() -> ExitCode {
         let _ = out.flush();
         result
     };
+    // A server's last log lines reach stderr before it exits, if anyone reads it.
+    stderr::flush(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => ExitCode::from(code),
         Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
@@ -636,14 +640,21 @@ impl From<io::Error> for Failure {
     }
 }
 
-fn init_logging(colour: bool) {
+/// Logs go to stderr, redacted, at the level `TMWS_LOG` sets (warnings by default). A
+/// server (`serving`) hands its lines to a writer thread that never makes it wait
+/// (`stderr.rs`): a client that does not read the server's stderr must not stop its
+/// answers.
+fn init_logging(colour: bool, serving: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TMWS_LOG")
         // rmcp's transport worker logs a downstream server's failures as errors; tmws reports
         // them itself, once, in its own words.
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp::transport::worker=off"));
+    if serving {
+        stderr::start();
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(|| Redacting(io::stderr()))
+        .with_writer(|| Redacting(stderr::Queued))
         .with_ansi(colour)
         .try_init();
 }
