@@ -359,7 +359,11 @@ mod tests {
         let error = admit(line, in_flight).err()?;
         let v: Value = serde_json::from_slice(&error).unwrap();
         assert_eq!(error.last(), Some(&b'\n'));
-        Some((v["id"].clone(), v["error"]["code"].as_i64().unwrap(), v["error"]["message"].as_str().unwrap().to_owned()))
+        Some((
+            v["id"].clone(),
+            v["error"]["code"].as_i64().unwrap(),
+            v["error"]["message"].as_str().unwrap().to_owned(),
+        ))
     }
 
     #[test]
@@ -369,7 +373,11 @@ mod tests {
         assert_eq!(parse(b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":1}\n"), Some((Value::Null, PARSE_ERROR)));
         assert_eq!(parse(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"\n"), Some((Value::Null, PARSE_ERROR)));
         assert_eq!(parse(b"{\"a\":\"\xff\"}\n"), Some((Value::Null, PARSE_ERROR)));
-        let deep = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{}{}}}\n", "[".repeat(129), "]".repeat(129));
+        let deep = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{}{}}}\n",
+            "[".repeat(129),
+            "]".repeat(129)
+        );
         assert_eq!(
             refused(deep.as_bytes(), &none),
             Some((Value::Null, PARSE_ERROR, "parse error: arrays and objects nested deeper than 128".into()))
@@ -377,9 +385,15 @@ mod tests {
         // As deep as serde_json reads, and brackets in strings, are fine.
         let deepest = format!("{{\"params\":{}{},\"s\":\"{}\"}}\n", "[".repeat(127), "]".repeat(127), "[".repeat(500));
         assert_eq!(parse(deepest.as_bytes()), None);
-        assert_eq!(parse(b"[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}]\n"), Some((Value::Null, INVALID_REQUEST)));
+        assert_eq!(
+            parse(b"[{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}]\n"),
+            Some((Value::Null, INVALID_REQUEST))
+        );
         assert_eq!(parse(b"42\n"), Some((Value::Null, INVALID_REQUEST)));
-        assert_eq!(parse(b"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}\n"), Some((Value::Null, INVALID_REQUEST)));
+        assert_eq!(
+            parse(b"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}\n"),
+            Some((Value::Null, INVALID_REQUEST))
+        );
         assert_eq!(parse(b"{\"jsonrpc\":\"2.0\",\"id\":9}\n"), Some((serde_json::json!(9), INVALID_REQUEST)));
         // Notifications, answers to the server's requests and blank lines pass.
         assert_eq!(parse(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"), None);

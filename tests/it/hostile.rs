@@ -87,8 +87,7 @@ fn no_command_appends_through_a_symlinked_log() {
     assert!(add.stderr.contains(NO_WRITE_THROUGH), "{}", add.stderr);
     let record = root.run(&["session", "record"]);
     assert_ne!(record.code, 0, "{record:?}");
-    let verify =
-        root.run(&["trust", "verify", "--agent", "a", "--verifier", "b", "--success", "--evidence", "$(touch /tmp/x)"]);
+    let verify = root.run(&["trust", "verify", "--agent", "a", "--success", "--evidence", "$(touch /tmp/x)"]);
     assert_eq!(verify.code, 2, "{verify:?}");
     assert!(verify.stderr.contains(NO_WRITE_THROUGH), "{}", verify.stderr);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "# the user's shell rc\n", "nothing was appended");

@@ -28,6 +28,7 @@ mod surfaces;
 mod terminal;
 mod tidy;
 mod tls;
+mod trust;
 mod untrusted_cache;
 mod util;
 mod watch;

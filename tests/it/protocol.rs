@@ -90,7 +90,9 @@ fn a_line_that_is_not_json_gets_a_parse_error_with_a_null_id_and_the_session_goe
     let errors: Vec<(Value, i64, String)> = answers
         .iter()
         .filter(|a| a.get("error").is_some())
-        .map(|a| (a["id"].clone(), a["error"]["code"].as_i64().unwrap(), a["error"]["message"].as_str().unwrap().into()))
+        .map(|a| {
+            (a["id"].clone(), a["error"]["code"].as_i64().unwrap(), a["error"]["message"].as_str().unwrap().into())
+        })
         .collect();
     assert_eq!(
         errors,
