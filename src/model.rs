@@ -83,6 +83,12 @@ pub enum Rule {
     Cache,
     /// Memories that git left only in a stash.
     Stashed,
+    /// A trust log line whose verifier is the verified agent, names compared normalised.
+    TrustSelf,
+    /// A trust log line with no verifier, or one not named as tmws writes names.
+    TrustVerifier,
+    /// Trust log lines written faster than tmws records verifications.
+    TrustBurst,
 }
 
 impl Rule {
@@ -116,6 +122,9 @@ impl Rule {
             Rule::Moved => "moved",
             Rule::Cache => "cache",
             Rule::Stashed => "stashed-memory",
+            Rule::TrustSelf => "trust-self",
+            Rule::TrustVerifier => "trust-verifier",
+            Rule::TrustBurst => "trust-burst",
         }
     }
 }

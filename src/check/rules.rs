@@ -1,5 +1,6 @@
 //! The rules of each kind of file: front-matter presence and schema, entry file names,
-//! memory log lines, the registry, the config, the skills and schema overrides.
+//! memory log lines, trust log lines (`parse::trust`: those tmws would never write), the
+//! registry, the config, the skills and schema overrides.
 
 use std::path::Path;
 
@@ -65,6 +66,7 @@ impl Checker {
             FileKind::Rule => self.rule_file(path, bytes),
             FileKind::Markdown => markdown::parse(bytes).diagnostics,
             FileKind::MemoryLog { namespace } => memory_log(namespace, bytes),
+            FileKind::Log if path == layout::TRUST_FILE => parse::trust::read(bytes).problems,
             FileKind::Log => jsonl::parse(bytes).1,
             FileKind::OldUsage => vec![
                 Diagnostic::warning(

@@ -151,7 +151,15 @@ fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
             content.push_str(t);
         }
     }
-    let meta = (problem.get("problem").and_then(Value::as_str).is_some()).then(|| Value::Object(problem).to_string());
+    // How it was written (`author.surface`, filled by tmws: cli, mcp, http) is kept for
+    // answers to say where a memory's text came from (DESIGN §12).
+    let surface = v.get("author").and_then(|a| a.get("surface")).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let mut meta_fields =
+        if problem.get("problem").and_then(Value::as_str).is_some() { problem } else { serde_json::Map::new() };
+    if let Some(s) = surface {
+        meta_fields.insert("surface".into(), Value::from(s));
+    }
+    let meta = (!meta_fields.is_empty()).then(|| Value::Object(meta_fields).to_string());
     let summary =
         text("summary").map(|s| cut(s.trim(), MAX_SUMMARY_CHARS)).unwrap_or_else(|| first_sentences(&content));
     let tags = v

@@ -73,7 +73,8 @@ pub struct Ranking {
     pub now: i64,
     /// Half-lives by namespace, in days (30 for a namespace not named here).
     pub half_life_days: std::collections::BTreeMap<String, f64>,
-    /// Trust scores by agent, 0–1 (0.5 for an agent not named here).
+    /// Trust scores by writer, 0–1, keyed by normalised name (`parse::trust::normalize`);
+    /// 0.5 for a writer not named here or a memory that names none.
     pub trust: std::collections::BTreeMap<String, f64>,
     /// Reads of each memory (a derived count).
     pub access: std::collections::BTreeMap<String, u64>,
@@ -86,7 +87,7 @@ const EXPIRED_DROPPED_AFTER: usize = 256;
 /// The half-life of a namespace that names none (DESIGN §9).
 pub const DEFAULT_HALF_LIFE_DAYS: f64 = 30.0;
 /// The trust of an agent nobody has verified (DESIGN §6).
-pub const DEFAULT_TRUST: f64 = 0.5;
+pub const DEFAULT_TRUST: f64 = crate::parse::trust::START;
 
 /// A memory's current importance (DESIGN §6): `importance × exp(−ln2 × age / half_life)
 /// × min(1 + 0.05 × accesses, 1.5)`, clamped to 0–1.
@@ -99,6 +100,25 @@ pub fn current_importance(importance: f64, age_days: f64, half_life_days: f64, a
 /// The search boost of a memory written by an agent of this trust: `1 + 0.5 × trust`.
 pub fn trust_boost(trust: f64) -> f64 {
     1.0 + 0.5 * trust.clamp(0.0, 1.0)
+}
+
+/// The most importance a writer of this trust gives its memories in a ranking: its trust,
+/// and never less than the default importance. Importance is the writer's own word, so
+/// only trust earned from other verifiers lets a writer lift its memories above the
+/// default: a writer nobody verified (or one that failed) with importance 1.0 ranks below
+/// a verified writer's memory of default importance and the same words, since the
+/// verified one's trust boost is the larger.
+pub fn importance_cap(trust: f64) -> f64 {
+    trust.clamp(0.0, 1.0).max(DEFAULT_IMPORTANCE)
+}
+
+/// A memory's current importance in a ranking: [`current_importance`] of its importance
+/// cut to its writer's [`importance_cap`], and cut there again after reads lifted it, so
+/// that decay still orders a writer's memories and reads bring one back up to the cap, not
+/// beyond.
+pub fn ranked_importance(importance: f64, age_days: f64, half_life_days: f64, accesses: u64, trust: f64) -> f64 {
+    let cap = importance_cap(trust);
+    current_importance(importance.min(cap), age_days, half_life_days, accesses).min(cap)
 }
 
 /// One result: the refId, what it is, and a summary.
@@ -124,6 +144,14 @@ pub struct SearchHit {
     pub status: Option<String>,
     /// 0–100: the score relative to the best result.
     pub score: u32,
+    /// A memory's writer, its trust and how it was written (DESIGN §12), which the query
+    /// layer fills in: stored text is data, and answers say whose.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     #[serde(skip)]
     pub raw_score: f32,
     /// Stored fields that memory answers show and workspace answers do not.
@@ -136,6 +164,9 @@ pub struct SearchHit {
     /// A memory's writer.
     #[serde(skip)]
     pub agent: Option<String>,
+    /// How a memory was written (`cli`, `mcp`, `http`), when tmws wrote it.
+    #[serde(skip)]
+    pub surface: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -802,7 +833,8 @@ impl Index {
     }
 }
 
-/// The top `limit` documents by BM25 × current importance × trust boost, ties by refId rank.
+/// The top `limit` documents by BM25 × current importance (cut to the writer's trust) ×
+/// trust boost, ties by refId rank.
 fn ranked(
     searcher: &Searcher,
     stats: &Stats<'_>,
@@ -834,7 +866,7 @@ fn ranked(
             Some((table, col.ords().clone()))
         };
         // Lookups that cannot change the score are skipped: one half-life for every
-        // namespace, nobody verified, nothing read yet (the usual case).
+        // namespace, nothing read yet (the usual case).
         let one_half_life = {
             let mut v = r.half_life_days.values();
             let first = v.next().copied().unwrap_or(DEFAULT_HALF_LIFE_DAYS);
@@ -849,15 +881,12 @@ fn ranked(
             ),
         };
         let default_half = one_half_life.unwrap_or(DEFAULT_HALF_LIFE_DAYS);
-        let boost = if r.trust.is_empty() {
-            None
-        } else {
-            by_ord(
-                "agent",
-                &|a| trust_boost(r.trust.get(a).copied().unwrap_or(DEFAULT_TRUST)),
-                trust_boost(DEFAULT_TRUST),
-            )
-        };
+        // The trust of each writer, by the ordinal of its name in this segment.
+        let writer_trust = by_ord(
+            "agent",
+            &|a| r.trust.get(&crate::parse::trust::normalize(a)).copied().unwrap_or(DEFAULT_TRUST),
+            DEFAULT_TRUST,
+        );
         // Accesses by the ordinal of the refId (only the few memories ever read).
         let access: Option<(rustc_hash::FxHashMap<u64, u64>, tantivy::columnar::Column<u64>)> = if r.access.is_empty() {
             None
@@ -880,8 +909,9 @@ fn ranked(
             let age_days = added.as_ref().map_or(0.0, |c| (r.now - c.get_val(doc)) as f64 / 86_400.0);
             let reads =
                 access.as_ref().and_then(|(m, col)| col.first(doc).and_then(|o| m.get(&o).copied())).unwrap_or(0);
-            let current = current_importance(imp, age_days, lookup(&half, default_half), reads);
-            let tweaked = f64::from(score) * current * lookup(&boost, trust_boost(DEFAULT_TRUST));
+            let trust = lookup(&writer_trust, DEFAULT_TRUST);
+            let current = ranked_importance(imp, age_days, lookup(&half, default_half), reads, trust);
+            let tweaked = f64::from(score) * current * trust_boost(trust);
             // Ties: the lower refId rank first, as in every other search.
             let tie = u64::MAX - rank.as_ref().map_or(0, |c| c.get_val(doc));
             (tweaked as f32, tie)
@@ -907,17 +937,43 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
         tags: doc.get_all(f.tag).filter_map(|v| v.as_str().map(str::to_owned)).collect(),
         status: text(f.status),
         score: 0,
+        author: None,
+        trust: None,
+        source: None,
         raw_score: score,
         created: text(f.created),
         category: text(f.category),
         body: text(f.body_stored),
         agent: text(f.agent),
+        surface: text(f.meta)
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+            .and_then(|m| m.get("surface").and_then(serde_json::Value::as_str).map(str::to_owned)),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_writers_importance_counts_only_up_to_its_trust() {
+        let rank =
+            |importance: f64, trust: f64| ranked_importance(importance, 0.0, 30.0, 0, trust) * trust_boost(trust);
+        // Unverified or failed writers: importance above the default is not counted, so a
+        // verified writer's memory at the default importance ranks first.
+        for unverified in [0.0, 0.3, 0.5] {
+            assert!(rank(1.0, unverified) < rank(0.5, 0.55), "{unverified}");
+        }
+        // Below the cap importance still orders a writer's memories, and a verified writer
+        // can lift its own up to its trust.
+        assert!(rank(0.2, 0.5) < rank(0.5, 0.5));
+        assert_eq!(ranked_importance(1.0, 0.0, 30.0, 0, 0.8), 0.8);
+        assert_eq!(ranked_importance(1.0, 0.0, 30.0, 0, 1.0), 1.0);
+        // Decay works from the cap; reads bring a memory back up to it, not beyond.
+        assert_eq!(ranked_importance(1.0, 30.0, 30.0, 0, 0.5), 0.25);
+        assert_eq!(ranked_importance(0.5, 0.0, 30.0, 10, 0.5), 0.5);
+        assert!((ranked_importance(0.5, 30.0, 30.0, 4, 0.5) - 0.3).abs() < 1e-9);
+    }
 
     #[test]
     fn quotes_make_phrases_and_the_rest_is_free_text() {

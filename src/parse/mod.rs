@@ -14,6 +14,7 @@ pub mod markdown;
 pub mod memlog;
 pub mod rules;
 pub mod text;
+pub mod trust;
 pub mod yaml;
 
 use std::borrow::Cow;

@@ -244,22 +244,71 @@ mod tests {
     }
 }
 
-/// `text` with its control characters (C0, DEL, C1: what a terminal acts on) written as
-/// `\x1b`-style escapes, for anything printed to a terminal (DESIGN §12): a value from a
-/// file cannot clear the screen or set the window title. Borrowed when there is none.
+/// `text` with the characters a terminal acts on or hides written as escapes, for anything
+/// printed to a terminal (DESIGN §12): control characters (C0, DEL, C1) as `\x1b`, so a
+/// value from a file cannot clear the screen or set the window title, and the invisible
+/// format characters of [`is_hidden_format`] as `\u{202e}`, so that bidirectional
+/// overrides cannot show a line in another order than it has ("Trojan Source") and
+/// zero-width characters cannot make two different names look alike. Borrowed when there
+/// is none.
 pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    let escaped = |c: char| c.is_control() || is_hidden_format(c);
+    if !text.chars().any(escaped) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if c.is_control() {
             out.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else if is_hidden_format(c) {
+            out.push_str(&format!("\\u{{{:04x}}}", u32::from(c)));
         } else {
             out.push(c);
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Format characters that show as nothing or reorder what follows them: the bidirectional
+/// marks, embeddings, overrides and isolates, zero-width spaces and joiners, the word
+/// joiner and invisible operators, the soft hyphen, the byte order mark, interlinear
+/// annotation marks and tag characters. (Variation selectors, which only pick a glyph, are
+/// left as they are.)
+pub fn is_hidden_format(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x00AD
+            | 0x061C
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0xE0000..=0xE007F
+    )
+}
+
+/// Unicode's default-ignorable code points (DerivedCoreProperties): characters that are
+/// drawn as nothing when a font has no glyph for them. Two names that differ only by
+/// these look the same, so they are taken out before names are compared.
+pub fn is_default_ignorable(c: char) -> bool {
+    is_hidden_format(c)
+        || matches!(
+            u32::from(c),
+            0x034F
+                | 0x115F..=0x1160
+                | 0x17B4..=0x17B5
+                | 0x180B..=0x180F
+                | 0x3164
+                | 0xFE00..=0xFE0F
+                | 0xFFA0
+                | 0xFFF0..=0xFFF8
+                | 0x1BCA0..=0x1BCA3
+                | 0x1D173..=0x1D17A
+                | 0xE0080..=0xE0FFF
+        )
 }
 
 #[cfg(test)]
@@ -271,5 +320,14 @@ mod escape_tests {
         assert_eq!(escape_controls("plain — 日本語"), "plain — 日本語");
         assert_eq!(escape_controls("a\x1b[2Jb\x1b]0;title\x07c"), "a\\x1b[2Jb\\x1b]0;title\\x07c");
         assert_eq!(escape_controls("tab\tnl\ncr\r\u{9b}\u{7f}"), "tab\\x09nl\\x0acr\\x0d\\x9b\\x7f");
+    }
+
+    #[test]
+    fn bidi_and_zero_width_characters_are_escaped_and_emoji_are_kept() {
+        // A right-to-left override makes `admin` look like what follows it, reversed.
+        assert_eq!(escape_controls("user\u{202e}nimda"), "user\\u{202e}nimda");
+        assert_eq!(escape_controls("cl\u{200b}aude \u{2066}x\u{2069}"), "cl\\u{200b}aude \\u{2066}x\\u{2069}");
+        assert_eq!(escape_controls("\u{feff}bom\u{ad}"), "\\u{feff}bom\\u{00ad}");
+        assert_eq!(escape_controls("ok \u{2764}\u{fe0f} 日本語"), "ok \u{2764}\u{fe0f} 日本語");
     }
 }

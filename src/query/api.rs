@@ -593,8 +593,9 @@ pub struct MemoryAddRequest {
     /// How much it matters, 0 to 1 (by default 0.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub importance: Option<f64>,
-    /// The agent writing it, e.g. `claude`: memory search lifts the memories of agents
-    /// whose work was verified.
+    /// The agent it is written as, e.g. `claude-code`. Only the command line names it (by
+    /// default `human`, the person); over MCP and HTTP it is always the session's identity
+    /// (the server's --agent, else the client's name) and what is given here is not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// A problem met (makes the entry `kind: problem`): what went wrong, as another agent
@@ -904,8 +905,9 @@ impl Params for MemoryDeleteRequest {
     }
 }
 
-/// Parameters of `trust_verify` (DESIGN §6). The verifier is the calling client, by the
-/// name it gave in `initialize`: never a parameter, so an agent cannot vouch for itself.
+/// Parameters of `trust_verify` (DESIGN §6). The verifier is the session's identity (the
+/// server's `--agent`, else the name the client gave in `initialize`): never a parameter,
+/// so an agent cannot vouch for itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrustVerifyRequest {
@@ -1123,7 +1125,8 @@ pub struct SessionRecordRequest {
     /// the end of the last recorded session, else 24 hours ago.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
-    /// The agent recording the session.
+    /// The agent recording the session. Only the command line names it; over MCP and
+    /// HTTP it is the session's identity (the server's --agent, else the client's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// `yaml` or `json`.

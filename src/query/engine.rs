@@ -38,6 +38,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::index::{Index, TextQuery};
 use crate::model::DocKind;
+use crate::parse::trust::{HUMAN, normalize};
 use crate::pool::{self, Pool};
 
 /// An open root: the one entry point of the library.
@@ -73,6 +74,10 @@ struct Inner {
     /// and who is told when it does (else the log), and whether it did.
     launcher: OnceLock<(PathBuf, Option<Tell>)>,
     launched: AtomicBool,
+    /// The name a server speaks for its clients as (`tmws mcp --agent`, `tmws serve
+    /// --agent`), normalised: the writer of what they add and the verifier of what they
+    /// verify, in place of each client's own name.
+    agent: OnceLock<String>,
 }
 
 impl Inner {
@@ -94,16 +99,45 @@ struct Background {
     thread: std::thread::JoinHandle<()>,
 }
 
-/// What one client session of a server remembers (DESIGN §4.1): whether it was sent the
-/// context defaults already, and the client's name from `initialize` (the verifier of its
-/// `trust_verify` calls). The CLI and each HTTP request have a session of their own.
+/// What one session remembers (DESIGN §4.1, §7.2): whether it was sent the context
+/// defaults already, who it speaks for, and, for a client session of a server, the
+/// client's name from `initialize`. The CLI and each REST request have a session of their
+/// own.
+///
+/// Who a session speaks for is an identity the model cannot choose (DESIGN §6): the person
+/// at the command line (`human`), or for a server's session the server's `--agent`, else
+/// the client's name, else the surface's name. It is the `agent` of every memory the
+/// session adds and the verifier of every verification it records; a tool argument never
+/// names it.
 #[derive(Debug, Clone, Default)]
 pub struct Session {
     defaults_sent: Arc<AtomicBool>,
     client: Arc<OnceLock<String>>,
+    who: Who,
     /// What the session did, for the entry recorded when it ends (client sessions of a
     /// server only).
     log: Option<Arc<SessionLog>>,
+}
+
+/// The `author` of an op written through `surface` by `client` (DESIGN §2.3).
+fn author(surface: &str, client: Option<&str>) -> Value {
+    let mut author = Map::new();
+    author.insert("surface".into(), Value::from(surface));
+    if let Some(client) = client {
+        author.insert("client".into(), Value::from(client));
+    }
+    Value::Object(author)
+}
+
+/// Who a session speaks for.
+#[derive(Debug, Clone, Default)]
+enum Who {
+    /// The person at the command line.
+    #[default]
+    Person,
+    /// Clients of a server, on `surface` (`mcp`, `http`), as the server's `--agent` when
+    /// it has one.
+    Client { surface: &'static str, agent: Option<Arc<str>> },
 }
 
 /// A client session's activity, recorded as a session entry when the session ends (the
@@ -112,6 +146,8 @@ pub struct Session {
 struct SessionLog {
     engine: Weak<Inner>,
     client: Arc<OnceLock<String>>,
+    /// Who the session speaks for, when not its client's name (the server's `--agent`).
+    who: Who,
     activity: Mutex<super::session::Activity>,
     last_call: Mutex<Instant>,
 }
@@ -124,8 +160,11 @@ impl SessionLog {
             return;
         }
         let Some(inner) = self.engine.upgrade() else { return };
-        let client = self.client.get().map(String::as_str);
-        match super::session::record_activity(&inner.root, &inner.config, client, &activity, chrono::Utc::now()) {
+        // The record is the session's: written as the session's identity, by its surface.
+        let session = Session { client: self.client.clone(), who: self.who.clone(), ..Session::default() };
+        let (writer, author) = (session.writer(), session.author());
+        let by = (Some(writer.as_str()), Some(&author));
+        match super::session::record_activity(&inner.root, &inner.config, by, &activity, chrono::Utc::now()) {
             Ok(a) => tracing::info!("session recorded: {}", a.summary.unwrap_or_default()),
             Err(e) => tracing::warn!("cannot record the session: {e}"),
         }
@@ -150,6 +189,49 @@ impl Session {
     /// The client's name, when it gave one.
     pub fn client(&self) -> Option<&str> {
         self.client.get().map(String::as_str)
+    }
+
+    /// Who this session speaks for, normalised (`parse::trust::normalize`): `human` at the
+    /// command line; the server's `--agent`, else the client's name, for a client of a
+    /// server (None when it has neither). A client that calls itself `human` is not the
+    /// person: it has no name here.
+    pub fn identity(&self) -> Option<String> {
+        match &self.who {
+            Who::Person => Some(HUMAN.to_owned()),
+            Who::Client { agent: Some(agent), .. } => Some(agent.to_string()),
+            Who::Client { agent: None, .. } => {
+                self.client().map(normalize).filter(|name| !name.is_empty() && name != HUMAN)
+            }
+        }
+    }
+
+    /// The writer of what this session adds: its [`identity`](Self::identity), else the
+    /// surface's name (`mcp`, `http`) for a client that gave none.
+    pub fn writer(&self) -> String {
+        match &self.who {
+            Who::Client { surface, .. } => self.identity().unwrap_or_else(|| (*surface).to_owned()),
+            Who::Person => HUMAN.to_owned(),
+        }
+    }
+
+    /// The surface this session came through: `cli`, `mcp` or `http`.
+    pub fn surface(&self) -> &'static str {
+        match &self.who {
+            Who::Person => "cli",
+            Who::Client { surface, .. } => surface,
+        }
+    }
+
+    /// The `author` of what this session writes (DESIGN §2.3, filled by tmws, never by
+    /// the caller): the surface it came through, and the client's name when it gave one.
+    pub fn author(&self) -> Value {
+        author(self.surface(), self.client())
+    }
+
+    /// Whether the person at the command line speaks here (who may name another agent as
+    /// a memory's writer).
+    fn is_person(&self) -> bool {
+        matches!(self.who, Who::Person)
     }
 
     /// Notes something the session did.
@@ -245,6 +327,7 @@ impl Engine {
                 background: Mutex::new(None),
                 launcher: OnceLock::new(),
                 launched: AtomicBool::new(false),
+                agent: OnceLock::new(),
             }),
         })
     }
@@ -257,28 +340,61 @@ impl Engine {
         &self.inner.config
     }
 
-    /// A new session of one request (the CLI, a REST call): it records nothing.
+    /// A new session of the person at the command line (who is `human`): it records
+    /// nothing.
     pub fn session(&self) -> Session {
         Session::default()
+    }
+
+    /// A new session of one REST request of `tmws serve`: it records nothing, and speaks
+    /// as the server's `--agent` (else as `http`).
+    pub fn request_session(&self) -> Session {
+        Session { who: self.client_who("http"), ..Session::default() }
+    }
+
+    /// Who the clients of this server are on `surface`.
+    fn client_who(&self, surface: &'static str) -> Who {
+        Who::Client { surface, agent: self.inner.agent.get().map(|a| Arc::from(a.as_str())) }
+    }
+
+    /// Makes this server speak for its clients as `name` (`--agent`): the writer of what
+    /// they add and the verifier of what they verify, whatever names the clients give.
+    /// Set once, before the first session; `human` is the person at the command line and
+    /// cannot be a server's name.
+    pub fn set_agent(&self, name: &str) -> Result<()> {
+        api::within("--agent", name, api::MAX_NAME_CHARS)?;
+        let agent = normalize(&crate::redact::redact(name).text);
+        if agent.is_empty() {
+            return Err(Error::Usage("--agent: give the name the server's clients write and verify as".into()));
+        }
+        if agent == HUMAN {
+            return Err(Error::Usage(format!(
+                "--agent {HUMAN}: `{HUMAN}` is the person at the command line; name the agent this server serves"
+            )));
+        }
+        let _ = self.inner.agent.set(agent);
+        Ok(())
     }
 
     /// A new client session of an MCP server: unless `sessions.auto` is off, what it does
     /// is recorded as a session entry when it ends or goes idle (DESIGN §6).
     pub fn client_session(&self) -> Session {
+        let who = self.client_who("mcp");
         if !self.inner.config.sessions.auto {
-            return Session::default();
+            return Session { who, ..Session::default() };
         }
         let client = Arc::new(OnceLock::new());
         let log = Arc::new(SessionLog {
             engine: Arc::downgrade(&self.inner),
             client: client.clone(),
+            who: who.clone(),
             activity: Mutex::new(super::session::Activity::default()),
             last_call: Mutex::new(Instant::now()),
         });
         let mut sessions = self.inner.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         sessions.retain(|s| s.strong_count() > 0);
         sessions.push(Arc::downgrade(&log));
-        Session { defaults_sent: Arc::default(), client, log: Some(log) }
+        Session { defaults_sent: Arc::default(), client, who, log: Some(log) }
     }
 
     /// Starts the background thread of a long-running process (`mcp`, `serve`, `watch`):
@@ -549,6 +665,14 @@ impl Engine {
         };
         let (mut answer, stale) = self.searched(|m| &m.search, |index| index.search(&query))?;
         answer.stale = stale;
+        // Memories found say whose text they are (DESIGN §12).
+        if answer.results.iter().any(|h| h.kind == DocKind::Memory.as_str()) {
+            let trust = trust::ranking_scores(self.root());
+            for h in answer.results.iter_mut().filter(|h| h.kind == DocKind::Memory.as_str()) {
+                let from = memory::Provenance::of_hit(h, &trust);
+                (h.author, h.trust, h.source) = (Some(from.author), Some(from.trust), Some(from.source));
+            }
+        }
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
@@ -570,6 +694,21 @@ impl Engine {
         let max = req.validate(self.config())?;
         let answer =
             memory::add(self.root(), self.config(), &memory::Add { req, extra: Map::new() }, chrono::Utc::now())?;
+        Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    /// `memory_add` as `session` asks it: the memory's `agent` is the session's writer (a
+    /// client's identity, whatever `agent` it passed; at the command line the `agent` the
+    /// person names, else `human`), and its `author` says through which surface and client
+    /// it came (DESIGN §2.3), for answers to show where recalled text came from.
+    pub fn memory_add_by(&self, session: &Session, mut req: MemoryAddRequest) -> Result<Reply<AddAnswer>> {
+        let max = req.validate(self.config())?;
+        if !session.is_person() || req.agent.is_none() {
+            req.agent = Some(session.writer());
+        }
+        let mut extra = Map::new();
+        extra.insert("author".into(), session.author());
+        let answer = memory::add(self.root(), self.config(), &memory::Add { req: &req, extra }, chrono::Utc::now())?;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
@@ -651,12 +790,17 @@ impl Engine {
 
     /// `session_record` (DESIGN §6).
     pub fn session_record(&self, req: &SessionRecordRequest) -> Result<Reply<SessionAnswer>> {
+        self.session_record_as(req, None)
+    }
+
+    /// `session_record` with the `author` of the entry (how the session came).
+    fn session_record_as(&self, req: &SessionRecordRequest, author: Option<&Value>) -> Result<Reply<SessionAnswer>> {
         let max = req.validate(self.config())?;
         let answer = super::session::record(
             self.root(),
             self.config(),
             req.since.as_deref(),
-            req.agent.as_deref(),
+            (req.agent.as_deref(), author),
             chrono::Utc::now(),
         )?;
         Ok(Reply { answer, format: req.format, max_chars: max })
@@ -764,7 +908,7 @@ impl Engine {
             }
             "memory_add" => {
                 let req = MemoryAddRequest::from_args(args)?;
-                let reply = self.memory_add(&req)?;
+                let reply = self.memory_add_by(session, req.clone())?;
                 let kind = if req.problem.is_some() { "problem" } else { req.kind.as_deref().unwrap_or("note") };
                 let kind = crate::redact::redact(kind).text;
                 let added = (reply.answer.id.clone(), kind, reply.answer.summary.clone());
@@ -785,9 +929,11 @@ impl Engine {
             "memory_clear" => text(self.memory_clear(&MemoryClearRequest::from_args(args)?)?),
             "session_record" => {
                 let req = SessionRecordRequest::from_args(args)?;
-                // What this session did so far is in the window of this record.
-                let agent = req.agent.clone().or_else(|| session.client().map(str::to_owned));
-                let reply = self.session_record(&SessionRecordRequest { agent, ..req })?;
+                req.validate(self.config())?;
+                // What this session did so far is in the window of this record; a client's
+                // record is written as the session's identity, never a name it passes.
+                let agent = if session.is_person() { req.agent.clone() } else { Some(session.writer()) };
+                let reply = self.session_record_as(&SessionRecordRequest { agent, ..req }, Some(&session.author()))?;
                 session.recorded();
                 text(reply)
             }
@@ -842,22 +988,23 @@ impl Engine {
         registry::list(self.root(), self.config())
     }
 
-    /// `tmws trust verify`: records that `verifier` checked `agent`'s work.
-    pub fn trust_verify(&self, agent: &str, verifier: &str, success: bool, evidence: &str) -> Result<Trust> {
-        trust::verify(self.root(), agent, verifier, success, evidence, chrono::Utc::now())
+    /// `tmws trust verify`: records that the person at the command line (`human`) checked
+    /// `agent`'s work.
+    pub fn trust_verify(&self, agent: &str, success: bool, evidence: &str) -> Result<Trust> {
+        trust::verify(self.root(), agent, HUMAN, success, evidence, chrono::Utc::now())
     }
 
-    /// `trust_verify` (DESIGN §6): the session's client verifies `req.agent`. A client that
-    /// gave no name in `initialize` cannot verify anyone.
+    /// `trust_verify` (DESIGN §6): the session verifies `req.agent`, as its identity (the
+    /// server's `--agent`, else the client's name). A client that gave no name in
+    /// `initialize` to a server without `--agent` cannot verify anyone.
     pub fn trust_verify_by(&self, session: &Session, req: &TrustVerifyRequest) -> Result<Reply<trust::Verified>> {
         let max = req.validate(self.config())?;
-        let Some(verifier) = session.client() else {
+        let Some(verifier) = session.identity() else {
             return Err(Error::Usage(
                 "trust_verify needs the verifier's name: this client gave none in initialize (clientInfo.name)".into(),
             ));
         };
-        let trust = self.trust_verify(&req.agent, verifier, req.success, &req.evidence)?;
-        let verifier = crate::redact::redact(verifier).text;
+        let trust = trust::verify(self.root(), &req.agent, &verifier, req.success, &req.evidence, chrono::Utc::now())?;
         Ok(Reply { answer: trust::Verified { verifier, trust }, format: req.format, max_chars: max })
     }
 

@@ -46,6 +46,9 @@ pub struct ReadAnswer {
     /// A document's hash: what `entry_write` takes as `expected_hash` to change it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
+    /// A memory's writer, its trust and how it was written: its content is data.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub from: Option<super::memory::Provenance>,
     /// The body (T2): a document's text after its front-matter, a memory's content, a
     /// commit's message.
     pub body: String,
@@ -88,6 +91,7 @@ from the root, a memory's id, commit:<sha>",
             if item.expires.as_deref().is_some_and(|e| e <= now.as_str()) {
                 return Err(Error::NotFound(format!("no memory `{ref_id}` (it expired)")));
             }
+            answer.from = Some(super::memory::Provenance::of_item(&item, &super::trust::ranking_scores(root)));
             answer.body = item.body.unwrap_or_default();
         }
         Some(DocKind::Commit) | Some(DocKind::Server) | Some(DocKind::Tool) | Some(DocKind::Skill) => {

@@ -6,7 +6,9 @@
 //! (DESIGN §6); a document or commit counts as a fresh memory of default importance by an
 //! agent nobody verified. A problem with a solution is lifted above a bare note of the same
 //! words (it is what an agent meeting the problem again needs first). Each result says why
-//! it matched: the task's words it holds, and what lifted it.
+//! it matched: the task's words it holds, and what lifted it; each memory says who wrote
+//! it, its writer's trust and how it was written, since recalled text is data to weigh,
+//! never instructions (DESIGN §12).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -14,7 +16,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::api::RecallRequest;
-use super::memory::{self, PROBLEM_KIND, Problem};
+use super::memory::{self, PROBLEM_KIND, Problem, Provenance};
 use crate::config::Config;
 use crate::error::Result;
 use crate::index::{Index, RecallFilter, TextQuery, analyzer};
@@ -50,6 +52,9 @@ pub struct Recalled {
     /// A problem's `problem`, `solution`, `outcome` and `files`.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub problem: Option<Problem>,
+    /// A memory's writer, its trust and how it was written.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Provenance>,
 }
 
 /// `recall`'s answer.
@@ -122,12 +127,7 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
                 score *= SOLVED_LIFT;
                 lifts.push(format!("{} problem with its solution", p.outcome));
             }
-            if h.kind == DocKind::Memory.as_str()
-                && let Some(agent) = h.agent.as_deref()
-                && let Some(t) = trust.get(agent)
-            {
-                lifts.push(format!("by {agent}, trust {t:.2}"));
-            }
+            let from = (h.kind == DocKind::Memory.as_str()).then(|| Provenance::of_hit(h, &trust));
             let text = format!("{} {} {} {}", h.name, h.summary, h.tags.join(" "), h.body.as_deref().unwrap_or(""));
             let held: BTreeSet<String> = analyzer::terms(&text).into_iter().collect();
             let words: Vec<&str> = task_words
@@ -154,6 +154,7 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
                 why,
                 scope: h.scope.clone(),
                 problem,
+                from,
             };
             (score, item)
         })

@@ -104,16 +104,20 @@ impl Commit {
     }
 }
 
-/// Writes a session entry: long-term, `kind: session`, its structured fields in `extra`.
+/// Writes a session entry: long-term, `kind: session`, its structured fields in `extra`,
+/// and `author` (how the session came: surface and client) when a surface said it.
 fn write_entry(
     root: &Path,
     config: &Config,
     content: String,
     summary: String,
-    agent: Option<&str>,
-    extra: Map<String, Value>,
+    (agent, author): (Option<&str>, Option<&Value>),
+    mut extra: Map<String, Value>,
     now: DateTime<Utc>,
 ) -> Result<memory::AddAnswer> {
+    if let Some(author) = author {
+        extra.insert("author".into(), author.clone());
+    }
     let req = MemoryAddRequest {
         content,
         namespace: Some("long-term".into()),
@@ -221,7 +225,7 @@ pub(crate) fn record(
     root: &Path,
     config: &Config,
     since: Option<&str>,
-    agent: Option<&str>,
+    (agent, author): (Option<&str>, Option<&Value>),
     now: DateTime<Utc>,
 ) -> Result<SessionAnswer> {
     let window = window_start(root, config, since, now)?;
@@ -317,7 +321,7 @@ pub(crate) fn record(
         fields.retain(|k, v| !(k.starts_with("more_") && *v == json!(0)));
     }
     extra.insert("session".into(), session);
-    let answer = write_entry(root, config, content, summary, agent, extra, now)?;
+    let answer = write_entry(root, config, content, summary, (agent, author), extra, now)?;
     Ok(SessionAnswer::recorded(answer, from, until, added.len(), commits.len(), n_calls))
 }
 
@@ -365,7 +369,7 @@ impl Activity {
 pub(crate) fn record_activity(
     root: &Path,
     config: &Config,
-    agent: Option<&str>,
+    (agent, author): (Option<&str>, Option<&Value>),
     activity: &Activity,
     now: DateTime<Utc>,
 ) -> Result<SessionAnswer> {
@@ -449,7 +453,7 @@ verifications, {n_calls} tool calls, {} commits",
     });
     let mut extra = Map::new();
     extra.insert("session".into(), session);
-    let answer = write_entry(root, config, content, summary, agent, extra, now)?;
+    let answer = write_entry(root, config, content, summary, (agent, author), extra, now)?;
     Ok(SessionAnswer::recorded(answer, from, until, activity.memories.len(), commits.len(), n_calls))
 }
 

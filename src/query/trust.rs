@@ -1,32 +1,37 @@
 //! Trust between agents (DESIGN §6): `.tmws/trust.jsonl` holds one verification per line,
-//! `{agent, verifier, success, evidence, at}`. An agent's score starts at 0.5 and moves
-//! +0.05 per success and −0.10 per failure, kept within [0, 1] at every step. An agent
-//! never verifies itself. Memory search boosts an agent's entries by `1 + 0.5 × score`.
+//! `{agent, verifier, success, evidence, at}`, read by `parse::trust` (names compared
+//! normalised, at most three verifications per verifier counted, lines tmws never writes
+//! left out). An agent's score starts at 0.5 and moves +0.05 per success and −0.10 per
+//! failure, kept within [0, 1] at every step.
+//!
+//! The verifier is never a parameter: the surface says who is asking (`human` at the
+//! command line, the session's identity over MCP), and an agent never verifies itself.
+//! Memory search boosts an agent's entries by `1 + 0.5 × score`, and counts the importance
+//! an agent gives its memories only up to its score (`index::search::importance_cap`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::error::{Error, Result};
-use crate::index::search::DEFAULT_TRUST;
 use crate::layout::{TRUST_FILE, TRUST_LOCK};
-use crate::parse::jsonl;
+use crate::parse::trust::{self as log, HUMAN, HUMAN_TRUST, Standing, normalize};
 use crate::redact::redact;
 use crate::store::{self, log::LockedLog};
-
-const SUCCESS_STEP: f64 = 0.05;
-const FAILURE_STEP: f64 = 0.10;
 
 /// An agent's standing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Trust {
     pub agent: String,
     pub score: f64,
+    /// Successes and failures that count (at most three per verifier).
     pub successes: u64,
     pub failures: u64,
+    /// How many verifiers they came from.
+    pub verifiers: u64,
     /// When it was last verified.
     pub last: String,
 }
@@ -46,46 +51,56 @@ pub struct Verified {
 }
 
 impl Trust {
-    fn new(agent: &str) -> Trust {
-        Trust { agent: agent.to_owned(), score: DEFAULT_TRUST, successes: 0, failures: 0, last: String::new() }
+    fn of(agent: &str, s: Standing) -> Trust {
+        Trust {
+            agent: agent.to_owned(),
+            score: s.score,
+            successes: s.successes,
+            failures: s.failures,
+            verifiers: s.verifiers,
+            last: s.last,
+        }
     }
 
-    fn apply(&mut self, success: bool, at: &str) {
-        if success {
-            self.successes += 1;
-            self.score = (self.score + SUCCESS_STEP).clamp(0.0, 1.0);
-        } else {
-            self.failures += 1;
-            self.score = (self.score - FAILURE_STEP).clamp(0.0, 1.0);
+    fn unverified(agent: &str) -> Trust {
+        Trust {
+            agent: agent.to_owned(),
+            score: log::START,
+            successes: 0,
+            failures: 0,
+            verifiers: 0,
+            last: String::new(),
         }
-        // Two decimals: repeated steps of 0.05 stay exact to the eye.
-        self.score = (self.score * 100.0).round() / 100.0;
-        at.clone_into(&mut self.last);
     }
 }
 
-/// Every agent's trust, from the log (bad lines and self-verifications are skipped).
-pub fn scores(root: &Path) -> BTreeMap<String, Trust> {
+/// The trust log as it is (empty when there is none or it cannot be read).
+fn read_log(root: &Path) -> log::TrustLog {
     let bytes = store::read_opt(root, &root.join(TRUST_FILE), store::cap::LOG).ok().flatten().unwrap_or_default();
-    let (lines, _) = jsonl::parse(&bytes);
-    let mut all: BTreeMap<String, Trust> = BTreeMap::new();
-    for line in lines {
-        let v = &line.value;
-        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
-        let (Some(agent), Some(verifier), Some(success)) =
-            (text("agent"), text("verifier"), v.get("success").and_then(Value::as_bool))
-        else {
-            continue;
-        };
-        if agent == verifier {
-            continue;
-        }
-        all.entry(agent.to_owned()).or_insert_with(|| Trust::new(agent)).apply(success, text("at").unwrap_or(""));
-    }
+    log::read(&bytes)
+}
+
+/// Every verified agent's trust, by normalised name.
+pub fn scores(root: &Path) -> BTreeMap<String, Trust> {
+    log::standings(&read_log(root)).into_iter().map(|(a, s)| (a.clone(), Trust::of(&a, s))).collect()
+}
+
+/// The trust of every writer a ranking knows, by normalised name: the verified agents'
+/// scores, and the person's ([`HUMAN_TRUST`]). An agent not named here has 0.5.
+pub fn ranking_scores(root: &Path) -> BTreeMap<String, f64> {
+    let mut all: BTreeMap<String, f64> = scores(root).into_iter().map(|(a, t)| (a, t.score)).collect();
+    all.insert(HUMAN.to_owned(), HUMAN_TRUST);
     all
 }
 
-/// `tmws trust verify`: records that `verifier` checked `agent`'s work; answers the new score.
+/// The trust of `writer` in a table of [`ranking_scores`]: 0.5 for a writer nobody has
+/// verified or none named.
+pub fn of(scores: &BTreeMap<String, f64>, writer: Option<&str>) -> f64 {
+    writer.and_then(|w| scores.get(&normalize(w)).copied()).unwrap_or(log::START)
+}
+
+/// Records that `verifier` checked `agent`'s work; answers the agent's new standing.
+/// `verifier` is who the surface says is asking, never a caller's word.
 pub fn verify(
     root: &Path,
     agent: &str,
@@ -94,24 +109,47 @@ pub fn verify(
     evidence: &str,
     now: DateTime<Utc>,
 ) -> Result<Trust> {
-    let (agent, verifier, evidence) = (agent.trim(), verifier.trim(), evidence.trim());
-    if agent.is_empty() || verifier.is_empty() {
-        return Err(Error::Usage("both --agent and --verifier are needed".into()));
+    // Names are redacted like a memory's agent, then normalised, so that every spelling
+    // of a name is written as one.
+    let (agent, verifier) = (normalize(&redact(agent).text), normalize(&redact(verifier).text));
+    let evidence = evidence.trim();
+    if agent.is_empty() {
+        return Err(Error::Usage("no agent: name the agent whose work was checked".into()));
+    }
+    if verifier.is_empty() {
+        return Err(Error::Usage("no verifier: this session has no name to verify as".into()));
+    }
+    if agent == HUMAN {
+        return Err(Error::Usage(format!("`{HUMAN}` is the person at the command line, whom tmws does not score")));
     }
     if agent == verifier {
-        return Err(Error::Usage(format!("`{agent}` cannot verify itself: a verifier must be another agent")));
+        return Err(Error::Usage(format!(
+            "`{agent}` cannot verify itself: a verifier must be another agent (names compare case-folded, in \
+Unicode NFKC, without invisible characters)"
+        )));
     }
     if evidence.is_empty() {
         return Err(Error::Usage("--evidence is needed: say what was checked (a test run, a review, a commit)".into()));
     }
-    // Names are redacted like a memory's agent, so that the two still match.
-    let (agent, verifier, evidence) = (redact(agent).text, redact(verifier).text, redact(evidence).text);
+    let evidence = redact(evidence).text;
     let at = now.to_rfc3339_opts(SecondsFormat::Secs, true);
     let line = json!({"agent": agent, "verifier": verifier, "success": success, "evidence": evidence, "at": at});
-    let mut log = LockedLog::open(root, &root.join(TRUST_FILE), &root.join(TRUST_LOCK))?;
-    log.append(&[line.to_string()], true)?;
-    drop(log);
-    Ok(scores(root).remove(&agent).unwrap_or_else(|| Trust::new(&agent)))
+    let mut file = LockedLog::open(root, &root.join(TRUST_FILE), &root.join(TRUST_LOCK))?;
+    let mut bytes = file.read_all()?;
+    if let Some(why) = log::refusal(&log::read(&bytes), &agent, &verifier, now.timestamp()) {
+        return Err(Error::Usage(why));
+    }
+    let line = line.to_string();
+    file.append(std::slice::from_ref(&line), true)?;
+    drop(file);
+    // The standing from the log as it was, this line after it.
+    if !bytes.is_empty() && bytes.last() != Some(&b'\n') {
+        bytes.push(b'\n');
+    }
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let standing = log::standings(&log::read(&bytes)).remove(&agent);
+    Ok(standing.map_or_else(|| Trust::unverified(&agent), |s| Trust::of(&agent, s)))
 }
 
 /// `tmws trust show`: every agent's trust, highest first.

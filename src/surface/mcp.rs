@@ -117,9 +117,13 @@ impl ServerHandler for TmwsServer {
     }
 }
 
-/// Runs `tmws mcp` on stdin/stdout until stdin closes.
-pub fn run_stdio(root: &Path) -> Result<()> {
+/// Runs `tmws mcp` on stdin/stdout until stdin closes; with `agent`, every client writes
+/// and verifies as that name (`--agent`).
+pub fn run_stdio(root: &Path, agent: Option<&str>) -> Result<()> {
     let engine = Engine::serve(root)?;
+    if let Some(agent) = agent {
+        engine.set_agent(agent)?;
+    }
     let server = TmwsServer::new(engine.clone());
     let session = server.session().clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -50,6 +50,22 @@ const INVALID: &[Expect<'static>] = &[
     (".tmws/skills.yaml", 1, 3, "error", "skills", "missing required field `[0].skill_path`"),
     (".tmws/trust.jsonl", 2, 1, "error", "jsonl-line", "line is not a JSON object; line skipped"),
     (
+        ".tmws/trust.jsonl",
+        3,
+        18,
+        "error",
+        "trust-self",
+        "`Ｃｏｄｅｘ` verifies itself (the names compare as `codex`); line skipped",
+    ),
+    (
+        ".tmws/trust.jsonl",
+        4,
+        18,
+        "error",
+        "trust-verifier",
+        "a verification by no one: the verifier is missing or empty; line skipped",
+    ),
+    (
         "agent/rules/common/00-over-budget.md",
         1,
         1,

@@ -50,7 +50,7 @@ server, tool, commit."
     let verify = tmws(&repo(), &["trust", "verify", "--help"]).stdout;
     let flat = verify.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("--agent <AGENT> The agent whose work was checked"), "{verify}");
-    assert!(flat.contains("--verifier <VERIFIER> Who checked it"), "{verify}");
+    assert!(flat.contains("--verifier <VERIFIER> Who checked it: only `human` (the default)"), "{verify}");
 }
 
 #[test]

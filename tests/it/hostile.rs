@@ -87,8 +87,7 @@ fn no_command_appends_through_a_symlinked_log() {
     assert!(add.stderr.contains(NO_WRITE_THROUGH), "{}", add.stderr);
     let record = root.run(&["session", "record"]);
     assert_ne!(record.code, 0, "{record:?}");
-    let verify =
-        root.run(&["trust", "verify", "--agent", "a", "--verifier", "b", "--success", "--evidence", "$(touch /tmp/x)"]);
+    let verify = root.run(&["trust", "verify", "--agent", "a", "--success", "--evidence", "$(touch /tmp/x)"]);
     assert_eq!(verify.code, 2, "{verify:?}");
     assert!(verify.stderr.contains(NO_WRITE_THROUGH), "{}", verify.stderr);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "# the user's shell rc\n", "nothing was appended");
@@ -430,6 +429,28 @@ fn terminal_escapes_in_a_value_are_printed_escaped() {
     assert_eq!(out.code, 1, "{out:?}");
     assert!(!out.stdout.contains('\u{1b}') && !out.stdout.contains('\u{7}'), "{:?}", out.stdout);
     assert!(out.stdout.contains(r"found `\x1b[2J\x1b]0;pwned\x07`"), "{}", out.stdout);
+}
+
+#[test]
+fn bidi_and_zero_width_characters_in_human_output_are_printed_escaped() {
+    // "Trojan Source": a right-to-left override shows what follows it reversed, and a
+    // zero-width space makes two names look alike.
+    let name = "approve\u{202e}evorppa-ton\u{202c} cl\u{200b}aude";
+    let root = TestRoot::new().file(
+        "resources/workspaces/w/_plans/260101-x.md",
+        format!("---\nname: \"{name}\"\ndescription: d\nstatus: \"done\u{2066}\"\ncreated: 2026-01-01\n---\n"),
+    );
+    let table = root.run(&["search", "approve", "--format", "table"]);
+    assert_eq!(table.code, 0, "{table:?}");
+    let check = root.run(&["check"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    for out in [&table.stdout, &check.stdout] {
+        for c in ['\u{202e}', '\u{202c}', '\u{200b}', '\u{2066}'] {
+            assert!(!out.contains(c), "{c:?} printed raw: {out:?}");
+        }
+    }
+    assert!(table.stdout.contains(r"approve\u{202e}evorppa-ton\u{202c} cl\u{200b}aude"), "{}", table.stdout);
+    assert!(check.stdout.contains(r"found `done\u{2066}`"), "{}", check.stdout);
 }
 
 #[test]

@@ -407,7 +407,13 @@ fn an_agent_verifies_another_as_the_client_it_is_and_never_itself() {
     let own = json!({"agent": me, "success": true, "evidence": "I checked myself"});
     assert_eq!(
         mcp.call("trust_verify", own),
-        Answer::Err("usage".into(), format!("`{me}` cannot verify itself: a verifier must be another agent"))
+        Answer::Err(
+            "usage".into(),
+            format!(
+                "`{me}` cannot verify itself: a verifier must be another agent (names compare case-folded, in \
+Unicode NFKC, without invisible characters)"
+            )
+        )
     );
     let forged = json!({"agent": "writer-bot", "success": true, "evidence": "e", "verifier": "someone"});
     assert!(matches!(mcp.call("trust_verify", forged), Answer::Err(c, m) if c == "usage" && m.contains("verifier")));

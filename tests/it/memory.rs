@@ -177,7 +177,7 @@ fn get_delete_and_expiry() {
         got,
         serde_json::json!({"id": "m_000000000002", "namespace": "long-term", "kind": "problem",
             "summary": "a live deployment problem", "tags": ["ci"], "created_at": "2026-01-01T00:00:00Z",
-            "content": "a live deployment problem", "expires_at": "2099-01-01T00:00:00Z", "importance": 0.5})
+            "author": "unknown", "trust": 0.5, "source": "file", "content": "a live deployment problem", "expires_at": "2099-01-01T00:00:00Z", "importance": 0.5})
     );
     // An id as the query finds that entry.
     assert_eq!(ids(&json(&root.run(&["--json", "memory", "search", "m_000000000002"]))), ["m_000000000002"]);
@@ -395,7 +395,8 @@ fn list_gives_the_newest_first_and_get_shows_every_field() {
     assert_eq!(
         v["results"][1],
         serde_json::json!({"id": "m_000000000002", "namespace": "short-term", "kind": "note", "summary": "Two hours ago.",
-            "tags": ["t"], "created_at": at(chrono::Duration::hours(2))})
+            "tags": ["t"], "created_at": at(chrono::Duration::hours(2)), "author": "unknown", "trust": 0.5,
+            "source": "file"})
     );
     let v = json(&root.run(&["--json", "memory", "list", "--since", "1d"]));
     assert_eq!(
@@ -420,7 +421,7 @@ fn list_gives_the_newest_first_and_get_shows_every_field() {
     // get shows what the entry carries beyond its text.
     let v = json(&root.run(&["--json", "memory", "get", "m_000000000003"]));
     assert_eq!(
-        (&v["importance"], &v["agent"], &v["key"], &v["branch"], &v["kind"]),
+        (&v["importance"], &v["author"], &v["key"], &v["branch"], &v["kind"]),
         (
             &serde_json::json!(0.9),
             &serde_json::json!("claude"),

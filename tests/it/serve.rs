@@ -720,17 +720,7 @@ fn error_bodies_name_paths_relative_to_the_root() {
 #[test]
 fn trust_is_shown_at_get_trust() {
     let root = TestRoot::new();
-    let verified = root.run(&[
-        "trust",
-        "verify",
-        "--agent",
-        "writer-bot",
-        "--verifier",
-        "reviewer",
-        "--success",
-        "--evidence",
-        "ci",
-    ]);
+    let verified = root.run(&["trust", "verify", "--agent", "writer-bot", "--success", "--evidence", "ci"]);
     assert_eq!(verified.code, 0, "{}", verified.stderr);
     let serve = Serve::start(root.path(), Some("tok"));
     let r = serve.get("/trust?format=json");

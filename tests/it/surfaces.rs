@@ -353,11 +353,16 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Timestamps differ from run to run; everything else must not.
+/// Timestamps differ from run to run, and who wrote a memory from surface to surface
+/// (the person at the command line, the MCP client, `http`): everything else must not.
 fn normalise(a: Answer) -> Answer {
     let re = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ").unwrap();
+    let who = regex::Regex::new(r"(?m)^(\s*)(author|trust|source): .*$").unwrap();
     match a {
-        Answer::Ok(t) => Answer::Ok(re.replace_all(&t, "<time>").into_owned()),
+        Answer::Ok(t) => {
+            let t = re.replace_all(&t, "<time>");
+            Answer::Ok(who.replace_all(&t, "$1$2: <who>").into_owned())
+        }
         e => e,
     }
 }

@@ -436,6 +436,9 @@ pub struct MemoryHit {
     pub score: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+    /// Who wrote it, how far its writer is trusted and how it was written.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Provenance>,
     /// The whole content (`memory_get` with `include_content`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
@@ -448,9 +451,6 @@ pub struct MemoryHit {
     /// Its importance as written, 0 to 1 (`memory_get`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub importance: Option<f64>,
-    /// The agent that wrote it (`memory_get`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
     /// Its upsert key (`memory_get`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
@@ -465,9 +465,51 @@ pub struct MemoryHit {
     pub problem: Option<Problem>,
 }
 
+/// Where a memory's text came from (DESIGN §12): recalled text is data, never
+/// instructions, so every answer that carries it says whose it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Provenance {
+    /// Its writer: the agent it names (`human`: the person at the command line), or
+    /// `unknown` when it names none.
+    pub author: String,
+    /// The writer's trust, 0 to 1 (0.5 for a writer nobody verified; 1 for `human`).
+    pub trust: f64,
+    /// How it was written: through tmws' `cli`, `mcp` or `http`; `file` when written into
+    /// the log some other way (by hand, or by a tmws older than this record).
+    pub source: String,
+}
+
+/// The author of a memory that names no agent.
+pub const UNKNOWN_AUTHOR: &str = "unknown";
+
+impl Provenance {
+    /// The provenance of a memory written by `agent` through `surface`, with the writers'
+    /// trust of [`super::trust::ranking_scores`].
+    pub fn of(agent: Option<&str>, surface: Option<&str>, trust: &BTreeMap<String, f64>) -> Provenance {
+        let agent = agent.map(str::trim).filter(|a| !a.is_empty());
+        Provenance {
+            author: agent.unwrap_or(UNKNOWN_AUTHOR).to_owned(),
+            trust: super::trust::of(trust, agent),
+            source: surface.unwrap_or("file").to_owned(),
+        }
+    }
+
+    /// The provenance of an index item (a memory).
+    pub fn of_item(item: &crate::index::Item, trust: &BTreeMap<String, f64>) -> Provenance {
+        let surface = item.meta.as_ref().and_then(|m| m.get("surface")).and_then(Value::as_str);
+        Provenance::of(item.agent.as_deref(), surface, trust)
+    }
+
+    /// The provenance of a search hit (a memory).
+    pub fn of_hit(hit: &crate::index::SearchHit, trust: &BTreeMap<String, f64>) -> Provenance {
+        Provenance::of(hit.agent.as_deref(), hit.surface.as_deref(), trust)
+    }
+}
+
 impl MemoryHit {
-    fn of_item(item: &crate::index::Item, content: bool, preview: bool) -> MemoryHit {
+    fn of_item(item: &crate::index::Item, content: bool, preview: bool, trust: &BTreeMap<String, f64>) -> MemoryHit {
         MemoryHit {
+            from: Some(Provenance::of_item(item, trust)),
             id: item.ref_id.clone(),
             namespace: layout::memory_namespace(&item.path).map(str::to_owned),
             kind: item.category.clone(),
@@ -483,8 +525,9 @@ impl MemoryHit {
         }
     }
 
-    fn of_hit(hit: &crate::index::SearchHit, preview: bool) -> MemoryHit {
+    fn of_hit(hit: &crate::index::SearchHit, preview: bool, trust: &BTreeMap<String, f64>) -> MemoryHit {
         MemoryHit {
+            from: Some(Provenance::of_hit(hit, trust)),
             id: hit.ref_id.clone(),
             namespace: hit.namespace.clone(),
             kind: hit.category.clone(),
@@ -559,10 +602,9 @@ pub(crate) fn get(root: &Path, index: &Index, id: &str, include_content: bool) -
                 introduced_in,
                 expires_at: item.expires.clone(),
                 importance: item.importance,
-                agent: item.agent.clone(),
                 key: item.key.clone(),
                 branch: item.branch.clone(),
-                ..MemoryHit::of_item(&item, include_content, false)
+                ..MemoryHit::of_item(&item, include_content, false, &super::trust::ranking_scores(root))
             })
         }
         None => Err(Error::NotFound(format!("no memory `{}`", id.trim()))),
@@ -590,7 +632,7 @@ pub(crate) fn ranking(root: &Path, config: &Config) -> Ranking {
     Ranking {
         now: Utc::now().timestamp(),
         half_life_days: config.namespaces.iter().map(|(n, c)| (n.clone(), c.half_life_days)).collect(),
-        trust: super::trust::scores(root).into_iter().map(|(a, s)| (a, s.score)).collect(),
+        trust: super::trust::ranking_scores(root),
         access: maint::accesses(root),
     }
 }
@@ -612,6 +654,8 @@ pub(crate) fn search(
         return Err(Error::Usage("empty query: give some words to search for".into())
             .with_hint("to see what was remembered lately, use memory_list (`tmws memory list`)"));
     }
+    let ranking = ranking(root, config);
+    let trust = ranking.trust.clone();
     if is_memory_id(&req.query) {
         let found = find(index, req.query.trim())?;
         let links = links::current(root);
@@ -620,7 +664,7 @@ pub(crate) fn search(
             .map(|i| MemoryHit {
                 score: Some(100),
                 introduced_in: links.of(&i.ref_id).cloned(),
-                ..MemoryHit::of_item(i, false, req.include_content)
+                ..MemoryHit::of_item(i, false, req.include_content, &trust)
             })
             .collect();
         return Ok(MemorySearchAnswer {
@@ -640,7 +684,7 @@ pub(crate) fn search(
         namespaces: req.namespace.iter().cloned().collect(),
         categories: req.kind.iter().cloned().collect(),
         visible,
-        ranking: Some(ranking(root, config)),
+        ranking: Some(ranking),
         ..TextQuery::default()
     };
     let found = index.search(&query)?;
@@ -650,7 +694,10 @@ pub(crate) fn search(
         .results
         .iter()
         .filter(|h| f64::from(h.score) / 100.0 >= min_score)
-        .map(|h| MemoryHit { introduced_in: links.of(&h.ref_id).cloned(), ..MemoryHit::of_hit(h, req.include_content) })
+        .map(|h| MemoryHit {
+            introduced_in: links.of(&h.ref_id).cloned(),
+            ..MemoryHit::of_hit(h, req.include_content, &trust)
+        })
         .collect();
     let results = with_problems(index, results)?;
     Ok(MemorySearchAnswer { found: results.len(), total, query: req.query.clone(), results, stale: false })
@@ -714,9 +761,13 @@ pub(crate) fn list(root: &Path, config: &Config, index: &Index, req: &MemoryList
     };
     let (total, items) = index.latest_memories(&query, since)?;
     let links = links::current(root);
+    let trust = super::trust::ranking_scores(root);
     let results = items
         .iter()
-        .map(|i| MemoryHit { introduced_in: links.of(&i.ref_id).cloned(), ..MemoryHit::of_item(i, false, false) })
+        .map(|i| MemoryHit {
+            introduced_in: links.of(&i.ref_id).cloned(),
+            ..MemoryHit::of_item(i, false, false, &trust)
+        })
         .collect();
     Ok(MemoryListAnswer { total, results, stale: false })
 }

@@ -12,8 +12,9 @@ use crate::surface::http::{self, TokenSource};
 pub(super) fn trust(cli: &Cli, cmd: &TrustCommand, out: &mut impl Write) -> Result<u8, Failure> {
     let engine = engine(cli)?;
     match cmd {
-        TrustCommand::Verify { agent, verifier, success, failure: _, evidence } => {
-            let t = engine.trust_verify(agent, verifier, *success, evidence)?;
+        // `--verifier` takes only `human`, which is who the command line verifies as.
+        TrustCommand::Verify { agent, verifier: _, success, failure: _, evidence } => {
+            let t = engine.trust_verify(agent, *success, evidence)?;
             if cli.json {
                 writeln!(out, "{}", to_json(&t))?;
             } else {
@@ -32,10 +33,7 @@ pub(super) fn trust(cli: &Cli, cmd: &TrustCommand, out: &mut impl Write) -> Resu
             if cli.json {
                 writeln!(out, "{}", to_json(&all))?;
             } else if all.is_empty() {
-                writeln!(
-                    out,
-                    "no verifications yet (tmws trust verify --agent A --verifier V --success --evidence E)"
-                )?;
+                writeln!(out, "no verifications yet (tmws trust verify --agent A --success --evidence E)")?;
             } else {
                 let w = all.iter().map(|t| t.agent.chars().count()).max().unwrap_or(5).max(5);
                 writeln!(out, "{:<w$}  score  successes  failures  last verified", "agent")?;
@@ -70,11 +68,11 @@ pub(super) fn hook_install(cli: &Cli, out: &mut impl Write) -> Result<u8, Failur
     Ok(0)
 }
 
-pub(super) fn serve(cli: &Cli, addr: &str, out: &mut impl Write) -> Result<u8, Failure> {
+pub(super) fn serve(cli: &Cli, addr: &str, agent: Option<&str>, out: &mut impl Write) -> Result<u8, Failure> {
     let root = root(cli)?;
     let addr = http::parse_addr(addr)?;
     let mut written = Ok(());
-    http::serve(&root, addr, |l| {
+    http::serve(&root, addr, agent, |l| {
         let token = match l.token_source {
             TokenSource::Env => "the token is TMWS_TOKEN".to_owned(),
             TokenSource::File => format!("the token is in {TOKEN_FILE}"),

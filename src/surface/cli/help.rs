@@ -180,13 +180,13 @@ Examples:
 
 pub(super) const TRUST: &str = "\
 Examples:
-  tmws trust verify --agent claude --verifier ci --success --evidence \"cargo test passed\"
+  tmws trust verify --agent claude-code --success --evidence \"cargo test passed\"
   tmws trust show";
 
 pub(super) const TRUST_VERIFY: &str = "\
 Examples:
-  tmws trust verify --agent claude --verifier ci --success --evidence \"cargo test passed at abc1234\"
-  tmws trust verify --agent codex --verifier alice --failure --evidence \"review of #42: wrong lock order\"";
+  tmws trust verify --agent claude-code --success --evidence \"cargo test passed at abc1234\"
+  tmws trust verify --agent codex --failure --evidence \"review of #42: wrong lock order\"";
 
 pub(super) const TRUST_SHOW: &str = "\
 Examples:
@@ -214,12 +214,14 @@ Examples:
 pub(super) const MCP: &str = "\
 Examples:
   tmws mcp                            what an MCP client runs (see `tmws init --mcp-client`)
+  tmws mcp --agent claude-code        every client writes and verifies as claude-code
   tmws --root /path/to/project mcp";
 
 pub(super) const SERVE: &str = "\
 Examples:
   tmws serve                          http://127.0.0.1:3456, token in .tmws/cache/token
   tmws serve --addr 127.0.0.1:0       any free port (printed)
+  tmws serve --agent ci-bot           requests write and verify as ci-bot
   curl -H \"Authorization: Bearer $(cat .tmws/cache/token)\" 'http://127.0.0.1:3456/workspace/search?query=pool'";
 
 pub(super) const BUILD_RULES: &str = "\

@@ -14,6 +14,7 @@ mod files;
 mod help;
 mod query;
 mod render;
+mod stderr;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
@@ -191,7 +192,13 @@ enum Command {
     Session(SessionCommand),
     /// Serve the MCP tools over stdio (for agents); the index syncs and watches in the background.
     #[command(after_help = help::MCP)]
-    Mcp,
+    Mcp {
+        /// The name every client of this server writes memories and verifies as (e.g.
+        /// `claude-code`), whatever name the client gives; by default the client's own name
+        /// from initialize. Never `human`, the person at the command line.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+    },
     /// Serve HTTP: REST routes and the MCP tools (streamable HTTP at /mcp) on one port.
     ///
     /// Every route but /health needs `Authorization: Bearer TOKEN`: TMWS_TOKEN, else the
@@ -202,6 +209,11 @@ enum Command {
         /// Address and port to listen on (port 0 picks a free one).
         #[arg(long, default_value = crate::surface::http::DEFAULT_ADDR, value_name = "ADDR")]
         addr: String,
+        /// The name every request writes memories and verifies as (e.g. `ci-bot`); by
+        /// default an MCP client's own name from initialize, and `http` for REST requests.
+        /// Never `human`, the person at the command line.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
     },
     /// Generate AGENTS.md and .agents/rules/ links from agent/rules/common/*.md.
     #[command(after_help = help::BUILD_RULES)]
@@ -331,18 +343,24 @@ enum RegistryCommand {
 
 #[derive(Debug, Subcommand)]
 enum TrustCommand {
-    /// Record that VERIFIER checked AGENT's work, with the outcome and the evidence.
+    /// Record that you, the person at this command line, checked AGENT's work, with the
+    /// outcome and the evidence.
     ///
-    /// A success adds 0.05 to AGENT's trust, a failure takes 0.10 (from 0.5, within 0 to
-    /// 1); memory search lifts AGENT's memories by 1 + 0.5 × trust.
+    /// The verifier is `human`: agents verify each other over MCP, each as the name its
+    /// client gave (or the server's --agent), never a name of their choosing. A success adds
+    /// 0.05 to AGENT's trust, a failure takes 0.10 (from 0.5, within 0 to 1); only the
+    /// latest three verifications by one verifier count, so trust above 0.65 takes several
+    /// verifiers. Memory search lifts AGENT's memories by 1 + 0.5 × trust, and counts the
+    /// importance AGENT gives its memories only up to its trust.
     #[command(after_help = help::TRUST_VERIFY)]
     Verify {
-        /// The agent whose work was checked, as it names itself when it writes memories
-        /// (e.g. `claude`).
+        /// The agent whose work was checked, as its memories name it (e.g. `claude-code`);
+        /// names compare case-folded, in Unicode NFKC, without invisible characters.
         #[arg(long, value_name = "AGENT")]
         agent: String,
-        /// Who checked it: another agent, a person or CI (e.g. `ci`); never AGENT itself.
-        #[arg(long, value_name = "VERIFIER")]
+        /// Who checked it: only `human` (the default), the person at this command line.
+        /// Kept so that scripts that name it keep working; any other name is refused.
+        #[arg(long, value_name = "VERIFIER", default_value = "human", value_parser = ["human"])]
         verifier: String,
         /// The work held up.
         #[arg(long, conflicts_with = "failure", required_unless_present = "failure")]
@@ -354,7 +372,8 @@ enum TrustCommand {
         #[arg(long, value_name = "TEXT")]
         evidence: String,
     },
-    /// Every agent's trust score (0.5 to start, +0.05 a success, -0.10 a failure).
+    /// Every agent's trust score (0.5 to start, +0.05 a success, -0.10 a failure, at most
+    /// three verifications counted per verifier).
     #[command(after_help = help::TRUST_SHOW)]
     Show,
 }
@@ -535,19 +554,25 @@ pub fn run() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    init_logging(cli.color.colours(io::stderr().is_terminal()));
-    if matches!(cli.command, Command::Mcp | Command::Serve { .. } | Command::Watch { .. }) {
+    let serving = matches!(cli.command, Command::Mcp { .. } | Command::Serve { .. } | Command::Watch { .. });
+    init_logging(cli.color.colours(io::stderr().is_terminal()), serving);
+    if serving {
         crate::sys::lean();
     }
-    let result = if matches!(cli.command, Command::Mcp) {
+    let result = if let Command::Mcp { agent } = &cli.command {
         // The protocol owns stdout: holding its lock here would block every answer.
-        root(&cli).and_then(|root| crate::surface::mcp::run_stdio(&root)).map(|()| 0).map_err(Failure::from)
+        root(&cli)
+            .and_then(|root| crate::surface::mcp::run_stdio(&root, agent.as_deref()))
+            .map(|()| 0)
+            .map_err(Failure::from)
     } else {
         let mut out = io::stdout().lock();
         let result = dispatch(&cli, &mut out);
         let _ = out.flush();
         result
     };
+    // A server's last log lines reach stderr before it exits, if anyone reads it.
+    stderr::flush(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => ExitCode::from(code),
         Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
@@ -607,10 +632,10 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Registry(cmd) => query::registry(cli, cmd, out),
         Command::Trust(cmd) => admin::trust(cli, cmd, out),
         Command::Hook(HookCommand::Install) => admin::hook_install(cli, out),
-        Command::Serve { addr } => admin::serve(cli, addr, out),
+        Command::Serve { addr, agent } => admin::serve(cli, addr, agent.as_deref(), out),
         Command::Completions { shell } => admin::completions(*shell, out),
         Command::Man => admin::man(out),
-        Command::Mcp => unreachable!("run() serves mcp before it locks stdout"),
+        Command::Mcp { .. } => unreachable!("run() serves mcp before it locks stdout"),
     }
 }
 
@@ -636,14 +661,21 @@ impl From<io::Error> for Failure {
     }
 }
 
-fn init_logging(colour: bool) {
+/// Logs go to stderr, redacted, at the level `TMWS_LOG` sets (warnings by default). A
+/// server (`serving`) hands its lines to a writer thread that never makes it wait
+/// (`stderr.rs`): a client that does not read the server's stderr must not stop its
+/// answers.
+fn init_logging(colour: bool, serving: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TMWS_LOG")
         // rmcp's transport worker logs a downstream server's failures as errors; tmws reports
         // them itself, once, in its own words.
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp::transport::worker=off"));
+    if serving {
+        stderr::start();
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(|| Redacting(io::stderr()))
+        .with_writer(|| Redacting(stderr::Queued))
         .with_ansi(colour)
         .try_init();
 }

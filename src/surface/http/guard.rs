@@ -11,6 +11,9 @@
 //!   the server listens on or the client addressed. Clients other than browsers send none.
 //! - `Authorization: Bearer <token>` must carry the token; the scheme is matched in any
 //!   case and the token is compared in constant time.
+//! - A request with two `Host` or two `Origin` headers is malformed (RFC 9110 §7.2: 400),
+//!   whatever the route: which of the two a check read and which one a proxy in front
+//!   used could differ.
 
 use std::net::IpAddr;
 
@@ -104,6 +107,13 @@ impl Guard {
 
     /// Lets the request through, or says why not.
     fn admit(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), ApiError> {
+        for (name, shown) in [(header::HOST, "Host"), (header::ORIGIN, "Origin")] {
+            let n = headers.get_all(&name).iter().count();
+            if n > 1 {
+                return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("{n} {shown} headers: a request has one"))
+                    .hint(format!("send one {shown} header")));
+            }
+        }
         if uri.path() == "/health" {
             return Ok(());
         }
@@ -267,6 +277,24 @@ mod tests {
         // /health is answered to anyone.
         assert_eq!(status(&g, "/health", &[("host", "127.0.0.1:3456")]), 200);
         assert_eq!(status(&g, "/health", &[("host", "x"), ("origin", "http://evil.example")]), 200);
+    }
+
+    #[test]
+    fn two_hosts_or_two_origins_are_a_bad_request_on_every_route() {
+        let g = guard("127.0.0.1:3456");
+        let auth = ("authorization", "Bearer 0123456789abcdef0123456789abcdef");
+        let host = ("host", "127.0.0.1:3456");
+        let origin = ("origin", "http://127.0.0.1:3456");
+        assert_eq!(status(&g, "/memory/stats", &[host, auth]), 200);
+        assert_eq!(status(&g, "/memory/stats", &[host, host, auth]), 400);
+        assert_eq!(status(&g, "/memory/stats", &[host, ("host", "evil.example"), auth]), 400);
+        assert_eq!(status(&g, "/memory/stats", &[host, origin, origin, auth]), 400);
+        assert_eq!(status(&g, "/health", &[host, host]), 400);
+        let mut map = HeaderMap::new();
+        map.append(header::HOST, HeaderValue::from_static("127.0.0.1:3456"));
+        map.append(header::HOST, HeaderValue::from_static("localhost:3456"));
+        let e = g.admit(&"/metrics".parse().unwrap(), &map).unwrap_err();
+        assert_eq!(e.answer.error, "2 Host headers: a request has one");
     }
 
     #[test]

@@ -128,7 +128,7 @@ async fn run(app: &AppState, headers: &HeaderMap, tool: &str, mut args: Map<Stri
             args.insert("format".into(), Value::from("json"));
         }
     }
-    let session = app.engine.session();
+    let session = app.engine.request_session();
     match app.engine.call(&session, tool, args).await {
         Ok(Output::Text { text, format: Format::Json }) => {
             ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], format!("{text}\n"))
@@ -373,11 +373,14 @@ pub struct Listening {
 }
 
 /// Runs `tmws serve` on `addr` until SIGINT or SIGTERM; `on_listening` is called once the
-/// port is bound.
-pub fn serve(root: &Path, addr: SocketAddr, on_listening: impl FnOnce(&Listening)) -> Result<()> {
+/// port is bound. With `agent`, every request writes and verifies as that name (`--agent`).
+pub fn serve(root: &Path, addr: SocketAddr, agent: Option<&str>, on_listening: impl FnOnce(&Listening)) -> Result<()> {
     let loopback = addr.ip().is_loopback();
     // The engine first: it sets aside a cache that a repository brought, token included.
     let engine = Engine::serve(root)?;
+    if let Some(agent) = agent {
+        engine.set_agent(agent)?;
+    }
     let (token, token_source) = resolve_token(root, std::env::var("TMWS_TOKEN").ok(), loopback)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
