@@ -341,9 +341,8 @@ pub fn write_atomic(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
 fn write_atomic_mode(root: &Path, path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     let (dir, name) = beneath::parent_of(root, path, true).map_err(|e| Error::io(path, e))?;
     single_link_at(&dir, &name).map_err(|e| Error::io(path, e))?;
-    let prefix = format!(".{}.tmws-", name.to_string_lossy());
-    remove_stale_temps(path.parent().unwrap_or(root), &dir, &prefix);
-    let tmp = std::ffi::OsString::from(format!("{prefix}{}.tmp", std::process::id()));
+    remove_stale_temps(path.parent().unwrap_or(root), &dir);
+    let tmp = std::ffi::OsString::from(format!(".{}.tmws-{}.tmp", name.to_string_lossy(), std::process::id()));
     let result = (|| -> io::Result<()> {
         let mut f = dir.open_file(&tmp, OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC, mode)?;
         f.write_all(bytes)?;
@@ -367,14 +366,20 @@ fn single_link_at(dir: &beneath::Dir, name: &std::ffi::OsStr) -> io::Result<()> 
     }
 }
 
-/// Removes the temporary files `{prefix}{pid}.tmp` in `dir` (at `shown`) of processes that
-/// are gone: what a process killed between writing and renaming left.
-fn remove_stale_temps(shown: &Path, dir: &beneath::Dir, prefix: &str) {
+/// The process id in the name of a temporary file of an atomic write (`.{name}.tmws-{pid}.tmp`).
+fn temp_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (_, pid) = rest.rsplit_once(".tmws-")?;
+    pid.parse().ok()
+}
+
+/// Removes the temporary files of atomic writes in `dir` (at `shown`) whose process is
+/// gone: what a process killed between writing and renaming left, whatever file it wrote.
+fn remove_stale_temps(shown: &Path, dir: &beneath::Dir) {
     let Ok(read) = fs::read_dir(shown) else { return };
     for entry in read.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(prefix)?.strip_suffix(".tmp")?.parse::<u32>().ok())
-        else {
+        let Some(pid) = name.to_str().and_then(temp_owner) else {
             continue;
         };
         if pid != std::process::id() && !cache::is_running(pid) {
@@ -520,6 +525,23 @@ mod tests {
         let gone = dir.path().join("gone.md");
         let err = read_scanned(&gone, 5).unwrap_err().to_string();
         assert!(err.contains("gone.md"), "{err}");
+    }
+
+    #[test]
+    fn an_atomic_write_removes_what_killed_writers_left_in_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        // No process has pid 0x7fff_fff0; this process's own temporary files stay.
+        let dead = format!(".260101-old.md.tmws-{}.tmp", 0x7fff_fff0u32);
+        let alive = format!(".other.md.tmws-{}.tmp", std::process::id());
+        for n in [&dead, &alive, &".notes.tmp".to_owned(), &"plain.md".to_owned()] {
+            fs::write(r.join(n), "x").unwrap();
+        }
+        write_atomic(r, &r.join("260102-new.md"), b"new").unwrap();
+        let mut names: Vec<String> =
+            fs::read_dir(r).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        assert_eq!(names, [".notes.tmp".to_owned(), alive, "260102-new.md".into(), "plain.md".into()]);
     }
 
     #[test]
