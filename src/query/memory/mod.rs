@@ -88,8 +88,13 @@ impl Writer {
     /// looked (the whole log when it was rewritten meanwhile).
     pub fn open(root: &Path, namespace: &str) -> Result<Writer> {
         let path = root.join(layout::memory_log(namespace));
+        // A process that has not folded this log yet folds it before it takes the lock:
+        // lines are appended whole, so the complete lines read now are a prefix of the log
+        // (or, after a compaction meanwhile, the check of the mark sends it to a whole
+        // fold). Under the lock only what was appended since is folded, so writers in
+        // other processes wait for an append and its fsync, not for a fold of the log.
+        let cached = FOLDS.lock().ok().and_then(|mut f| f.remove(&path)).or_else(|| unlocked_fold(root, &path));
         let mut log = LockedLog::open(root, &path, &root.join(layout::memory_lock(namespace)))?;
-        let cached = FOLDS.lock().ok().and_then(|mut f| f.remove(&path));
         let (fold, mark) = match cached {
             Some((fold, mark)) => catch_up(&mut log, fold, mark)?,
             None => whole(&mut log)?,
@@ -125,6 +130,15 @@ impl Drop for Writer {
             folds.insert(self.path.clone(), (std::mem::take(&mut self.fold), self.mark.clone()));
         }
     }
+}
+
+/// The fold of the log at `path` as it is now, read without its lock; None when it cannot
+/// be read (the locked read then says why).
+fn unlocked_fold(root: &Path, path: &Path) -> Option<(Fold, LogMark)> {
+    let bytes = store::read_opt(root, path, store::cap::LOG).ok()??;
+    let fold = Fold::of(&bytes, false);
+    let mark = LogMark::at(fold.offset, &bytes[..usize::try_from(fold.offset).unwrap_or(0)]);
+    Some((fold, mark))
 }
 
 /// Folds a whole log.
