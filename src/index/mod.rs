@@ -61,6 +61,17 @@ pub struct Payload {
     pub head: Option<String>,
 }
 
+/// A moment's state of the files, as far as a reader waits for it ([`Index::freshness_now`]).
+#[derive(Debug, Clone, Default)]
+pub struct Freshness {
+    /// The epoch of the latest commit then.
+    epoch: u64,
+    /// A writer was applying changes it had found.
+    syncing: bool,
+    /// Each memory log with complete lines past its indexed offset: where they ended.
+    logs: std::collections::BTreeMap<String, u64>,
+}
+
 /// An open index: always a reader, and the writer when no other process holds it.
 pub struct Index {
     root: PathBuf,
@@ -361,6 +372,34 @@ impl Index {
     /// index is behind the files until it commits.
     pub fn sync_pending(&self) -> bool {
         store::exists(&self.root.join(SYNCING_MARKER)) || self.logs_ahead()
+    }
+
+    /// What the index must have committed to be as fresh as the files are now: the
+    /// commit after the one a writer is working on, and every complete line of the memory
+    /// logs. A reader waits for this moment's state, not for an index that is never behind
+    /// (under a steady stream of writes from other processes it always is).
+    pub fn freshness_now(&self) -> Freshness {
+        let payload = self.payload().unwrap_or_default();
+        let mut logs = std::collections::BTreeMap::new();
+        if let Ok(names) = store::list_dir(&self.root, &self.root.join(layout::MEMORY_DIR)) {
+            for name in names.into_iter().filter(|n| n.ends_with(".jsonl")) {
+                let rel = format!("{}/{name}", layout::MEMORY_DIR);
+                let offset = payload.logs.get(&rel).map_or(0, |m| m.offset);
+                if let Ok(tail) = store::read_from(&self.root, &self.root.join(&rel), offset, store::cap::LOG)
+                    && let Some(last) = tail.iter().rposition(|b| *b == b'\n')
+                {
+                    logs.insert(rel, offset + last as u64 + 1);
+                }
+            }
+        }
+        Freshness { epoch: payload.epoch, syncing: store::exists(&self.root.join(SYNCING_MARKER)), logs }
+    }
+
+    /// Whether the latest commit holds everything `then` asked for.
+    pub fn has_caught_up(&self, then: &Freshness) -> bool {
+        let Ok(payload) = self.payload() else { return false };
+        let syncing = then.syncing && payload.epoch <= then.epoch && store::exists(&self.root.join(SYNCING_MARKER));
+        !syncing && then.logs.iter().all(|(rel, end)| payload.logs.get(rel).is_some_and(|m| m.offset >= *end))
     }
 
     /// Whether a memory log holds a complete line past what the last commit indexed: an

@@ -41,6 +41,9 @@ pub(crate) struct SyncState {
     ready: AtomicBool,
     /// A sync is under way.
     busy: AtomicBool,
+    /// Syncs started, and the number of the last that ended.
+    started: AtomicU64,
+    ended: AtomicU64,
     /// When the index last started to fall behind the files (ms since `epoch`).
     behind_since: AtomicU64,
     epoch: Instant,
@@ -51,6 +54,8 @@ impl Default for SyncState {
         SyncState {
             ready: AtomicBool::new(false),
             busy: AtomicBool::new(false),
+            started: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
             behind_since: AtomicU64::new(0),
             epoch: Instant::now(),
         }
@@ -67,18 +72,31 @@ impl SyncState {
     }
 
     fn set_busy(&self) {
+        self.started.fetch_add(1, Ordering::AcqRel);
         if !self.busy.swap(true, Ordering::AcqRel) {
             self.behind_since.store(self.now_ms(), Ordering::Release);
         }
     }
 
     fn set_done(&self) {
+        self.ended.store(self.started.load(Ordering::Acquire), Ordering::Release);
         self.ready.store(true, Ordering::Release);
         self.busy.store(false, Ordering::Release);
     }
 
     fn set_failed(&self) {
+        self.ended.store(self.started.load(Ordering::Acquire), Ordering::Release);
         self.busy.store(false, Ordering::Release);
+    }
+
+    /// The sync under way now, if one is.
+    fn ticket(&self) -> Option<u64> {
+        self.busy.load(Ordering::Acquire).then(|| self.started.load(Ordering::Acquire))
+    }
+
+    /// Whether the index is ready and the sync under way at `ticket` (if any) has ended.
+    fn done_with(&self, ticket: Option<u64>) -> bool {
+        self.ready.load(Ordering::Acquire) && ticket.is_none_or(|t| self.ended.load(Ordering::Acquire) >= t)
     }
 
     /// How long the index has been behind the files (zero when it is fresh).
@@ -232,7 +250,10 @@ impl Keeper {
                 }
             }
             Keeper::Background(b) => {
-                settle(&b.reader, || b.state.fresh(), || b.state.busy.load(Ordering::Acquire)).map(stale)
+                // Our watcher's sync under way now may have found its changes before this
+                // request: the wait is for it to finish, not for the watcher to go idle.
+                let ticket = b.state.ticket();
+                settle(&b.reader, || b.state.done_with(ticket), || b.state.busy.load(Ordering::Acquire)).map(stale)
             }
         }
     }
@@ -339,7 +360,10 @@ fn watch(
 /// be wrong, not merely late.
 fn settle(index: &Index, ours_fresh: impl Fn() -> bool, ours_busy: impl Fn() -> bool) -> Result<bool> {
     let first_sync = || (ours_busy() || index.sync_pending()) && index.payload().is_ok_and(|p| p.epoch == 0);
-    let fresh = || ours_fresh() && !index.sync_pending();
+    // What was on disk when the request came is what it waits for: a memory another
+    // process added before it is found; one added while it waits need not be.
+    let then = index.freshness_now();
+    let fresh = || ours_fresh() && index.has_caught_up(&then);
     let started = Instant::now();
     // The ordinary wait starts once the first sync (if one was under way) has committed.
     let mut since = started;
