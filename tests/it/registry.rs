@@ -30,7 +30,7 @@ fn registry(root: &TestRoot) -> Value {
 #[test]
 fn build_introspects_keeps_hand_edits_and_redoes_only_changed_servers() {
     let root = TestRoot::new().file(".mcp.json", mcp_json("2"));
-    let out = root.run(&["registry", "build", "--timeout-ms", "10000"]);
+    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "10000"]);
     assert_eq!(out.code, 1, "a server failed: {}{}", out.stdout, out.stderr);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{}", out.stdout);
@@ -72,7 +72,7 @@ fn build_introspects_keeps_hand_edits_and_redoes_only_changed_servers() {
 
     // A changed config is introspected again, and the edits survive.
     root.write(".mcp.json", mcp_json("3"));
-    let out = root.run(&["registry", "build"]);
+    let out = root.run(&["registry", "build", "--yes"]);
     assert!(out.stdout.contains("serena: 7 tools, cold start "), "{}", out.stdout);
     let serena = &registry(&root)["servers"]["serena"];
     assert_eq!((&serena["description"], &serena["ttl_secs"]), (&json!("Code navigation"), &json!(60)));
