@@ -10,7 +10,8 @@
 //! Tools: `echo {text}`, `sleep {ms}`, `stderr {text}` (writes the text to stderr),
 //! `crash` (exits with status 3 in the middle of the call), with `--big` also `big {mb}`
 //! (answers with a text of `mb` MiB), and `--tools N` generated ones (`tool_0` …) that
-//! answer with their name and arguments. `--crash-on TOOL` makes any tool
+//! answer with their name and arguments (`--tool-bytes N` pads their descriptions to N
+//! bytes; `--schema-depth N` nests `echo`'s input schema N objects deep). `--crash-on TOOL` makes any tool
 //! crash; `--fail-start MESSAGE` exits 1 before answering `initialize` (`--fail-if-exists
 //! FILE`: only while FILE exists, with its text as the message); `--startup-ms`
 //! delays the start (a slow cold start); `--pid-log FILE` appends `NAME PID` to FILE on
@@ -42,6 +43,12 @@ struct Args {
     /// How many generated tools (`tool_0` …) to list besides the built-in ones.
     #[arg(long, env = "MCP_MOCK_TOOLS", default_value_t = 0)]
     tools: usize,
+    /// Pad the description of each generated tool to this many bytes (a large registry).
+    #[arg(long, default_value_t = 0)]
+    tool_bytes: usize,
+    /// Nest the input schema of `echo` this many objects deep (a schema no reader takes).
+    #[arg(long, default_value_t = 0)]
+    schema_depth: usize,
     /// Exit (status 3) when this tool is called.
     #[arg(long, env = "MCP_MOCK_CRASH_ON")]
     crash_on: Option<String>,
@@ -90,8 +97,12 @@ fn schema(props: Value) -> Arc<serde_json::Map<String, Value>> {
 
 impl Mock {
     fn tools(&self) -> Vec<Tool> {
+        let mut echo = json!({"text": {"type": "string"}});
+        for _ in 0..self.args.schema_depth {
+            echo = json!({"nested": {"type": "object", "properties": echo}});
+        }
         let mut tools = vec![
-            Tool::new("echo", "Answers with the text it is given.", schema(json!({"text": {"type": "string"}}))),
+            Tool::new("echo", "Answers with the text it is given.", schema(echo)),
             Tool::new("sleep", "Sleeps `ms` milliseconds, then answers.", schema(json!({"ms": {"type": "integer"}}))),
             Tool::new("stderr", "Writes `text` to standard error.", schema(json!({"text": {"type": "string"}}))),
             Tool::new("crash", "Exits in the middle of the call.", schema(json!({}))),
@@ -104,9 +115,14 @@ impl Mock {
             ));
         }
         for i in 0..self.args.tools {
+            let mut description =
+                format!("Generated tool number {i} of {}: answers with its arguments.", self.args.name);
+            while description.len() < self.args.tool_bytes {
+                description.push_str(" More words.");
+            }
             tools.push(Tool::new(
                 Cow::Owned(format!("tool_{i}")),
-                Cow::Owned(format!("Generated tool number {i} of {}: answers with its arguments.", self.args.name)),
+                Cow::Owned(description),
                 schema(json!({"query": {"type": "string"}})),
             ));
         }

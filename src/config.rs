@@ -5,7 +5,7 @@
 //! naming the key and its line.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -378,7 +378,25 @@ impl Config {
                 config.watch.auto_idle_secs == 0 || config.watch.auto_idle_secs > MAX_DAYS * 86_400,
                 format!("must be between 1 and {}", MAX_DAYS * 86_400),
             ),
-            ("retrieval", "top_k", config.retrieval.top_k > 1_000, "must be at most 1000".to_owned()),
+            (
+                "retrieval",
+                "top_k",
+                !(1..=1_000).contains(&config.retrieval.top_k),
+                "must be between 1 and 1000".to_owned(),
+            ),
+            ("pool", "queue_timeout_secs", config.pool.queue_timeout_secs > 86_400, "must be at most 86400".to_owned()),
+            (
+                "rules",
+                "total_budget_lines",
+                config.rules.total_budget_lines > 1_000_000,
+                "must be at most 1000000".to_owned(),
+            ),
+            (
+                "watch",
+                "auto_min_files",
+                config.watch.auto_min_files > 100_000_000,
+                "must be at most 100000000".to_owned(),
+            ),
             (
                 "memory",
                 "compact_garbage_ratio",
@@ -390,8 +408,8 @@ impl Config {
             (
                 "retrieval",
                 "answer_cap_chars",
-                config.retrieval.answer_cap_chars > 100_000,
-                "must be at most 100000".to_owned(),
+                !(100..=100_000).contains(&config.retrieval.answer_cap_chars),
+                "must be between 100 and 100000".to_owned(),
             ),
             (
                 "memory",
@@ -424,6 +442,20 @@ impl Config {
                 let (line, column) = key_position(text, section, key);
                 return Err(Diagnostic::error(Rule::Config, line, column, format!("`{section}.{key}` {why}")));
             }
+        }
+        // A client config is read from the root only: a source elsewhere is an error here,
+        // once, rather than a failure of every registry command.
+        let outside = config.registry.sources.iter().find(|s| {
+            s.is_empty() || !Path::new(s).components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+        });
+        if let Some(source) = outside {
+            let (line, column) = key_position(text, "registry", "sources");
+            return Err(Diagnostic::error(
+                Rule::Config,
+                line,
+                column,
+                format!("`registry.sources` entry `{source}` must be a path inside the root"),
+            ));
         }
         if let Err(e) = crate::layout::Includes::new(&config.index.include) {
             let (line, column) = key_position(text, "index", "include");
@@ -562,5 +594,31 @@ mod tests {
         let (line, _, msg) = err("[index]\ninclude = [\"/etc\"]\n");
         assert_eq!((line, msg.as_str()), (2, "index include `/etc` must be a path inside the root"));
         assert_eq!(err("[index]\ninclude = [\"\"]\n").0, 2);
+    }
+
+    #[test]
+    fn durations_and_sizes_out_of_range_name_their_key_and_line() {
+        // u64::MAX seconds overflowed an Instant in the pool, and the calls hung.
+        assert_eq!(
+            err("[pool]\nqueue_timeout_secs = 18446744073709551615\n"),
+            (2, 1, "`pool.queue_timeout_secs` must be at most 86400".to_owned())
+        );
+        // Each of these was accepted, and then every tool failed.
+        assert_eq!(err("[retrieval]\ntop_k = 0\n"), (2, 1, "`retrieval.top_k` must be between 1 and 1000".to_owned()));
+        assert_eq!(
+            err("[retrieval]\nanswer_cap_chars = 99\n"),
+            (2, 1, "`retrieval.answer_cap_chars` must be between 100 and 100000".to_owned())
+        );
+        for source in ["/etc/passwd", "../x/.mcp.json", ""] {
+            assert_eq!(
+                err(&format!("[registry]\n\nsources = [\".mcp.json\", \"{source}\"]\n")),
+                (3, 1, format!("`registry.sources` entry `{source}` must be a path inside the root"))
+            );
+        }
+        assert_eq!(err("[rules]\ntotal_budget_lines = 99999999999\n").0, 2);
+        assert_eq!(err("[watch]\nauto_min_files = 99999999999\n").0, 2);
+        let c =
+            Config::parse("[pool]\nqueue_timeout_secs = 0\n[registry]\nsources = [\"./tools/mcp.json\"]\n").unwrap();
+        assert_eq!((c.pool.queue_timeout_secs, c.registry.sources.len()), (0, 1));
     }
 }

@@ -27,6 +27,10 @@ use crate::layout::{self, CONFIG_FILE, FileKind};
 use crate::model::{Diagnostic, Rule, Severity};
 use crate::store;
 
+/// How many characters of the line under a finding are kept: more than a terminal shows
+/// of it (the human output shows 200).
+const SHOWN_CHARS: usize = 240;
+
 /// What to check.
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
@@ -271,6 +275,9 @@ impl Checker {
         for d in &mut diags {
             d.path.clone_from(path);
             d.source = lines.get(d.line - 1).map(|l| {
+                // Only the start of a long line is shown: a finding never holds a copy of a
+                // minified file's one line, however many findings it has.
+                let l = l.char_indices().nth(SHOWN_CHARS).map_or(*l, |(end, _)| &l[..end]);
                 let shown = secrets::shown_line(l, starts[d.line - 1], &secrets);
                 shown.trim_start_matches('\u{feff}').trim_end_matches('\r').to_owned()
             });

@@ -351,8 +351,12 @@ fn registry(bytes: &[u8]) -> Vec<Diagnostic> {
             return diags;
         }
     };
-    for v in Builtin::Registry.compiled().violations(&value) {
-        let (line, column) = json::pointer_position(&text, &v.pointer);
+    // Placed together: a minified registry of many servers costs one pass, not one per
+    // finding.
+    let violations = Builtin::Registry.compiled().violations(&value);
+    let mut positions = json::Positions::new(&text);
+    let offsets: Vec<usize> = violations.iter().map(|v| positions.offset(&v.pointer)).collect();
+    for (v, (line, column)) in violations.into_iter().zip(positions.line_cols(&offsets)) {
         let mut d = Diagnostic::error(Rule::Registry, line, column, v.message);
         d.hint = v.hint.map(|h| h.replace("to the front-matter", "to the entry"));
         diags.push(d);

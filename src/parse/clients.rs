@@ -13,7 +13,10 @@
 //! key, a password; or a value shaped like an API key) are `${VAR}` references, never
 //! literal. The `config_hash` is blake3 of the stored connection's canonical JSON (keys
 //! sorted, no spaces), so rotating a secret does not make the registry stale, while any
-//! other change does. An entry that runs `tmws mcp` is tmws itself and is skipped.
+//! other change does. An entry that runs `tmws mcp` is tmws itself and is skipped. The
+//! names of the user's environment variables a server's live connection takes are kept
+//! (shown before it is approved), and `url_shown` / `scrub_urls` show a URL, alone or in
+//! an error, as scheme, host and path with its user info and query values replaced.
 
 use std::collections::BTreeMap;
 
@@ -131,6 +134,91 @@ fn reference(name: &str) -> String {
     format!("${{{var}}}")
 }
 
+/// Whether `text` is nothing but variable references (`${VAR}`, `${env:VAR}`) and `:`: a
+/// value shown by name, which holds no secret as written.
+fn only_references(text: &str) -> bool {
+    let mut rest = text;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix(':') {
+            rest = r;
+        } else if let Some(body) = rest.strip_prefix("${")
+            && let Some(end) = body.find('}')
+        {
+            rest = &body[end + 1..];
+        } else {
+            return false;
+        }
+    }
+    !text.is_empty()
+}
+
+/// A URL as tmws shows it in an error, a log line or before an approval: its scheme, host
+/// and path, with its user info and the value of every query parameter replaced by a mark
+/// (a value that is only a `${VAR}` reference is shown by name) and no fragment.
+pub fn url_shown(url: &str) -> String {
+    let Some(at) = url.find("://") else { return url.to_owned() };
+    let (scheme, rest) = (&url[..at], &url[at + 3..]);
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, rest) = rest.split_at(end);
+    let host = match authority.rsplit_once('@') {
+        Some((user, host)) if only_references(user) => format!("{user}@{host}"),
+        Some((_, host)) => format!("{}@{host}", redact::mark("url-credentials")),
+        None => authority.to_owned(),
+    };
+    let rest = rest.split('#').next().unwrap_or_default();
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let mut out = format!("{scheme}://{host}{path}");
+    if !query.is_empty() {
+        let shown: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, v)) if v.is_empty() || only_references(v) => format!("{k}={v}"),
+                Some((k, _)) => format!("{k}={}", redact::mark("url-query")),
+                None => pair.to_owned(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&shown.join("&"));
+    }
+    out
+}
+
+/// `text` with every URL in it (`scheme://…` up to a space, a quote or a closing bracket,
+/// without the punctuation that ends a sentence) shown as [`url_shown`] shows it: what an error of a server's connection says about it
+/// never holds its credentials or query values.
+pub fn scrub_urls(text: &str) -> String {
+    if !text.contains("://") {
+        return text.to_owned();
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    let mut from = 0;
+    while let Some(i) = text[from..].find("://").map(|i| from + i) {
+        let mut start = i;
+        while start > done && (bytes[start - 1].is_ascii_alphanumeric() || b"+.-".contains(&bytes[start - 1])) {
+            start -= 1;
+        }
+        let mut end = text[i + 3..]
+            .find(|c: char| c.is_whitespace() || "\"'<>`)]}".contains(c))
+            .map_or(text.len(), |e| i + 3 + e);
+        // Punctuation after a URL (`URL: why`, `URL.`) belongs to the sentence.
+        while end > i + 3 && b":.,;!?".contains(&bytes[end - 1]) {
+            end -= 1;
+        }
+        if start == i || !bytes[start].is_ascii_alphabetic() {
+            from = i + 3;
+            continue;
+        }
+        out.push_str(&text[done..start]);
+        out.push_str(&url_shown(&text[start..end]));
+        done = end;
+        from = end;
+    }
+    out.push_str(&text[done..]);
+    out
+}
+
 fn strings(v: Option<&Value>) -> BTreeMap<String, String> {
     v.and_then(Value::as_object)
         .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned()))).collect())
@@ -190,6 +278,9 @@ pub struct Server {
     pub raw: Connection,
     /// With the client's variables expanded: what starts it, or why it cannot be.
     pub live: Result<Connection, String>,
+    /// The variables of the user's environment that its live connection takes, by name
+    /// (shown before the user approves it, never their values).
+    pub env_vars: Vec<String>,
 }
 
 /// The servers of one client config file at `source`, in name order, with what was wrong
@@ -268,8 +359,10 @@ pub fn parse(source: &str, text: &str, vars: &Vars) -> (Vec<Server>, Vec<Diagnos
         if raw.is_tmws() {
             continue;
         }
-        let live = expand_connection(&raw, client, vars).map_err(|why| format!("server `{name}` in {source}: {why}"));
-        out.push(Server { name: name.clone(), raw, live });
+        let mut used = std::collections::BTreeSet::new();
+        let live = expand_connection(&raw, client, vars, &mut used)
+            .map_err(|why| format!("server `{name}` in {source}: {why}"));
+        out.push(Server { name: name.clone(), raw, live, env_vars: used.into_iter().collect() });
     }
     (out, diags)
 }
@@ -299,12 +392,17 @@ fn jsonc(text: &str) -> Result<Value, Box<Diagnostic>> {
 
 /// The connection with `client`'s variables expanded in every value that starts or reaches
 /// the server.
-fn expand_connection(raw: &Connection, client: Client, vars: &Vars) -> Result<Connection, String> {
-    let x = |s: &str| expand(s, client, vars);
+fn expand_connection(
+    raw: &Connection,
+    client: Client,
+    vars: &Vars,
+    used: &mut std::collections::BTreeSet<String>,
+) -> Result<Connection, String> {
+    let mut x = |s: &str| expand(s, client, vars, used);
     let mut live = raw.clone();
-    live.command = raw.command.as_deref().map(x).transpose()?;
+    live.command = raw.command.as_deref().map(&mut x).transpose()?;
     live.args = raw.args.iter().map(|a| x(a)).collect::<Result<_, _>>()?;
-    live.url = raw.url.as_deref().map(x).transpose()?;
+    live.url = raw.url.as_deref().map(&mut x).transpose()?;
     for (k, v) in &raw.env {
         live.env.insert(k.clone(), x(v)?);
     }
@@ -315,8 +413,14 @@ fn expand_connection(raw: &Connection, client: Client, vars: &Vars) -> Result<Co
 }
 
 /// `text` with `client`'s variables expanded. A variable the client itself would leave as
-/// it is (Codex expands nothing; an unknown `${…}`) stays.
-pub fn expand(text: &str, client: Client, vars: &Vars) -> Result<String, String> {
+/// it is (Codex expands nothing; an unknown `${…}`) stays. The names of the environment
+/// variables it takes are noted in `used`.
+fn expand(
+    text: &str,
+    client: Client,
+    vars: &Vars,
+    used: &mut std::collections::BTreeSet<String>,
+) -> Result<String, String> {
     if client == Client::Codex || !text.contains('$') {
         return Ok(text.to_owned());
     }
@@ -329,7 +433,7 @@ pub fn expand(text: &str, client: Client, vars: &Vars) -> Result<String, String>
             && let Some(end) = body.find('}')
         {
             let name = &body[..end];
-            out.push_str(&variable(name, client, vars)?.unwrap_or_else(|| format!("${{{name}}}")));
+            out.push_str(&variable(name, client, vars, used)?.unwrap_or_else(|| format!("${{{name}}}")));
             rest = &body[end + 1..];
             continue;
         }
@@ -337,6 +441,7 @@ pub fn expand(text: &str, client: Client, vars: &Vars) -> Result<String, String>
         let len = after.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
         if client == Client::Gemini && len > 0 && !after.as_bytes()[0].is_ascii_digit() {
             let name = &after[..len];
+            used.insert(name.to_owned());
             out.push_str(vars.env.get(name).map_or("", String::as_str));
             rest = &after[len..];
             continue;
@@ -349,8 +454,16 @@ pub fn expand(text: &str, client: Client, vars: &Vars) -> Result<String, String>
 }
 
 /// The value of `${name}`, None when the client would leave it as it is.
-fn variable(name: &str, client: Client, vars: &Vars) -> Result<Option<String>, String> {
-    let env = |var: &str| vars.env.get(var).cloned();
+fn variable(
+    name: &str,
+    client: Client,
+    vars: &Vars,
+    used: &mut std::collections::BTreeSet<String>,
+) -> Result<Option<String>, String> {
+    let mut env = |var: &str| {
+        used.insert(var.to_owned());
+        vars.env.get(var).cloned()
+    };
     Ok(match name.split_once(':') {
         Some(("env", var)) => Some(env(var).unwrap_or_default()),
         Some(("input", id)) => {
@@ -555,6 +668,39 @@ mod tests {
         assert_eq!(a[0].1.config_hash(), b[0].1.config_hash());
         assert_ne!(a[0].1.config_hash(), c[0].1.config_hash());
         assert_eq!(a[0].1.config_hash().len(), 64);
+    }
+
+    #[test]
+    fn urls_in_errors_keep_scheme_host_and_path_only() {
+        let key = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(
+            url_shown(&format!("http://127.0.0.1:9/mcp?key={key}&mode=fast#frag")),
+            "http://127.0.0.1:9/mcp?key=[REDACTED:url-query]&mode=[REDACTED:url-query]"
+        );
+        assert_eq!(
+            url_shown("https://bob:pw@mcp.example/x?token=${TOKEN}&empty="),
+            "https://[REDACTED:url-credentials]@mcp.example/x?token=${TOKEN}&empty="
+        );
+        assert_eq!(url_shown("https://${USER}:${PASS}@h/p"), "https://${USER}:${PASS}@h/p");
+        let error = format!(
+            "http://127.0.0.1:1/mcp?key={key}: initialize failed: error sending request for url \
+(http://127.0.0.1:1/mcp?key={key}): Connection refused; see \"https://u:p@x.example\""
+        );
+        let scrubbed = scrub_urls(&error);
+        assert!(!scrubbed.contains(key) && !scrubbed.contains("u:p"), "{scrubbed}");
+        assert_eq!(
+            scrubbed,
+            "http://127.0.0.1:1/mcp?key=[REDACTED:url-query]: initialize failed: error sending request for url \
+(http://127.0.0.1:1/mcp?key=[REDACTED:url-query]): Connection refused; see \"https://[REDACTED:url-credentials]@x.example\""
+        );
+        assert_eq!(scrub_urls("no url here, just a :// mark"), "no url here, just a :// mark");
+    }
+
+    #[test]
+    fn the_variables_a_server_takes_from_the_environment_are_named() {
+        let text = r#"{"mcpServers": {"r": {"url": "https://x/${env:AWS_SECRET_ACCESS_KEY}", "headers": {"A": "Bearer ${GITHUB_TOKEN}"}, "env": {"P": "${workspaceFolder}"}}}}"#;
+        let (servers, _) = super::parse(".cursor/mcp.json", text, &vars());
+        assert_eq!(servers[0].env_vars, ["AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN"]);
     }
 
     #[test]

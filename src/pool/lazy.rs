@@ -21,7 +21,7 @@
 //!   supervisors end what is left.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -67,6 +67,12 @@ pub struct Target<'a> {
     pub persistent: bool,
     /// The server's own TTL (else the pool's default).
     pub ttl: Option<Duration>,
+    /// Where and how its process starts.
+    pub exec: &'a super::Exec,
+    /// What the user approved of it (a hash of what it runs): a live connection started
+    /// under another approval (its script changed and was approved again) is closed and
+    /// started again.
+    pub approval: &'a str,
 }
 
 /// A call's answer.
@@ -86,11 +92,13 @@ struct Live {
     peer: Peer<RoleClient>,
     stderr: StderrTail,
     drained: Option<tokio::task::JoinHandle<()>>,
-    oversized: Arc<AtomicBool>,
+    oversized: Arc<AtomicU8>,
     last_used: Instant,
     in_flight: usize,
     persistent: bool,
     ttl: Duration,
+    /// The approval it was started under.
+    approval: String,
 }
 
 impl Live {
@@ -155,7 +163,7 @@ struct Checkout {
     id: u64,
     peer: Peer<RoleClient>,
     stderr: StderrTail,
-    oversized: Arc<AtomicBool>,
+    oversized: Arc<AtomicU8>,
     /// How long starting the server took, when this call started it.
     started: Option<Duration>,
 }
@@ -254,22 +262,23 @@ impl Pool {
 
     /// The live connection of the slot, started if there is none; marked busy.
     async fn checkout(&self, slot: &Arc<Slot>, target: &Target<'_>) -> Result<Checkout, String> {
-        if let Some(got) = Self::reuse(slot) {
+        if let Some(got) = Self::reuse(slot, target.approval) {
             return Ok(got);
         }
         let _starting = slot.starting.lock().await;
-        if let Some(got) = Self::reuse(slot) {
+        if let Some(got) = Self::reuse(slot, target.approval) {
             return Ok(got);
         }
-        // A connection that died since: close it (reap the process) first.
-        let dead = lock(&slot.live).take();
-        if let Some(dead) = dead {
-            self.close(dead).await;
+        // A connection that died since, or that runs what was approved before: close it
+        // (reap the process) first.
+        let old = lock(&slot.live).take();
+        if let Some(old) = old {
+            self.close(old).await;
         }
         let place = self.admit(target.server).await?;
         let began = Instant::now();
         // On failure the place goes back as `place` drops.
-        let s = start(target.connection, self.inner.settings.call_timeout)
+        let s = start(target.connection, target.exec, self.inner.settings.call_timeout)
             .await
             .map_err(|why| format!("{} could not be started: {why}", target.server))?;
         let took = began.elapsed();
@@ -292,16 +301,19 @@ impl Pool {
             in_flight: 1,
             persistent: target.persistent,
             ttl: target.ttl.unwrap_or(self.inner.settings.default_ttl),
+            approval: target.approval.to_owned(),
         });
         place.keep();
         self.start_sweep();
         Ok(checkout)
     }
 
-    /// The slot's connection, if it is open; marked busy.
-    fn reuse(slot: &Slot) -> Option<Checkout> {
+    /// The slot's connection, if it is open and runs what is approved now; marked busy.
+    fn reuse(slot: &Slot, approval: &str) -> Option<Checkout> {
         let mut live = lock(&slot.live);
-        let l = live.as_mut().filter(|l| !l.client.is_closed() && !l.peer.is_transport_closed())?;
+        let l = live
+            .as_mut()
+            .filter(|l| !l.client.is_closed() && !l.peer.is_transport_closed() && l.approval == approval)?;
         l.in_flight += 1;
         l.last_used = Instant::now();
         Some(Checkout {

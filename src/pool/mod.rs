@@ -4,9 +4,12 @@
 //! `start` is the one way a server is started, for `tmws registry build` (`introspect`:
 //! start, read `initialize` and `tools/list`, measure the cold start, stop) and for the
 //! lazy pool (`Pool`) that `tool_call` goes through. A stdio server's process is
-//! `process.rs`'s: on Linux under a supervisor (`supervisor.rs`) that ends everything the
-//! server started when it is closed or tmws dies, elsewhere in its own process group; what
-//! it sends is read a message at a time, none over 16 MiB. Its stderr is drained all the
+//! `process.rs`'s: the program its command resolves to in the root, run in the root
+//! (`Exec`), with `TMWS_DOWNSTREAM` set (a tmws started so serves no `tool_call`); on Linux
+//! under a supervisor (`supervisor.rs`) that ends everything the server started when it is
+//! closed or tmws dies, elsewhere in its own process group; what it sends is read a message
+//! at a time, none over 16 MiB or nested deeper than a JSON reader takes (127 levels), which
+//! ends the connection with an error that says so. Its stderr is drained all the
 //! time (a chatty server never blocks on a full pipe) and the tail is kept for error
 //! messages. `${VAR}` references in the connection are filled from the environment; a
 //! missing variable is an error that names it.
@@ -17,10 +20,32 @@ mod process;
 mod supervisor;
 
 pub use lazy::{Called, Pool, Settings, Target};
+
+/// The variable tmws sets in the environment of every downstream server it starts. A tmws
+/// that finds it in its own environment was started, directly or through a wrapper, as a
+/// server of another tmws, and serves no `tool_call`: a registry entry that runs tmws
+/// itself can never make calls that start tmws again and again (DESIGN §12).
+pub const DOWNSTREAM_MARKER: &str = "TMWS_DOWNSTREAM";
+
+/// Whether this process runs as a downstream server of a tmws (or below one).
+pub fn is_downstream() -> bool {
+    std::env::var_os(DOWNSTREAM_MARKER).is_some_and(|v| !v.is_empty())
+}
+
+/// How a stdio server's process is started: the program to execute (its command resolved
+/// against the root, as the user approved it) and the folder it runs in (the root), never
+/// the folder tmws happens to run in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Exec {
+    /// What to execute; None: the command as written.
+    pub program: Option<std::path::PathBuf>,
+    /// The working folder; None: tmws' own.
+    pub cwd: Option<std::path::PathBuf>,
+}
 #[cfg(target_os = "linux")]
 pub use supervisor::supervise_if_asked;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -103,22 +128,20 @@ pub(crate) struct Started {
     pub drained: Option<tokio::task::JoinHandle<()>>,
     /// From spawn to the `initialize` answer.
     pub cold_start: Duration,
-    /// Set when the server sent a message over the limit (its connection then ends).
-    pub oversized: Arc<AtomicBool>,
+    /// Set when the server sent a message over a limit (its connection then ends).
+    pub oversized: Arc<AtomicU8>,
 }
 
-/// Why a server's messages stopped, when it sent one over the limit.
-pub(crate) fn over_limit(oversized: &AtomicBool) -> Option<String> {
-    oversized
-        .load(Ordering::Relaxed)
-        .then(|| format!("sent a message over the {} MiB limit", process::MAX_MESSAGE >> 20))
+/// Why a server's messages stopped, when it sent one over a limit (too long, too deep).
+pub(crate) fn over_limit(oversized: &AtomicU8) -> Option<String> {
+    process::cut_reason(oversized.load(Ordering::Relaxed))
 }
 
 /// Starts the server and waits for its `initialize` answer, within `timeout`. On failure the
 /// process is gone and the error carries the tail of its stderr.
-pub(crate) async fn start(conn: &Connection, timeout: Duration) -> Result<Started, String> {
+pub(crate) async fn start(conn: &Connection, exec: &Exec, timeout: Duration) -> Result<Started, String> {
     match conn.kind.as_str() {
-        "stdio" => start_stdio(conn, timeout).await,
+        "stdio" => start_stdio(conn, exec, timeout).await,
         "http" | "streamable-http" => connect_http(conn, timeout).await,
         other => Err(format!(
             "`{other}` servers (the old HTTP+SSE transport) are not supported; use the server's streamable HTTP \
@@ -206,9 +229,9 @@ fn plain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Starts a stdio server and waits for its `initialize` answer.
-async fn start_stdio(conn: &Connection, timeout: Duration) -> Result<Started, String> {
+async fn start_stdio(conn: &Connection, exec: &Exec, timeout: Duration) -> Result<Started, String> {
     let started = Instant::now();
-    let spawned = process::spawn(conn)?;
+    let spawned = process::spawn(conn, exec)?;
     let stderr = StderrTail::default();
     let sink = stderr.clone();
     let stderr_pipe = spawned.stderr;
@@ -244,16 +267,17 @@ async fn start_stdio(conn: &Connection, timeout: Duration) -> Result<Started, St
 }
 
 /// Starts the server, reads what it offers, and stops it; within `timeout`.
-pub async fn introspect(conn: &Connection, timeout: Duration) -> Result<Introspection, String> {
+pub async fn introspect(conn: &Connection, exec: &Exec, timeout: Duration) -> Result<Introspection, String> {
     let deadline = Instant::now() + timeout;
-    let s = start(conn, timeout).await?;
+    let s = start(conn, exec, timeout).await?;
     let info = s.client.peer_info();
     let left = deadline.saturating_duration_since(Instant::now());
     let tools = match tokio::time::timeout(left, s.client.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
         Ok(Err(e)) => {
             let _ = s.client.cancel().await;
-            return Err(s.stderr.explain(&format!("tools/list failed: {e}")));
+            let why = over_limit(&s.oversized).map_or_else(|| e.to_string(), |why| format!("the server {why}"));
+            return Err(s.stderr.explain(&format!("tools/list failed: {why}")));
         }
         Err(_) => {
             let _ = s.client.cancel().await;

@@ -15,11 +15,13 @@
 //! dropping the line and the call waiting for its timeout; tmws holds at most one message's
 //! worth of what the server sends.
 
+use std::ffi::OsStr;
 use std::io;
+use std::path::Path;
 use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -31,7 +33,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
-use super::resolve;
+use super::{Exec, resolve};
 use crate::parse::clients::Connection;
 
 /// The longest message (one JSON-RPC line, without its newline) a server may send: the
@@ -55,34 +57,42 @@ const SIGTERM: i32 = 15;
 pub(crate) struct Spawned {
     pub transport: ChildTransport,
     pub stderr: Option<ChildStderr>,
-    /// Set when the server sent a message over [`MAX_MESSAGE`] (the connection then ends).
-    pub oversized: Arc<AtomicBool>,
+    /// Set when the server sent a message over [`MAX_MESSAGE`] or [`MAX_DEPTH`] (the
+    /// connection then ends): why, as [`cut_reason`] says it.
+    pub oversized: Arc<AtomicU8>,
     /// Whether a supervisor started it (its start errors come on stderr).
     pub supervised: bool,
 }
 
 /// Starts the server of a stdio connection, under a supervisor where there can be one.
-pub(crate) fn spawn(conn: &Connection) -> Result<Spawned, String> {
-    let command = conn.command.as_deref().ok_or("no command")?;
-    let mut env = Vec::with_capacity(conn.env.len());
+pub(crate) fn spawn(conn: &Connection, exec: &Exec) -> Result<Spawned, String> {
+    let written = conn.command.as_deref().ok_or("no command")?;
+    let command = exec.program.as_deref().map_or(OsStr::new(written), Path::as_os_str);
+    let mut env = Vec::with_capacity(conn.env.len() + 1);
     for (k, v) in &conn.env {
         env.push((k.as_str(), resolve(v)?));
     }
+    env.push((super::DOWNSTREAM_MARKER, "1".to_owned()));
+    let cwd = exec.cwd.as_deref();
     #[cfg(target_os = "linux")]
     if super::supervisor::available() {
-        match spawn_supervised(command, &conn.args, &env) {
+        match spawn_supervised(command, &conn.args, &env, cwd) {
             Ok(s) => return Ok(s),
             // No /proc/self/exe (a system without /proc): the process group must do.
-            Err(e) => tracing::warn!("cannot start a supervisor for `{command}` ({e}); starting it directly"),
+            Err(e) => tracing::warn!("cannot start a supervisor for `{written}` ({e}); starting it directly"),
         }
     }
-    spawn_direct(command, &conn.args, &env)
+    spawn_direct(command, &conn.args, &env, cwd)
+        .map_err(|e| format!("{CANNOT_START_PREFIX}{}`: {e}", command.to_string_lossy()))
 }
 
 /// The server in its own process group, a child of tmws.
-fn spawn_direct(command: &str, args: &[String], env: &[(&str, String)]) -> Result<Spawned, String> {
+fn spawn_direct(command: &OsStr, args: &[String], env: &[(&str, String)], cwd: Option<&Path>) -> io::Result<Spawned> {
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args).kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -90,13 +100,18 @@ fn spawn_direct(command: &str, args: &[String], env: &[(&str, String)]) -> Resul
     let mut wrapped = CommandWrap::from(cmd);
     #[cfg(unix)]
     wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
-    launch(wrapped, None).map_err(|e| format!("{CANNOT_START_PREFIX}{command}`: {e}"))
+    launch(wrapped, None)
 }
 
 /// The server under a supervisor: this executable again, as `tmws __supervise FD -- …`,
 /// FD being the read end of the pipe that tells it tmws let go.
 #[cfg(target_os = "linux")]
-fn spawn_supervised(command: &str, args: &[String], env: &[(&str, String)]) -> io::Result<Spawned> {
+fn spawn_supervised(
+    command: &OsStr,
+    args: &[String],
+    env: &[(&str, String)],
+    cwd: Option<&Path>,
+) -> io::Result<Spawned> {
     use std::os::fd::AsRawFd;
 
     let (watched, watch) = io::pipe()?;
@@ -105,6 +120,10 @@ fn spawn_supervised(command: &str, args: &[String], env: &[(&str, String)]) -> i
     // even when the file on disk was replaced since.
     let mut cmd = tokio::process::Command::new("/proc/self/exe");
     cmd.arg0("tmws").arg(super::supervisor::MODE).arg(fd.to_string()).arg("--").arg(command).args(args);
+    // The supervisor runs in the server's folder, and the server inherits it.
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -140,8 +159,8 @@ fn launch(mut wrapped: CommandWrap, watch: Option<io::PipeWriter>) -> io::Result
     let stdin = child.stdin().take().ok_or_else(|| io::Error::other("no stdin"))?;
     let stdout = child.stdout().take().ok_or_else(|| io::Error::other("no stdout"))?;
     let stderr = child.stderr().take();
-    let oversized = Arc::new(AtomicBool::new(false));
-    let reader = Capped { inner: stdout, run: 0, over: oversized.clone() };
+    let oversized = Arc::new(AtomicU8::new(NOT_CUT));
+    let reader = Capped::new(stdout, oversized.clone());
     // One byte more than the limit for the newline: rmcp's own limit never drops a line
     // that `Capped` let through.
     let io = AsyncRwTransport::new(reader, stdin).with_max_line_length(MAX_MESSAGE + 1);
@@ -185,42 +204,142 @@ pub(super) fn die_with_parent(cmd: &mut std::process::Command) {
 #[cfg(not(target_os = "linux"))]
 pub(super) fn die_with_parent(_cmd: &mut std::process::Command) {}
 
+/// Why a server's stdout was cut off (the value of [`Spawned::oversized`]): not at all, a
+/// message over [`MAX_MESSAGE`], or one nested deeper than [`MAX_DEPTH`].
+pub(crate) const NOT_CUT: u8 = 0;
+pub(crate) const TOO_LONG: u8 = 1;
+pub(crate) const TOO_DEEP: u8 = 2;
+
+/// The deepest nesting of arrays and objects a message may have: as deep as serde_json,
+/// which rmcp reads messages with, goes (it refuses a 128th level). A deeper message (a
+/// tool's input schema nested 100,000 levels) would be dropped by rmcp's reader, and the
+/// request would wait for its timeout; cut here, the connection ends and the error says
+/// why.
+pub(crate) const MAX_DEPTH: usize = 127;
+
+/// What a cut-off reader says.
+pub(crate) fn cut_reason(cut: u8) -> Option<String> {
+    match cut {
+        TOO_LONG => Some(format!("sent a message over the {} MiB limit", MAX_MESSAGE >> 20)),
+        TOO_DEEP => Some(format!(
+            "sent a message nested more than {MAX_DEPTH} levels deep (an input schema that deep?), which no JSON \
+reader here takes"
+        )),
+        _ => None,
+    }
+}
+
 /// The server's stdout, ending with an error (and `over` set) at the first line longer
-/// than [`MAX_MESSAGE`], before any of that line past the limit is read.
+/// than [`MAX_MESSAGE`] or nested deeper than [`MAX_DEPTH`], before any of that line past
+/// the limit is handed on.
 struct Capped<R> {
     inner: R,
     /// Bytes of the current line so far.
     run: usize,
-    over: Arc<AtomicBool>,
+    /// Arrays and objects open at this point of the current line.
+    depth: usize,
+    /// Inside a JSON string, and just after a backslash in one.
+    in_string: bool,
+    escaped: bool,
+    over: Arc<AtomicU8>,
+}
+
+impl<R> Capped<R> {
+    fn new(inner: R, over: Arc<AtomicU8>) -> Capped<R> {
+        Capped { inner, run: 0, depth: 0, in_string: false, escaped: false, over }
+    }
+
+    /// Follows `bytes`, the next ones of the stream; why it must stop, if it must.
+    fn scan(&mut self, bytes: &[u8]) -> u8 {
+        let mut rest = bytes;
+        loop {
+            let (line, more) = match memchr::memchr(b'\n', rest) {
+                Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+                None => (rest, None),
+            };
+            self.run += line.len();
+            if self.run > MAX_MESSAGE {
+                return TOO_LONG;
+            }
+            if self.nest(line) {
+                return TOO_DEEP;
+            }
+            match more {
+                Some(m) => {
+                    (self.run, self.depth, self.in_string, self.escaped) = (0, 0, false, false);
+                    rest = m;
+                }
+                None => return NOT_CUT,
+            }
+        }
+    }
+
+    /// Follows the nesting through a piece of one line; true once it is too deep.
+    fn nest(&mut self, mut line: &[u8]) -> bool {
+        while !line.is_empty() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                    line = &line[1..];
+                    continue;
+                }
+                // Strings are most of a message: skip to what can end one.
+                match memchr::memchr2(b'"', b'\\', line) {
+                    Some(i) => {
+                        if line[i] == b'"' {
+                            self.in_string = false;
+                        } else {
+                            self.escaped = true;
+                        }
+                        line = &line[i + 1..];
+                    }
+                    None => return false,
+                }
+                continue;
+            }
+            match line[0] {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    if self.depth > MAX_DEPTH {
+                        return true;
+                    }
+                }
+                b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+            line = &line[1..];
+        }
+        false
+    }
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for Capped<R> {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.over.load(Ordering::Relaxed) {
-            return Poll::Ready(Err(over_limit()));
+        let cut = this.over.load(Ordering::Relaxed);
+        if cut != NOT_CUT {
+            return Poll::Ready(Err(cut_off(cut)));
         }
         let before = buf.filled().len();
         ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        let mut lines = buf.filled()[before..].split(|b| *b == b'\n');
-        let mut run = this.run + lines.next().map_or(0, <[u8]>::len);
-        let mut longest = run;
-        for line in lines {
-            run = line.len();
-            longest = longest.max(run);
-        }
-        this.run = run;
-        if longest > MAX_MESSAGE {
-            this.over.store(true, Ordering::Relaxed);
+        let cut = this.scan(&buf.filled()[before..]);
+        if cut != NOT_CUT {
+            this.over.store(cut, Ordering::Relaxed);
             buf.set_filled(before);
-            return Poll::Ready(Err(over_limit()));
+            return Poll::Ready(Err(cut_off(cut)));
         }
         Poll::Ready(Ok(()))
     }
 }
 
-fn over_limit() -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("a message over the {} MiB limit", MAX_MESSAGE >> 20))
+fn cut_off(cut: u8) -> io::Error {
+    let why = if cut == TOO_DEEP {
+        format!("a message nested more than {MAX_DEPTH} levels deep")
+    } else {
+        format!("a message over the {} MiB limit", MAX_MESSAGE >> 20)
+    };
+    io::Error::new(io::ErrorKind::InvalidData, why)
 }
 
 /// rmcp's transport over a server's stdin and stdout, which owns the server's process and
@@ -318,22 +437,23 @@ mod tests {
 
     use super::*;
 
-    /// Reads everything through `Capped` in small reads; the bytes read and whether it
-    /// stopped at the limit.
-    fn read_capped(input: Vec<u8>) -> (usize, bool) {
+    /// Reads everything through `Capped` in small reads; the bytes read and why it stopped
+    /// (`NOT_CUT`: at the end).
+    fn read_capped(input: Vec<u8>) -> (usize, u8) {
         let rt = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
         rt.block_on(async {
-            let over = Arc::new(AtomicBool::new(false));
-            let mut r = Capped { inner: &input[..], run: 0, over: over.clone() };
+            let over = Arc::new(AtomicU8::new(NOT_CUT));
+            let mut r = Capped::new(&input[..], over.clone());
             let mut got = 0;
             let mut buf = vec![0u8; 64 * 1024];
             loop {
                 match r.read(&mut buf).await {
-                    Ok(0) => return (got, false),
+                    Ok(0) => return (got, NOT_CUT),
                     Ok(n) => got += n,
                     Err(e) => {
-                        assert_eq!(e.to_string(), "a message over the 16 MiB limit");
-                        return (got, over.load(Ordering::Relaxed));
+                        let cut = over.load(Ordering::Relaxed);
+                        assert_eq!(e.to_string(), cut_off(cut).to_string());
+                        return (got, cut);
                     }
                 }
             }
@@ -346,7 +466,7 @@ mod tests {
         at_limit.push(b'\n');
         at_limit.extend_from_slice(b"{}\n");
         let len = at_limit.len();
-        assert_eq!(read_capped(at_limit), (len, false));
+        assert_eq!(read_capped(at_limit), (len, NOT_CUT));
 
         let mut many = Vec::new();
         for _ in 0..3 {
@@ -354,11 +474,38 @@ mod tests {
             many.push(b'\n');
         }
         let len = many.len();
-        assert_eq!(read_capped(many), (len, false), "the count starts again after each newline");
+        assert_eq!(read_capped(many), (len, NOT_CUT), "the count starts again after each newline");
 
         let over = vec![b'z'; MAX_MESSAGE + 1];
-        let (got, stopped) = read_capped(over);
-        assert!(stopped);
+        let (got, cut) = read_capped(over);
+        assert_eq!(cut, TOO_LONG);
         assert!(got <= MAX_MESSAGE, "{got} bytes let through");
+        assert_eq!(cut_off(TOO_LONG).to_string(), "a message over the 16 MiB limit");
+    }
+
+    /// `depth` nested arrays around a value, as one line.
+    fn nested(depth: usize) -> String {
+        format!("{}1{}\n", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn a_message_nested_deeper_than_a_json_reader_takes_stops_the_reader() {
+        // The limit is serde_json's own: what passes here, rmcp can read.
+        assert!(serde_json::from_str::<serde_json::Value>(&nested(MAX_DEPTH)).is_ok());
+        assert!(serde_json::from_str::<serde_json::Value>(&nested(MAX_DEPTH + 1)).is_err());
+        let ok = nested(MAX_DEPTH).repeat(3);
+        assert_eq!(read_capped(ok.clone().into_bytes()), (ok.len(), NOT_CUT));
+        // Brackets inside strings, escaped quotes included, are text.
+        let text = format!("{{\"a\": \"\\\"{}\", \"b\": {}}}\n", "[".repeat(1000), nested(5).trim());
+        assert_eq!(read_capped(text.clone().into_bytes()), (text.len(), NOT_CUT));
+        let deep = format!("{}{}", nested(10), "{\"s\":".repeat(100_000));
+        let (got, cut) = read_capped(deep.into_bytes());
+        assert_eq!(cut, TOO_DEEP);
+        assert!(got < 64 * 1024, "{got} bytes let through");
+        assert_eq!(
+            cut_reason(TOO_DEEP).unwrap(),
+            "sent a message nested more than 127 levels deep (an input schema that deep?), which no JSON reader \
+here takes"
+        );
     }
 }

@@ -963,19 +963,23 @@ impl Engine {
         })
     }
 
-    /// `tmws registry build`, run by the user: approves the servers of the client configs
-    /// on this machine, writes the registry and says what happened to each server.
+    /// `tmws registry build`: writes the registry and says what happened to each server.
+    /// Only servers approved as they are now are started; the caller asks for the others'
+    /// approval first (`registry_review`, `registry_grant`).
     pub fn registry_build(&self, force: bool, timeout: std::time::Duration) -> Result<Built> {
-        registry::build(self.root(), self.config(), force, timeout, true)
+        registry::build(self.root(), self.config(), force, timeout)
     }
 
-    /// `tmws registry approve`: approves these servers (all that await approval when
-    /// `names` is empty and `all` is set), says what each runs, and introspects the ones the
-    /// registry does not have as they are, so that they can be called at once.
-    pub fn registry_approve(&self, names: &[String], all: bool) -> Result<(Vec<registry::Approved>, Built)> {
-        let approved = registry::approve(self.root(), self.config(), names, all)?;
-        let built = registry::build(self.root(), self.config(), false, registry::APPROVE_TIMEOUT, false)?;
-        Ok((approved, built))
+    /// The servers named (every one when `names` is empty) that await the user's approval,
+    /// as the user is shown them before approving.
+    pub fn registry_review(&self, names: &[String]) -> Result<registry::Review> {
+        registry::review(self.root(), self.config(), names)
+    }
+
+    /// Approves exactly what the user was shown (`registry_review`); `registry_build` then
+    /// starts them.
+    pub fn registry_grant(&self, pending: &[registry::Pending]) -> Result<()> {
+        registry::grant(self.root(), pending)
     }
 
     /// The servers the client configs name, with the hash their registry entries must carry.

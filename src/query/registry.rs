@@ -1,14 +1,20 @@
 //! The sparse registry (DESIGN §2.4): `.tmws/registry/index.json`, built from the MCP
 //! client configs by introspecting each server once.
 //!
-//! A server whose `config_hash` is unchanged is kept as it is (`force` redoes it). A new or
-//! changed one is introspected — all of them at once, each within a timeout — and its
-//! entry rebuilt, keeping the hand-edited fields of the old one (`description`,
-//! `persistent`, `ttl_secs`; per tool `description`, `category`, `usage_hint`,
-//! `dependencies`). A server that fails keeps its previous entry with the error in
-//! `metadata.error`. Servers no longer in any config are dropped. The file is written
-//! atomically, pretty-printed with keys in a stable order, so that people can edit and
-//! diff it.
+//! Only servers the user approved on this machine, as they are now, are started
+//! (`approval`): `review` says which are new or changed and shows each as the user is to
+//! see it before approving (command, folder, env and header names, URL without its
+//! secrets, the user's variables it takes, the files of the root it runs), `grant`
+//! approves exactly that. A server whose `config_hash` is unchanged is kept as it is
+//! (`force` redoes it). A new or changed one is introspected — all of them at once, each
+//! within a timeout — and its entry rebuilt, keeping the hand-edited fields of the old one
+//! (`description`, `persistent`, `ttl_secs`; per tool `description`, `category`,
+//! `usage_hint`, `dependencies`). A server that fails keeps its previous entry with the
+//! error in `metadata.error`, its URLs shown without user info or query values and the
+//! rest redacted; so does one that lists more than `MAX_TOOLS` tools. Servers no longer in
+//! any config are dropped. The file is written atomically, pretty-printed with keys in a
+//! stable order, so that people can edit and diff it, and never larger than its readers
+//! take (16 MiB): a build that would write more keeps the old file and fails.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -153,36 +159,46 @@ pub struct Built {
 }
 
 /// `tmws registry build [--force]`: writes the registry and says what happened to each
-/// server. Failing servers are in the answer (the caller exits non-zero).
-pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration, by_user: bool) -> Result<Built> {
-    let (servers, problems) = configured(root, config)?;
-    let old = load(root)?;
+/// server. Only servers the user approved as they are now are started (`registry approve`,
+/// or the approval `registry build` asks for first); the others await approval. Failing
+/// servers are in the answer (the caller exits non-zero).
+pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Result<Built> {
+    let (servers, mut problems) = configured(root, config)?;
+    let old = match load(root) {
+        Ok(old) => old,
+        // A registry too large to read (an older build wrote it) is built again from the
+        // client configs; one that is not JSON is a person's edit, and stays an error.
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::InvalidData => {
+            problems.push(format!("{REGISTRY_FILE}: {source}: built again from the client configs"));
+            Map::new()
+        }
+        Err(e) => return Err(e),
+    };
     let old_servers = old.get("servers").and_then(Value::as_object).cloned().unwrap_or_default();
-    // The user who runs the build approves what it starts; a build the watcher runs starts
-    // only what was approved before (a `git pull` runs nothing, DESIGN §2.4).
-    if by_user {
-        let live: Vec<(String, Connection)> =
-            servers.values().filter_map(|s| s.live.as_ref().ok().map(|l| (s.name.clone(), l.clone()))).collect();
-        approval::approve(root, &live)?;
-    }
     let mut waiting = std::collections::BTreeSet::new();
-    let todo: Vec<(String, Connection)> = servers
-        .values()
-        .filter(|s| {
-            force
-                || old_servers.get(&s.name).and_then(|o| o.get("config_hash")).and_then(Value::as_str)
-                    != Some(s.raw.config_hash().as_str())
-                || old_servers.get(&s.name).and_then(|o| o.pointer("/metadata/error")).is_some()
-        })
-        .filter_map(|s| match &s.live {
-            Ok(live) if approval::approved(root, &s.name, live) => Some((s.name.clone(), live.clone())),
-            Ok(_) => {
-                waiting.insert(s.name.clone());
-                None
+    let mut unlaunched: BTreeMap<String, String> = BTreeMap::new();
+    let mut todo: Vec<(String, Connection, pool::Exec)> = Vec::new();
+    for s in servers.values() {
+        let stale = force
+            || old_servers.get(&s.name).and_then(|o| o.get("config_hash")).and_then(Value::as_str)
+                != Some(s.raw.config_hash().as_str())
+            || old_servers.get(&s.name).and_then(|o| o.pointer("/metadata/error")).is_some();
+        let Ok(live) = &s.live else { continue };
+        // What it runs is looked at for every server, so that one awaiting approval is
+        // named even when its entry is up to date.
+        let launch = match approval::launch(root, live) {
+            Ok(l) => l,
+            Err(e) => {
+                unlaunched.insert(s.name.clone(), format!("cannot read what it runs: {e}"));
+                continue;
             }
-            Err(_) => None,
-        })
-        .collect();
+        };
+        if approval::status(root, &s.name, &launch)? != approval::Status::Approved {
+            waiting.insert(s.name.clone());
+        } else if stale {
+            todo.push((s.name.clone(), live.clone(), launch.exec));
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -193,11 +209,11 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration, by_us
         let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(INTROSPECT_AT_ONCE));
         let tasks: Vec<_> = todo
             .into_iter()
-            .map(|(name, conn)| {
+            .map(|(name, conn, exec)| {
                 let limit = limit.clone();
                 tokio::spawn(async move {
                     let _turn = limit.acquire_owned().await;
-                    (name, pool::introspect(&conn, timeout).await)
+                    (name, pool::introspect(&conn, &exec, timeout).await)
                 })
             })
             .collect();
@@ -215,8 +231,16 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration, by_us
         let conn = &server.raw;
         let old_entry = old_servers.get(name);
         let tools_of = |v: &Value| v.get("tools").and_then(Value::as_object).map_or(0, Map::len);
-        let failed_live = server.live.as_ref().err().map(|why| Err(why.clone()));
-        match seen.get(name).or(failed_live.as_ref()) {
+        let failed = server.live.as_ref().err().or(unlaunched.get(name)).map(|why| Err(why.clone()));
+        let result = seen.get(name).or(failed.as_ref()).map(|r| match r {
+            Ok(s) if s.tools.len() > MAX_TOOLS => Err(format!(
+                "it lists {} tools, more than the {MAX_TOOLS} a server may have in the registry; its previous entry \
+is kept",
+                s.tools.len()
+            )),
+            other => other.clone(),
+        });
+        match result {
             None if waiting.contains(name) => {
                 let e = old_entry.cloned().unwrap_or(Value::Null);
                 outcomes.push((name.clone(), Outcome::AwaitingApproval));
@@ -230,13 +254,13 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration, by_us
                 new_servers.insert(name.clone(), e);
             }
             Some(Ok(s)) => {
-                let e = entry(conn, s, old_entry);
+                let e = entry(conn, &s, old_entry);
                 let cold_start_ms = u64::try_from(s.cold_start.as_millis()).unwrap_or(u64::MAX);
                 outcomes.push((name.clone(), Outcome::Introspected { tools: tools_of(&e), cold_start_ms }));
                 new_servers.insert(name.clone(), e);
             }
             Some(Err(why)) => {
-                let why = &crate::redact::redact(why).text;
+                let why = &shown_error(&why);
                 let mut e = match old_entry {
                     Some(Value::Object(o)) => o.clone(),
                     _ => {
@@ -280,8 +304,36 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration, by_us
     crate::redact::redact_value(&mut registry);
     let mut text = serde_json::to_string_pretty(&registry).map_err(|e| Error::Environment(e.to_string()))?;
     text.push('\n');
+    // Every reader takes the registry up to the cap: one it would refuse is never written.
+    if text.len() as u64 > MAX_REGISTRY_BYTES {
+        let biggest = new_servers
+            .iter()
+            .map(|(n, e)| (n.as_str(), e.to_string().len()))
+            .max_by_key(|(_, len)| *len)
+            .map(|(n, len)| format!("; the largest server is `{n}` ({} MiB)", len >> 20))
+            .unwrap_or_default();
+        return Err(Error::Environment(format!(
+            "{REGISTRY_FILE}: the registry would be {} MiB, more than the {} MiB tmws reads{biggest}; it was not \
+written (the old one is kept): remove servers with many or large tools from the client configs",
+            text.len() >> 20,
+            MAX_REGISTRY_BYTES >> 20
+        )));
+    }
     store::write_atomic(root, &root.join(REGISTRY_FILE), text.as_bytes())?;
     Ok(Built { outcomes, problems })
+}
+
+/// The most tools one server may have in the registry (DESIGN §11 budgets 1,000 tools over
+/// 200 servers); a server that lists more fails its build and keeps its previous entry.
+pub const MAX_TOOLS: usize = 10_000;
+
+/// The largest registry a build writes: what every reader takes (DESIGN §12).
+const MAX_REGISTRY_BYTES: u64 = store::cap::CONFIG;
+
+/// An error of a server as it is stored and shown: every URL in it as scheme, host and
+/// path (no user info, no query values), then redacted like any text tmws writes.
+fn shown_error(why: &str) -> String {
+    crate::redact::redact(&clients::scrub_urls(why)).text
 }
 
 /// How many servers `build` introspects at the same time.
@@ -335,7 +387,13 @@ impl Rebuilder {
     }
 
     fn build_once(&self) {
-        match build(&self.root, &self.config, false, INTROSPECT_TIMEOUT, false) {
+        // A tmws started as a downstream server starts none of its own: a registry entry
+        // that runs tmws cannot make it start itself again and again.
+        if pool::is_downstream() {
+            tracing::info!("registry: not built again under another tmws ({})", pool::DOWNSTREAM_MARKER);
+            return;
+        }
+        match build(&self.root, &self.config, false, INTROSPECT_TIMEOUT) {
             Ok(built) => {
                 for p in &built.problems {
                     tracing::warn!("registry: {p}");
@@ -372,56 +430,128 @@ pub struct Listed {
     pub approval: &'static str,
 }
 
-/// A server `registry approve` approved: what it runs.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Approved {
+/// A server of the client configs that awaits the user's approval, as the user is shown
+/// it before approving (DESIGN §2.4): what it runs and where, which names of the user's
+/// environment it takes, which files of the root it runs. No value of a variable, header
+/// or secret is shown.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Pending {
     pub server: String,
-    /// The command line (or the URL), secrets redacted.
-    pub runs: String,
-    /// Whether it was approved already, as it is.
-    pub already: bool,
+    /// Never approved on this machine (else approved before, and changed since).
+    pub new: bool,
+    /// What changed since it was approved, in words.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+    /// `stdio` or `http`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The command line as written (`${VAR}` by name, secrets redacted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The folder it runs in: the root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The names of the environment variables it is given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// The URL, with user info and query values replaced (`${VAR}` by name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The names of the headers it is sent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
+    /// The variables of the user's environment its config takes (their values go to the
+    /// server once it is approved).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uses_env: Vec<String>,
+    /// The files and PATH folders inside the root that it runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// What the approval records: exactly what was shown.
+    #[serde(skip)]
+    launch: approval::Launch,
 }
 
-/// `tmws registry approve [SERVER]… [--all]`: approves servers of the client configs on
-/// this machine, exactly as they are now.
-pub fn approve(root: &Path, config: &Config, names: &[String], all: bool) -> Result<Vec<Approved>> {
+/// The servers of the client configs that need the user's approval.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Review {
+    /// New or changed since approved.
+    pub pending: Vec<Pending>,
+    /// Named, and approved already as they are: their command lines.
+    pub approved: Vec<(String, String)>,
+    /// Named (or configured), but their config cannot start them: why.
+    pub unusable: Vec<(String, String)>,
+}
+
+/// The command line (or URL) of a server as written, secrets redacted.
+fn runs_of(raw: &Connection) -> String {
+    crate::redact::redact(&approval::shown(&raw.stored())).text
+}
+
+/// What `registry build` and `registry approve` show and ask for: the servers named (every
+/// configured one when `names` is empty) that are new or changed since approved.
+pub fn review(root: &Path, config: &Config, names: &[String]) -> Result<Review> {
     let (servers, _) = configured(root, config)?;
-    if names.is_empty() && !all {
-        return Err(Error::Usage("name the servers to approve, or pass --all for every one awaiting approval".into()));
-    }
-    let mut chosen: Vec<&Server> = Vec::new();
     for name in names {
-        match servers.get(name) {
-            Some(s) => chosen.push(s),
-            None => {
-                let known: Vec<&str> = servers.keys().map(String::as_str).collect();
-                return Err(Error::NotFound(format!(
-                    "no server `{name}` in the client configs; known: {}",
-                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-                )));
+        if !servers.contains_key(name) {
+            let known: Vec<&str> = servers.keys().map(String::as_str).collect();
+            return Err(Error::NotFound(format!(
+                "no server `{name}` in the client configs; known: {}",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            )));
+        }
+    }
+    let shown_root = store::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()).display().to_string();
+    let mut out = Review::default();
+    for s in servers.values().filter(|s| names.is_empty() || names.contains(&s.name)) {
+        let live = match &s.live {
+            Ok(l) => l,
+            Err(why) => {
+                out.unusable.push((s.name.clone(), why.clone()));
+                continue;
             }
-        }
-    }
-    if names.is_empty() {
-        chosen = servers.values().collect();
-    }
-    let mut out = Vec::new();
-    let mut to_approve = Vec::new();
-    for s in chosen {
-        let live = s.live.as_ref().map_err(|why| Error::Usage(why.clone()))?;
-        let already = approval::approved(root, &s.name, live);
-        if names.is_empty() && already {
-            continue;
-        }
-        out.push(Approved {
+        };
+        let launch = match approval::launch(root, live) {
+            Ok(l) => l,
+            Err(e) => {
+                out.unusable.push((s.name.clone(), format!("cannot read what it runs: {e}")));
+                continue;
+            }
+        };
+        let (new, changed) = match approval::status(root, &s.name, &launch)? {
+            approval::Status::Approved => {
+                out.approved.push((s.name.clone(), runs_of(&s.raw)));
+                continue;
+            }
+            approval::Status::New => (true, Vec::new()),
+            approval::Status::Changed(what) => (false, what),
+        };
+        let stdio = s.raw.kind == "stdio";
+        let redact = |t: &str| crate::redact::redact(t).text;
+        out.pending.push(Pending {
             server: s.name.clone(),
-            runs: crate::redact::redact(&approval::shown(live)).text,
-            already,
+            new,
+            changed,
+            kind: if stdio { "stdio".to_owned() } else { "http".to_owned() },
+            command: stdio.then(|| runs_of(&s.raw)),
+            cwd: stdio.then(|| shown_root.clone()),
+            env: s.raw.env.keys().map(|k| redact(k)).collect(),
+            url: s.raw.url.as_deref().filter(|_| !stdio).map(|u| redact(&clients::url_shown(u))),
+            headers: s.raw.headers.keys().map(|k| redact(k)).collect(),
+            uses_env: s.env_vars.clone(),
+            files: launch.files(),
+            launch,
         });
-        to_approve.push((s.name.clone(), live.clone()));
     }
-    approval::approve(root, &to_approve)?;
     Ok(out)
+}
+
+/// Approves exactly what the user was shown: a file that changed since is not approved by
+/// it (the server then awaits approval again).
+pub fn grant(root: &Path, pending: &[Pending]) -> Result<()> {
+    let chosen: Vec<(String, approval::Launch)> =
+        pending.iter().map(|p| (p.server.clone(), p.launch.clone())).collect();
+    approval::approve(root, &chosen)
 }
 
 /// How long `registry approve` gives each server it introspects.
@@ -461,11 +591,21 @@ pub fn list(root: &Path, config: &Config) -> Result<Vec<Listed>> {
     let reg = load(root)?;
     let servers = reg.get("servers").and_then(Value::as_object).cloned().unwrap_or_default();
     let (configured, _) = configured(root, config)?;
-    let approval_of = |name: &str| match configured.get(name).map(|s| s.live.as_ref()) {
-        None => "not configured",
-        Some(Ok(live)) if approval::approved(root, name, live) => "approved",
-        Some(_) => "awaiting approval",
-    };
+    let mut approvals = BTreeMap::new();
+    for (name, s) in &configured {
+        let approved = match &s.live {
+            Ok(live) => {
+                let launch = approval::launch(root, live).ok();
+                match launch {
+                    Some(l) => approval::status(root, name, &l)? == approval::Status::Approved,
+                    None => false,
+                }
+            }
+            Err(_) => false,
+        };
+        approvals.insert(name.clone(), if approved { "approved" } else { "awaiting approval" });
+    }
+    let approval_of = |name: &str| approvals.get(name).copied().unwrap_or("not configured");
     let mut rows: Vec<Listed> = servers
         .iter()
         .map(|(name, e)| Listed {
@@ -473,7 +613,7 @@ pub fn list(root: &Path, config: &Config) -> Result<Vec<Listed>> {
             tools: e.get("tools").and_then(Value::as_object).map_or(0, Map::len),
             cold_start_ms: e.pointer("/metadata/cold_start_ms").and_then(Value::as_u64),
             popularity: popular.get(name).copied().unwrap_or(0.0),
-            error: e.pointer("/metadata/error").and_then(Value::as_str).map(|s| crate::redact::redact(s).text),
+            error: e.pointer("/metadata/error").and_then(Value::as_str).map(shown_error),
             approval: approval_of(name),
         })
         .collect();

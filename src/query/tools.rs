@@ -1,6 +1,8 @@
 //! The tools of other MCP servers (DESIGN §4.4): `tool_search` and `tool_describe` answer
 //! from the index and the registry file without contacting any server; `tool_call` checks
-//! the server's live config against the registry and goes through the lazy pool.
+//! the server's live config against the registry and its approval against what it runs
+//! now (`approval`), and goes through the lazy pool. A tmws running as another tmws'
+//! downstream server serves no `tool_call`.
 //!
 //! Every call, answered or not, appends `{server, tool, at, ms, ok}` to
 //! `.tmws/registry/usage.jsonl` (DESIGN §5), which popularity and sessions read.
@@ -20,9 +22,13 @@ use crate::layout::{self, REGISTRY_FILE};
 use crate::model::DocKind;
 use crate::pool::{Called, Pool, Target};
 use crate::query::api::ToolSearchRequest;
-use crate::query::registry;
+use crate::query::{approval, registry};
 use crate::redact::redact;
 use crate::store::{self, log::LockedLog};
+
+/// The longest TTL a registry entry's `ttl_secs` gives a connection (100 years, as the
+/// config's own durations).
+const MAX_TTL_SECS: u64 = crate::config::MAX_DAYS * 86_400;
 
 /// How many names an "unknown server/tool" error lists.
 const NAMES_SHOWN: usize = 20;
@@ -167,6 +173,15 @@ pub(crate) async fn call(
 ) -> Result<ToolCallAnswer> {
     let began = Instant::now();
     let answer = async {
+        // A tmws that another tmws started as a downstream server, directly or through a
+        // wrapper, calls nothing: each call could start one more tmws (DESIGN §12).
+        if crate::pool::is_downstream() {
+            return Err(Error::Conflict(format!(
+                "tool_call is not served here: this tmws runs as a downstream server of another tmws ({} is set), \
+and a registry entry that runs tmws itself must not start servers again; remove that entry from the client configs",
+                crate::pool::DOWNSTREAM_MARKER
+            )));
+        }
         let reg = registry.get()?;
         let entry = server_entry(&reg, server)?;
         tool_entry(entry, server, tool)?;
@@ -186,25 +201,35 @@ pub(crate) async fn call(
             )));
         }
         let connection = found.live.as_ref().map_err(|why| Error::Usage(why.clone()))?;
-        // Nothing a repository names runs before the user approved it here (DESIGN §2.4).
-        if !super::approval::approved(root, server, connection) {
+        // Nothing a repository names runs before the user approved it here, as it is now:
+        // its connection and the files of the root it runs (DESIGN §2.4).
+        let launch = approval::launch(root, connection)?;
+        let why = match approval::status(root, server, &launch)? {
+            approval::Status::Approved => None,
+            approval::Status::New => Some("it was never approved on this machine".to_owned()),
+            approval::Status::Changed(what) => Some(format!("since it was approved, {}", what.join(", "))),
+        };
+        if let Some(why) = why {
             return Err(Error::Conflict(format!(
-                "`{server}` is not approved on this machine: it runs `{}`; run `tmws registry approve {server}` (or \
-`tmws registry build`) to allow it",
-                redact(&super::approval::shown(connection)).text
+                "`{server}` is awaiting approval: {why}; run `tmws registry approve {server}` to see what it runs and \
+allow it"
             )));
         }
+        let approval = launch.hash();
         let target = Target {
             server,
             connection,
             persistent: entry.get("persistent").and_then(Value::as_bool).unwrap_or(false),
-            ttl: entry.get("ttl_secs").and_then(Value::as_u64).map(Duration::from_secs),
+            // A hand-edited TTL is taken up to the longest the config allows.
+            ttl: entry.get("ttl_secs").and_then(Value::as_u64).map(|s| Duration::from_secs(s.min(MAX_TTL_SECS))),
+            exec: &launch.exec,
+            approval: &approval,
         };
         // A server's stderr may hold a token it was started with: redacted like memories.
         let called = pool
             .call(&target, tool, arguments)
             .await
-            .map_err(|why| Error::Downstream(redact(&why).text))?;
+            .map_err(|why| Error::Downstream(redact(&crate::parse::clients::scrub_urls(&why)).text))?;
         Ok(answer_of(called))
     }
     .await;

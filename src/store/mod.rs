@@ -283,6 +283,116 @@ impl FileStamp {
     }
 }
 
+/// What a path is, without following a final symlink: what an approval of the files a
+/// server runs looks at (DESIGN §2.4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    Missing,
+    Dir,
+    /// A symlink, and what it says.
+    Symlink(PathBuf),
+    /// A regular file: whether any execute bit is set, and its state.
+    File {
+        executable: bool,
+        state: FileState,
+    },
+    /// A FIFO, a device or a socket.
+    Other,
+}
+
+/// What changes when a regular file is rewritten or replaced: its device and inode, its
+/// length, and its modification and status-change times (nanoseconds), the last of which
+/// no one can set back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileState {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: i128,
+    ctime: i128,
+}
+
+pub fn probe(path: &Path) -> Result<Probe> {
+    let m = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
+            return Ok(Probe::Missing);
+        }
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let t = m.file_type();
+    if t.is_symlink() {
+        return Ok(Probe::Symlink(fs::read_link(path).map_err(|e| Error::io(path, e))?));
+    }
+    if t.is_dir() {
+        return Ok(Probe::Dir);
+    }
+    if !t.is_file() {
+        return Ok(Probe::Other);
+    }
+    #[cfg(unix)]
+    let (executable, state) = {
+        use std::os::unix::fs::MetadataExt;
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        let state = FileState {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime: ns(m.mtime(), m.mtime_nsec()),
+            ctime: ns(m.ctime(), m.ctime_nsec()),
+        };
+        (m.mode() & 0o111 != 0, state)
+    };
+    #[cfg(not(unix))]
+    let (executable, state) = {
+        let mtime = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        (true, FileState { dev: 0, ino: 0, len: m.len(), mtime, ctime: 0 })
+    };
+    Ok(Probe::File { executable, state })
+}
+
+/// Whether `path` is a regular file with an execute bit (following symlinks): what a
+/// search of PATH takes.
+pub fn is_executable(path: &Path) -> bool {
+    let Ok(m) = fs::metadata(path) else { return false };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        m.is_file() && m.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        m.is_file()
+    }
+}
+
+/// blake3 (hex) of a regular file's bytes, read in blocks (never all at once), not through
+/// a final symlink, without waiting on a FIFO; a file over `cap` bytes is an error.
+pub fn hash_file(path: &Path, cap: u64) -> Result<String> {
+    use std::io::Read;
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let file = opts.open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        let why = format!("{}, not a regular file (not read)", guard::kind_name(meta.file_type()));
+        return Err(Error::io(path, io::Error::new(io::ErrorKind::InvalidInput, why)));
+    }
+    let mut hasher = blake3::Hasher::new();
+    let read = hasher.update_reader(file.take(cap.saturating_add(1))).map_err(|e| Error::io(path, e))?;
+    if read.count() > cap {
+        let why = format!("larger than the {} limit (not read)", guard::human(cap));
+        return Err(Error::io(path, io::Error::new(io::ErrorKind::InvalidData, why)));
+    }
+    Ok(hasher.finalize().to_hex().to_string())
+}
+
 /// Names of the entries of a folder below `root` (files and folders), sorted; empty when
 /// it is missing. A folder reached through a symlink out of the root is refused.
 pub fn list_dir(root: &Path, dir: &Path) -> Result<Vec<String>> {

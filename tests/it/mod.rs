@@ -1,3 +1,4 @@
+mod approval;
 mod build_rules;
 mod check;
 mod cli;

@@ -91,7 +91,7 @@ fn root_with(servers: &[(&str, &[&str])], config: &str) -> (TestRoot, PathBuf) {
         map.insert((*name).to_owned(), json!({"command": mock(), "args": args}));
     }
     root.write(".mcp.json", json!({"mcpServers": map}).to_string());
-    let out = root.run(&["registry", "build", "--timeout-ms", "20000"]);
+    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "20000"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     std::fs::write(&log, "").unwrap();
     (root, log)
@@ -163,7 +163,7 @@ fn search_and_describe_answer_from_the_registry_while_every_server_fails_to_star
         }})
         .to_string(),
     );
-    let out = root.run(&["registry", "build", "--timeout-ms", "5000"]);
+    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "5000"]);
     assert_eq!(out.code, 1, "{}", out.stdout);
     let mut reg: Value = serde_json::from_str(&root.read(".tmws/registry/index.json")).unwrap();
     let schema = |p: &str| json!({"type": "object", "properties": {p: {"type": "string"}}, "required": [p]});
@@ -685,7 +685,7 @@ fn an_http_server_is_introspected_with_its_headers_and_called_through_the_pool()
         }})
         .to_string(),
     );
-    let out = root.run(&["registry", "build", "--timeout-ms", "20000"]);
+    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "20000"]);
     assert_eq!(out.code, 1, "{}", out.stdout);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(
@@ -758,7 +758,7 @@ fn a_server_added_while_the_server_runs_is_not_started_until_approved() {
         assert_eq!(refused.is_error, Some(true));
 
         // Approved: shown what it runs, introspected, callable.
-        let approved = root.run(&["registry", "approve", "context7"]);
+        let approved = root.run(&["registry", "approve", "context7", "--yes"]);
         assert_eq!(approved.code, 0, "{}{}", approved.stdout, approved.stderr);
         assert!(approved.stdout.starts_with(&format!("context7: approved: runs {} --name context7", mock())), "{}", approved.stdout);
         let started: Vec<String> = starts(&log).into_iter().map(|(n, _)| n).collect();
@@ -791,7 +791,7 @@ fn a_client_config_folder_removed_and_restored_by_git_stash_is_still_watched() {
         json!({"mcpServers": map}).to_string()
     };
     root.write(".cursor/mcp.json", servers(&["cur", "cur2"]));
-    let approved = root.run(&["registry", "approve", "--all"]);
+    let approved = root.run(&["registry", "approve", "--all", "--yes"]);
     assert_eq!(approved.code, 0, "{}{}", approved.stdout, approved.stderr);
     root.write(".cursor/mcp.json", servers(&["cur"]));
     let built = root.run(&["registry", "build"]);
@@ -946,7 +946,7 @@ mod support;
 fn a_client_searches_a_thousand_tools_and_calls_one_on_a_sleeping_server() {
     let root = TestRoot::new();
     support::registry(root.path(), 200, 5, &mock());
-    assert_eq!(root.run(&["registry", "approve", "s123"]).code, 0);
+    assert_eq!(root.run(&["registry", "approve", "s123", "--yes"]).code, 0);
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
         // 1,000 tools registered, and nothing running yet.
@@ -1032,7 +1032,7 @@ fn a_registry_build_introspects_at_most_eight_servers_at_once() {
     }
     root.write(".mcp.json", json!({"mcpServers": map}).to_string());
     let watcher = MostAlive::watch(&log);
-    let out = root.run(&["registry", "build", "--timeout-ms", "20000"]);
+    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "20000"]);
     let most = watcher.most();
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.lines().filter(|l| l.contains(": 4 tools, cold start ")).count(), 20, "{}", out.stdout);

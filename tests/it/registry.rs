@@ -30,7 +30,7 @@ fn registry(root: &TestRoot) -> Value {
 #[test]
 fn build_introspects_keeps_hand_edits_and_redoes_only_changed_servers() {
     let root = TestRoot::new().file(".mcp.json", mcp_json("2"));
-    let out = root.run(&["registry", "build", "--timeout-ms", "10000"]);
+    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "10000"]);
     assert_eq!(out.code, 1, "a server failed: {}{}", out.stdout, out.stderr);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{}", out.stdout);
@@ -72,7 +72,7 @@ fn build_introspects_keeps_hand_edits_and_redoes_only_changed_servers() {
 
     // A changed config is introspected again, and the edits survive.
     root.write(".mcp.json", mcp_json("3"));
-    let out = root.run(&["registry", "build"]);
+    let out = root.run(&["registry", "build", "--yes"]);
     assert!(out.stdout.contains("serena: 7 tools, cold start "), "{}", out.stdout);
     let serena = &registry(&root)["servers"]["serena"];
     assert_eq!((&serena["description"], &serena["ttl_secs"]), (&json!("Code navigation"), &json!(60)));
@@ -104,4 +104,40 @@ fn build_introspects_keeps_hand_edits_and_redoes_only_changed_servers() {
         "{}",
         list.stdout
     );
+}
+
+/// Regression: `check` kept a copy of a minified registry's one line for each finding: a
+/// registry of 60,000 servers (13.5 MB) grew it to 24 GB. Each finding keeps the start of
+/// the line only, and all are placed in one pass.
+#[test]
+fn check_of_a_minified_registry_takes_memory_independent_of_its_line() {
+    let servers: serde_json::Map<String, Value> = (0..20_000)
+        .map(|i| {
+            let server = json!({"description": "A server with a long description of what it does", "config_hash": "0".repeat(64),
+                "connection": {"type": "stdio", "command": "x"}, "persistent": "no", "tools": {}});
+            (format!("s{i:05}"), server)
+        })
+        .collect();
+    let text = json!({"version": "1", "servers": servers}).to_string();
+    assert!(text.len() > 4 << 20 && !text.contains('\n'));
+    let root = TestRoot::new().file(".tmws/registry/index.json", &text);
+    let out = std::fs::File::create(root.path().join("findings.json")).unwrap();
+    // GNU time measures the child's own peak (not that of the other tests' processes).
+    let timed = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M", env!("CARGO_BIN_EXE_tmws"), "check", ".tmws/registry/index.json", "--format", "json"])
+        .current_dir(root.path())
+        .stdout(out)
+        .output()
+        .expect("GNU time (/usr/bin/time) runs");
+    assert_eq!(timed.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&timed.stderr);
+    let peak_mb = stderr.trim().lines().last().unwrap().parse::<u64>().unwrap() / 1024;
+    assert!(peak_mb < 600, "check peaked at {peak_mb} MB");
+    let findings: Value = serde_json::from_str(&root.read("findings.json")).unwrap();
+    assert_eq!(findings.as_array().unwrap().len(), 20_000);
+    let last = &findings[19_999];
+    let server = text.find("\"s19999\"").unwrap();
+    let column = server + text[server..].find("\"persistent\"").unwrap() + 1;
+    assert_eq!((&last["line"], &last["column"]), (&json!(1), &json!(column)));
+    assert_eq!(last["message"], "`servers.s19999.persistent` must be true or false, found a string `no`");
 }

@@ -95,14 +95,14 @@ fn an_https_server_is_introspected_and_called() {
             tls.port
         ),
     );
-    let built = tmws_trusting(&root, &ca, &["--json", "registry", "build"]);
+    let built = tmws_trusting(&root, &ca, &["--json", "registry", "build", "--yes"]);
     assert_eq!(built.code, 1, "without the token the server refuses: {}{}", built.stdout, built.stderr);
     // With the token in the environment, as VS Code's `${env:…}` says.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
         .env("TMWS_CONFIG_HOME", user_config())
         .env("SSL_CERT_FILE", &ca)
         .env("REMOTE_TOKEN", "a-token-long-enough-to-be-accepted-here")
-        .args(["--json", "registry", "build"])
+        .args(["--json", "registry", "build", "--yes"])
         .current_dir(root.path())
         .output()
         .unwrap();
@@ -139,7 +139,7 @@ fn an_https_server_is_introspected_and_called() {
     // A certificate nobody vouched for is refused, with a message that says so.
     let untrusted = root.path().join("other.pem");
     std::fs::write(&untrusted, front(backend).ca_pem).unwrap();
-    let refused = tmws_trusting(&root, &untrusted, &["--json", "registry", "build", "--force"]);
+    let refused = tmws_trusting(&root, &untrusted, &["--json", "registry", "build", "--yes", "--force"]);
     assert_eq!(refused.code, 1);
     assert!(refused.stdout.contains("invalid peer certificate"), "{}", refused.stdout);
 }

@@ -150,6 +150,7 @@ Examples:
 pub(super) const REGISTRY_BUILD: &str = "\
 Examples:
   tmws registry build                 introspect the servers whose config changed
+  tmws registry build --yes           approve new or changed servers as shown (scripts, CI)
   tmws registry build --force --timeout-ms 60000";
 
 pub(super) const REGISTRY_LIST: &str = "\
@@ -160,7 +161,8 @@ Examples:
 pub(super) const REGISTRY_APPROVE: &str = "\
 Examples:
   tmws registry approve serena context7  approve two servers, shown what each runs
-  tmws registry approve --all            every server that awaits approval";
+  tmws registry approve --all            every server that awaits approval
+  tmws registry approve --all --yes      without asking (a script)";
 
 pub(super) const REGISTRY_SEARCH: &str = "\
 Examples:

@@ -293,7 +293,10 @@ enum MemoryCommand {
 #[derive(Debug, Subcommand)]
 enum RegistryCommand {
     /// Introspect the servers of the MCP client configs (registry.sources) once each and
-    /// write .tmws/registry/index.json; exit 1 if any server failed.
+    /// write .tmws/registry/index.json; exit 1 if any server failed or awaits approval.
+    /// A server new or changed since approved on this machine is shown first (command,
+    /// folder, env names, URL, header names, the files of the root it runs) and started
+    /// only once approved: asked on a terminal, or with --yes.
     #[command(after_help = help::REGISTRY_BUILD)]
     Build {
         /// Introspect every server, changed or not.
@@ -302,14 +305,18 @@ enum RegistryCommand {
         /// How long one server may take to start and list its tools, in milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 30_000)]
         timeout_ms: u64,
+        /// Approve the new or changed servers as shown, without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
     /// The registered servers: tools, cold start, popularity, last error, and whether each is
     /// approved on this machine.
     #[command(after_help = help::REGISTRY_LIST)]
     List,
     /// Approve servers of the client configs on this machine, exactly as they are now: until
-    /// then nothing starts them (a `git pull` that adds or changes one runs nothing). Shows
-    /// what each runs, and introspects those the registry lacks.
+    /// then nothing starts them (a `git pull` that adds or changes one, or a file one runs,
+    /// runs nothing). Shows what each runs and asks (on a terminal, or --yes), then
+    /// introspects those the registry lacks.
     #[command(after_help = help::REGISTRY_APPROVE)]
     Approve {
         /// The servers to approve, by name.
@@ -317,6 +324,9 @@ enum RegistryCommand {
         /// Every server that awaits approval.
         #[arg(long)]
         all: bool,
+        /// Approve them as shown, without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
     /// Find tools of the registered servers by what they do (tool_search: from the index,
     /// no server is started).

@@ -13,6 +13,7 @@ use super::{AnswerFormat, Cli, Failure, MemoryCommand, RegistryCommand, TableFor
 use crate::error::Error;
 use crate::query::api::{Format, Params, SearchRequest, ToolCallRequest, ToolSearchRequest};
 use crate::query::catalog::Output;
+use crate::query::registry::Pending;
 use crate::query::{Answer, Engine, Reply};
 
 /// The tool's arguments, with stdin read where the command takes it and the answer's format.
@@ -164,9 +165,9 @@ fn answer<T: serde::Serialize>(cli: &Cli, value: &T, out: &mut impl Write) -> Re
 
 pub(super) fn registry(cli: &Cli, cmd: &RegistryCommand, out: &mut impl Write) -> Result<u8, Failure> {
     match cmd {
-        RegistryCommand::Build { force, timeout_ms } => build(cli, *force, *timeout_ms, out),
+        RegistryCommand::Build { force, timeout_ms, yes } => build(cli, *force, *timeout_ms, *yes, out),
         RegistryCommand::List => list(cli, out),
-        RegistryCommand::Approve { servers, all } => approve(cli, servers, *all, out),
+        RegistryCommand::Approve { servers, all, yes } => approve(cli, servers, *all, *yes, out),
         RegistryCommand::Search { params, format } => {
             let format = cli.table_format(*format);
             let req = ToolSearchRequest::from_args(arguments(params, as_format(format))?)?;
@@ -179,14 +180,67 @@ pub(super) fn registry(cli: &Cli, cmd: &RegistryCommand, out: &mut impl Write) -
     }
 }
 
-fn build(cli: &Cli, force: bool, timeout_ms: u64, out: &mut impl Write) -> Result<u8, Failure> {
+/// What the user said to the servers awaiting approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Said {
+    Yes,
+    No,
+    /// Nobody to ask: no terminal, and no `--yes`.
+    NotAsked,
+}
+
+/// Shows the servers awaiting approval on stderr and asks, on a terminal, whether to
+/// approve them; `yes` approves them without asking.
+fn ask(pending: &[Pending], yes: bool) -> io::Result<Said> {
+    use std::io::IsTerminal;
+    if pending.is_empty() {
+        return Ok(Said::Yes);
+    }
+    let mut err = io::stderr().lock();
+    render::pending(&mut err, pending)?;
+    if yes {
+        return Ok(Said::Yes);
+    }
+    // A person must see what they approve: both ends of the question are a terminal.
+    if !(io::stdin().is_terminal() && io::stderr().is_terminal()) {
+        return Ok(Said::NotAsked);
+    }
+    let them = if pending.len() == 1 { "it" } else { "them" };
+    write!(err, "Approve {them} and let tmws start {them}? [y/N] ")?;
+    err.flush()?;
+    let mut answer = String::new();
+    io::stdin().read_line(&mut answer)?;
+    Ok(if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") { Said::Yes } else { Said::No })
+}
+
+/// The line that says how to approve what was not.
+fn how_to_approve(pending: &[Pending], said: Said, yes_command: &str) -> String {
+    let names: Vec<String> = pending.iter().map(|p| esc(&p.server)).collect();
+    let why = if said == Said::No { "not approved" } else { "not approved (no terminal to ask on)" };
+    format!(
+        "tmws: {why}, so not started: {}; run `tmws registry approve {}` on a terminal to review them, or `{yes_command}` \
+to approve them as shown",
+        names.join(", "),
+        names.join(" ")
+    )
+}
+
+fn build(cli: &Cli, force: bool, timeout_ms: u64, yes: bool, out: &mut impl Write) -> Result<u8, Failure> {
     use crate::query::registry::Outcome;
     let engine = engine(cli)?;
+    let review = engine.registry_review(&[])?;
+    let said = ask(&review.pending, yes)?;
+    if said == Said::Yes {
+        engine.registry_grant(&review.pending)?;
+    } else {
+        eprintln!("{}", how_to_approve(&review.pending, said, "tmws registry build --yes"));
+    }
     let built = engine.registry_build(force, std::time::Duration::from_millis(timeout_ms))?;
     for p in &built.problems {
         eprintln!("tmws: {}", esc(p));
     }
-    let failed = built.outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Failed(_))).count();
+    let failed =
+        built.outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Failed(_) | Outcome::AwaitingApproval)).count();
     if cli.json {
         let rows: Vec<Value> = built
             .outcomes
@@ -207,7 +261,7 @@ fn build(cli: &Cli, force: bool, timeout_ms: u64, out: &mut impl Write) -> Resul
                 }
                 Outcome::Unchanged { tools } => writeln!(out, "{}: unchanged ({tools} tools)", esc(name))?,
                 Outcome::Failed(why) => writeln!(out, "{}: failed: {}", esc(name), esc(why))?,
-                Outcome::AwaitingApproval => writeln!(out, "{}: awaiting approval (tmws registry approve)", esc(name))?,
+                Outcome::AwaitingApproval => writeln!(out, "{}: awaiting approval (not started)", esc(name))?,
             }
         }
         if built.outcomes.is_empty() {
@@ -241,24 +295,62 @@ fn list(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
     Ok(0)
 }
 
-/// `registry approve`: one line per server with what it runs.
-fn approve(cli: &Cli, servers: &[String], all: bool, out: &mut impl Write) -> Result<u8, Failure> {
+/// `registry approve`: shows what each server runs, asks, approves; then one line per
+/// server with what it runs.
+fn approve(cli: &Cli, servers: &[String], all: bool, yes: bool, out: &mut impl Write) -> Result<u8, Failure> {
     use crate::query::registry::Outcome;
-    let (approved, built) = engine(cli)?.registry_approve(servers, all)?;
+    if servers.is_empty() && !all {
+        return Err(
+            Error::Usage("name the servers to approve, or pass --all for every one awaiting approval".into()).into()
+        );
+    }
+    let engine = engine(cli)?;
+    let review = engine.registry_review(servers)?;
+    // A server named on the command line that cannot start is the command's error.
+    if !servers.is_empty()
+        && let Some((_, why)) = review.unusable.first()
+    {
+        return Err(Error::Usage(why.clone()).into());
+    }
+    for (name, why) in &review.unusable {
+        eprintln!("tmws: {}: cannot be approved: {}", esc(name), esc(why));
+    }
+    let said = ask(&review.pending, yes)?;
+    if said != Said::Yes {
+        let again = if all {
+            "tmws registry approve --all --yes".to_owned()
+        } else {
+            format!("tmws registry approve {} --yes", servers.join(" "))
+        };
+        eprintln!("{}", how_to_approve(&review.pending, said, &esc(&again)));
+        return Ok(1);
+    }
+    engine.registry_grant(&review.pending)?;
+    let built = engine.registry_build(false, crate::query::registry::APPROVE_TIMEOUT)?;
     let failed: Vec<(&String, &String)> = built
         .outcomes
         .iter()
-        .filter(|(n, _)| approved.iter().any(|a| a.server == **n))
+        .filter(|(n, _)| review.pending.iter().any(|p| p.server == **n))
         .filter_map(|(n, o)| if let Outcome::Failed(why) = o { Some((n, why)) } else { None })
         .collect();
+    let rows: Vec<(&str, &str, bool)> = review
+        .pending
+        .iter()
+        .map(|p| (p.server.as_str(), p.command.as_deref().or(p.url.as_deref()).unwrap_or_default(), false))
+        .chain(review.approved.iter().map(|(n, runs)| (n.as_str(), runs.as_str(), true)))
+        .collect();
     if cli.json {
-        writeln!(out, "{}", to_json(&approved))?;
+        let v: Vec<Value> = rows
+            .iter()
+            .map(|(server, runs, already)| serde_json::json!({"server": server, "runs": runs, "already": already}))
+            .collect();
+        writeln!(out, "{}", to_json(&v))?;
     } else {
-        for a in &approved {
-            let how = if a.already { "already approved" } else { "approved" };
-            writeln!(out, "{}: {how}: runs {}", esc(&a.server), esc(&a.runs))?;
+        for (server, runs, already) in &rows {
+            let how = if *already { "already approved" } else { "approved" };
+            writeln!(out, "{}: {how}: runs {}", esc(server), esc(runs))?;
         }
-        if approved.is_empty() {
+        if rows.is_empty() {
             writeln!(out, "nothing awaits approval")?;
         }
     }

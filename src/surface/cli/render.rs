@@ -88,6 +88,41 @@ fn pad(text: &str, width: usize) -> String {
     format!("{text:<width$}")
 }
 
+/// The servers that await the user's approval, as a person reads them before saying yes:
+/// what each runs and where, the names (never the values) of its env, headers and the
+/// user's variables it takes, and the files of the root it runs.
+pub(super) fn pending(out: &mut impl Write, pending: &[crate::query::registry::Pending]) -> io::Result<()> {
+    let n = pending.len();
+    writeln!(
+        out,
+        "tmws: {n} server{} of the client configs {} new or changed since approved on this machine; nothing starts \
+{} before you approve:",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "is" } else { "are" },
+        if n == 1 { "it" } else { "them" }
+    )?;
+    for p in pending {
+        let state = if p.new { "new".to_owned() } else { format!("changed: {}", p.changed.join(", ")) };
+        writeln!(out, "  {} ({})", esc(&p.server), esc(&state))?;
+        let list = |v: &[String]| esc(&v.join(", "));
+        let rows = [
+            ("runs", p.command.as_deref().map(esc)),
+            ("in", p.cwd.as_deref().map(esc)),
+            ("url", p.url.as_deref().map(esc)),
+            ("env", (!p.env.is_empty()).then(|| list(&p.env))),
+            ("headers", (!p.headers.is_empty()).then(|| list(&p.headers))),
+            ("takes from your environment", (!p.uses_env.is_empty()).then(|| list(&p.uses_env))),
+            ("files it runs", (!p.files.is_empty()).then(|| list(&p.files))),
+        ];
+        for (label, value) in rows {
+            if let Some(v) = value {
+                writeln!(out, "    {label}: {v}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Compiler-style diagnostics: location, severity and rule, message, the line, a caret, a hint.
 pub(super) fn human(out: &mut impl Write, report: &Report, paint: Paint) -> io::Result<()> {
     for d in &report.diagnostics {
