@@ -882,7 +882,13 @@ impl Engine {
         session.touch(self.root());
         let asked = |tool: &str, query: &str| {
             let query = crate::redact::redact(query).text;
-            session.note(self.root(), |a| a.queries.push((tool.to_owned(), query)));
+            // The same question asked again at once (a client retrying an answer that was
+            // stale) is one question of the session.
+            session.note(self.root(), |a| {
+                if a.queries.last().is_none_or(|(t, q)| t != tool || *q != query) {
+                    a.queries.push((tool.to_owned(), query));
+                }
+            });
         };
         Ok(match name {
             "workspace_get_context" => text(self.context_in(session, &ContextRequest::from_args(args)?)?),

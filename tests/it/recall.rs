@@ -187,6 +187,8 @@ fn a_client_session_is_recorded_once_when_it_ends_with_everything_it_did() {
     git(&root, &["checkout", "-q", "-b", "fix/watcher"]);
     let mcp = Mcp::start(root.path());
     mcp.call_fresh("recall", json!({"task": "watcher misses files"}));
+    // Asked again at once (as a client retries a stale answer): one question of the session.
+    mcp.call("recall", json!({"task": "watcher misses files"}));
     let added = mcp.call(
         "memory_add",
         json!({"problem": "watcher misses new folders", "solution": "rescan on create", "format": "json"}),
