@@ -16,7 +16,7 @@ pub(crate) use visible::tracked_namespaces;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
@@ -70,14 +70,58 @@ pub struct AddAnswer {
     pub evicted: Vec<String>,
 }
 
-/// The folds this process keeps, by log path: each one with the mark it stopped at.
-static FOLDS: Mutex<BTreeMap<PathBuf, (Fold, LogMark)>> = Mutex::new(BTreeMap::new());
+/// The logs this process writes, by path: whether a writer of this process has it open,
+/// and the fold it left with the mark it stopped at.
+static FOLDS: Mutex<BTreeMap<PathBuf, Arc<Slot>>> = Mutex::new(BTreeMap::new());
+
+/// One log's place in [`FOLDS`]. The writers of a process take their turns here before
+/// they take the log's lock, so each finds the fold the one before left, instead of
+/// folding the whole log on its own while another holds the fold (under load, dozens of
+/// whole folds at once, each the size of the log).
+#[derive(Debug, Default)]
+struct Slot {
+    state: Mutex<SlotState>,
+    turn: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct SlotState {
+    busy: bool,
+    cached: Option<(Fold, LogMark)>,
+}
+
+impl Slot {
+    /// Waits for this process's writer of the log to finish, and takes the fold it left.
+    fn take(&self) -> Option<(Fold, LogMark)> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        while state.busy {
+            state = self.turn.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
+        state.busy = true;
+        state.cached.take()
+    }
+
+    /// Gives the turn to the next writer, with the fold (None: it must fold again).
+    fn give_back(&self, cached: Option<(Fold, LogMark)>) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.busy = false;
+        state.cached = cached;
+        drop(state);
+        self.turn.notify_one();
+    }
+}
+
+/// The slot of the log at `path`.
+fn slot(path: &Path) -> Arc<Slot> {
+    let mut folds = FOLDS.lock().unwrap_or_else(PoisonError::into_inner);
+    folds.entry(path.to_path_buf()).or_default().clone()
+}
 
 /// A namespace's log, locked, with its fold caught up to the end.
 #[derive(Debug)]
 pub(crate) struct Writer {
     pub namespace: String,
-    path: PathBuf,
+    slot: Arc<Slot>,
     log: LockedLog,
     pub fold: Fold,
     mark: LogMark,
@@ -93,13 +137,22 @@ impl Writer {
         // (or, after a compaction meanwhile, the check of the mark sends it to a whole
         // fold). Under the lock only what was appended since is folded, so writers in
         // other processes wait for an append and its fsync, not for a fold of the log.
-        let cached = FOLDS.lock().ok().and_then(|mut f| f.remove(&path)).or_else(|| unlocked_fold(root, &path));
-        let mut log = LockedLog::open(root, &path, &root.join(layout::memory_lock(namespace)))?;
-        let (fold, mark) = match cached {
-            Some((fold, mark)) => catch_up(&mut log, fold, mark)?,
-            None => whole(&mut log)?,
-        };
-        Ok(Writer { namespace: namespace.to_owned(), path, log, fold, mark })
+        let slot = slot(&path);
+        let cached = slot.take().or_else(|| unlocked_fold(root, &path));
+        let opened = LockedLog::open(root, &path, &root.join(layout::memory_lock(namespace))).and_then(|mut log| {
+            let (fold, mark) = match cached {
+                Some((fold, mark)) => catch_up(&mut log, fold, mark)?,
+                None => whole(&mut log)?,
+            };
+            Ok((log, fold, mark))
+        });
+        match opened {
+            Ok((log, fold, mark)) => Ok(Writer { namespace: namespace.to_owned(), slot, log, fold, mark }),
+            Err(e) => {
+                slot.give_back(None);
+                Err(e)
+            }
+        }
     }
 
     /// Appends op lines and folds them.
@@ -126,9 +179,7 @@ impl Writer {
 
 impl Drop for Writer {
     fn drop(&mut self) {
-        if let Ok(mut folds) = FOLDS.lock() {
-            folds.insert(self.path.clone(), (std::mem::take(&mut self.fold), self.mark.clone()));
-        }
+        self.slot.give_back(Some((std::mem::take(&mut self.fold), self.mark.clone())));
     }
 }
 
@@ -227,7 +278,6 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
         None => cut(&first_sentences(&content), EXTRACTED_SUMMARY_CHARS),
     };
     let id = memory_id(ns_name, &content);
-    let at = stamp(now);
     // The config caps ttl_days at 100 years; a TTL past what a time can hold still never
     // panics: it expires at the latest time there is.
     let ttl = chrono::TimeDelta::try_days(i64::try_from(ns.ttl_days).unwrap_or(i64::MAX));
@@ -235,6 +285,10 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
 
     let mut writer = Writer::open(root, ns_name)?;
     let fold = &writer.fold;
+    // Never earlier than the log's last op: a writer that waited for the lock behind
+    // others (in this process or another) must not write a time that goes back, which
+    // readers take for a line a merge brought and answer by reading the whole log again.
+    let at = stamp(now).max(fold.max_at.clone());
     if let Some(existing) = fold.live.get(&id).filter(|e| !e.expired(&at)) {
         // The same content again: stored once, with the tags and the kind this add brings
         // merged into the entry by one `update` op.
@@ -845,4 +899,35 @@ pub(crate) fn stats(root: &Path, config: &Config) -> Result<Stats> {
         out.by_namespace.insert(ns, n);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_of_one_process_adding_at_once_write_every_entry_with_times_that_never_go_back() {
+        let root = tempfile::tempdir().unwrap();
+        let config = Config::default();
+        let (threads, each) = (8, 25);
+        // Times handed in out of order, as threads that waited for their turn carry them.
+        let base = Utc::now();
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let (root, config) = (root.path(), &config);
+                s.spawn(move || {
+                    for i in 0..each {
+                        let req = MemoryAddRequest { content: format!("thread {t} note {i}"), ..Default::default() };
+                        let now = base - chrono::Duration::seconds(i64::from(t * 60));
+                        add(root, config, &Add { req: &req, extra: Map::new() }, now).unwrap();
+                    }
+                });
+            }
+        });
+        let log = std::fs::read_to_string(root.path().join(layout::memory_log(DEFAULT_NAMESPACE))).unwrap();
+        let ops: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(ops.len(), (threads * each) as usize);
+        let times: Vec<&str> = ops.iter().map(|o| o["at"].as_str().unwrap()).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    }
 }
