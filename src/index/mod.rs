@@ -47,6 +47,11 @@ use crate::store;
 /// time (4.5–4.8 s): the peak stays under 200 MB on both.
 const WRITER_MEMORY: usize = 64 << 20;
 
+/// Decompressed blocks of stored fields kept per segment by a reader (tantivy keeps 100):
+/// every reload under writes makes new segment readers with caches of their own, and in
+/// a server with many callers several generations are alive at once.
+const DOC_STORE_CACHE_BLOCKS: usize = 16;
+
 /// What the last commit recorded.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Payload {
@@ -160,7 +165,12 @@ impl Index {
             Err(TantivyError::LockFailure(LockError::LockBusy, _)) => None,
             Err(e) => return Err(tantivy_err(e)),
         };
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .doc_store_cache_num_blocks(DOC_STORE_CACHE_BLOCKS)
+            .try_into()
+            .map_err(tantivy_err)?;
         if writer.is_some() {
             match retire::retire_other_versions(root) {
                 Ok(r) => {
@@ -227,7 +237,12 @@ impl Index {
     /// An opened tantivy index as a reader that never writes.
     fn reading(root: &Path, index: tantivy::Index, fields: Fields, read_only: bool) -> Result<Index> {
         index.tokenizers().register(analyzer::ANALYZER, analyzer::analyzer());
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(tantivy_err)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .doc_store_cache_num_blocks(DOC_STORE_CACHE_BLOCKS)
+            .try_into()
+            .map_err(tantivy_err)?;
         Ok(Index {
             root: root.to_path_buf(),
             index,

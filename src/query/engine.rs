@@ -78,6 +78,16 @@ struct Inner {
     /// --agent`), normalised: the writer of what they add and the verifier of what they
     /// verify, in place of each client's own name.
     agent: OnceLock<String>,
+    /// Places for calls running at once on the blocking threads; the others wait as
+    /// futures. Two cores gain nothing from two hundred searches at once, and each thread
+    /// that ran one keeps memory of its own (a soak of 80 HTTP clients held 500 MB).
+    calls: tokio::sync::Semaphore,
+}
+
+/// How many calls run at once (the rest queue): the cores and some, for calls that wait
+/// on a lock or a commit rather than compute.
+fn concurrent_calls() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) * 2 + 2
 }
 
 impl Inner {
@@ -328,6 +338,7 @@ impl Engine {
                 launcher: OnceLock::new(),
                 launched: AtomicBool::new(false),
                 agent: OnceLock::new(),
+                calls: tokio::sync::Semaphore::new(concurrent_calls()),
             }),
         })
     }
@@ -867,10 +878,25 @@ impl Engine {
             });
             return Ok(Output::Downstream(called?));
         }
-        let (engine, session, name) = (self.clone(), session.clone(), name.to_owned());
-        tokio::task::spawn_blocking(move || engine.call_blocking(&session, &name, args))
+        // A query waits for the index here, as a future, before it takes a place: under a
+        // steady stream of writes most of a query's time is that wait.
+        let settled = match (catalog::find(name), self.inner.keeper.get()) {
+            (Some(tool), Some(keeper)) if tool.read_only => keeper.settle_async().await,
+            _ => None,
+        };
+        let _place = self
+            .inner
+            .calls
+            .acquire()
             .await
-            .map_err(|e| Error::Environment(format!("the request did not finish: {e}")))?
+            .map_err(|e| Error::Environment(format!("the request did not start: {e}")))?;
+        let (engine, session, name) = (self.clone(), session.clone(), name.to_owned());
+        tokio::task::spawn_blocking(move || match settled {
+            Some(stale) => super::keeper::settled_as(stale, || engine.call_blocking(&session, &name, args)),
+            None => engine.call_blocking(&session, &name, args),
+        })
+        .await
+        .map_err(|e| Error::Environment(format!("the request did not finish: {e}")))?
     }
 
     /// `call` for every tool but `tool_call`, on the caller's thread.

@@ -153,6 +153,26 @@ impl std::ops::Deref for IndexRef<'_> {
     }
 }
 
+thread_local! {
+    /// Set while a query runs whose wait for the index was done before it (`settle_async`):
+    /// whether the index may still be behind.
+    static SETTLED: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` on this thread with the wait for the index done already (`settle_async`'s
+/// answer): the queries in it take `stale` as theirs instead of waiting again.
+pub(crate) fn settled_as<T>(stale: bool, f: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            SETTLED.set(None);
+        }
+    }
+    SETTLED.set(Some(stale));
+    let _reset = Reset;
+    f()
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -250,12 +270,39 @@ impl Keeper {
                 }
             }
             Keeper::Background(b) => {
+                if let Some(was_stale) = SETTLED.get() {
+                    // The caller waited already, without holding a thread.
+                    b.reader.reload()?;
+                    return Ok(stale(was_stale));
+                }
                 // Our watcher's sync under way now may have found its changes before this
                 // request: the wait is for it to finish, not for the watcher to go idle.
                 let ticket = b.state.ticket();
                 settle(&b.reader, || b.state.done_with(ticket), || b.state.busy.load(Ordering::Acquire)).map(stale)
             }
         }
+    }
+
+    /// The wait of `freshen` for a serving engine, done as a future so that a request
+    /// waiting for a commit holds no thread: Some(whether the index may still be behind),
+    /// or None when `freshen` must wait itself (an on-demand index, a first sync under way).
+    /// Run the query then inside [`settled_as`].
+    pub(crate) async fn settle_async(&self) -> Option<bool> {
+        let Keeper::Background(b) = self else { return None };
+        if !b.state.is_ready() {
+            return None;
+        }
+        let ticket = b.state.ticket();
+        let then = b.reader.freshness_now();
+        let fresh = || b.state.done_with(ticket) && b.reader.has_caught_up(&then);
+        let started = Instant::now();
+        while !fresh() {
+            if started.elapsed() >= STALE_WAIT {
+                return Some(true);
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        Some(false)
     }
 
     /// The index to read.
