@@ -20,6 +20,7 @@
 //! is. Other published samples (a JWT from a tutorial) are redacted like any other: their
 //! shape alone cannot tell them apart, and redacting a sample costs a reader little.
 
+mod decode;
 pub(crate) mod rules;
 #[cfg(test)]
 mod suite;
@@ -78,9 +79,10 @@ struct Engine {
     /// rules), lowercase, and the rules each wakes.
     words: Vec<(String, Vec<usize>)>,
     /// The fewest words that hold every word: what the text is searched for, by a SIMD
-    /// searcher over its lowercase copy; for each, the words that hold it and where.
-    anchors: packed::Searcher,
-    anchored: Vec<Vec<(usize, usize)>>,
+    /// searcher over its lowercase copy. ASCII words in one; the words of other scripts
+    /// (`パスワード`, `ароль`) in another, searched only in a text that is not all ASCII.
+    anchors: Anchors,
+    wide: Anchors,
     /// The keywords of [`Scope::Named`] rules, searched in names only, and the rules each
     /// wakes.
     names: Keywords,
@@ -95,6 +97,54 @@ struct Engine {
     always: Vec<usize>,
     /// [`Scope::UserInfo`] rules.
     user_info: Vec<usize>,
+}
+
+/// Anchors: words that hold no other word, searched for at once; for each, the words
+/// (indices into [`Engine::words`]) that hold it and where.
+struct Anchors {
+    /// None when there are no words to search for.
+    searcher: Option<packed::Searcher>,
+    anchored: Vec<Vec<(usize, usize)>>,
+}
+
+/// The most words a packed searcher takes at SIMD speed (Teddy's limit; past it the
+/// searcher falls back to a slower one).
+const ANCHORS_MAX: usize = 64;
+
+impl Anchors {
+    /// The anchors among `words` that `take` picks, and the words that hold each.
+    fn new(words: &[(String, Vec<usize>)], take: impl Fn(&str) -> bool) -> Anchors {
+        // An anchor is a word that holds no other word: `accesskey=` finds `sharedaccesskey=`.
+        // (Merging anchors into shared prefixes to fit a slim searcher's 32, `private` for
+        // `private key` and `privatekey`, doubled the search's time on prose: more false
+        // candidates per bucket.) Words are compared byte by byte: `str::find` sets up a
+        // searcher per call, and its ~3,000 calls here took ~0.15 ms of every process.
+        let mut anchors: Vec<&str> = Vec::new();
+        for (w, _) in words.iter().filter(|(w, _)| take(w)) {
+            if !words.iter().any(|(other, _)| other != w && position(w.as_bytes(), other.as_bytes()).is_some()) {
+                anchors.push(w);
+            }
+        }
+        let anchored = anchors
+            .iter()
+            .map(|a| {
+                let holding = words.iter().enumerate();
+                holding.filter_map(|(k, (w, _))| position(w.as_bytes(), a.as_bytes()).map(|at| (k, at))).collect()
+            })
+            .collect();
+        let mut searcher = packed::Config::new().builder();
+        for a in &anchors {
+            searcher.add(a);
+        }
+        let n = anchors.len();
+        let searcher = (n > 0).then(|| {
+            searcher
+                .build()
+                .filter(|_| n <= ANCHORS_MAX)
+                .unwrap_or_else(|| panic!("redaction words: {n} cannot be searched at once"))
+        });
+        Anchors { searcher, anchored }
+    }
 }
 
 /// Keywords (ASCII lowercase, two bytes or more) found by their first two bytes: a bit per
@@ -296,29 +346,10 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
             _ => tokens.push((k, vec![prefix])),
         }
     }
-    // An anchor is a word that holds no other word: `accesskey=` finds `sharedaccesskey=`.
-    // (Merging anchors into shared prefixes to fit a slim searcher's 32, `private` for
-    // `private key` and `privatekey`, doubled the search's time on prose: more false
-    // candidates per bucket.) Words are compared byte by byte: `str::find` sets up a
-    // searcher per call, and its ~3,000 calls here took ~0.15 ms of every process.
-    let mut anchors: Vec<&str> = Vec::new();
-    for (w, _) in &words {
-        if !words.iter().any(|(other, _)| other != w && position(w.as_bytes(), other.as_bytes()).is_some()) {
-            anchors.push(w);
-        }
-    }
-    let anchored = anchors
-        .iter()
-        .map(|a| {
-            let holding = words.iter().enumerate();
-            holding.filter_map(|(k, (w, _))| position(w.as_bytes(), a.as_bytes()).map(|at| (k, at))).collect()
-        })
-        .collect();
-    let mut searcher = packed::Config::new().builder();
-    for a in &anchors {
-        searcher.add(a);
-    }
-    let anchors = searcher.build().unwrap_or_else(|| panic!("redaction words: {} cannot be searched", anchors.len()));
+    let anchors = Anchors::new(&words, |w| w.is_ascii());
+    // A word outside ASCII is searched for in its own searcher: a word of another script
+    // held by an ASCII one (or the reverse) is no case to plan for.
+    let wide = Anchors::new(&words, |w| !w.is_ascii());
     Engine {
         regexes,
         names: Keywords::new(names.iter().map(|(k, _)| k.as_str())),
@@ -327,7 +358,7 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
         token_wakes: tokens.into_iter().map(|(_, prefixes)| prefixes).collect(),
         words,
         anchors,
-        anchored,
+        wide,
         flags,
         always,
         user_info,
@@ -346,6 +377,10 @@ fn is_name(b: u8) -> bool {
 fn name_before(bytes: &[u8], end: usize) -> Option<(usize, usize)> {
     let mut i = end;
     while i > 0 && matches!(bytes[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    // A key of a dictionary or a map: `config["SECRET_KEY"] = …`.
+    if i > 1 && bytes[i - 1] == b']' && matches!(bytes[i - 2], b'"' | b'\'') {
         i -= 1;
     }
     if i > 0 && matches!(bytes[i - 1], b'"' | b'\'') {
@@ -391,6 +426,8 @@ fn named(bytes: &[u8], mut each: impl FnMut(Hit)) {
         let name = match bytes[at] {
             // `==`, `!=`, `<=`, `>=` compare; `:=` is found at its `:`.
             b'=' if matches!(before, Some(b'=' | b'!' | b'<' | b'>' | b':')) || after == Some(b'=') => None,
+            // Make's `PASSWORD ?= …` gives a value as `=` does.
+            b'=' if before == Some(b'?') => name_before(bytes, at - 1),
             b'=' => name_before(bytes, at),
             // `::` is a path, `://` a URL's scheme.
             b':' if before == Some(b':') || matches!(after, Some(b':' | b'/')) => None,
@@ -511,8 +548,40 @@ impl Windows<'_> {
 
 /// [`find`] with `lower`, the ASCII lowercase copy of `text`.
 fn find_in(text: &str, lower: &[u8]) -> Vec<Found> {
-    let windows = windows(text, lower);
     let mut found: Vec<(usize, Found)> = Vec::new();
+    let breaks = collect(text, lower, &mut found);
+    if !breaks.is_empty() || memchr::memchr(b'\\', text.as_bytes()).is_some() {
+        in_views(text, &breaks, 0, &mut found);
+    }
+    finish(text, found)
+}
+
+/// How many times a view is decoded again: a JSON string in a JSON string in a JSON
+/// string (`\\\"` for a quote) is the deepest a text written by hand or by a tool holds.
+const VIEW_DEPTH: usize = 3;
+
+/// The secrets of [`decode::views`] of `text` (escapes decoded, broken tokens joined at
+/// `breaks`), where their bytes are in `text`, added to `found`; and those of views of
+/// views, `depth` levels down.
+fn in_views(text: &str, breaks: &[usize], depth: usize, found: &mut Vec<(usize, Found)>) {
+    for view in decode::views(text, breaks) {
+        let lower = view.text.to_ascii_lowercase();
+        let mut inner: Vec<(usize, Found)> = Vec::new();
+        let breaks = collect(&view.text, lower.as_bytes(), &mut inner);
+        if depth + 1 < VIEW_DEPTH && (!breaks.is_empty() || memchr::memchr(b'\\', view.text.as_bytes()).is_some()) {
+            in_views(&view.text, &breaks, depth + 1, &mut inner);
+        }
+        for (i, f) in inner {
+            let (start, end) = view.source(f.start, f.end);
+            found.push((i, Found { rule: f.rule, start, end }));
+        }
+    }
+}
+
+/// The secrets the rules find in `text`, added to `found` as they are (not yet merged);
+/// returns the line ends that split a provider's token, for a view that joins them.
+fn collect(text: &str, lower: &[u8], found: &mut Vec<(usize, Found)>) -> Vec<usize> {
+    let (windows, breaks) = windows_and_breaks(text, lower);
     let mut w = 0;
     while w < windows.len() {
         // One window of each overlapping lot.
@@ -522,40 +591,53 @@ fn find_in(text: &str, lower: &[u8]) -> Vec<Found> {
             b = b.max(windows[w].2);
             w += 1;
         }
-        matches_in(i, text, a, b, &mut found);
+        matches_in(i, text, a, b, found);
     }
-    finish(text, found)
+    breaks
 }
 
 /// Where each rule that `text` (and its lowercase copy) wakes runs: (rule, start, end),
 /// sorted.
+#[cfg(test)]
 fn windows(text: &str, lower: &[u8]) -> Vec<(usize, usize, usize)> {
+    windows_and_breaks(text, lower).0
+}
+
+/// [`windows`], and the line ends right after a run that holds a provider's prefix when
+/// the next line starts with token characters: where a token may go on (a terminal or an
+/// editor wrapped it).
+fn windows_and_breaks(text: &str, lower: &[u8]) -> (Vec<(usize, usize, usize)>, Vec<usize>) {
     let engine = &*ENGINE;
+    let mut breaks = Vec::new();
     let bytes = text.as_bytes();
     let mut windows = Windows { bytes, lower, list: Vec::new() };
     let mut on_runs: Vec<usize> = engine.always.clone();
     let mut whole: Vec<usize> = Vec::new();
-    let mut at = 0;
-    while let Some(m) = engine.anchors.find_in(lower, Span { start: at, end: lower.len() }) {
-        for &(k, offset) in &engine.anchored[m.pattern().as_usize()] {
-            let (word, rules) = &engine.words[k];
-            let Some(start) = m.start().checked_sub(offset) else { continue };
-            if !lower[start..].starts_with(word.as_bytes()) {
-                continue;
-            }
-            for &i in rules {
-                match RULES[i].scope {
-                    Scope::Lines(before, after) | Scope::Named(before, after, _) => {
-                        let (a, b) = lines(bytes, start, before, after);
-                        windows.push(i, a, b, None);
+    let wide = !lower.is_ascii();
+    for anchors in [&engine.anchors, &engine.wide].into_iter().take(if wide { 2 } else { 1 }) {
+        let Some(searcher) = &anchors.searcher else { continue };
+        let mut at = 0;
+        while let Some(m) = searcher.find_in(lower, Span { start: at, end: lower.len() }) {
+            for &(k, offset) in &anchors.anchored[m.pattern().as_usize()] {
+                let (word, rules) = &engine.words[k];
+                let Some(start) = m.start().checked_sub(offset) else { continue };
+                if !lower[start..].starts_with(word.as_bytes()) {
+                    continue;
+                }
+                for &i in rules {
+                    match RULES[i].scope {
+                        Scope::Lines(before, after) | Scope::Named(before, after, _) => {
+                            let (a, b) = lines(bytes, start, before, after);
+                            windows.push(i, a, b, None);
+                        }
+                        Scope::Text => whole.push(i),
+                        Scope::Runs => on_runs.push(i),
+                        Scope::Token | Scope::UserInfo => {}
                     }
-                    Scope::Text => whole.push(i),
-                    Scope::Runs => on_runs.push(i),
-                    Scope::Token | Scope::UserInfo => {}
                 }
             }
+            at = m.start() + 1;
         }
-        at = m.start() + 1;
     }
     named(bytes, |hit| {
         let (start, end, at) = match hit {
@@ -592,13 +674,18 @@ fn windows(text: &str, lower: &[u8]) -> Vec<(usize, usize, usize)> {
     on_runs.dedup();
     for (start, end) in runs(bytes) {
         let window = widened(text, start, end);
+        let mut woke = false;
         engine.tokens.find(&lower[start..end], |k, at| {
             for prefix in &engine.token_wakes[k] {
                 if prefix.holds(bytes, start + at) {
                     windows.push(prefix.rule, window.0, window.1, None);
+                    woke = true;
                 }
             }
         });
+        if woke && goes_on(bytes, end) {
+            breaks.push(end);
+        }
         for &i in &on_runs {
             windows.push(i, window.0, window.1, None);
         }
@@ -609,7 +696,18 @@ fn windows(text: &str, lower: &[u8]) -> Vec<(usize, usize, usize)> {
         windows.push(i, 0, text.len(), None);
     }
     windows.list.sort_unstable();
-    windows.list
+    (windows.list, breaks)
+}
+
+/// Whether a line end is at `at` (`\n` or `\r\n`) and the next line starts with a byte of
+/// a run.
+fn goes_on(bytes: &[u8], at: usize) -> bool {
+    let next = match bytes.get(at) {
+        Some(b'\n') => at + 1,
+        Some(b'\r') if bytes.get(at + 1) == Some(&b'\n') => at + 2,
+        _ => return false,
+    };
+    bytes.get(next).is_some_and(|&b| RUN[usize::from(b)])
 }
 
 /// A rule's expression, with ASCII classes for `\w`, `\s`, `\d` and `\b` ([`ascii_classes`]).
@@ -1006,6 +1104,16 @@ mod tests {
         }
         let r = RegexBuilder::new(&ascii_classes(r"\bpass\s*=\s*(\w+)")).unicode(false).build().unwrap();
         assert_eq!(&r.captures("x pass = héllo".as_bytes()).unwrap()[1], b"h");
+    }
+
+    /// Each searcher of words holds at most what one SIMD search takes, with room to add.
+    #[test]
+    fn the_words_fit_a_simd_search_each() {
+        let engine = &*ENGINE;
+        for (anchors, name) in [(&engine.anchors, "ASCII"), (&engine.wide, "other scripts")] {
+            let n = anchors.anchored.len();
+            assert!(n + 4 <= ANCHORS_MAX, "{n} {name} words to search for; at most {ANCHORS_MAX}");
+        }
     }
 
     /// A name wakes only the rules for the byte that gives it its value: documentation full
