@@ -124,6 +124,17 @@ fn decoded(text: &str, a: usize, b: usize, breaks: &[usize]) -> Option<View> {
     Some(View { text: String::from_utf8(out).ok()?, from })
 }
 
+/// `text` with its escapes decoded (itself when it has none).
+pub(super) fn unescaped(text: &str) -> std::borrow::Cow<'_, str> {
+    if memchr::memchr(b'\\', text.as_bytes()).is_none() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    match decoded(text, 0, text.len(), &[]) {
+        Some(view) => std::borrow::Cow::Owned(view.text),
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

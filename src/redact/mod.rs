@@ -21,6 +21,7 @@
 //! shape alone cannot tell them apart, and redacting a sample costs a reader little.
 
 mod decode;
+mod prose;
 pub(crate) mod rules;
 #[cfg(test)]
 mod suite;
@@ -809,7 +810,10 @@ fn matches_in(i: usize, text: &str, a: usize, b: usize, found: &mut Vec<(usize, 
         let Some((start, secret)) = rules::secret_of(&caps) else { continue };
         // A value runs to the next parameter of a query string at most (`…&mode=x`).
         let value = rules::to_next_parameter(secret);
-        if value.is_empty() || rules::ignored(value) || !(rule.check)(&caps, value) {
+        // A value with escapes in it is judged as it reads (`\u002a\u002a…` is `**…`, a
+        // placeholder).
+        let judged = decode::unescaped(value);
+        if value.is_empty() || rules::ignored(value) || !(rule.check)(&caps, &judged) {
             continue;
         }
         found.push((i, Found { rule: rule.id, start, end: start + value.len() }));
