@@ -79,10 +79,14 @@ struct Engine {
     /// The words (the keywords of [`Scope::Lines`], [`Scope::Text`] and [`Scope::Runs`]
     /// rules), lowercase, and the rules each wakes.
     words: Vec<(String, Vec<usize>)>,
-    /// The fewest words that hold every word: what the text is searched for, by a SIMD
-    /// searcher over its lowercase copy. ASCII words in one; the words of other scripts
-    /// (`パスワード`, `ароль`) in another, searched only in a text that is not all ASCII.
+    /// The fewest words that hold every word: what the text is searched for, by SIMD
+    /// searchers over its lowercase copy. A packed searcher slows down more than its share
+    /// as words are added (one of 52 words took twice as long as two of 34 and 18 on
+    /// documentation: more false candidates in each of its buckets), so the ASCII words are
+    /// in two: those of [`LATER_RULES`] in the second. The words of other scripts
+    /// (`パスワード`, `ароль`) are in a third, searched only in a text that is not all ASCII.
     anchors: Anchors,
+    later: Anchors,
     wide: Anchors,
     /// The keywords of [`Scope::Named`] rules, searched in names only, and the rules each
     /// wakes.
@@ -108,31 +112,66 @@ struct Anchors {
     anchored: Vec<Vec<(usize, usize)>>,
 }
 
+/// The rules whose ASCII words are searched for by the second searcher (see
+/// [`Engine::anchors`]): passwords told in sentences, and rules for formats that
+/// documentation seldom holds. A word that wakes only such rules goes there.
+const LATER_RULES: &[&str] = &[
+    "password-in-prose",
+    "jwk-private-key",
+    "sql-password",
+    "powershell-password",
+    "config-password",
+    "session-cookie",
+    "openvpn-static-key",
+    "command-password",
+];
+
 /// The most words a packed searcher takes at SIMD speed (Teddy's limit; past it the
 /// searcher falls back to a slower one).
 const ANCHORS_MAX: usize = 64;
 
+/// The bytes of a word as 64 bits (a byte's low six bits pick one): a word can hold another
+/// only if it has every bit the other has, which rules out most pairs of words before they
+/// are compared.
+fn byte_bits(word: &[u8]) -> u64 {
+    word.iter().fold(0, |bits, &b| bits | 1 << (b & 63))
+}
+
+/// Where `part` is in `word`, if `word` has every byte bit of `part` (`bits` and
+/// `part_bits`).
+fn held(word: &[u8], bits: u64, part: &[u8], part_bits: u64) -> Option<usize> {
+    (part.len() <= word.len() && bits & part_bits == part_bits).then(|| position(word, part)).flatten()
+}
+
 impl Anchors {
-    /// The anchors among `words` that `take` picks, and the words that hold each.
-    fn new(words: &[(String, Vec<usize>)], take: impl Fn(&str) -> bool) -> Anchors {
+    /// The anchors among `words` that `take` picks (by index), and the words that hold each.
+    fn new(words: &[(String, Vec<usize>)], bits: &[u64], take: impl Fn(usize) -> bool) -> Anchors {
         // An anchor is a word that holds no other word: `accesskey=` finds `sharedaccesskey=`.
         // (Merging anchors into shared prefixes to fit a slim searcher's 32, `private` for
         // `private key` and `privatekey`, doubled the search's time on prose: more false
         // candidates per bucket.) Words are compared byte by byte: `str::find` sets up a
-        // searcher per call, and its ~3,000 calls here took ~0.15 ms of every process.
-        let mut anchors: Vec<&str> = Vec::new();
-        for (w, _) in words.iter().filter(|(w, _)| take(w)) {
-            if !words.iter().any(|(other, _)| other != w && position(w.as_bytes(), other.as_bytes()).is_some()) {
-                anchors.push(w);
+        // searcher per call, and its ~3,000 calls here took ~0.15 ms of every process; and
+        // only when one has every byte of the other, since ~14,000 pairs of 90 words took
+        // ~0.2 ms more.
+        let mut anchors: Vec<(&str, u64)> = Vec::new();
+        for (k, (w, _)) in words.iter().enumerate().filter(|&(k, _)| take(k)) {
+            let holds_another = words.iter().enumerate().any(|(j, (other, _))| {
+                j != k && other != w && held(w.as_bytes(), bits[k], other.as_bytes(), bits[j]).is_some()
+            });
+            if !holds_another {
+                anchors.push((w, bits[k]));
             }
         }
         let anchored = anchors
             .iter()
-            .map(|a| {
+            .map(|&(a, a_bits)| {
                 let holding = words.iter().enumerate();
-                holding.filter_map(|(k, (w, _))| position(w.as_bytes(), a.as_bytes()).map(|at| (k, at))).collect()
+                holding
+                    .filter_map(|(k, (w, _))| held(w.as_bytes(), bits[k], a.as_bytes(), a_bits).map(|at| (k, at)))
+                    .collect()
             })
             .collect();
+        let anchors: Vec<&str> = anchors.into_iter().map(|(a, _)| a).collect();
         let mut searcher = packed::Config::new().builder();
         for a in &anchors {
             searcher.add(a);
@@ -156,6 +195,14 @@ impl Anchors {
 struct Keywords {
     /// 65,536 bits, one per pair of bytes.
     pairs: Vec<u64>,
+    /// For each word of `pairs`, how many bits the words before it have set: with the
+    /// bits before a pair's in its own word, the rank of the pair among those that start a
+    /// keyword, found in constant time. (A binary search over the keywords at each pair
+    /// that starts one was a sixth of the time on documentation once there were 230.)
+    ranks: Vec<u16>,
+    /// For each pair that starts a keyword, in order, where its keywords start in
+    /// `starts`; and the length of `starts` last.
+    firsts: Vec<u16>,
     /// (first two bytes, keyword), sorted.
     starts: Vec<(u16, usize)>,
     words: Vec<Vec<u8>>,
@@ -168,7 +215,7 @@ fn pair(a: u8, b: u8) -> u16 {
 
 impl Keywords {
     fn new<'k>(words: impl IntoIterator<Item = &'k str>) -> Keywords {
-        let words: Vec<Vec<u8>> = words.into_iter().map(|w| w.as_bytes().to_vec()).collect();
+        let words: Vec<Vec<u8>> = words.into_iter().map(|w| w.as_bytes().to_ascii_lowercase()).collect();
         let mut pairs = vec![0u64; 1024];
         let mut starts = Vec::with_capacity(words.len());
         for (k, w) in words.iter().enumerate() {
@@ -180,7 +227,20 @@ impl Keywords {
             starts.push((p, k));
         }
         starts.sort_unstable();
-        Keywords { pairs, starts, words }
+        let mut ranks = Vec::with_capacity(pairs.len());
+        let mut set = 0u16;
+        for word in &pairs {
+            ranks.push(set);
+            set += word.count_ones() as u16;
+        }
+        let mut firsts: Vec<u16> = Vec::with_capacity(usize::from(set) + 1);
+        for (at, &(p, _)) in starts.iter().enumerate() {
+            if at == 0 || starts[at - 1].0 != p {
+                firsts.push(at as u16);
+            }
+        }
+        firsts.push(starts.len() as u16);
+        Keywords { pairs, ranks, firsts, starts, words }
     }
 
     /// Every keyword in `hay` (ASCII lowercase), overlapping ones too, as (keyword, start),
@@ -188,11 +248,14 @@ impl Keywords {
     fn find(&self, hay: &[u8], mut each: impl FnMut(usize, usize)) {
         for (i, w) in hay.windows(2).enumerate() {
             let p = pair(w[0], w[1]);
-            if self.pairs[usize::from(p >> 6)] & (1 << (p & 63)) == 0 {
+            let (word, bit) = (usize::from(p >> 6), p & 63);
+            let bits = self.pairs[word];
+            if bits & (1 << bit) == 0 {
                 continue;
             }
-            let from = self.starts.partition_point(|&(q, _)| q < p);
-            for &(_, k) in self.starts[from..].iter().take_while(|&&(q, _)| q == p) {
+            let rank = usize::from(self.ranks[word]) + (bits & ((1 << bit) - 1)).count_ones() as usize;
+            let (from, to) = (usize::from(self.firsts[rank]), usize::from(self.firsts[rank + 1]));
+            for &(_, k) in &self.starts[from..to] {
                 if hay[i..].starts_with(&self.words[k]) {
                     each(k, i);
                 }
@@ -311,11 +374,13 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
     let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
     let mut words: Vec<(String, Vec<usize>)> = Vec::new();
     let mut names: Vec<(String, Vec<usize>)> = Vec::new();
-    // Sized in advance: a list of 131 prefixes grown by doubling, and a stable sort's
-    // scratch, were the allocations of the set-up past 10 KB, which the allocator puts in
-    // pages of their own (a one-shot command faulted in one huge page more for them).
+    // Sized in advance, and kept small (a keyword as written, not a lowercase copy): a list
+    // of 131 prefixes grown by doubling, a stable sort's scratch, and later lists of 218
+    // (String, …) past 10 KB were the allocations of the set-up that the allocator puts in
+    // pages of their own (a one-shot command faulted in one huge page more for them, a
+    // fifth of a millisecond).
     let tokens_at_most = RULES.iter().filter(|r| r.scope == Scope::Token).map(|r| r.keywords.len()).sum();
-    let mut prefixes: Vec<(String, usize, &str)> = Vec::with_capacity(tokens_at_most);
+    let mut prefixes: Vec<(&'static str, usize)> = Vec::with_capacity(tokens_at_most);
     let mut flags = Vec::new();
     let mut always = Vec::new();
     let mut user_info = Vec::new();
@@ -326,10 +391,14 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
             _ => {}
         }
         for &keyword in rule.keywords {
+            if rule.scope == Scope::Token && !keyword.starts_with('-') {
+                prefixes.push((keyword, i));
+                continue;
+            }
             let k = keyword.to_ascii_lowercase();
             match rule.scope {
                 _ if k.starts_with('-') => flags.push((k, i)),
-                Scope::Token => prefixes.push((k, i, keyword)),
+                Scope::Token => {}
                 Scope::Named(..) => wakes(&mut names, k, i),
                 Scope::Lines(..) | Scope::Text | Scope::Runs => wakes(&mut words, k, i),
                 Scope::UserInfo => {}
@@ -338,27 +407,36 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
     }
     // The rules each provider prefix wakes, grouped by sorting: 131 prefixes looked up one
     // by one in a list took ~0.05 ms of every process.
-    prefixes.sort_unstable();
-    let mut tokens: Vec<(String, Vec<Prefix>)> = Vec::with_capacity(prefixes.len());
-    for (k, i, keyword) in prefixes {
+    prefixes.sort_unstable_by(|a, b| {
+        let (x, y) = (a.0.bytes().map(|c| c.to_ascii_lowercase()), b.0.bytes().map(|c| c.to_ascii_lowercase()));
+        x.cmp(y).then(a.1.cmp(&b.1))
+    });
+    let mut tokens: Vec<(&str, Vec<Prefix>)> = Vec::with_capacity(prefixes.len());
+    for (keyword, i) in prefixes {
         let prefix = Prefix::new(i, keyword);
         match tokens.last_mut() {
-            Some((last, list)) if *last == k => list.push(prefix),
-            _ => tokens.push((k, vec![prefix])),
+            Some((last, list)) if last.eq_ignore_ascii_case(keyword) => list.push(prefix),
+            _ => tokens.push((keyword, vec![prefix])),
         }
     }
-    let anchors = Anchors::new(&words, |w| w.is_ascii());
+    let bits: Vec<u64> = words.iter().map(|(w, _)| byte_bits(w.as_bytes())).collect();
+    let later: Vec<bool> =
+        words.iter().map(|(_, rules)| rules.iter().all(|&i| LATER_RULES.contains(&RULES[i].id))).collect();
+    let ascii = |k: usize| words[k].0.is_ascii();
+    let anchors = Anchors::new(&words, &bits, |k| ascii(k) && !later[k]);
+    let later = Anchors::new(&words, &bits, |k| ascii(k) && later[k]);
     // A word outside ASCII is searched for in its own searcher: a word of another script
     // held by an ASCII one (or the reverse) is no case to plan for.
-    let wide = Anchors::new(&words, |w| !w.is_ascii());
+    let wide = Anchors::new(&words, &bits, |k| !ascii(k));
     Engine {
         regexes,
         names: Keywords::new(names.iter().map(|(k, _)| k.as_str())),
         name_wakes: names.into_iter().map(|(_, rules)| rules).collect(),
-        tokens: Keywords::new(tokens.iter().map(|(k, _)| k.as_str())),
+        tokens: Keywords::new(tokens.iter().map(|(k, _)| *k)),
         token_wakes: tokens.into_iter().map(|(_, prefixes)| prefixes).collect(),
         words,
         anchors,
+        later,
         wide,
         flags,
         always,
@@ -573,7 +651,7 @@ fn in_views(text: &str, breaks: &[usize], depth: usize, found: &mut Vec<(usize, 
             in_views(&view.text, &breaks, depth + 1, &mut inner);
         }
         for (i, f) in inner {
-            let (start, end) = view.source(f.start, f.end);
+            let (start, end) = view.source(text, f.start, f.end);
             found.push((i, Found { rule: f.rule, start, end }));
         }
     }
@@ -615,7 +693,7 @@ fn windows_and_breaks(text: &str, lower: &[u8]) -> (Vec<(usize, usize, usize)>, 
     let mut on_runs: Vec<usize> = engine.always.clone();
     let mut whole: Vec<usize> = Vec::new();
     let wide = !lower.is_ascii();
-    for anchors in [&engine.anchors, &engine.wide].into_iter().take(if wide { 2 } else { 1 }) {
+    for anchors in [&engine.anchors, &engine.later, &engine.wide].into_iter().take(if wide { 3 } else { 2 }) {
         let Some(searcher) = &anchors.searcher else { continue };
         let mut at = 0;
         while let Some(m) = searcher.find_in(lower, Span { start: at, end: lower.len() }) {
@@ -1114,9 +1192,21 @@ mod tests {
     #[test]
     fn the_words_fit_a_simd_search_each() {
         let engine = &*ENGINE;
-        for (anchors, name) in [(&engine.anchors, "ASCII"), (&engine.wide, "other scripts")] {
+        for (anchors, name) in
+            [(&engine.anchors, "ASCII"), (&engine.later, "later ASCII"), (&engine.wide, "other scripts")]
+        {
             let n = anchors.anchored.len();
             assert!(n + 4 <= ANCHORS_MAX, "{n} {name} words to search for; at most {ANCHORS_MAX}");
+        }
+        // No list of the set-up is past 10 KB (see `ENGINE`): the longest are the provider
+        // prefixes and the list that groups them.
+        let prefixes = RULES.iter().filter(|r| r.scope == Scope::Token).map(|r| r.keywords.len()).sum::<usize>();
+        let largest = prefixes * std::mem::size_of::<(&str, Vec<Prefix>)>();
+        assert!(largest <= 10 * 1024, "{prefixes} provider prefixes take {largest} bytes");
+        // Within the range where a packed searcher is fast (see `Engine::anchors`).
+        assert!(engine.anchors.anchored.len() <= 40, "{}", engine.anchors.anchored.len());
+        for id in LATER_RULES {
+            assert!(rule(id).is_some(), "{id} names no rule");
         }
     }
 

@@ -183,7 +183,7 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "openvpn-static-key",
         title: "an OpenVPN static key",
-        keywords: &["OpenVPN Static key"],
+        keywords: &["VPN Static key"],
         scope: Scope::Text,
         pattern: r"-----BEGIN OpenVPN Static key V1-----[\s\S]*?(?:-----END OpenVPN Static key V1-----|\z)",
         gate: Some(begins_key_block),
@@ -855,7 +855,7 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "jwk-private-key",
         title: "the private part of a JSON Web Key",
-        keywords: &["kty"],
+        keywords: &["\"kty\"", "kty:"],
         scope: Scope::Lines(12, 12),
         pattern: r#"["']?\b(?:d|p|q|dp|dq|qi|k)\b["']?[ \t]*:[ \t]*["'](?P<s>[A-Za-z0-9_\-]{20,}={0,2})["']"#,
         gate: Some(jwk_private_member),
@@ -866,14 +866,14 @@ pub static RULES: &[Rule] = &[
         title: "a password in an SQL statement",
         keywords: &["identified"],
         scope: Scope::Lines(0, 1),
-        pattern: r#"(?i)\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+(?:'(?P<s>[^'\r\n]+)'|"(?P<s2>[^"\r\n]+)"|(?P<s3>[^\s'";]+))"#,
+        pattern: r#"(?i)\b(?:user|role|login|grant)\b[^;\r\n]*?\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+(?:'(?P<s>[^'\r\n]+)'|"(?P<s2>[^"\r\n]+)"|(?P<s3>[^\s'";]+))"#,
         gate: Some(identified_by),
         check: sql_password,
     },
     Rule {
         id: "powershell-password",
         title: "a password made into a SecureString",
-        keywords: &["ConvertTo-SecureString"],
+        keywords: &["o-SecureString"],
         scope: Scope::Lines(0, 0),
         pattern: r#"(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)')"#,
         gate: None,
@@ -882,7 +882,7 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "config-password",
         title: "a password in a server's configuration",
-        keywords: &["requirepass", "masterauth", "bindpw", "rootpw"],
+        keywords: &["requirepass", "erauth", "ndpw", "otpw"],
         scope: Scope::Lines(0, 0),
         pattern: r#"(?im)^[ \t]*(?:requirepass|masterauth|bindpw|rootpw)[ \t]+(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s3>[^\s"'#]+))"#,
         gate: None,
@@ -891,25 +891,25 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "session-cookie",
         title: "a session cookie",
-        keywords: &["cookie:"],
+        keywords: &["okie:"],
         scope: Scope::Lines(0, 0),
         pattern: r"(?i)\b(?:set-)?cookie:[^\r\n]*?(?:^|[\s;:])(?P<name>[A-Za-z0-9_.\-]*(?:sess(?:ion)?(?:id)?|sid|auth[_\-]?token|remember[_\-]?token|access[_\-]?token))=(?P<s>[A-Za-z0-9%+/=_.\-]{16,})",
         gate: None,
         check: random_or_long,
     },
     Rule {
-        id: "cli-password",
-        title: "a password on a command line",
-        keywords: &["ldap", "sqlcmd", "smbclient", "sqlplus", "psexec"],
+        id: "command-password",
+        title: "a password given to a database or directory client",
+        keywords: &["-w", "-p", "-u", "--user", "sqlplus"],
         scope: Scope::Lines(0, 0),
         pattern: r#"(?:\bldap[a-z]+\b[^\n]*?[ \t]-w[ \t]+(?:"(?P<s>[^"\n]+)"|'(?P<s2>[^'\n]+)'|(?P<s3>[^\s"'-][^\s"']*))|\b(?:sqlcmd|bcp)\b[^\n]*?[ \t]-P[ \t]*(?:"(?P<s4>[^"\n]+)"|(?P<s5>[^\s"'-][^\s"']*))|\bsmbclient\b[^\n]*?[ \t](?:-U|--user)[ \t=]+["']?[^\s%"']+%(?P<s6>[^\s"']+)|\bsqlplus[ \t]+(?:-[A-Za-z]+[ \t]+)*["']?[A-Za-z0-9_$#]+/(?P<s7>[^\s@/"']+)@|\bpsexec\b[^\n]*?[ \t]-p[ \t]+(?P<s8>[^\s"']+))"#,
         gate: Some(tool_password_flag),
         check: password_value,
     },
     Rule {
-        id: "cli-password",
-        title: "a password on a command line",
-        keywords: &["net use"],
+        id: "command-password",
+        title: "a password given to `net use`",
+        keywords: &["/user:"],
         scope: Scope::Lines(0, 0),
         pattern: r#"(?i)\bnet[ \t]+use[ \t]+(?:[A-Z]:[ \t]+)?\\\\\S+[ \t]+(?:(?P<s>[^\s/"'*][^\s"']*)[ \t]+/user:\S+|/user:\S+[ \t]+(?P<s2>[^\s/"'*][^\s"']*))"#,
         gate: Some(net_use_shaped),
@@ -1676,7 +1676,7 @@ fn named(name: &str) -> Named {
         "contrasena",
         "private_key_id",
     ];
-    if STRONG_WHOLE.iter().any(|w| lower == *w || lower.ends_with(&format!("_{w}"))) {
+    if STRONG_WHOLE.iter().any(|w| lower.strip_suffix(w).is_some_and(|rest| rest.is_empty() || rest.ends_with('_'))) {
         return Named::Strong;
     }
     if ["key", "auth", "salt", "cookie", "sig", "signature"].iter().any(|w| ends(w)) {
