@@ -80,6 +80,19 @@ fn redact_prose_100k(bencher: Bencher) {
     bencher.bench_local(|| tmws::redact::redact(divan::black_box(&text)));
 }
 
+/// The same prose as the lines of a JSON log (`{"content":"…"}`, its quotes escaped): every
+/// line is looked at again decoded, where an escaped secret would show.
+#[divan::bench(sample_count = 100, sample_size = 1)]
+fn redact_json_escaped_prose_100k(bencher: Bencher) {
+    let prose = prose();
+    let mut text = String::with_capacity(SIZE + 4096);
+    for chunk in prose.as_bytes().chunks(800) {
+        text.push_str(&serde_json::json!({"op": "add", "content": String::from_utf8_lossy(chunk)}).to_string());
+        text.push('\n');
+    }
+    bencher.bench_local(|| tmws::redact::redact(divan::black_box(&text)));
+}
+
 /// The same with a text that wakes no rule but the one that always runs: the floor.
 #[divan::bench(sample_count = 100, sample_size = 1)]
 fn redact_plain_100k(bencher: Bencher) {

@@ -20,6 +20,8 @@
 //! is. Other published samples (a JWT from a tutorial) are redacted like any other: their
 //! shape alone cannot tell them apart, and redacting a sample costs a reader little.
 
+mod decode;
+mod prose;
 pub(crate) mod rules;
 #[cfg(test)]
 mod suite;
@@ -77,10 +79,15 @@ struct Engine {
     /// The words (the keywords of [`Scope::Lines`], [`Scope::Text`] and [`Scope::Runs`]
     /// rules), lowercase, and the rules each wakes.
     words: Vec<(String, Vec<usize>)>,
-    /// The fewest words that hold every word: what the text is searched for, by a SIMD
-    /// searcher over its lowercase copy; for each, the words that hold it and where.
-    anchors: packed::Searcher,
-    anchored: Vec<Vec<(usize, usize)>>,
+    /// The fewest words that hold every word: what the text is searched for, by SIMD
+    /// searchers over its lowercase copy. A packed searcher slows down more than its share
+    /// as words are added (one of 52 words took twice as long as two of 34 and 18 on
+    /// documentation: more false candidates in each of its buckets), so the ASCII words are
+    /// in two: those of [`LATER_RULES`] in the second. The words of other scripts
+    /// (`パスワード`, `ароль`) are in a third, searched only in a text that is not all ASCII.
+    anchors: Anchors,
+    later: Anchors,
+    wide: Anchors,
     /// The keywords of [`Scope::Named`] rules, searched in names only, and the rules each
     /// wakes.
     names: Keywords,
@@ -97,6 +104,89 @@ struct Engine {
     user_info: Vec<usize>,
 }
 
+/// Anchors: words that hold no other word, searched for at once; for each, the words
+/// (indices into [`Engine::words`]) that hold it and where.
+struct Anchors {
+    /// None when there are no words to search for.
+    searcher: Option<packed::Searcher>,
+    anchored: Vec<Vec<(usize, usize)>>,
+}
+
+/// The rules whose ASCII words are searched for by the second searcher (see
+/// [`Engine::anchors`]): passwords told in sentences, and rules for formats that
+/// documentation seldom holds. A word that wakes only such rules goes there.
+const LATER_RULES: &[&str] = &[
+    "password-in-prose",
+    "jwk-private-key",
+    "sql-password",
+    "powershell-password",
+    "config-password",
+    "session-cookie",
+    "openvpn-static-key",
+    "command-password",
+];
+
+/// The most words a packed searcher takes at SIMD speed (Teddy's limit; past it the
+/// searcher falls back to a slower one).
+const ANCHORS_MAX: usize = 64;
+
+/// The bytes of a word as 64 bits (a byte's low six bits pick one): a word can hold another
+/// only if it has every bit the other has, which rules out most pairs of words before they
+/// are compared.
+fn byte_bits(word: &[u8]) -> u64 {
+    word.iter().fold(0, |bits, &b| bits | 1 << (b & 63))
+}
+
+/// Where `part` is in `word`, if `word` has every byte bit of `part` (`bits` and
+/// `part_bits`).
+fn held(word: &[u8], bits: u64, part: &[u8], part_bits: u64) -> Option<usize> {
+    (part.len() <= word.len() && bits & part_bits == part_bits).then(|| position(word, part)).flatten()
+}
+
+impl Anchors {
+    /// The anchors among `words` that `take` picks (by index), and the words that hold each.
+    fn new(words: &[(String, Vec<usize>)], bits: &[u64], take: impl Fn(usize) -> bool) -> Anchors {
+        // An anchor is a word that holds no other word: `accesskey=` finds `sharedaccesskey=`.
+        // (Merging anchors into shared prefixes to fit a slim searcher's 32, `private` for
+        // `private key` and `privatekey`, doubled the search's time on prose: more false
+        // candidates per bucket.) Words are compared byte by byte: `str::find` sets up a
+        // searcher per call, and its ~3,000 calls here took ~0.15 ms of every process; and
+        // only when one has every byte of the other, since ~14,000 pairs of 90 words took
+        // ~0.2 ms more.
+        let mut anchors: Vec<(&str, u64)> = Vec::new();
+        for (k, (w, _)) in words.iter().enumerate().filter(|&(k, _)| take(k)) {
+            let holds_another = words.iter().enumerate().any(|(j, (other, _))| {
+                j != k && other != w && held(w.as_bytes(), bits[k], other.as_bytes(), bits[j]).is_some()
+            });
+            if !holds_another {
+                anchors.push((w, bits[k]));
+            }
+        }
+        let anchored = anchors
+            .iter()
+            .map(|&(a, a_bits)| {
+                let holding = words.iter().enumerate();
+                holding
+                    .filter_map(|(k, (w, _))| held(w.as_bytes(), bits[k], a.as_bytes(), a_bits).map(|at| (k, at)))
+                    .collect()
+            })
+            .collect();
+        let anchors: Vec<&str> = anchors.into_iter().map(|(a, _)| a).collect();
+        let mut searcher = packed::Config::new().builder();
+        for a in &anchors {
+            searcher.add(a);
+        }
+        let n = anchors.len();
+        let searcher = (n > 0).then(|| {
+            searcher
+                .build()
+                .filter(|_| n <= ANCHORS_MAX)
+                .unwrap_or_else(|| panic!("redaction words: {n} cannot be searched at once"))
+        });
+        Anchors { searcher, anchored }
+    }
+}
+
 /// Keywords (ASCII lowercase, two bytes or more) found by their first two bytes: a bit per
 /// pair of bytes says whether a keyword starts with it. Names and runs of token characters,
 /// the haystacks searched for them, are short; building the table takes microseconds where
@@ -105,6 +195,14 @@ struct Engine {
 struct Keywords {
     /// 65,536 bits, one per pair of bytes.
     pairs: Vec<u64>,
+    /// For each word of `pairs`, how many bits the words before it have set: with the
+    /// bits before a pair's in its own word, the rank of the pair among those that start a
+    /// keyword, found in constant time. (A binary search over the keywords at each pair
+    /// that starts one was a sixth of the time on documentation once there were 230.)
+    ranks: Vec<u16>,
+    /// For each pair that starts a keyword, in order, where its keywords start in
+    /// `starts`; and the length of `starts` last.
+    firsts: Vec<u16>,
     /// (first two bytes, keyword), sorted.
     starts: Vec<(u16, usize)>,
     words: Vec<Vec<u8>>,
@@ -117,7 +215,7 @@ fn pair(a: u8, b: u8) -> u16 {
 
 impl Keywords {
     fn new<'k>(words: impl IntoIterator<Item = &'k str>) -> Keywords {
-        let words: Vec<Vec<u8>> = words.into_iter().map(|w| w.as_bytes().to_vec()).collect();
+        let words: Vec<Vec<u8>> = words.into_iter().map(|w| w.as_bytes().to_ascii_lowercase()).collect();
         let mut pairs = vec![0u64; 1024];
         let mut starts = Vec::with_capacity(words.len());
         for (k, w) in words.iter().enumerate() {
@@ -129,7 +227,20 @@ impl Keywords {
             starts.push((p, k));
         }
         starts.sort_unstable();
-        Keywords { pairs, starts, words }
+        let mut ranks = Vec::with_capacity(pairs.len());
+        let mut set = 0u16;
+        for word in &pairs {
+            ranks.push(set);
+            set += word.count_ones() as u16;
+        }
+        let mut firsts: Vec<u16> = Vec::with_capacity(usize::from(set) + 1);
+        for (at, &(p, _)) in starts.iter().enumerate() {
+            if at == 0 || starts[at - 1].0 != p {
+                firsts.push(at as u16);
+            }
+        }
+        firsts.push(starts.len() as u16);
+        Keywords { pairs, ranks, firsts, starts, words }
     }
 
     /// Every keyword in `hay` (ASCII lowercase), overlapping ones too, as (keyword, start),
@@ -137,11 +248,14 @@ impl Keywords {
     fn find(&self, hay: &[u8], mut each: impl FnMut(usize, usize)) {
         for (i, w) in hay.windows(2).enumerate() {
             let p = pair(w[0], w[1]);
-            if self.pairs[usize::from(p >> 6)] & (1 << (p & 63)) == 0 {
+            let (word, bit) = (usize::from(p >> 6), p & 63);
+            let bits = self.pairs[word];
+            if bits & (1 << bit) == 0 {
                 continue;
             }
-            let from = self.starts.partition_point(|&(q, _)| q < p);
-            for &(_, k) in self.starts[from..].iter().take_while(|&&(q, _)| q == p) {
+            let rank = usize::from(self.ranks[word]) + (bits & ((1 << bit) - 1)).count_ones() as usize;
+            let (from, to) = (usize::from(self.firsts[rank]), usize::from(self.firsts[rank + 1]));
+            for &(_, k) in &self.starts[from..to] {
                 if hay[i..].starts_with(&self.words[k]) {
                     each(k, i);
                 }
@@ -260,11 +374,13 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
     let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
     let mut words: Vec<(String, Vec<usize>)> = Vec::new();
     let mut names: Vec<(String, Vec<usize>)> = Vec::new();
-    // Sized in advance: a list of 131 prefixes grown by doubling, and a stable sort's
-    // scratch, were the allocations of the set-up past 10 KB, which the allocator puts in
-    // pages of their own (a one-shot command faulted in one huge page more for them).
+    // Sized in advance, and kept small (a keyword as written, not a lowercase copy): a list
+    // of 131 prefixes grown by doubling, a stable sort's scratch, and later lists of 218
+    // (String, …) past 10 KB were the allocations of the set-up that the allocator puts in
+    // pages of their own (a one-shot command faulted in one huge page more for them, a
+    // fifth of a millisecond).
     let tokens_at_most = RULES.iter().filter(|r| r.scope == Scope::Token).map(|r| r.keywords.len()).sum();
-    let mut prefixes: Vec<(String, usize, &str)> = Vec::with_capacity(tokens_at_most);
+    let mut prefixes: Vec<(&'static str, usize)> = Vec::with_capacity(tokens_at_most);
     let mut flags = Vec::new();
     let mut always = Vec::new();
     let mut user_info = Vec::new();
@@ -275,10 +391,14 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
             _ => {}
         }
         for &keyword in rule.keywords {
+            if rule.scope == Scope::Token && !keyword.starts_with('-') {
+                prefixes.push((keyword, i));
+                continue;
+            }
             let k = keyword.to_ascii_lowercase();
             match rule.scope {
                 _ if k.starts_with('-') => flags.push((k, i)),
-                Scope::Token => prefixes.push((k, i, keyword)),
+                Scope::Token => {}
                 Scope::Named(..) => wakes(&mut names, k, i),
                 Scope::Lines(..) | Scope::Text | Scope::Runs => wakes(&mut words, k, i),
                 Scope::UserInfo => {}
@@ -287,47 +407,37 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(|| {
     }
     // The rules each provider prefix wakes, grouped by sorting: 131 prefixes looked up one
     // by one in a list took ~0.05 ms of every process.
-    prefixes.sort_unstable();
-    let mut tokens: Vec<(String, Vec<Prefix>)> = Vec::with_capacity(prefixes.len());
-    for (k, i, keyword) in prefixes {
+    prefixes.sort_unstable_by(|a, b| {
+        let (x, y) = (a.0.bytes().map(|c| c.to_ascii_lowercase()), b.0.bytes().map(|c| c.to_ascii_lowercase()));
+        x.cmp(y).then(a.1.cmp(&b.1))
+    });
+    let mut tokens: Vec<(&str, Vec<Prefix>)> = Vec::with_capacity(prefixes.len());
+    for (keyword, i) in prefixes {
         let prefix = Prefix::new(i, keyword);
         match tokens.last_mut() {
-            Some((last, list)) if *last == k => list.push(prefix),
-            _ => tokens.push((k, vec![prefix])),
+            Some((last, list)) if last.eq_ignore_ascii_case(keyword) => list.push(prefix),
+            _ => tokens.push((keyword, vec![prefix])),
         }
     }
-    // An anchor is a word that holds no other word: `accesskey=` finds `sharedaccesskey=`.
-    // (Merging anchors into shared prefixes to fit a slim searcher's 32, `private` for
-    // `private key` and `privatekey`, doubled the search's time on prose: more false
-    // candidates per bucket.) Words are compared byte by byte: `str::find` sets up a
-    // searcher per call, and its ~3,000 calls here took ~0.15 ms of every process.
-    let mut anchors: Vec<&str> = Vec::new();
-    for (w, _) in &words {
-        if !words.iter().any(|(other, _)| other != w && position(w.as_bytes(), other.as_bytes()).is_some()) {
-            anchors.push(w);
-        }
-    }
-    let anchored = anchors
-        .iter()
-        .map(|a| {
-            let holding = words.iter().enumerate();
-            holding.filter_map(|(k, (w, _))| position(w.as_bytes(), a.as_bytes()).map(|at| (k, at))).collect()
-        })
-        .collect();
-    let mut searcher = packed::Config::new().builder();
-    for a in &anchors {
-        searcher.add(a);
-    }
-    let anchors = searcher.build().unwrap_or_else(|| panic!("redaction words: {} cannot be searched", anchors.len()));
+    let bits: Vec<u64> = words.iter().map(|(w, _)| byte_bits(w.as_bytes())).collect();
+    let later: Vec<bool> =
+        words.iter().map(|(_, rules)| rules.iter().all(|&i| LATER_RULES.contains(&RULES[i].id))).collect();
+    let ascii = |k: usize| words[k].0.is_ascii();
+    let anchors = Anchors::new(&words, &bits, |k| ascii(k) && !later[k]);
+    let later = Anchors::new(&words, &bits, |k| ascii(k) && later[k]);
+    // A word outside ASCII is searched for in its own searcher: a word of another script
+    // held by an ASCII one (or the reverse) is no case to plan for.
+    let wide = Anchors::new(&words, &bits, |k| !ascii(k));
     Engine {
         regexes,
         names: Keywords::new(names.iter().map(|(k, _)| k.as_str())),
         name_wakes: names.into_iter().map(|(_, rules)| rules).collect(),
-        tokens: Keywords::new(tokens.iter().map(|(k, _)| k.as_str())),
+        tokens: Keywords::new(tokens.iter().map(|(k, _)| *k)),
         token_wakes: tokens.into_iter().map(|(_, prefixes)| prefixes).collect(),
         words,
         anchors,
-        anchored,
+        later,
+        wide,
         flags,
         always,
         user_info,
@@ -346,6 +456,10 @@ fn is_name(b: u8) -> bool {
 fn name_before(bytes: &[u8], end: usize) -> Option<(usize, usize)> {
     let mut i = end;
     while i > 0 && matches!(bytes[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    // A key of a dictionary or a map: `config["SECRET_KEY"] = …`.
+    if i > 1 && bytes[i - 1] == b']' && matches!(bytes[i - 2], b'"' | b'\'') {
         i -= 1;
     }
     if i > 0 && matches!(bytes[i - 1], b'"' | b'\'') {
@@ -391,6 +505,8 @@ fn named(bytes: &[u8], mut each: impl FnMut(Hit)) {
         let name = match bytes[at] {
             // `==`, `!=`, `<=`, `>=` compare; `:=` is found at its `:`.
             b'=' if matches!(before, Some(b'=' | b'!' | b'<' | b'>' | b':')) || after == Some(b'=') => None,
+            // Make's `PASSWORD ?= …` gives a value as `=` does.
+            b'=' if before == Some(b'?') => name_before(bytes, at - 1),
             b'=' => name_before(bytes, at),
             // `::` is a path, `://` a URL's scheme.
             b':' if before == Some(b':') || matches!(after, Some(b':' | b'/')) => None,
@@ -511,8 +627,40 @@ impl Windows<'_> {
 
 /// [`find`] with `lower`, the ASCII lowercase copy of `text`.
 fn find_in(text: &str, lower: &[u8]) -> Vec<Found> {
-    let windows = windows(text, lower);
     let mut found: Vec<(usize, Found)> = Vec::new();
+    let breaks = collect(text, lower, &mut found);
+    if !breaks.is_empty() || memchr::memchr(b'\\', text.as_bytes()).is_some() {
+        in_views(text, &breaks, 0, &mut found);
+    }
+    finish(text, found)
+}
+
+/// How many times a view is decoded again: a JSON string in a JSON string in a JSON
+/// string (`\\\"` for a quote) is the deepest a text written by hand or by a tool holds.
+const VIEW_DEPTH: usize = 3;
+
+/// The secrets of [`decode::views`] of `text` (escapes decoded, broken tokens joined at
+/// `breaks`), where their bytes are in `text`, added to `found`; and those of views of
+/// views, `depth` levels down.
+fn in_views(text: &str, breaks: &[usize], depth: usize, found: &mut Vec<(usize, Found)>) {
+    for view in decode::views(text, breaks) {
+        let lower = view.text.to_ascii_lowercase();
+        let mut inner: Vec<(usize, Found)> = Vec::new();
+        let breaks = collect(&view.text, lower.as_bytes(), &mut inner);
+        if depth + 1 < VIEW_DEPTH && (!breaks.is_empty() || memchr::memchr(b'\\', view.text.as_bytes()).is_some()) {
+            in_views(&view.text, &breaks, depth + 1, &mut inner);
+        }
+        for (i, f) in inner {
+            let (start, end) = view.source(text, f.start, f.end);
+            found.push((i, Found { rule: f.rule, start, end }));
+        }
+    }
+}
+
+/// The secrets the rules find in `text`, added to `found` as they are (not yet merged);
+/// returns the line ends that split a provider's token, for a view that joins them.
+fn collect(text: &str, lower: &[u8], found: &mut Vec<(usize, Found)>) -> Vec<usize> {
+    let (windows, breaks) = windows_and_breaks(text, lower);
     let mut w = 0;
     while w < windows.len() {
         // One window of each overlapping lot.
@@ -522,40 +670,53 @@ fn find_in(text: &str, lower: &[u8]) -> Vec<Found> {
             b = b.max(windows[w].2);
             w += 1;
         }
-        matches_in(i, text, a, b, &mut found);
+        matches_in(i, text, a, b, found);
     }
-    finish(text, found)
+    breaks
 }
 
 /// Where each rule that `text` (and its lowercase copy) wakes runs: (rule, start, end),
 /// sorted.
+#[cfg(test)]
 fn windows(text: &str, lower: &[u8]) -> Vec<(usize, usize, usize)> {
+    windows_and_breaks(text, lower).0
+}
+
+/// [`windows`], and the line ends right after a run that holds a provider's prefix when
+/// the next line starts with token characters: where a token may go on (a terminal or an
+/// editor wrapped it).
+fn windows_and_breaks(text: &str, lower: &[u8]) -> (Vec<(usize, usize, usize)>, Vec<usize>) {
     let engine = &*ENGINE;
+    let mut breaks = Vec::new();
     let bytes = text.as_bytes();
     let mut windows = Windows { bytes, lower, list: Vec::new() };
     let mut on_runs: Vec<usize> = engine.always.clone();
     let mut whole: Vec<usize> = Vec::new();
-    let mut at = 0;
-    while let Some(m) = engine.anchors.find_in(lower, Span { start: at, end: lower.len() }) {
-        for &(k, offset) in &engine.anchored[m.pattern().as_usize()] {
-            let (word, rules) = &engine.words[k];
-            let Some(start) = m.start().checked_sub(offset) else { continue };
-            if !lower[start..].starts_with(word.as_bytes()) {
-                continue;
-            }
-            for &i in rules {
-                match RULES[i].scope {
-                    Scope::Lines(before, after) | Scope::Named(before, after, _) => {
-                        let (a, b) = lines(bytes, start, before, after);
-                        windows.push(i, a, b, None);
+    let wide = !lower.is_ascii();
+    for anchors in [&engine.anchors, &engine.later, &engine.wide].into_iter().take(if wide { 3 } else { 2 }) {
+        let Some(searcher) = &anchors.searcher else { continue };
+        let mut at = 0;
+        while let Some(m) = searcher.find_in(lower, Span { start: at, end: lower.len() }) {
+            for &(k, offset) in &anchors.anchored[m.pattern().as_usize()] {
+                let (word, rules) = &engine.words[k];
+                let Some(start) = m.start().checked_sub(offset) else { continue };
+                if !lower[start..].starts_with(word.as_bytes()) {
+                    continue;
+                }
+                for &i in rules {
+                    match RULES[i].scope {
+                        Scope::Lines(before, after) | Scope::Named(before, after, _) => {
+                            let (a, b) = lines(bytes, start, before, after);
+                            windows.push(i, a, b, None);
+                        }
+                        Scope::Text => whole.push(i),
+                        Scope::Runs => on_runs.push(i),
+                        Scope::Token | Scope::UserInfo => {}
                     }
-                    Scope::Text => whole.push(i),
-                    Scope::Runs => on_runs.push(i),
-                    Scope::Token | Scope::UserInfo => {}
                 }
             }
+            at = m.start() + 1;
         }
-        at = m.start() + 1;
     }
     named(bytes, |hit| {
         let (start, end, at) = match hit {
@@ -592,13 +753,18 @@ fn windows(text: &str, lower: &[u8]) -> Vec<(usize, usize, usize)> {
     on_runs.dedup();
     for (start, end) in runs(bytes) {
         let window = widened(text, start, end);
+        let mut woke = false;
         engine.tokens.find(&lower[start..end], |k, at| {
             for prefix in &engine.token_wakes[k] {
                 if prefix.holds(bytes, start + at) {
                     windows.push(prefix.rule, window.0, window.1, None);
+                    woke = true;
                 }
             }
         });
+        if woke && goes_on(bytes, end) {
+            breaks.push(end);
+        }
         for &i in &on_runs {
             windows.push(i, window.0, window.1, None);
         }
@@ -609,7 +775,18 @@ fn windows(text: &str, lower: &[u8]) -> Vec<(usize, usize, usize)> {
         windows.push(i, 0, text.len(), None);
     }
     windows.list.sort_unstable();
-    windows.list
+    (windows.list, breaks)
+}
+
+/// Whether a line end is at `at` (`\n` or `\r\n`) and the next line starts with a byte of
+/// a run.
+fn goes_on(bytes: &[u8], at: usize) -> bool {
+    let next = match bytes.get(at) {
+        Some(b'\n') => at + 1,
+        Some(b'\r') if bytes.get(at + 1) == Some(&b'\n') => at + 2,
+        _ => return false,
+    };
+    bytes.get(next).is_some_and(|&b| RUN[usize::from(b)])
 }
 
 /// A rule's expression, with ASCII classes for `\w`, `\s`, `\d` and `\b` ([`ascii_classes`]).
@@ -711,7 +888,10 @@ fn matches_in(i: usize, text: &str, a: usize, b: usize, found: &mut Vec<(usize, 
         let Some((start, secret)) = rules::secret_of(&caps) else { continue };
         // A value runs to the next parameter of a query string at most (`…&mode=x`).
         let value = rules::to_next_parameter(secret);
-        if value.is_empty() || rules::ignored(value) || !(rule.check)(&caps, value) {
+        // A value with escapes in it is judged as it reads (`\u002a\u002a…` is `**…`, a
+        // placeholder).
+        let judged = decode::unescaped(value);
+        if value.is_empty() || rules::ignored(value) || !(rule.check)(&caps, &judged) {
             continue;
         }
         found.push((i, Found { rule: rule.id, start, end: start + value.len() }));
@@ -1006,6 +1186,28 @@ mod tests {
         }
         let r = RegexBuilder::new(&ascii_classes(r"\bpass\s*=\s*(\w+)")).unicode(false).build().unwrap();
         assert_eq!(&r.captures("x pass = héllo".as_bytes()).unwrap()[1], b"h");
+    }
+
+    /// Each searcher of words holds at most what one SIMD search takes, with room to add.
+    #[test]
+    fn the_words_fit_a_simd_search_each() {
+        let engine = &*ENGINE;
+        for (anchors, name) in
+            [(&engine.anchors, "ASCII"), (&engine.later, "later ASCII"), (&engine.wide, "other scripts")]
+        {
+            let n = anchors.anchored.len();
+            assert!(n + 4 <= ANCHORS_MAX, "{n} {name} words to search for; at most {ANCHORS_MAX}");
+        }
+        // No list of the set-up is past 10 KB (see `ENGINE`): the longest are the provider
+        // prefixes and the list that groups them.
+        let prefixes = RULES.iter().filter(|r| r.scope == Scope::Token).map(|r| r.keywords.len()).sum::<usize>();
+        let largest = prefixes * std::mem::size_of::<(&str, Vec<Prefix>)>();
+        assert!(largest <= 10 * 1024, "{prefixes} provider prefixes take {largest} bytes");
+        // Within the range where a packed searcher is fast (see `Engine::anchors`).
+        assert!(engine.anchors.anchored.len() <= 40, "{}", engine.anchors.anchored.len());
+        for id in LATER_RULES {
+            assert!(rule(id).is_some(), "{id} names no rule");
+        }
     }
 
     /// A name wakes only the rules for the byte that gives it its value: documentation full

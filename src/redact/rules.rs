@@ -83,6 +83,24 @@ impl<'t> Caps<'t> {
         self.caps.name(name).map(|m| self.span(m.start(), m.end()))
     }
 
+    /// The text before byte `at` of the text matched (on a character boundary).
+    pub(crate) fn before(&self, at: usize) -> &'t str {
+        let mut at = at.min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        &self.text[..at]
+    }
+
+    /// The text from byte `at` of the text matched (on a character boundary) to its end.
+    pub(crate) fn from(&self, at: usize) -> &'t str {
+        let mut at = at.min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at += 1;
+        }
+        &self.text[at..]
+    }
+
     /// Where the whole match starts, and its text.
     fn whole(&self) -> Option<(usize, &'t str)> {
         self.caps.get(0).map(|m| self.span(m.start(), m.end()))
@@ -148,7 +166,8 @@ pub static RULES: &[Rule] = &[
         title: "a private key block",
         keywords: &["PRIVATE KEY"],
         scope: Scope::Text,
-        pattern: r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z)",
+        // PEM and PGP blocks, and RFC 4716's SSH2 blocks (four dashes and a space).
+        pattern: r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z)|---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----[\s\S]*?(?:---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----|\z)",
         gate: Some(begins_key_block),
         check: key_block,
     },
@@ -159,6 +178,15 @@ pub static RULES: &[Rule] = &[
         scope: Scope::Text,
         pattern: r"PuTTY-User-Key-File-\d:[\s\S]*?(?:Private-MAC:[ \t]*[0-9a-fA-F]*|\z)",
         gate: None,
+        check: key_block,
+    },
+    Rule {
+        id: "openvpn-static-key",
+        title: "an OpenVPN static key",
+        keywords: &["VPN Static key"],
+        scope: Scope::Text,
+        pattern: r"-----BEGIN OpenVPN Static key V1-----[\s\S]*?(?:-----END OpenVPN Static key V1-----|\z)",
+        gate: Some(begins_key_block),
         check: key_block,
     },
     prefixed!("age-secret-key", "an age secret key", ["AGE-SECRET-KEY-1"], r"AGE-SECRET-KEY-1[0-9A-Z]{50,70}"),
@@ -325,7 +353,12 @@ pub static RULES: &[Rule] = &[
         ["pscale_"],
         r"\bpscale_(?:pw|tkn|oauth)_[A-Za-z0-9_.=\-]{30,}"
     ),
-    prefixed!("scalingo-api-token", "a Scalingo token", ["tk-us-"], r"\btk-us-[A-Za-z0-9_\-]{48}\b"),
+    prefixed!(
+        "scalingo-api-token",
+        "a Scalingo token",
+        ["tk-us-"],
+        r"\b(?P<s>tk-us-[A-Za-z0-9_\-]{48})(?:[^A-Za-z0-9_\-]|$)"
+    ),
     prefixed!("netlify-access-token", "a Netlify token", ["nfp_"], r"\bnfp_[A-Za-z0-9]{36,}"),
     prefixed!(
         "vercel-token",
@@ -459,6 +492,216 @@ pub static RULES: &[Rule] = &[
     ),
     prefixed!("dropbox-token", "a Dropbox token", ["sl."], r"\bsl\.[A-Za-z0-9_\-]{130,}"),
     prefixed!("facebook-access-token", "a Facebook access token", ["EAAC", "EAAG"], r"\bEAA[CG][A-Za-z0-9]{90,}"),
+    // More providers, from their published formats (gitleaks' and Kingfisher's rules).
+    prefixed!(
+        "huggingface-organization-token",
+        "a Hugging Face organization token",
+        ["api_org_"],
+        r"\bapi_org_[A-Za-z]{34}\b"
+    ),
+    prefixed!("heroku-api-key", "a Heroku platform key", ["HRKU-"], r"\bHRKU-[0-9A-Za-z_\-]{50,}"),
+    Rule {
+        id: "airtable-pat",
+        title: "an Airtable personal access token",
+        keywords: &["pat"],
+        scope: Scope::Token,
+        pattern: r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b",
+        gate: Some(airtable_shaped),
+        check: token,
+    },
+    prefixed!("contentful-token", "a Contentful token", ["CFPAT-"], r"\bCFPAT-[A-Za-z0-9_\-]{43}"),
+    prefixed!(
+        "sourcegraph-token",
+        "a Sourcegraph or Segment token",
+        ["sgp_", "slk_"],
+        r"\b(?:sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b|sgp_[A-Za-z0-9]{64}\b|slk_[a-f0-9]{64}\b)"
+    ),
+    prefixed!(
+        "buildkite-token",
+        "a Buildkite token",
+        ["bkua_", "bkaa_", "bkaj_"],
+        r"\bbk(?:ua|aa|aj)_[A-Za-z0-9_.=\-]{30,}"
+    ),
+    prefixed!("tencent-secret-id", "a Tencent Cloud SecretId", ["AKID"], r"\bAKID[A-Za-z0-9]{32}\b", random),
+    prefixed!(
+        "onepassword-secret-key",
+        "a 1Password account secret key",
+        ["A3-"],
+        r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b"
+    ),
+    prefixed!("adobe-client-secret", "an Adobe client secret", ["p8e-"], r"\bp8e-[A-Za-z0-9]{32}\b", random),
+    prefixed!(
+        "aws-bedrock-api-key",
+        "an Amazon Bedrock API key",
+        ["ABSK", "bedrock-api-key-"],
+        r"\b(?:ABSK[A-Za-z0-9+/]{109,269}={0,2}|bedrock-api-key-[A-Za-z0-9+/=%\-]{60,})"
+    ),
+    prefixed!("artifactory-reference-token", "a JFrog reference token", ["cmVmd"], r"\bcmVmd[A-Za-z0-9]{59}\b"),
+    prefixed!("clickhouse-api-secret", "a ClickHouse Cloud key secret", ["4b1d"], r"\b4b1d[A-Za-z0-9]{38}\b", random),
+    prefixed!(
+        "duffel-api-token",
+        "a Duffel token",
+        ["duffel_test_", "duffel_live_"],
+        r"\bduffel_(?:test|live)_[A-Za-z0-9_=\-]{43}"
+    ),
+    prefixed!("frameio-api-token", "a Frame.io token", ["fio-u-"], r"\bfio-u-[A-Za-z0-9_=\-]{64}"),
+    prefixed!(
+        "flyio-access-token",
+        "a Fly.io macaroon",
+        ["fm1a_", "fm1r_", "fm2_"],
+        r"\bfm(?:1[ar]|2)_[A-Za-z0-9+/]{100,}={0,3}"
+    ),
+    prefixed!(
+        "gitlab-session-cookie",
+        "a GitLab session cookie",
+        ["_gitlab_session="],
+        r"_gitlab_session=(?P<s>[0-9a-z]{32})\b"
+    ),
+    prefixed!(
+        "harness-api-key",
+        "a Harness token",
+        ["pat.", "sat."],
+        r"\b(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b"
+    ),
+    prefixed!("infracost-api-token", "an Infracost token", ["ico-"], r"\bico-[A-Za-z0-9]{32}\b", random),
+    prefixed!(
+        "intra42-client-secret",
+        "a 42 intra client secret",
+        ["s-s4t2ud-", "s-s4t2af-"],
+        r"\bs-s4t2(?:ud|af)-[a-f0-9]{64}\b"
+    ),
+    prefixed!("maxmind-license-key", "a MaxMind license key", ["_mmk"], r"\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk\b"),
+    prefixed!("octopus-deploy-api-key", "an Octopus Deploy key", ["API-"], r"\bAPI-[A-Z0-9]{26}\b", random),
+    prefixed!("openshift-user-token", "an OpenShift token", ["sha256~"], r"\bsha256~[A-Za-z0-9_\-]{43}"),
+    prefixed!(
+        "settlemint-token",
+        "a SettleMint token",
+        ["sm_aat_", "sm_pat_", "sm_sat_"],
+        r"\bsm_(?:aat|pat|sat)_[A-Za-z0-9]{16}\b"
+    ),
+    prefixed!("typeform-api-token", "a Typeform token", ["tfp_"], r"\btfp_[A-Za-z0-9_.=\-]{40,59}"),
+    prefixed!(
+        "yandex-token",
+        "a Yandex Cloud key or token",
+        ["AQVN", "t1."],
+        r"\b(?:AQVN[A-Za-z0-9_\-]{35,38}|t1\.[A-Za-z0-9_\-]+=*\.[A-Za-z0-9_\-]{86}=*)"
+    ),
+    prefixed!("sonar-api-token", "a SonarQube token", ["sqp_", "squ_", "sqa_"], r"\bsq[pua]_[a-f0-9]{40}\b"),
+    prefixed!(
+        "authress-access-key",
+        "an Authress access key",
+        [".acc_", ".acc-"],
+        r"\b(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_\-][A-Za-z0-9\-]{10,32}\.[A-Za-z0-9+/_=\-]{30,120}"
+    ),
+    prefixed!(
+        "plaid-access-token",
+        "a Plaid access token",
+        ["access-sandbox-", "access-development-", "access-production-"],
+        r"\baccess-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+    ),
+    prefixed!(
+        "hubspot-private-app-token",
+        "a HubSpot private app token",
+        ["pat-na1-", "pat-eu1-"],
+        r"\bpat-(?:na|eu)1-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+    ),
+    prefixed!(
+        "circleci-token",
+        "a CircleCI token",
+        ["CCIPAT_", "CCIPRJ_"],
+        r"\bCCIP(?:AT|RJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}\b"
+    ),
+    prefixed!("trello-token", "a Trello token", ["ATTA"], r"\bATTA[a-fA-F0-9]{64,72}\b"),
+    prefixed!("honeycomb-api-key", "a Honeycomb key", ["hcaik_", "hcxik_"], r"\bhc[ax]ik_[A-Za-z0-9]{58,64}\b"),
+    prefixed!(
+        "langsmith-api-key",
+        "a LangSmith key",
+        ["lsv2_pt_", "lsv2_sk_"],
+        r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\b"
+    ),
+    prefixed!("pinecone-api-key", "a Pinecone key", ["pcsk_"], r"\bpcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,80}\b"),
+    prefixed!("crates-io-token", "a crates.io token", ["cio"], r"\bcio[A-Za-z0-9]{32}\b", random),
+    prefixed!("scaleway-access-key", "a Scaleway access key", ["SCW"], r"\bSCW[A-Z0-9]{17}\b", random),
+    Rule {
+        id: "woocommerce-key",
+        title: "a WooCommerce REST key",
+        keywords: &["ck_", "cs_"],
+        scope: Scope::Token,
+        pattern: r"\bc[ks]_[a-f0-9]{40}\b",
+        gate: Some(woocommerce_shaped),
+        check: random,
+    },
+    Rule {
+        id: "resend-api-key",
+        title: "a Resend key",
+        keywords: &["re_"],
+        scope: Scope::Token,
+        pattern: r"\bre_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\b",
+        gate: Some(resend_shaped),
+        check: random,
+    },
+    prefixed!(
+        "amazon-mws-token",
+        "an Amazon MWS or Login with Amazon secret",
+        ["amzn.mws.", "amzn1.oa2-cs.v1."],
+        r"\b(?:amzn\.mws\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|amzn1\.oa2-cs\.v1\.[a-f0-9]{64})\b"
+    ),
+    prefixed!(
+        "paseto-token",
+        "a PASETO token",
+        ["v1.local.", "v2.local.", "v3.local.", "v4.local.", "v1.public.", "v2.public.", "v3.public.", "v4.public."],
+        r"\bv[1-4]\.(?:local|public)\.[A-Za-z0-9_\-]{40,}(?:\.[A-Za-z0-9_\-]+)?"
+    ),
+    prefixed!(
+        "braintree-access-token",
+        "a Braintree access token",
+        ["access_token$"],
+        r"\baccess_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}\b"
+    ),
+    prefixed!(
+        "infisical-service-token",
+        "an Infisical service token",
+        ["st."],
+        r"\bst\.[a-f0-9\-]{36}\.[a-f0-9]{32}\.[a-f0-9]{32}\b"
+    ),
+    prefixed!("dependency-track-api-key", "a Dependency-Track key", ["odt_"], r"\bodt_[A-Za-z0-9]{32,255}\b", random),
+    prefixed!("adafruit-api-key", "an Adafruit IO key", ["aio_"], r"\baio_[A-Za-z0-9]{28}\b", random),
+    prefixed!("clickup-api-token", "a ClickUp token", ["pk_"], r"\bpk_[0-9]{6,10}_[A-Z0-9]{32}\b"),
+    prefixed!("nvidia-api-key", "an NVIDIA API key", ["nvapi-"], r"\bnvapi-[A-Za-z0-9_\-]{64}"),
+    prefixed!(
+        "mongodb-atlas-service-secret",
+        "a MongoDB Atlas service account secret",
+        ["mdb_sa_sk_"],
+        r"\bmdb_sa_sk_[A-Za-z0-9_\-]{40}"
+    ),
+    Rule {
+        id: "elevenlabs-api-key",
+        title: "an ElevenLabs key",
+        keywords: &["sk_"],
+        scope: Scope::Token,
+        pattern: r"\bsk_[a-f0-9]{48}\b",
+        gate: Some(elevenlabs_shaped),
+        check: random,
+    },
+    prefixed!("gcs-hmac-access-id", "a Cloud Storage HMAC access id", ["GOOG1"], r"\bGOOG1[A-Z0-9]{56}\b"),
+    prefixed!(
+        "azure-function-key",
+        "an Azure Functions key in a URL",
+        ["azurewebsites.net"],
+        r"azurewebsites\.net/[^\s\x22'<>]*?[?&]code=(?P<s>[A-Za-z0-9_\-]{20,}={0,2})"
+    ),
+    prefixed!(
+        "twitter-bearer-token",
+        "a Twitter bearer token",
+        ["AAAAAAAAAAAAAAAAAAAAA"],
+        r"\bA{20,24}[A-Za-z0-9%]{60,120}",
+        twitter_bearer
+    ),
+    prefixed!("stackhawk-api-key", "a StackHawk key", ["hawk."], r"\bhawk\.[A-Za-z0-9_\-]{20}\.[A-Za-z0-9_\-]{20}"),
+    prefixed!("ubidots-token", "an Ubidots token", ["BBFF-"], r"\bBBFF-[A-Za-z0-9]{30}\b"),
+    prefixed!("fleetbase-api-key", "a Fleetbase key", ["flb_live_"], r"\bflb_live_[A-Za-z0-9]{20}\b"),
+    prefixed!("flexport-api-key", "a Flexport key", ["shltm_"], r"\bshltm_[A-Za-z0-9_\-]{40}"),
+    prefixed!("pagarme-api-key", "a Pagar.me key", ["ak_live_"], r"\bak_live_[A-Za-z0-9]{30}\b"),
     // Tokens in general shapes.
     prefixed!(
         "jwt",
@@ -609,13 +852,76 @@ pub static RULES: &[Rule] = &[
         ["tskey-"],
         r"\btskey-(?:auth|client|api|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}"
     ),
+    Rule {
+        id: "jwk-private-key",
+        title: "the private part of a JSON Web Key",
+        keywords: &["\"kty\"", "kty:"],
+        scope: Scope::Lines(12, 12),
+        pattern: r#"["']?\b(?:d|p|q|dp|dq|qi|k)\b["']?[ \t]*:[ \t]*["'](?P<s>[A-Za-z0-9_\-]{20,}={0,2})["']"#,
+        gate: Some(jwk_private_member),
+        check: random_or_long,
+    },
+    Rule {
+        id: "sql-password",
+        title: "a password in an SQL statement",
+        keywords: &["identified"],
+        scope: Scope::Lines(0, 1),
+        pattern: r#"(?i)\b(?:user|role|login|grant)\b[^;\r\n]*?\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+(?:'(?P<s>[^'\r\n]+)'|"(?P<s2>[^"\r\n]+)"|(?P<s3>[^\s'";]+))"#,
+        gate: Some(identified_by),
+        check: sql_password,
+    },
+    Rule {
+        id: "powershell-password",
+        title: "a password made into a SecureString",
+        keywords: &["o-SecureString"],
+        scope: Scope::Lines(0, 0),
+        pattern: r#"(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)')"#,
+        gate: None,
+        check: password_value_literal,
+    },
+    Rule {
+        id: "config-password",
+        title: "a password in a server's configuration",
+        keywords: &["requirepass", "erauth", "ndpw", "otpw"],
+        scope: Scope::Lines(0, 0),
+        pattern: r#"(?im)^[ \t]*(?:requirepass|masterauth|bindpw|rootpw)[ \t]+(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s3>[^\s"'#]+))"#,
+        gate: None,
+        check: cleartext_password,
+    },
+    Rule {
+        id: "session-cookie",
+        title: "a session cookie",
+        keywords: &["okie:"],
+        scope: Scope::Lines(0, 0),
+        pattern: r"(?i)\b(?:set-)?cookie:[^\r\n]*?(?:^|[\s;:])(?P<name>[A-Za-z0-9_.\-]*(?:sess(?:ion)?(?:id)?|sid|auth[_\-]?token|remember[_\-]?token|access[_\-]?token))=(?P<s>[A-Za-z0-9%+/=_.\-]{16,})",
+        gate: None,
+        check: random_or_long,
+    },
+    Rule {
+        id: "command-password",
+        title: "a password given to a database or directory client",
+        keywords: &["-w", "-p", "-u", "--user", "sqlplus"],
+        scope: Scope::Lines(0, 0),
+        pattern: r#"(?:\bldap[a-z]+\b[^\n]*?[ \t]-w[ \t]+(?:"(?P<s>[^"\n]+)"|'(?P<s2>[^'\n]+)'|(?P<s3>[^\s"'-][^\s"']*))|\b(?:sqlcmd|bcp)\b[^\n]*?[ \t]-P[ \t]*(?:"(?P<s4>[^"\n]+)"|(?P<s5>[^\s"'-][^\s"']*))|\bsmbclient\b[^\n]*?[ \t](?:-U|--user)[ \t=]+["']?[^\s%"']+%(?P<s6>[^\s"']+)|\bsqlplus[ \t]+(?:-[A-Za-z]+[ \t]+)*["']?[A-Za-z0-9_$#]+/(?P<s7>[^\s@/"']+)@|\bpsexec\b[^\n]*?[ \t]-p[ \t]+(?P<s8>[^\s"']+))"#,
+        gate: Some(tool_password_flag),
+        check: password_value,
+    },
+    Rule {
+        id: "command-password",
+        title: "a password given to `net use`",
+        keywords: &["/user:"],
+        scope: Scope::Lines(0, 0),
+        pattern: r#"(?i)\bnet[ \t]+use[ \t]+(?:[A-Z]:[ \t]+)?\\\\\S+[ \t]+(?:(?P<s>[^\s/"'*][^\s"']*)[ \t]+/user:\S+|/user:\S+[ \t]+(?P<s2>[^\s/"'*][^\s"']*))"#,
+        gate: Some(net_use_shaped),
+        check: password_value,
+    },
     // Values of secret-looking names: code, env, YAML, JSON, XML, flags.
     Rule {
         id: "secret-assignment",
         title: "a value assigned to a secret-looking name",
-        keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
+        keywords: &["pass", "pwd", "pw", "psk", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
         scope: Scope::Named(0, 0, b"="),
-        pattern: r#"(?i)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>=>|:=|=)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|`(?P<s3>[^`\r\n]+)`|(?P<s4>[^\s"'`,;)\]}>]+))"#,
+        pattern: r#"(?i)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|psk|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key[_.\-]?id|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?\]?[ \t]*(?P<sep>=>|:=|\?=|=)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|`(?P<s3>[^`\r\n]+)`|(?P<s4>[^\s"'`,;)\]}>]+))"#,
         gate: Some(assigned_with_equals),
         check: assigned,
     },
@@ -626,7 +932,7 @@ pub static RULES: &[Rule] = &[
         title: "a value assigned to a secret-looking name",
         keywords: &["pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "salt", "cookie"],
         scope: Scope::Named(0, 0, b":"),
-        pattern: r#"(?im)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>:)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'`,;)\]}>]+(?:[ \t]+[^\s"'`,;:=#)\]}>]+){1,8})[ \t]*(?:$|\r|[ \t]#)|(?P<s5>[^\s"'`,;)\]}>]+))"#,
+        pattern: r#"(?im)(?:^|[^a-z0-9_])(?P<name>[a-z0-9_.\-]*?(?:password|passwd|passphrase|pwd|pass|pw|psk|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|private[_.\-]?key[_.\-]?id|private[_.\-]?key|credentials?|key|key_base|auth|salt|cookie)\d{0,3})["']?[ \t]*(?P<sep>:)[ \t]*(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'`,;)\]}>]+(?:[ \t]+[^\s"'`,;:=#)\]}>]+){1,8})[ \t]*(?:$|\r|[ \t]#)|(?P<s5>[^\s"'`,;)\]}>]+))"#,
         gate: Some(assigned_with_colon),
         check: assigned,
     },
@@ -635,7 +941,7 @@ pub static RULES: &[Rule] = &[
         title: "a secret passed as a command-line flag",
         keywords: &["pass", "pwd", "secret", "token", "key", "auth"],
         scope: Scope::Named(0, 0, b"-"),
-        pattern: r#"(?i)(?:^|[ \t])--?(?P<name>(?:[a-z0-9][a-z0-9_\-]*?)?(?:password|passwd|passphrase|pass|pwd|token|secret|api[_\-]?key|apikey|access[_\-]?key|auth|key))[ \t]+(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'\-][^\s"']*))"#,
+        pattern: r#"(?i)(?:^|[ \t])--?(?P<name>(?:[a-z0-9][a-z0-9_\-]*?)?(?:password|passwd|passphrase|pass|passin|passout|pwd|token|secret|api[_\-]?key|apikey|access[_\-]?key|auth|key))[ \t]+(?:"(?P<s>[^"\r\n]+)"|'(?P<s2>[^'\r\n]+)'|(?P<s4>[^\s"'\-][^\s"']*))"#,
         gate: Some(flag_given),
         check: assigned,
     },
@@ -698,7 +1004,128 @@ pub static RULES: &[Rule] = &[
         gate: Some(holds_forty),
         check: aws_secret,
     },
+    // Last: a name given a value in code or configuration is named by the rules above.
+    Rule {
+        id: "password-in-prose",
+        title: "a password told in a sentence",
+        keywords: super::prose::KEYWORDS,
+        scope: Scope::Lines(0, 0),
+        pattern: super::prose::PATTERN,
+        gate: Some(super::prose::told),
+        check: super::prose::check,
+    },
 ];
+
+/// Whether `t` holds `prefix` at a word's start followed by `len` bytes that `class` takes
+/// and then no more of them: the shape of a token whose prefix is also a common start of
+/// identifiers (`cs_`, `re_`, `sk_`, `pat`).
+fn shaped(t: &[u8], prefix: &[u8], len: usize, class: fn(u8) -> bool) -> bool {
+    memchr::memmem::find_iter(t, prefix).any(|at| {
+        let body = &t[at + prefix.len()..];
+        (at == 0 || !is_word_byte(t[at - 1]))
+            && body.len() >= len
+            && body[..len].iter().all(|&b| class(b))
+            && body.get(len).is_none_or(|&b| !class(b))
+    })
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+fn hex_lower(b: u8) -> bool {
+    b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
+}
+
+/// `pat`, 14 letters and digits, a dot and 64 hex digits: an Airtable token.
+fn airtable_shaped(w: &Window<'_>) -> bool {
+    memchr::memmem::find_iter(w.text, b"pat").any(|at| {
+        let t = &w.text[at + 3..];
+        t.len() >= 79
+            && t[..14].iter().all(u8::is_ascii_alphanumeric)
+            && t[14] == b'.'
+            && t[15..79].iter().all(|&b| hex_lower(b))
+    })
+}
+
+/// `ck_` or `cs_` and 40 hex digits.
+fn woocommerce_shaped(w: &Window<'_>) -> bool {
+    shaped(w.text, b"ck_", 40, hex_lower) || shaped(w.text, b"cs_", 40, hex_lower)
+}
+
+/// `re_`, 8 letters and digits, `_` and 24 more.
+fn resend_shaped(w: &Window<'_>) -> bool {
+    memchr::memmem::find_iter(w.text, b"re_").any(|at| {
+        let t = &w.text[at + 3..];
+        (at == 0 || !is_word_byte(w.text[at - 1]))
+            && t.len() >= 33
+            && t[..8].iter().all(u8::is_ascii_alphanumeric)
+            && t[8] == b'_'
+            && t[9..33].iter().all(u8::is_ascii_alphanumeric)
+    })
+}
+
+/// `sk_` and 48 hex digits.
+fn elevenlabs_shaped(w: &Window<'_>) -> bool {
+    shaped(w.text, b"sk_", 48, hex_lower)
+}
+
+/// A window near a JWK's `kty` that gives one of its private members (`d`, `p`, `q`, `dp`,
+/// `dq`, `qi`, or a symmetric key's `k`) a value: a public key has none of them.
+fn jwk_private_member(w: &Window<'_>) -> bool {
+    const MEMBERS: [&[u8]; 7] = [b"d", b"p", b"q", b"dp", b"dq", b"qi", b"k"];
+    memchr::memchr_iter(b':', w.text).any(|at| {
+        let before = &w.text[..at];
+        let before = before.strip_suffix(b" ").unwrap_or(before);
+        let name = before.strip_suffix(b"\"").or_else(|| before.strip_suffix(b"'")).unwrap_or(before);
+        MEMBERS
+            .iter()
+            .any(|m| name.ends_with(m) && name.len() > m.len() && !is_word_byte(name[name.len() - m.len() - 1]))
+    })
+}
+
+/// A window with an SQL statement that sets a password: `CREATE USER`, `ALTER USER`,
+/// `CREATE ROLE`, `GRANT` or `CREATE LOGIN` before `IDENTIFIED … BY`.
+fn identified_by(w: &Window<'_>) -> bool {
+    memchr::memmem::find_iter(w.lower, b"identified").any(|at| {
+        let before = &w.lower[..at];
+        let statement =
+            [&b"user "[..], b"role ", b"login ", b"grant "].iter().any(|k| memchr::memmem::find(before, k).is_some());
+        statement && memchr::memmem::find(&w.lower[at..], b" by ").is_some()
+    })
+}
+
+/// The rest of the line after each `tool` in a window's lowercase copy, as written.
+fn after_tool<'w>(w: &Window<'w>, tool: &[u8]) -> impl Iterator<Item = &'w [u8]> {
+    let (text, lower) = (w.text, w.lower);
+    memchr::memmem::find_iter(lower, tool).map(move |at| {
+        let from = at + tool.len();
+        let end = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |e| from + e);
+        &text[from..end]
+    })
+}
+
+/// A window with a command and its flag that takes a password: `ldapsearch … -w`,
+/// `sqlcmd … -P`, `smbclient -U user%…`, `sqlplus user/…@`, `psexec … -p`.
+fn tool_password_flag(w: &Window<'_>) -> bool {
+    let flag = |rest: &[u8], f: &[u8]| {
+        memchr::memmem::find_iter(rest, f).any(|at| at > 0 && matches!(rest[at - 1], b' ' | b'\t'))
+    };
+    after_tool(w, b"ldap").any(|rest| flag(rest, b"-w ") || flag(rest, b"-w\t"))
+        || after_tool(w, b"sqlcmd").chain(after_tool(w, b"bcp ")).any(|rest| flag(rest, b"-P"))
+        || after_tool(w, b"smbclient").any(|rest| memchr::memchr(b'%', rest).is_some())
+        || after_tool(w, b"sqlplus")
+            .any(|rest| rest.split(u8::is_ascii_whitespace).any(|word| word.contains(&b'/') && word.contains(&b'@')))
+        || after_tool(w, b"psexec").any(|rest| flag(rest, b"-p "))
+}
+
+/// `net use` with a share (`\\\\server\\share`) and `/user:` on its line.
+fn net_use_shaped(w: &Window<'_>) -> bool {
+    after_tool(w, b"net use").any(|rest| {
+        memchr::memmem::find(rest, b"\\\\").is_some()
+            && memchr::memmem::find(&rest.to_ascii_lowercase(), b"/user:").is_some()
+    })
+}
 
 /// A window with an `@`: a URL with user info.
 fn has_at(w: &Window<'_>) -> bool {
@@ -810,11 +1237,17 @@ fn quoted_hex_32(w: &Window<'_>) -> bool {
 /// before the END line (a template's `-----BEGIN PRIVATE KEY-----\n...` has none). Every
 /// character of the block counts here, the BEGIN line's too: [`key_block`] counts fewer.
 fn begins_key_block(w: &Window<'_>) -> bool {
-    memchr::memmem::find_iter(w.lower, b"-----begin").any(|at| {
-        let after = at + 10;
-        let end = memchr::memmem::find(&w.lower[after..], b"-----end").map_or(w.lower.len(), |e| after + e);
-        w.text[at..end].iter().filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/')).count() >= 40
-    })
+    memchr::memmem::find_iter(w.lower, b"---- begin").chain(memchr::memmem::find_iter(w.lower, b"-----begin")).any(
+        |at| {
+            let after = at + 10;
+            let end = [&b"-----end"[..], b"---- end"]
+                .iter()
+                .filter_map(|k| memchr::memmem::find(&w.lower[after..], k))
+                .min()
+                .map_or(w.lower.len(), |e| after + e);
+            w.text[at..end].iter().filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/')).count() >= 40
+        },
+    )
 }
 
 /// `word`, then (after an optional quote and blanks) one of `given`, somewhere in `lower`.
@@ -1062,6 +1495,39 @@ fn defined(caps: &Caps<'_>, s: &str) -> bool {
     }
 }
 
+/// A value that is random-looking key material, or long enough to be one whatever it looks
+/// like (a JWK's `d` is base64url of random bytes; a session id may be hex).
+fn random_or_long(_: &Caps<'_>, s: &str) -> bool {
+    !placeholder(s) && (looks_random(s) || s.len() >= 32 && entropy(s) >= 3.5)
+}
+
+/// A Twitter bearer token: 20-odd `A`s (its header), then random-looking characters.
+fn twitter_bearer(_: &Caps<'_>, s: &str) -> bool {
+    let body = s.trim_start_matches('A');
+    body.len() >= 60 && entropy(body) >= 4.0 && !s.to_ascii_lowercase().contains("example")
+}
+
+/// A password in `IDENTIFIED BY …`: quoted, or bare and more than a word (not `VALUES`
+/// before a hash, a bind variable, or a word of prose).
+fn sql_password(caps: &Caps<'_>, s: &str) -> bool {
+    let bare = caps.name("s3").is_some();
+    let word = s.bytes().all(|b| b.is_ascii_alphabetic());
+    !(bare && (word || s.starts_with([':', '?', '@', '&']))) && password_value(caps, s)
+}
+
+/// A password as it is typed, not a hash of it with its scheme (`{SSHA}…`, `{CRYPT}…`).
+fn cleartext_password(caps: &Caps<'_>, s: &str) -> bool {
+    let scheme = s.strip_prefix('{').and_then(|rest| rest.split_once('}')).is_some_and(|(name, _)| {
+        !name.is_empty() && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-')
+    });
+    !scheme && password_value(caps, s)
+}
+
+/// A password given as a string literal: not a variable (`$env:PASSWORD`, `$pw`).
+fn password_value_literal(caps: &Caps<'_>, s: &str) -> bool {
+    !s.starts_with('$') && password_value(caps, s)
+}
+
 /// A key block encoded in base64 (a kubeconfig's `client-key-data`).
 fn encoded_key_block(_: &Caps<'_>, s: &str) -> bool {
     use base64::Engine as _;
@@ -1071,13 +1537,19 @@ fn encoded_key_block(_: &Caps<'_>, s: &str) -> bool {
         .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains("PRIVATE KEY"))
 }
 
-/// A key block with a body (not a template with `...` inside).
+/// A key block with a body (not a template with `...` inside): 40 characters or more of
+/// base64 (or hex) in words of 16 or more, which armour lines (`-----BEGIN … KEY-----`),
+/// headers (`Proc-Type: 4,ENCRYPTED`, `Comment: "…"`) and a template's `...` are not made
+/// of. Words, not lines: a block may come with its lines joined by spaces (a usage error
+/// that quotes it) or by `\n` (a JSON string).
 fn key_block(_: &Caps<'_>, s: &str) -> bool {
-    // A body escaped into one JSON string (`\n` between lines) counts without its escapes.
     let unescaped = s.replace("\\n", "\n");
-    let body = unescaped.lines().filter(|l| !l.contains("-----") && !l.contains(':')).collect::<String>();
-    let b64 = body.bytes().filter(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/').count();
-    b64 >= 40 && !s.to_ascii_lowercase().contains("example")
+    let body: usize = unescaped
+        .split_whitespace()
+        .filter(|w| w.len() >= 16 && w.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')))
+        .map(str::len)
+        .sum();
+    body >= 40 && !s.to_ascii_lowercase().contains("example")
 }
 
 /// A password in `scheme://user:password@host`.
@@ -1171,8 +1643,8 @@ fn named(name: &str) -> Named {
         "credentials",
         "credential",
     ];
-    const STRONG_AT_WORD: [&str; 8] =
-        ["pwd", "pass", "pw", "accesskey", "secretkey", "privatekey", "clientsecret", "authtoken"];
+    const STRONG_AT_WORD: [&str; 9] =
+        ["pwd", "pass", "pw", "psk", "accesskey", "secretkey", "privatekey", "clientsecret", "authtoken"];
     const STRONG_COMPOUND: [&str; 7] =
         ["access_key", "access-key", "private_key", "private-key", "secret_key", "secret-key", "secret_key_base"];
     if STRONG_ANYWHERE.iter().any(|w| lower.ends_with(w)) && !lower.ends_with("_secret_id") {
@@ -1180,6 +1652,31 @@ fn named(name: &str) -> Named {
         return Named::Strong;
     }
     if STRONG_AT_WORD.iter().any(|w| ends(w)) || STRONG_COMPOUND.iter().any(|w| lower.ends_with(w)) {
+        return Named::Strong;
+    }
+    // Names that are a password whole: keytool's and OpenSSL's flags, server directives,
+    // a service account's key id, other languages' words for it.
+    const STRONG_WHOLE: [&str; 18] = [
+        "storepass",
+        "keypass",
+        "srcstorepass",
+        "deststorepass",
+        "srckeypass",
+        "destkeypass",
+        "passin",
+        "passout",
+        "bindpw",
+        "rootpw",
+        "requirepass",
+        "masterauth",
+        "passwort",
+        "kennwort",
+        "wachtwoord",
+        "senha",
+        "contrasena",
+        "private_key_id",
+    ];
+    if STRONG_WHOLE.iter().any(|w| lower.strip_suffix(w).is_some_and(|rest| rest.is_empty() || rest.ends_with('_'))) {
         return Named::Strong;
     }
     if ["key", "auth", "salt", "cookie", "sig", "signature"].iter().any(|w| ends(w)) {
@@ -1209,7 +1706,7 @@ fn assigned_value(name: &str, s: &str, quoted: bool, sep: &str) -> bool {
         return false;
     }
     let v = s.trim();
-    if v.is_empty() || placeholder(v) || reference(v, quoted) || placeholder_word(v) || type_word(v) {
+    if v.is_empty() || placeholder(v) || reference(v, quoted) || placeholder_word(v) || type_word(v) || counts_up(v) {
         return false;
     }
     if ["pk_live_", "pk_test_", "pk.eyJ"].iter().any(|p| v.starts_with(p)) {
@@ -1242,13 +1739,14 @@ fn assigned_value(name: &str, s: &str, quoted: bool, sep: &str) -> bool {
         // `class Pass1 : public LinkerPass`.
         return false;
     }
+    let sentence = v.trim_end_matches(['.', '!', '?']);
     if !quoted
         && sep == ":"
-        && (v.bytes().all(|b| b.is_ascii_lowercase() || matches!(b, b' ' | b'-' | b'/' | b'\''))
+        && (sentence.bytes().all(|b| b.is_ascii_lowercase() || matches!(b, b' ' | b'-' | b'/' | b'\''))
             || !v.contains(' ') && first_word.bytes().all(|b| b.is_ascii_alphabetic()))
         && first_word.len() <= 16
     {
-        // Prose and labels: "the token: it expires", "password: see below",
+        // Prose and labels: "the token: it expires", "password: see below.",
         // "'token': signed/unsigned mismatch", "Resulting Token: First".
         return false;
     }
@@ -1268,13 +1766,16 @@ fn assigned_value(name: &str, s: &str, quoted: bool, sep: &str) -> bool {
 
 /// Whether `s` stands for a value instead of being one: a variable, a template, a call, a
 /// path, a field of an object.
-fn reference(s: &str, quoted: bool) -> bool {
+pub(super) fn reference(s: &str, quoted: bool) -> bool {
     let first = s.chars().next().unwrap_or(' ');
     if ["${", "$(", "{{", "%(", "#{"].iter().any(|p| s.starts_with(p)) || s.starts_with('<') && s.ends_with('>') {
         return true;
     }
-    if first == '$' && s.trim_start_matches('$').bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        // `$DB_PASSWORD`, `$$DB_PASSWORD` (escaped in a compose file).
+    let variable =
+        |w: &str| w.len() > 1 && w.trim_start_matches('$').bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if first == '$' && (variable(s) || !quoted && s.split_whitespace().next().is_some_and(variable)) {
+        // `$DB_PASSWORD`, `$$DB_PASSWORD` (escaped in a compose file); unquoted, the rest
+        // of a command line after it (`$BACKUP_PASS -in db.sql`).
         return true;
     }
     if first == '%' && s[1..].contains('%') || s.contains("::") {
@@ -1302,11 +1803,21 @@ fn reference(s: &str, quoted: bool) -> bool {
         return true;
     }
     let lower = s.to_ascii_lowercase();
-    if ["arn:", "vault:", "ssm:", "env:", "secret:", "ref+", "op://", "file:", "keyring:"]
+    if ["arn:", "vault:", "ssm:", "env:", "secret:", "ref+", "op://", "file:", "keyring:", "fd:"]
         .iter()
         .any(|p| lower.starts_with(p))
     {
         return true;
+    }
+    // keytool's `-storepass:env NAME` and `-storepass:file PATH`.
+    if lower.starts_with("env ") || lower.starts_with("file ") {
+        return true;
+    }
+    // OpenSSL's `pass:$VAR`: the password is the variable's.
+    if let Some(rest) = s.strip_prefix("pass:")
+        && rest.starts_with('$')
+    {
+        return reference(rest, quoted);
     }
     // `self.password`, `config.api_key`, `process.env.TOKEN`: a dotted identifier.
     let identifier = |p: &str| {
@@ -1317,13 +1828,42 @@ fn reference(s: &str, quoted: bool) -> bool {
     if s.contains('.') && s.split('.').all(identifier) && !s.split('.').any(|p| p.bytes().any(|b| b.is_ascii_digit())) {
         return true;
     }
+    // `Read-Host`, `Get-Secret`: a PowerShell command whose output is the value.
+    if !quoted && cmdlet(s) {
+        return true;
+    }
     // `GITHUB_TOKEN`: the name of a variable, in capitals with underscores.
     s.len() >= 3 && s.contains('_') && s.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
 }
 
+/// Whether `v` holds eight characters that count up (`abcdefgh`, `12345678`): what
+/// documentation writes for a value it will not show (`"private_key_id": "abcdef…"`). A
+/// provider's token is judged by its shape, not this: a test's `ghp_0123456789…` is one.
+fn counts_up(v: &str) -> bool {
+    let mut run = 1;
+    for w in v.as_bytes().windows(2) {
+        run = if w[0].is_ascii_alphanumeric() && w[1] == w[0].wrapping_add(1) { run + 1 } else { 1 };
+        if run >= 8 {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether `s` is named like a PowerShell command: a capitalised verb, `-`, a capitalised
+/// noun (`Read-Host`, `ConvertTo-SecureString`).
+fn cmdlet(s: &str) -> bool {
+    let Some((verb, noun)) = s.split_once('-') else { return false };
+    let capitalised = |w: &str| {
+        w.len() >= 3 && w.starts_with(|c: char| c.is_ascii_uppercase()) && w.bytes().all(|b| b.is_ascii_alphabetic())
+    };
+    capitalised(verb) && capitalised(noun) && noun.bytes().skip(1).any(|b| b.is_ascii_lowercase())
+}
+
 /// Whether the whole of `s` is a word that stands in for a secret.
-fn placeholder_word(s: &str) -> bool {
-    const WORDS: [&str; 35] = [
+pub(super) fn placeholder_word(s: &str) -> bool {
+    const WORDS: [&str; 36] = [
+        "stdin",
         "password",
         "passwd",
         "pass",
@@ -1383,7 +1923,7 @@ fn type_name(s: &str) -> bool {
 }
 
 /// Whether `s` is a type or a literal of a language rather than a value.
-fn type_word(s: &str) -> bool {
+pub(super) fn type_word(s: &str) -> bool {
     const WORDS: [&str; 27] = [
         "public",
         "private",

@@ -18,21 +18,34 @@
 //! A secret counts as redacted when the output, its marks left out, holds none of the
 //! secret's 8-character windows (a secret shorter than 8 characters: when the output does
 //! not hold it), so a partial redaction is a miss. A look-alike is a false positive when the
-//! output differs from the input at all. The suite fails when recall is under 0.98 or the
-//! false-positive rate over 0.05; it also checks that redacting an output again changes
-//! nothing and that every mark has the shape `[REDACTED:<lowercase-id>]`. Before measuring
-//! it checks itself: every secret is in its text exactly once and no part of it is anywhere
-//! else in the text.
+//! output differs from the input at all. Each suite fails when recall is under its minimum
+//! or the false-positive rate over its maximum; both check that redacting an output again
+//! changes nothing and that every mark has the shape `[REDACTED:<lowercase-id>]`. Before
+//! measuring they check themselves: every secret is in its text exactly once and no part of
+//! it is anywhere else in the text, and no id is in both.
+//!
+//! There are two suites. The first (this file's tables) has the formats the engine was
+//! built for: it must keep its recall of 1.0 and false-positive rate of 0 within a case or
+//! two. The second ([`second`]) has formats it was not built for, written later from a
+//! list of what an attack found missing and from providers' published formats: its recall
+//! must be at least 0.98 and its false-positive rate at most 0.02.
 
 #![cfg(test)]
+
+mod second;
 
 use super::redact;
 
 /// The generator's seed: changing it changes every generated body, not the suite's shape.
 const SEED: u64 = 0x746d_7773_2d72_6564;
 
-const MIN_RECALL: f64 = 0.98;
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.05;
+/// What the first suite must keep: where it stood when the second was written (every
+/// secret, no look-alike), less a case or two of slack.
+const MIN_RECALL: f64 = 0.995;
+const MAX_FALSE_POSITIVE_RATE: f64 = 0.01;
+/// What the second suite must reach.
+const SECOND_MIN_RECALL: f64 = 0.98;
+const SECOND_MAX_FALSE_POSITIVE_RATE: f64 = 0.02;
 
 const DIGITS: &str = "0123456789";
 const HEX: &str = "0123456789abcdef";
@@ -2005,16 +2018,27 @@ fn build(families: &[Family], rng: &mut Rng) -> Vec<Case> {
     cases
 }
 
-/// The text of every case, secrets and look-alikes.
+/// The text of every case of both suites, secrets and look-alikes.
 pub(super) fn texts() -> Vec<String> {
     let (secrets, look_alikes) = cases();
-    secrets.into_iter().chain(look_alikes).map(|c| c.text).collect()
+    let (more, more_look_alikes) = second_cases();
+    secrets.into_iter().chain(look_alikes).chain(more).chain(more_look_alikes).map(|c| c.text).collect()
 }
 
+/// The first suite's cases: (secrets, look-alikes).
 fn cases() -> (Vec<Case>, Vec<Case>) {
     let mut rng = Rng(SEED);
     let secrets = build(SECRETS, &mut rng);
     let look_alikes = build(LOOK_ALIKES, &mut rng);
+    (secrets, look_alikes)
+}
+
+/// The second suite's cases, from a seed of their own (adding to one suite changes nothing
+/// in the other).
+fn second_cases() -> (Vec<Case>, Vec<Case>) {
+    let mut rng = Rng(SEED ^ 0x0002);
+    let secrets = build(second::SECRETS, &mut rng);
+    let look_alikes = build(second::LOOK_ALIKES, &mut rng);
     (secrets, look_alikes)
 }
 
@@ -2065,9 +2089,9 @@ fn malformed_marks(text: &str) -> Vec<String> {
 
 /// The suite's own correctness: every secret is in its text once, nothing of it is elsewhere
 /// in the text, and no text holds a mark already.
-fn check_suite(secrets: &[Case], look_alikes: &[Case]) {
+fn check_suite(secrets: &[&[Case]], look_alikes: &[&[Case]]) {
     let mut bugs = Vec::new();
-    for case in secrets {
+    for case in secrets.iter().copied().flatten() {
         let placeholders = case.template.matches("{S}").count() + case.template.matches("{SJ}").count();
         if placeholders != 1 {
             bugs.push(format!("{}: {placeholders} placeholders in {:?}", case.kind, case.template));
@@ -2081,19 +2105,20 @@ fn check_suite(secrets: &[Case], look_alikes: &[Case]) {
             ));
         }
     }
-    for case in secrets.iter().chain(look_alikes) {
+    for case in secrets.iter().chain(look_alikes).copied().flatten() {
         if case.text.contains("[REDACTED") {
             bugs.push(format!("{}: a case holds a mark already: {:?}", case.kind, case.text));
         }
     }
-    for family in LOOK_ALIKES {
+    for family in LOOK_ALIKES.iter().chain(second::LOOK_ALIKES) {
         for template in family.contexts {
             if template.matches("{S}").count() + template.matches("{SJ}").count() > 1 {
                 bugs.push(format!("{}: more than one placeholder in {template:?}", family.id));
             }
         }
     }
-    let mut ids: Vec<&str> = SECRETS.iter().chain(LOOK_ALIKES).map(|f| f.id).collect();
+    let families = SECRETS.iter().chain(LOOK_ALIKES).chain(second::SECRETS).chain(second::LOOK_ALIKES);
+    let mut ids: Vec<&str> = families.map(|f| f.id).collect();
     ids.sort_unstable();
     let count = ids.len();
     ids.dedup();
@@ -2103,18 +2128,66 @@ fn check_suite(secrets: &[Case], look_alikes: &[Case]) {
     assert!(bugs.is_empty(), "the suite itself is wrong:\n{}", bugs.join("\n"));
 }
 
-#[test]
-#[allow(clippy::print_stdout, reason = "the measurement is read with --nocapture")]
-fn secrets_and_look_alikes_are_measured() {
-    let (secrets, look_alikes) = cases();
-    check_suite(&secrets, &look_alikes);
+/// What a suite measured.
+struct Measured {
+    secrets: usize,
+    formats: usize,
+    found: usize,
+    look_alikes: usize,
+    false_positives: usize,
+    /// Outputs that change when redacted again, and marks not shaped `[REDACTED:<id>]`.
+    not_idempotent: usize,
+    bad_marks: usize,
+}
 
+impl Measured {
+    fn recall(&self) -> f64 {
+        self.found as f64 / self.secrets as f64
+    }
+
+    fn false_positive_rate(&self) -> f64 {
+        self.false_positives as f64 / self.look_alikes as f64
+    }
+
+    /// The failures of this measurement against a minimum recall and a maximum rate.
+    fn failures(&self, min_recall: f64, max_rate: f64) -> Vec<String> {
+        let mut failures = Vec::new();
+        if self.recall() < min_recall {
+            failures.push(format!(
+                "recall {:.4} < {min_recall} ({} of {} secrets redacted)",
+                self.recall(),
+                self.found,
+                self.secrets
+            ));
+        }
+        if self.false_positive_rate() > max_rate {
+            failures.push(format!(
+                "false-positive rate {:.4} > {max_rate} ({} of {} look-alikes changed)",
+                self.false_positive_rate(),
+                self.false_positives,
+                self.look_alikes
+            ));
+        }
+        if self.not_idempotent > 0 {
+            failures.push(format!("{} outputs change when redacted again", self.not_idempotent));
+        }
+        if self.bad_marks > 0 {
+            failures.push(format!("{} marks are not [REDACTED:<lowercase-id>]", self.bad_marks));
+        }
+        failures
+    }
+}
+
+/// Redacts every case of a suite and prints what it found, format by format, with every
+/// miss and false positive (read with `--nocapture`).
+#[allow(clippy::print_stdout, reason = "the measurement is read with --nocapture")]
+fn measure(name: &str, secrets: &[Case], look_alikes: &[Case]) -> Measured {
     let mut formats: Vec<(&str, usize, usize)> = Vec::new();
     let mut misses = Vec::new();
     let mut not_idempotent = Vec::new();
     let mut bad_marks = Vec::new();
 
-    for case in &secrets {
+    for case in secrets {
         let out = redact(&case.text);
         let redacted = !survives(&without_marks(&out.text), &case.secret);
         match formats.last_mut() {
@@ -2135,7 +2208,7 @@ fn secrets_and_look_alikes_are_measured() {
     }
 
     let mut false_positives = Vec::new();
-    for case in &look_alikes {
+    for case in look_alikes {
         let out = redact(&case.text);
         let again = redact(&out.text).text;
         if again != out.text {
@@ -2147,23 +2220,31 @@ fn secrets_and_look_alikes_are_measured() {
         }
     }
 
-    let found: usize = formats.iter().map(|f| f.2).sum();
-    let recall = found as f64 / secrets.len() as f64;
-    let fp_rate = false_positives.len() as f64 / look_alikes.len() as f64;
-
-    println!("\n{:<36} {:>5} {:>8} {:>7}", "format", "cases", "redacted", "recall");
+    let measured = Measured {
+        secrets: secrets.len(),
+        formats: formats.len(),
+        found: formats.iter().map(|f| f.2).sum(),
+        look_alikes: look_alikes.len(),
+        false_positives: false_positives.len(),
+        not_idempotent: not_idempotent.len(),
+        bad_marks: bad_marks.len(),
+    };
+    println!("\n== {name}\n{:<40} {:>5} {:>8} {:>7}", "format", "cases", "redacted", "recall");
     for (id, n, ok) in &formats {
-        println!("{id:<36} {n:>5} {ok:>8} {:>7.3}", *ok as f64 / *n as f64);
+        println!("{id:<40} {n:>5} {ok:>8} {:>7.3}", *ok as f64 / *n as f64);
     }
     println!(
-        "\nsecrets: {} cases in {} formats, {found} redacted, recall {recall:.4} (minimum {MIN_RECALL})",
-        secrets.len(),
-        formats.len()
+        "\nsecrets: {} cases in {} formats, {} redacted, recall {:.4}",
+        measured.secrets,
+        measured.formats,
+        measured.found,
+        measured.recall()
     );
     println!(
-        "look-alikes: {} cases, {} changed, false-positive rate {fp_rate:.4} (maximum {MAX_FALSE_POSITIVE_RATE})",
-        look_alikes.len(),
-        false_positives.len()
+        "look-alikes: {} cases, {} changed, false-positive rate {:.4}",
+        measured.look_alikes,
+        measured.false_positives,
+        measured.false_positive_rate()
     );
     println!("\nmisses ({}):", misses.len());
     for (case, out) in &misses {
@@ -2181,39 +2262,41 @@ fn secrets_and_look_alikes_are_measured() {
     for (kind, mark) in &bad_marks {
         println!("  MALFORMED MARK [{kind}] {mark:?}");
     }
+    measured
+}
 
-    assert!(secrets.len() >= 150, "at least 150 secret cases, got {}", secrets.len());
-    assert!(formats.len() >= 40, "at least 40 formats, got {}", formats.len());
-    assert!(look_alikes.len() >= 60, "at least 60 look-alikes, got {}", look_alikes.len());
+#[test]
+fn secrets_and_look_alikes_are_measured() {
+    let (secrets, look_alikes) = cases();
+    let (more, more_look_alikes) = second_cases();
+    check_suite(&[&secrets, &more], &[&look_alikes, &more_look_alikes]);
+    let m = measure("the first suite", &secrets, &look_alikes);
+    assert!(m.secrets >= 150, "at least 150 secret cases, got {}", m.secrets);
+    assert!(m.formats >= 40, "at least 40 formats, got {}", m.formats);
+    assert!(m.look_alikes >= 60, "at least 60 look-alikes, got {}", m.look_alikes);
+    let failures = m.failures(MIN_RECALL, MAX_FALSE_POSITIVE_RATE);
+    assert!(failures.is_empty(), "the first suite: {}", failures.join("; "));
+}
 
-    let mut failures = Vec::new();
-    if recall < MIN_RECALL {
-        failures.push(format!(
-            "recall {recall:.4} < {MIN_RECALL} ({found} of {} secrets redacted, {} missed)",
-            secrets.len(),
-            misses.len()
-        ));
-    }
-    if fp_rate > MAX_FALSE_POSITIVE_RATE {
-        failures.push(format!(
-            "false-positive rate {fp_rate:.4} > {MAX_FALSE_POSITIVE_RATE} ({} of {} look-alikes changed)",
-            false_positives.len(),
-            look_alikes.len()
-        ));
-    }
-    if !not_idempotent.is_empty() {
-        failures.push(format!("{} outputs change when redacted again", not_idempotent.len()));
-    }
-    if !bad_marks.is_empty() {
-        failures.push(format!("{} marks are not [REDACTED:<lowercase-id>]", bad_marks.len()));
-    }
-    assert!(failures.is_empty(), "redaction measurement failed: {}", failures.join("; "));
+/// The formats the first suite lacks: at least 100 new ones (families named `…-bare` write
+/// the first suite's formats in new contexts and are not counted), with their look-alikes.
+#[test]
+fn formats_the_first_suite_lacks_are_measured() {
+    let (secrets, look_alikes) = second_cases();
+    let m = measure("the second suite", &secrets, &look_alikes);
+    let new_formats = second::SECRETS.iter().filter(|f| !f.id.ends_with("-bare")).count();
+    assert!(new_formats >= 100, "at least 100 new formats, got {new_formats}");
+    assert!(m.secrets >= 250, "at least 250 secret cases, got {}", m.secrets);
+    assert!(m.look_alikes >= 100, "at least 100 look-alikes, got {}", m.look_alikes);
+    let failures = m.failures(SECOND_MIN_RECALL, SECOND_MAX_FALSE_POSITIVE_RATE);
+    assert!(failures.is_empty(), "the second suite: {}", failures.join("; "));
 }
 
 #[test]
 fn count_is_the_number_of_marks_inserted() {
     let (secrets, look_alikes) = cases();
-    for case in secrets.iter().chain(&look_alikes) {
+    let (more, more_look_alikes) = second_cases();
+    for case in secrets.iter().chain(&look_alikes).chain(&more).chain(&more_look_alikes) {
         let out = redact(&case.text);
         let marks = out.text.matches("[REDACTED:").count() - case.text.matches("[REDACTED:").count();
         assert_eq!(out.count, marks, "{}: count {} but {marks} marks in {:?}", case.kind, out.count, out.text);

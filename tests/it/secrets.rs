@@ -420,3 +420,88 @@ fn check_finds_planted_secrets_in_every_file_it_owns_without_printing_them() {
         human.stdout
     );
 }
+
+/// Every 8-character piece of `secret` that `text` holds: a secret partly redacted still
+/// leaks.
+fn pieces_in(text: &str, secret: &str) -> Vec<String> {
+    let chars: Vec<char> = secret.chars().collect();
+    chars
+        .windows(8.min(chars.len()))
+        .map(|w| w.iter().collect::<String>())
+        .filter(|p| text.contains(p.as_str()))
+        .collect()
+}
+
+/// Adds `content` through the CLI, then reads the log: no piece of `secret` in any byte of
+/// it, the answer's `redacted` count is `redacted`, and the answer's summary is the one the
+/// log holds (the answer is made from what was stored).
+fn add_and_read_log(content: &str, secret: &str, redacted: u64) -> (Value, Value) {
+    let root = TestRoot::new();
+    let answer = json_of(&root.run(&["--json", "memory", "add", content]));
+    let log = root.read(".tmws/memory/short-term.jsonl");
+    assert_eq!(pieces_in(&log, secret), Vec::<String>::new(), "the log holds the secret: {log}");
+    assert_eq!(pieces_in(&answer.to_string(), secret), Vec::<String>::new(), "{answer}");
+    assert_eq!(answer["redacted"], redacted, "{answer}");
+    let entry: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(answer["summary"], entry["summary"], "the answer shows what was stored");
+    (answer, entry)
+}
+
+#[test]
+fn a_password_in_a_json_escaped_url_is_redacted_before_it_is_stored() {
+    let password = "Xk29dLq0Pz7W";
+    let content = format!(r#"{{"db":"postgres:\/\/app:{password}@db.internal:5432\/orders"}}"#);
+    let (_, entry) = add_and_read_log(&content, password, 1);
+    assert_eq!(
+        entry["content"], r#"{"db":"postgres:\/\/app:[REDACTED:url-credentials]@db.internal:5432\/orders"}"#,
+        "the escaped form keeps its escapes around the mark"
+    );
+    assert_eq!(entry["summary"], r#"{"db":"postgres://app:[REDACTED:url-credentials]@db.internal:5432/orders"}"#);
+}
+
+#[test]
+fn a_password_in_json_inside_json_is_redacted_before_it_is_stored() {
+    let password = "Br4sil@2024xQ";
+    let content = format!(r#"{{"body":"{{\"user\":\"app\",\"password\":\"{password}\"}}"}}"#);
+    let (_, entry) = add_and_read_log(&content, password, 1);
+    assert!(entry["content"].as_str().unwrap().contains(r#"\"password\":\"[REDACTED:secret-assignment]\""#), "{entry}");
+}
+
+#[test]
+fn a_token_split_by_a_line_continuation_is_redacted_before_it_is_stored() {
+    let token = format!("glpat-{}", "Hn4Rq8Tv2Xz6Bd0Fj3Lp");
+    let content = format!("docker build \\\n  --build-arg GL_TOKEN={}\\\n{} .", &token[..12], &token[12..]);
+    let (_, entry) = add_and_read_log(&content, &token, 1);
+    assert_eq!(pieces_in(&entry.to_string(), &token[12..]), Vec::<String>::new(), "{entry}");
+    assert!(entry["content"].as_str().unwrap().contains("GL_TOKEN=[REDACTED:gitlab-token] ."), "{entry}");
+}
+
+#[test]
+fn a_key_given_on_the_command_line_is_not_echoed_by_a_usage_error() {
+    let body = "MIIEpAIBAAKCAQEA0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78L";
+    let key = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\n{body}\nhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc/BJECPebWKRXjBZCiFV4n3oknj\n-----END RSA PRIVATE KEY-----"
+    );
+    let root = TestRoot::new();
+    // Clap quotes the key when it takes it for a flag (it starts with dashes) or rejects it
+    // as a flag's value; the error and its tip show the mark instead.
+    for args in [
+        vec!["memory", "add", &key],
+        vec!["memory", "add", "note", "--importance", &key],
+        vec!["--json", "memory", "add", &key],
+        vec!["--json", "memory", "add", "note", "--importance", &key],
+    ] {
+        let out = root.run(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        let shown = format!("{}{}", out.stdout, out.stderr);
+        assert_eq!(pieces_in(&shown, body), Vec::<String>::new(), "{args:?}: {shown}");
+        assert!(shown.contains("[REDACTED:private-key]"), "{args:?}: {shown}");
+    }
+    let out = root.run(&["memory", "add", "note", "--bogus", &key]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(pieces_in(&out.stderr, body), Vec::<String>::new(), "{}", out.stderr);
+    // A usage error without a secret is clap's, as it was.
+    let plain = root.run(&["memory", "add", "note", "--bogus"]);
+    assert_eq!(plain.code, 2);
+    assert!(plain.stderr.starts_with("error: unexpected argument '--bogus' found"), "{}", plain.stderr);
+}

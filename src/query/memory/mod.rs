@@ -272,10 +272,28 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
         extra.extend(p.fields());
     }
     let truncated = content.chars().count() > ns.max_content_chars;
-    let content: String = if truncated { content.chars().take(ns.max_content_chars).collect() } else { content };
+    let mut content: String = if truncated { content.chars().take(ns.max_content_chars).collect() } else { content };
     let summary = match summary {
         Some(s) => cut(&s, ns.max_summary_chars),
         None => cut(&first_sentences(&content), EXTRACTED_SUMMARY_CHARS),
+    };
+    // The summary is derived text: extracting it unescapes and joins what the content
+    // holds (`postgres:\/\/…` becomes `postgres://…`, emphasis and line breaks go), which
+    // can make a secret whole that the content's redaction did not see. It is redacted as
+    // it will be stored, and a copy of what it gave away that the content still holds as
+    // it is goes too.
+    let summary = {
+        let r = redact(&summary);
+        if r.count > 0 {
+            for f in crate::redact::find(&summary) {
+                let secret = &summary[f.start..f.end];
+                if content.contains(secret) {
+                    content = content.replace(secret, &crate::redact::mark(f.rule));
+                }
+            }
+        }
+        redacted += r.count;
+        r.text
     };
     let id = memory_id(ns_name, &content);
     // The config caps ttl_days at 100 years; a TTL past what a time can hold still never
@@ -378,7 +396,17 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
             entry.insert(k.clone(), v.clone());
         }
     }
+    // Every field but the content (redacted above, and hashed as it is) is redacted once
+    // more as it is written, the ones derived here (the summary, the branch) included: what
+    // the log holds is what was redacted, and the answer is made from it.
+    for (k, v) in entry.iter_mut() {
+        if k != "content" {
+            redacted += crate::redact::redact_value(v);
+        }
+    }
     entry.insert("hash".into(), json!(blake3::hash(content.as_bytes()).to_hex().to_string()));
+    let stored = |k: &str| entry.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let (summary, expires_at) = (stored("summary"), stored("expires_at"));
     lines.push(Value::Object(entry).to_string());
     writer.append(&lines, config.memory.fsync)?;
     maint::compact_if_worth_it(&mut writer, config, &at)?;

@@ -560,7 +560,7 @@ pub fn run() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(e) => {
-            let _ = e.print();
+            print_parse_error(&e);
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
@@ -607,8 +607,23 @@ fn report(answer: &ErrorAnswer, json: bool) {
     }
 }
 
+/// Prints a parse error of clap's as clap does (in colour on a terminal), unless it echoes
+/// a secret the command line was given (`--bogus "$(cat key.pem)"`, a key as a flag's
+/// value): then as plain text with the secret redacted. Help and version are printed as
+/// they are.
+fn print_parse_error(e: &clap::Error) {
+    if e.use_stderr() {
+        let shown = crate::redact::redact(&e.render().to_string());
+        if shown.count > 0 {
+            eprint!("{}", shown.text);
+            return;
+        }
+    }
+    let _ = e.print();
+}
+
 /// A parse error of clap's as an error answer: its first paragraph is the error; its
-/// tips, or else the usage line, the hint.
+/// tips, or else the usage line, the hint; both redacted.
 fn usage_answer(e: &clap::Error) -> ErrorAnswer {
     let text = e.render().to_string();
     let mut paragraphs = text.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "));
@@ -621,6 +636,7 @@ fn usage_answer(e: &clap::Error) -> ErrorAnswer {
     } else {
         Some(tips.join("; "))
     };
+    let hint = hint.map(|h| crate::redact::redact(&h).text);
     ErrorAnswer { error: crate::redact::redact(&error).text, category: crate::error::Category::Usage, hint }
 }
 
