@@ -95,6 +95,8 @@ pub struct Index {
     norms: stats::Norms,
     /// The last answer of `memory_commits_off`, with the segments and branches it was for.
     commits_off: items::CommitsOff,
+    /// The payload of the latest commit, with the stamp of the `meta.json` it was read from.
+    payload_cache: std::sync::Mutex<Option<(store::FileStamp, Payload)>>,
 }
 
 impl std::fmt::Debug for Index {
@@ -190,6 +192,7 @@ impl Index {
             rebuilt,
             read_only: false,
             norms: stats::Norms::default(),
+            payload_cache: std::sync::Mutex::default(),
         })
     }
 
@@ -254,6 +257,7 @@ impl Index {
             rebuilt: None,
             read_only,
             norms: stats::Norms::default(),
+            payload_cache: std::sync::Mutex::default(),
         })
     }
 
@@ -374,9 +378,19 @@ impl Index {
         self.reader.reload().map_err(tantivy_err)
     }
 
-    /// The payload of the latest commit.
+    /// The payload of the latest commit. It is read again only when `meta.json` changed:
+    /// a server's waiting queries ask for it every few milliseconds.
     pub fn payload(&self) -> Result<Payload> {
-        read_payload(&self.index).map_err(tantivy_err)
+        let stamp = store::FileStamp::of(&self.root.join(INDEX_DIR).join("meta.json"));
+        let mut cached = self.payload_cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let (Some(stamp), Some((seen, payload))) = (&stamp, cached.as_ref())
+            && seen == stamp
+        {
+            return Ok(payload.clone());
+        }
+        let payload = read_payload(&self.index).map_err(tantivy_err)?;
+        *cached = stamp.map(|s| (s, payload.clone()));
+        Ok(payload)
     }
 
     pub fn root(&self) -> &Path {

@@ -81,7 +81,10 @@ struct Inner {
     /// Places for calls running at once on the blocking threads; the others wait as
     /// futures. Two cores gain nothing from two hundred searches at once, and each thread
     /// that ran one keeps memory of its own (a soak of 80 HTTP clients held 500 MB).
+    /// Read-only tools take `calls`, the others `writes`: a write mostly waits for a log's
+    /// lock, and must not queue behind a crowd of searches.
     calls: tokio::sync::Semaphore,
+    writes: tokio::sync::Semaphore,
 }
 
 /// How many calls run at once (the rest queue): the cores and some, for calls that wait
@@ -339,6 +342,7 @@ impl Engine {
                 launched: AtomicBool::new(false),
                 agent: OnceLock::new(),
                 calls: tokio::sync::Semaphore::new(concurrent_calls()),
+                writes: tokio::sync::Semaphore::new(concurrent_calls()),
             }),
         })
     }
@@ -880,16 +884,14 @@ impl Engine {
         }
         // A query waits for the index here, as a future, before it takes a place: under a
         // steady stream of writes most of a query's time is that wait.
-        let settled = match (catalog::find(name), self.inner.keeper.get()) {
-            (Some(tool), Some(keeper)) if tool.read_only => keeper.settle_async().await,
+        let read_only = catalog::find(name).is_some_and(|tool| tool.read_only);
+        let settled = match self.inner.keeper.get() {
+            Some(keeper) if read_only => keeper.settle_async().await,
             _ => None,
         };
-        let _place = self
-            .inner
-            .calls
-            .acquire()
-            .await
-            .map_err(|e| Error::Environment(format!("the request did not start: {e}")))?;
+        let places = if read_only { &self.inner.calls } else { &self.inner.writes };
+        let _place =
+            places.acquire().await.map_err(|e| Error::Environment(format!("the request did not start: {e}")))?;
         let (engine, session, name) = (self.clone(), session.clone(), name.to_owned());
         tokio::task::spawn_blocking(move || match settled {
             Some(stale) => super::keeper::settled_as(stale, || engine.call_blocking(&session, &name, args)),
