@@ -89,6 +89,8 @@ pub enum Rule {
     TrustVerifier,
     /// Trust log lines written faster than tmws records verifications.
     TrustBurst,
+    /// A file tmws owns with more than one name (a hard link): never written.
+    HardLink,
 }
 
 impl Rule {
@@ -122,6 +124,7 @@ impl Rule {
             Rule::Moved => "moved",
             Rule::Cache => "cache",
             Rule::Stashed => "stashed-memory",
+            Rule::HardLink => "hard-link",
             Rule::TrustSelf => "trust-self",
             Rule::TrustVerifier => "trust-verifier",
             Rule::TrustBurst => "trust-burst",

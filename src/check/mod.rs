@@ -249,7 +249,7 @@ impl Checker {
             p.fetch_add(1, Ordering::Relaxed);
         }
         let path = &file.shown;
-        let bytes = match store::read(&file.base, &file.abs, store::cap::MARKDOWN) {
+        let (bytes, links) = match store::read_with_links(&file.base, &file.abs, store::cap::MARKDOWN) {
             Ok(b) => b,
             Err(e) => {
                 // The path is the finding's own: the message says only why.
@@ -263,6 +263,14 @@ impl Checker {
             }
         };
         let mut diags = self.check_bytes(&kind, &file.abs, path, &bytes);
+        if links > 1 && file.rel.is_some() {
+            let why = format!(
+                "this file has {links} names (hard links): tmws never writes it, since a write would change the file of the other names too"
+            );
+            let hint =
+                "replace it with a copy: cp --remove-destination \"$(realpath FILE)\" FILE, or cp FILE x && mv x FILE";
+            diags.push(Diagnostic::warning(Rule::HardLink, 1, 1, why).with_hint(hint));
+        }
         if diags.is_empty() {
             return;
         }

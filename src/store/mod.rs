@@ -86,6 +86,16 @@ pub fn read(root: &Path, path: &Path, cap: u64) -> Result<Vec<u8>> {
     guard::read_capped(file, len, cap).map_err(|e| Error::io(path, e))
 }
 
+/// Reads a whole regular file below `root` like [`read`], with the number of names it has
+/// (more than one: hard links, which tmws never writes).
+pub fn read_with_links(root: &Path, path: &Path, cap: u64) -> Result<(Vec<u8>, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let (file, len) = guard::open_read(root, path, cap).map_err(|e| Error::io(path, e))?;
+    let links = file.metadata().map_or(1, |m| m.nlink());
+    let bytes = guard::read_capped(file, len, cap).map_err(|e| Error::io(path, e))?;
+    Ok((bytes, links))
+}
+
 /// Reads a whole file that a scan just found, whose length it saw: the buffer is sized
 /// from it, which spares the `statx` and `lseek` that a file's own `read_to_end` makes to
 /// size its buffer (a sync reads 100k files). The scan never follows a symlink, so the

@@ -618,6 +618,24 @@ fn a_non_loopback_address_refuses_a_short_or_shared_token() {
     }
 }
 
+#[cfg(unix)]
+#[test]
+fn a_token_file_others_can_read_is_replaced_on_loopback_and_its_value_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    // A token whose value everyone knows, as a repository could bring it.
+    let known = "known-known-known-known-known-known-0000";
+    let root = TestRoot::sample().file(".tmws/cache/token", format!("{known}\n"));
+    let file = root.path().join(".tmws/cache/token");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let serve = Serve::start(root.path(), None);
+    assert_ne!(serve.token, known);
+    assert_eq!(serve.token.len(), 64, "a new token: {}", serve.token);
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    let r = serve.rt.block_on(serve.http.get(format!("{}/memory/stats", serve.url)).bearer_auth(known).send()).unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    assert_eq!(serve.get("/memory/stats?format=json").status, 200);
+}
+
 #[test]
 fn clients_that_trickle_their_headers_are_closed_while_others_are_answered() {
     const SLOW: usize = 200;

@@ -258,3 +258,29 @@ fn swapping_the_memory_folder_for_a_link_while_adding_writes_nothing_outside() {
         assert!(log.contains(&format!("\"id\":\"{id}\"")), "{id} is not in the log");
     }
 }
+
+#[test]
+fn check_reports_a_hard_linked_log_and_document() {
+    let outside = tempfile::tempdir().unwrap();
+    let root = TestRoot::new()
+        .file("resources/workspaces/acme/OVERVIEW.md", "---\nname: Acme\ndescription: the numbat project\n---\n");
+    std::fs::write(outside.path().join("theirs.jsonl"), "").unwrap();
+    std::fs::create_dir_all(root.path().join(".tmws/memory")).unwrap();
+    std::fs::hard_link(outside.path().join("theirs.jsonl"), root.path().join(".tmws/memory/short-term.jsonl")).unwrap();
+    std::fs::hard_link(root.path().join("resources/workspaces/acme/OVERVIEW.md"), outside.path().join("copy.md"))
+        .unwrap();
+    let out = root.run(&["check", "--format", "json"]);
+    assert_eq!(out.code, 0, "warnings: {out:?}");
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let links: Vec<(&str, &str)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == "hard-link")
+        .map(|d| (d["path"].as_str().unwrap(), d["severity"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        links,
+        [(".tmws/memory/short-term.jsonl", "warning"), ("resources/workspaces/acme/OVERVIEW.md", "warning")]
+    );
+}
