@@ -175,8 +175,10 @@ def main():
     exe, root = os.path.abspath(a.tmws), os.path.abspath(a.root)
     config = os.path.join(root, ".tmws/config.toml")
     os.makedirs(os.path.dirname(config), exist_ok=True)
-    with open(config, "a") as f:
-        f.write("\n[namespaces.soak]\nttl_days = 30\nmax_entries = 1000000\n")
+    existing = open(config).read() if os.path.exists(config) else ""
+    if "[namespaces.soak]" not in existing:
+        with open(config, "a") as f:
+            f.write("\n[namespaces.soak]\nttl_days = 30\nmax_entries = 1000000\n")
     log = os.path.join(root, ".tmws/memory/soak.jsonl")
     if os.path.exists(log):
         os.remove(log)
