@@ -78,6 +78,17 @@ impl Dir {
     /// The folder `dir` below `root`, reached without following a symlink; with `create`,
     /// missing folders are made on the way.
     pub fn open(root: &Path, dir: &Path, create: bool) -> io::Result<Dir> {
+        #[cfg(target_os = "linux")]
+        if !create {
+            use nix::fcntl::ResolveFlag;
+            let resolve = ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS;
+            match openat2(root, dir, DIR_FLAGS, 0, resolve) {
+                Some(Ok(file)) => return Ok(Dir { fd: OwnedFd::from(file) }),
+                Some(Err(Errno::ELOOP | Errno::EXDEV)) => return Err(linked_on_the_way()),
+                Some(Err(e)) => return Err(nofollow_err(e, true)),
+                None => {}
+            }
+        }
         let names = below(root, dir)?;
         let mut at = Dir::root(root)?;
         for name in names {

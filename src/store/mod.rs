@@ -96,28 +96,48 @@ pub fn read_with_links(root: &Path, path: &Path, cap: u64) -> Result<(Vec<u8>, u
     Ok((bytes, links))
 }
 
-/// Reads a whole file that a scan just found, whose length it saw: the buffer is sized
-/// from it, which spares the `statx` and `lseek` that a file's own `read_to_end` makes to
-/// size its buffer (a sync reads 100k files). The scan never follows a symlink, so the
-/// folders on the way are real ones; a final symlink put there since is not followed
-/// either (`O_NOFOLLOW`), a FIFO is not waited on, and the read stops at the Markdown cap.
-pub fn read_scanned(path: &Path, len: u64) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let mut opts = fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    let f = opts.open(path).map_err(|e| Error::io(path, e))?;
-    let cap = guard::cap::MARKDOWN;
-    // One byte more, so the read that finds the end needs no second allocation.
-    let mut out = Vec::with_capacity(usize::try_from(len.min(cap)).unwrap_or(0).saturating_add(1));
-    // Through `Take`, which has no size probe of its own; a FIFO reads nothing.
-    f.take(cap + 1).read_to_end(&mut out).map_err(|e| Error::io(path, e))?;
-    if out.len() as u64 > cap {
-        let why = format!("larger than the {} limit (not read)", guard::human(cap));
-        return Err(Error::io(path, io::Error::new(io::ErrorKind::InvalidData, why)));
+/// Reads the files a scan just found, folder by folder. Each folder is opened once from
+/// the root without following a link at any component, and its files relative to it with
+/// `O_NOFOLLOW`: a folder swapped for a link between the scan and the read sends no read
+/// outside the root. The buffer is sized from the length the scan saw, which spares the
+/// `statx` and `lseek` that a file's own `read_to_end` makes to size its buffer (a sync
+/// reads 100k files); a FIFO is not waited on, and a read stops at the Markdown cap.
+#[derive(Debug)]
+pub struct ScannedReader<'r> {
+    root: &'r Path,
+    /// The folder of the last file read (root-relative), open.
+    folder: Option<(String, beneath::Dir)>,
+}
+
+impl<'r> ScannedReader<'r> {
+    pub fn new(root: &'r Path) -> ScannedReader<'r> {
+        ScannedReader { root, folder: None }
     }
-    Ok(out)
+
+    /// Reads the file at `rel` (root-relative, `/` separators), of about `len` bytes.
+    pub fn read(&mut self, rel: &str, len: u64) -> Result<Vec<u8>> {
+        use std::io::Read;
+        let path = self.root.join(rel);
+        let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        if self.folder.as_ref().is_none_or(|(f, _)| f != folder) {
+            let dir = beneath::Dir::open(self.root, &self.root.join(folder), false).map_err(|e| Error::io(&path, e))?;
+            self.folder = Some((folder.to_owned(), dir));
+        }
+        let Some((_, dir)) = &self.folder else { return Err(Error::io(&path, io::ErrorKind::NotFound.into())) };
+        let f = dir
+            .open_file(std::ffi::OsStr::new(name), OFlag::O_RDONLY | OFlag::O_NONBLOCK, 0)
+            .map_err(|e| Error::io(&path, e))?;
+        let cap = guard::cap::MARKDOWN;
+        // One byte more, so the read that finds the end needs no second allocation.
+        let mut out = Vec::with_capacity(usize::try_from(len.min(cap)).unwrap_or(0).saturating_add(1));
+        // Through `Take`, which has no size probe of its own; a FIFO reads nothing.
+        f.take(cap + 1).read_to_end(&mut out).map_err(|e| Error::io(&path, e))?;
+        if out.len() as u64 > cap {
+            let why = format!("larger than the {} limit (not read)", guard::human(cap));
+            return Err(Error::io(&path, io::Error::new(io::ErrorKind::InvalidData, why)));
+        }
+        Ok(out)
+    }
 }
 
 /// Reads a regular file below `root` from byte `offset` to its end (empty when it is
@@ -634,17 +654,32 @@ mod tests {
     #[test]
     fn a_sized_read_gets_the_whole_file_whatever_length_it_was_told() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.md");
+        fs::create_dir_all(dir.path().join("docs")).unwrap();
         let text: Vec<u8> = (0..10_000u32).map(|i| b'a' + (i % 26) as u8).collect();
-        fs::write(&path, &text).unwrap();
+        fs::write(dir.path().join("docs/a.md"), &text).unwrap();
+        fs::write(dir.path().join("top.md"), "top").unwrap();
+        let mut reader = ScannedReader::new(dir.path());
         // Told the right length, a shorter one (the file grew since the scan), a longer
         // one (it shrank) and an absurd one.
         for told in [10_000, 0, 10, 20_000, u64::MAX] {
-            assert_eq!(read_scanned(&path, told).unwrap(), text, "told {told}");
+            assert_eq!(reader.read("docs/a.md", told).unwrap(), text, "told {told}");
         }
-        let gone = dir.path().join("gone.md");
-        let err = read_scanned(&gone, 5).unwrap_err().to_string();
+        assert_eq!(reader.read("top.md", 3).unwrap(), b"top");
+        let err = reader.read("docs/gone.md", 5).unwrap_err().to_string();
         assert!(err.contains("gone.md"), "{err}");
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_link_after_the_scan_is_not_read_through() {
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("a.md"), "theirs").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("docs")).unwrap();
+        fs::write(dir.path().join("docs/a.md"), "ours").unwrap();
+        fs::rename(dir.path().join("docs"), dir.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("docs")).unwrap();
+        let err = ScannedReader::new(dir.path()).read("docs/a.md", 4).unwrap_err().to_string();
+        assert!(err.contains("symlink"), "{err}");
     }
 
     #[test]

@@ -62,13 +62,14 @@ pub(super) fn read_all(
             let tx = tx.clone();
             let next = &next;
             scope.spawn(move || {
+                let mut reader = store::ScannedReader::new(root);
                 let mut chunk = Vec::with_capacity(CHUNK);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(s) = to_read.get(i) else { break };
                     chunk.push(match layout::memory_namespace(&s.rel) {
                         Some(namespace) => read_log(root, s, namespace, marks.get(&s.rel)),
-                        None => read_file(root, s, includes, known, fields),
+                        None => read_file(&mut reader, s, includes, known, fields),
                     });
                     if chunk.len() == CHUNK
                         && tx.send(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK))).is_err()
@@ -91,13 +92,13 @@ pub(super) fn read_all(
 
 /// A Markdown (or skills, registry) file: read, hashed, parsed when its hash changed.
 fn read_file(
-    root: &Path,
+    reader: &mut store::ScannedReader<'_>,
     s: &Scanned,
     includes: &Includes,
     known: &BTreeMap<String, FileState>,
     fields: &Fields,
 ) -> Result<Read> {
-    let bytes = store::read_scanned(&root.join(&s.rel), s.size)?;
+    let bytes = reader.read(&s.rel, s.size)?;
     let hash = *blake3::hash(&bytes).as_bytes();
     let unchanged = known.get(s.rel.as_str()).is_some_and(|k| k.hash == hash);
     let (docs, problems) = if unchanged {
