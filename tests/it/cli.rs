@@ -291,10 +291,7 @@ fn the_readme_says_what_building_needs_and_what_the_binary_links() {
     assert!(!readme.to_lowercase().contains("static binary"), "the binary is not static");
     assert!(readme.contains("it links dynamically against glibc's libc, libm and libgcc_s only"));
     let Ok(readelf) = which("readelf") else {
-        #[allow(clippy::print_stderr, reason = "a skipped check says why")]
-        {
-            eprintln!("skipped: no readelf to read the binary's dynamic section");
-        }
+        super::util::missing("no readelf to read the binary's dynamic section");
         return;
     };
     let out = Command::new(readelf).args(["-d", env!("CARGO_BIN_EXE_tmws")]).output().unwrap();

@@ -285,7 +285,7 @@ fn hand_edited_lines_survive_compaction_and_check_agrees_with_search() {
 fn in_namespace(script: &str, args: &[&Path]) -> Option<Output> {
     let probe = Command::new("unshare").args(["-rm", "true"]).output();
     if !probe.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: this system does not allow user and mount namespaces (unshare -rm)");
+        super::util::missing("this system does not allow user and mount namespaces (unshare -rm)");
         return None;
     }
     let out = Command::new("unshare")
@@ -378,7 +378,7 @@ fn an_unreadable_folder_is_a_finding_and_the_rest_answers() {
     // Root reads every folder: the commands run as nobody, on a tree nobody may write.
     let as_root = running_as_root();
     if as_root && Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: running as root without setpriv to drop privileges");
+        super::util::missing("running as root without setpriv to drop privileges");
         return;
     }
     Command::new("chmod").args(["-R", "a+rwX"]).arg(root.path()).status().unwrap();

@@ -26,12 +26,9 @@ fn installed(var: &str, default: &str) -> Option<PathBuf> {
 fn python() -> Option<PathBuf> {
     let found = installed("TMWS_PYTHON", "py-venv/bin/python");
     if found.is_none() {
-        #[allow(clippy::print_stderr, reason = "a skipped test says why")]
-        {
-            eprintln!(
-                "skipped: no Python with the MCP SDK (set TMWS_PYTHON, or run .ci/run, which makes target/py-venv)"
-            );
-        }
+        super::util::missing(
+            "no Python with the MCP SDK (set TMWS_PYTHON, or run .ci/run, which makes target/py-venv)",
+        );
     }
     found
 }
@@ -273,12 +270,9 @@ fn a_scripted_sdk_session_is_recorded_and_its_solution_recalled_by_the_next_clie
 #[test]
 fn the_inspector_cli_calls_tools_with_typed_arguments() {
     let Some(inspector) = installed("TMWS_INSPECTOR", "inspector/node_modules/.bin/mcp-inspector") else {
-        #[allow(clippy::print_stderr, reason = "a skipped test says why")]
-        {
-            eprintln!(
-                "skipped: no MCP Inspector (set TMWS_INSPECTOR, or run .ci/run, which installs it in target/inspector)"
-            );
-        }
+        super::util::missing(
+            "no MCP Inspector (set TMWS_INSPECTOR, or run .ci/run, which installs it in target/inspector)",
+        );
         return;
     };
     let root = TestRoot::sample();

@@ -32,7 +32,7 @@ impl Tmux {
     /// Starts `command` (a shell command line) in `cwd`; None when tmux is not installed.
     fn start(cwd: &Path, command: &str) -> Option<Tmux> {
         if !Path::new("/usr/bin/tmux").exists() {
-            eprintln!("tmux is not installed: terminal test skipped");
+            super::util::missing("tmux is not installed (/usr/bin/tmux)");
             return None;
         }
         let tmux = Tmux { dir: tempfile::tempdir().unwrap() };
@@ -121,7 +121,7 @@ impl Drop for Tmux {
 /// Every byte a terminal received while `command` ran in it (`script`), and the exit code.
 fn typescript(cwd: &Path, command: &str) -> Option<(i32, String)> {
     if !Path::new("/usr/bin/script").exists() {
-        eprintln!("script is not installed: terminal test skipped");
+        super::util::missing("script (util-linux) is not installed (/usr/bin/script)");
         return None;
     }
     let out = Command::new("/usr/bin/script")
