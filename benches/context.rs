@@ -44,7 +44,7 @@ fn request(topics: &[&str], scope: (&str, Option<&str>, Option<&str>)) -> Contex
 fn bench_context(bencher: Bencher, req: &ContextRequest) {
     let root = built();
     let engine = support::serving(&root);
-    bencher.bench_local(|| engine.context(req).unwrap().text());
+    bencher.bench_local(|| engine.ask(&tmws::query::catalog::Context, req).unwrap().text());
 }
 
 /// Defaults for a whole workspace of 10k files (the answer is cut to 24,000 chars).

@@ -141,7 +141,7 @@ fn commit_to_searchable_with_watch(bencher: Bencher) {
             loop {
                 let mut req = SearchRequest::new(word.clone());
                 req.kinds = vec!["commit".into()];
-                if !reader.search(&req).unwrap().answer.results.is_empty() {
+                if !reader.ask(&tmws::query::catalog::Search, &req).unwrap().answer.results.is_empty() {
                     break;
                 }
                 assert!(Instant::now() < deadline, "commit {word} not indexed");
@@ -231,7 +231,7 @@ fn memory_search_100k_by_ancestry(bencher: Bencher) {
     let i = AtomicUsize::new(0);
     bencher.bench_local(|| {
         let q = &queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
-        let found = engine.memory_search(&MemorySearchRequest::new(q.clone())).unwrap();
+        let found = engine.ask(&tmws::query::catalog::MemorySearch, &MemorySearchRequest::new(q.clone())).unwrap();
         assert!(found.answer.results.iter().all(|r| !r.id.is_empty()));
         found
     });
@@ -249,6 +249,6 @@ fn memory_search_100k_every_branch(bencher: Bencher) {
         let q = &queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
         let mut req = MemorySearchRequest::new(q.clone());
         req.branch = Some("*".into());
-        engine.memory_search(&req).unwrap()
+        engine.ask(&tmws::query::catalog::MemorySearch, &req).unwrap()
     });
 }

@@ -76,7 +76,7 @@ fn search_100k(bencher: Bencher) {
     let mut i = 0;
     bencher.bench_local(|| {
         i += 1;
-        engine.search(&SearchRequest::new(QUERIES[i % QUERIES.len()])).unwrap().text()
+        engine.ask(&tmws::query::catalog::Search, &SearchRequest::new(QUERIES[i % QUERIES.len()])).unwrap().text()
     });
 }
 
@@ -86,7 +86,7 @@ fn search_100k_by_query(bencher: Bencher, query: &str) {
     let (root, _) = built(100_000);
     let engine = support::serving(&root);
     let req = SearchRequest::new(query);
-    bencher.bench_local(|| engine.search(&req).unwrap().text());
+    bencher.bench_local(|| engine.ask(&tmws::query::catalog::Search, &req).unwrap().text());
 }
 
 #[divan::bench(sample_count = 30, sample_size = 1)]
@@ -177,7 +177,7 @@ fn save_and_search(bencher: Bencher, docs: usize, pause: Duration) {
             let start = Instant::now();
             let req = SearchRequest { limit: 1, ..SearchRequest::new(word) };
             loop {
-                if !reader.search(&req).unwrap().answer.results.is_empty() {
+                if !reader.ask(&tmws::query::catalog::Search, &req).unwrap().answer.results.is_empty() {
                     break;
                 }
                 assert!(start.elapsed() < Duration::from_secs(10), "never became searchable");

@@ -72,7 +72,7 @@ fn search_bench(bencher: Bencher, n: usize) {
     let i = AtomicUsize::new(0);
     bencher.bench_local(|| {
         let q = &queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
-        engine.memory_search(&MemorySearchRequest::new(q.clone())).unwrap()
+        engine.ask(&tmws::query::catalog::MemorySearch, &MemorySearchRequest::new(q.clone())).unwrap()
     });
 }
 
@@ -127,7 +127,7 @@ fn recall_100k_memories_10k_docs(bencher: Bencher) {
     let i = AtomicUsize::new(0);
     bencher.bench_local(|| {
         let q = &queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
-        engine.recall(&RecallRequest::new(format!("{q} before the release"))).unwrap()
+        engine.ask(&tmws::query::catalog::Recall, &RecallRequest::new(format!("{q} before the release"))).unwrap()
     });
 }
 
@@ -142,7 +142,7 @@ fn cleanup_100k(bencher: Bencher) {
     let log = log_text(100_000, 5);
     let path = root.join(".tmws/memory/long-term.jsonl");
     bencher.with_inputs(|| std::fs::write(&path, &log).unwrap()).bench_local_values(|()| {
-        let done = engine.memory_cleanup(&FormatOnly::default()).unwrap();
+        let done = engine.ask(&tmws::query::catalog::MemoryCleanup, &FormatOnly::default()).unwrap();
         assert!(done.answer.compacted_bytes > 0);
     });
 }
@@ -162,8 +162,12 @@ fn memory_add_fsync_to_searchable(bencher: Bencher) {
     bencher.bench_local(|| {
         let i = n.fetch_add(1, Ordering::Relaxed);
         let word = letters(i);
-        let added = engine.memory_add(&MemoryAddRequest::new(format!("bench note about {word}"))).unwrap().answer;
-        let found = engine.memory_search(&MemorySearchRequest::new(word.clone())).unwrap().answer;
+        let added = engine
+            .ask(&tmws::query::catalog::MemoryAdd, &MemoryAddRequest::new(format!("bench note about {word}")))
+            .unwrap()
+            .answer;
+        let found =
+            engine.ask(&tmws::query::catalog::MemorySearch, &MemorySearchRequest::new(word.clone())).unwrap().answer;
         assert_eq!(found.results[0].id, added.id, "{found:?}");
     });
 }

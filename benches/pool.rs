@@ -66,10 +66,17 @@ fn tool_search_1000_tools(bencher: Bencher) {
     let mut i = 0;
     bencher.bench_local(|| {
         i += 1;
-        let found = engine.tool_search(&ToolSearchRequest::new(QUERIES[i % QUERIES.len()])).unwrap();
+        let found =
+            engine.ask(&tmws::query::catalog::ToolSearch, &ToolSearchRequest::new(QUERIES[i % QUERIES.len()])).unwrap();
         assert!(!found.answer.results.is_empty());
         found.text()
     });
+}
+
+/// `tool_call` as a client of a server calls it.
+async fn tool_call(engine: &Engine, req: &ToolCallRequest) -> tmws::Result<tmws::query::tools::ToolCallAnswer> {
+    let session = engine.session();
+    tmws::query::catalog::ToolCall::call(tmws::query::catalog::Cx { engine, session: &session }, req).await
 }
 
 fn echo(server: &str) -> ToolCallRequest {
@@ -89,12 +96,15 @@ fn lazy_connect_and_first_call(bencher: Bencher) {
     let fresh = || {
         let engine = Engine::open(root).unwrap();
         engine
-            .tool_describe(&ToolDescribeRequest { server: "s000".into(), tool: "echo".into(), ..Default::default() })
+            .ask(
+                &tmws::query::catalog::ToolDescribe,
+                &ToolDescribeRequest { server: "s000".into(), tool: "echo".into(), ..Default::default() },
+            )
             .unwrap();
         engine
     };
     bencher.with_inputs(fresh).bench_local_values(|engine| {
-        let called = rt.block_on(engine.tool_call(&echo("s000"))).unwrap();
+        let called = rt.block_on(tool_call(&engine, &echo("s000"))).unwrap();
         assert!(!called.is_error);
         engines.borrow_mut().push(engine);
     });
@@ -108,7 +118,7 @@ fn lazy_connect_and_first_call(bencher: Bencher) {
 fn warm_call(bencher: Bencher) {
     let engine = Engine::open(root()).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    rt.block_on(engine.tool_call(&echo("s001"))).unwrap();
-    bencher.bench_local(|| rt.block_on(engine.tool_call(&echo("s001"))).unwrap());
+    rt.block_on(tool_call(&engine, &echo("s001"))).unwrap();
+    bencher.bench_local(|| rt.block_on(tool_call(&engine, &echo("s001"))).unwrap());
     rt.block_on(engine.shutdown());
 }

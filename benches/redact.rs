@@ -113,7 +113,7 @@ fn memory_add_prose_100k(bencher: Bencher) {
         let i = n.fetch_add(1, Ordering::Relaxed);
         let mut req = MemoryAddRequest::new(format!("{i} {text}"));
         req.namespace = Some("long-term".into());
-        engine.memory_add(&req).unwrap()
+        engine.ask(&tmws::query::catalog::MemoryAdd, &req).unwrap()
     });
 }
 

@@ -77,7 +77,9 @@ fn main() {
                 .collect();
             let scores = eval_sets::score(&owned, |c| {
                 let started = Instant::now();
-                let hits = engine.search(&SearchRequest::new(c.query.clone())).map(|r| r.answer.results);
+                let hits = engine
+                    .ask(&tmws::query::catalog::Search, &SearchRequest::new(c.query.clone()))
+                    .map(|r| r.answer.results);
                 times.push(started.elapsed().as_secs_f64() * 1000.0);
                 let hits = hits.unwrap_or_default();
                 let at = hits.iter().position(|h| h.ref_id == c.want);

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::registry::Rebuilder;
@@ -47,6 +47,10 @@ pub(crate) struct SyncState {
     /// When the index last started to fall behind the files (ms since `epoch`).
     behind_since: AtomicU64,
     epoch: Instant,
+    /// How many syncs ended (applied, committed or failed), signalled to whoever waits for
+    /// the next one.
+    ends: Mutex<u64>,
+    ended_signal: Condvar,
 }
 
 impl Default for SyncState {
@@ -58,6 +62,8 @@ impl Default for SyncState {
             ended: AtomicU64::new(0),
             behind_since: AtomicU64::new(0),
             epoch: Instant::now(),
+            ends: Mutex::new(0),
+            ended_signal: Condvar::new(),
         }
     }
 }
@@ -82,11 +88,37 @@ impl SyncState {
         self.ended.store(self.started.load(Ordering::Acquire), Ordering::Release);
         self.ready.store(true, Ordering::Release);
         self.busy.store(false, Ordering::Release);
+        self.signal_end();
     }
 
     fn set_failed(&self) {
         self.ended.store(self.started.load(Ordering::Acquire), Ordering::Release);
         self.busy.store(false, Ordering::Release);
+        self.signal_end();
+    }
+
+    fn signal_end(&self) {
+        *lock(&self.ends) += 1;
+        self.ended_signal.notify_all();
+    }
+
+    /// How many syncs have ended so far.
+    pub(crate) fn ends(&self) -> u64 {
+        *lock(&self.ends)
+    }
+
+    /// Waits until more than `seen` syncs have ended, or until `deadline`; returns how many
+    /// have ended then.
+    pub(crate) fn wait_end_after(&self, seen: u64, deadline: Instant) -> u64 {
+        let mut ends = lock(&self.ends);
+        while *ends <= seen {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            ends = self.ended_signal.wait_timeout(ends, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+        *ends
     }
 
     /// The sync under way now, if one is.

@@ -10,12 +10,15 @@
 pub mod answer;
 pub mod api;
 pub mod approval;
+mod ask;
 pub mod autowatch;
+mod background;
 pub mod catalog;
 pub mod context;
 mod engine;
 pub mod hook;
 mod keeper;
+mod live;
 pub mod memory;
 mod metrics;
 pub mod read;

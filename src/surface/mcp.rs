@@ -38,13 +38,14 @@ impl TmwsServer {
         let tools = catalog::TOOLS
             .iter()
             .map(|t| {
-                let annotations = ToolAnnotations::with_title(t.title)
-                    .read_only(t.read_only)
-                    .destructive(t.destructive)
-                    .idempotent(t.idempotent)
-                    .open_world(t.open_world);
-                Tool::new(t.name, t.description, Arc::new((t.schema)(config)))
-                    .with_title(t.title)
+                let spec = t.spec();
+                let annotations = ToolAnnotations::with_title(spec.title)
+                    .read_only(spec.hints.read_only)
+                    .destructive(spec.hints.destructive)
+                    .idempotent(spec.hints.idempotent)
+                    .open_world(spec.hints.open_world);
+                Tool::new(spec.name, spec.description, Arc::new(t.schema(config)))
+                    .with_title(spec.title)
                     .with_annotations(annotations)
             })
             .collect();

@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use super::util::{MCP_TOOLS, Output, TestRoot, mock};
+use super::util::{Output, TestRoot, mcp_tools, mock};
 
 /// A tmws run with its own approvals folder, extra environment and working folder.
 struct Run<'a> {
@@ -356,7 +356,7 @@ fn tmws_started_as_a_downstream_server_serves_no_tool_call() {
     let r = run(home.path(), root.path());
     let built = r.tmws(&["registry", "build", "--yes", "--timeout-ms", "20000"]);
     assert_eq!(built.code, 0, "{built:?}");
-    assert!(built.stdout.starts_with(&format!("srv: {} tools, cold start ", MCP_TOOLS.len())), "{}", built.stdout);
+    assert!(built.stdout.starts_with(&format!("srv: {} tools, cold start ", mcp_tools().len())), "{}", built.stdout);
     let mut nested = json!({"server": "srv", "tool": "tool_search", "arguments": {"query": "x"}});
     for _ in 0..5 {
         nested = json!({"server": "srv", "tool": "tool_call", "arguments": nested});

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::clients::{Answer, Mcp};
-use super::util::{MCP_TOOLS, TestRoot, yaml};
+use super::util::{TestRoot, mcp_tools, yaml};
 
 #[test]
 fn tools_are_listed_with_titles_annotations_and_plain_schemas() {
@@ -27,7 +27,7 @@ fn tools_are_listed_with_titles_annotations_and_plain_schemas() {
     mcp.stop();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort_unstable();
-    assert_eq!(names, MCP_TOOLS);
+    assert_eq!(names, mcp_tools());
     let tool = |name: &str| tools.iter().find(|t| t.name == name).unwrap();
     let hints = |name: &str| {
         let a = tool(name).annotations.clone().unwrap();

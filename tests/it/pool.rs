@@ -18,7 +18,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use super::util::{MCP_TOOLS, TestRoot, mock};
+use super::util::{TestRoot, mcp_tools, mock};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
@@ -696,7 +696,7 @@ of its config",
             remote.url
         )
     );
-    assert!(lines[1].starts_with(&format!("remote: {} tools, cold start ", MCP_TOOLS.len())), "{}", lines[1]);
+    assert!(lines[1].starts_with(&format!("remote: {} tools, cold start ", mcp_tools().len())), "{}", lines[1]);
     // https is spoken (tests/it/tls.rs); here nobody listens, and the error says so.
     assert!(
         lines[2].starts_with("tls: failed: https://127.0.0.1:1/mcp: initialize failed: error sending request for url"),

@@ -51,7 +51,8 @@ fn every_kind_of_known_item_query_finds_its_document_in_every_corpus() {
         let mut cases = eval_sets::cases(&eval_sets::read_docs(&dir, "corpus"), 7, 200);
         cases.extend(eval_sets::paraphrases(corpus, "corpus"));
         let scores = eval_sets::score(&cases, |c| {
-            let hits = engine.search(&SearchRequest::new(c.query.clone())).unwrap().answer.results;
+            let hits =
+                engine.ask(&tmws::query::catalog::Search, &SearchRequest::new(c.query.clone())).unwrap().answer.results;
             hits.iter().position(|h| h.ref_id == c.want)
         });
         for (kind, mrr, recall1, n) in scores {
@@ -72,7 +73,14 @@ fn every_kind_of_known_item_query_finds_its_document_in_every_corpus() {
 
 /// The ids of the documents a query finds, best first.
 fn found(engine: &Engine, query: &str) -> Vec<String> {
-    engine.search(&SearchRequest::new(query)).unwrap().answer.results.into_iter().map(|h| h.ref_id).collect()
+    engine
+        .ask(&tmws::query::catalog::Search, &SearchRequest::new(query))
+        .unwrap()
+        .answer
+        .results
+        .into_iter()
+        .map(|h| h.ref_id)
+        .collect()
 }
 
 /// A root of documents under `docs/`, indexed: (file name, title, body).
@@ -213,7 +221,8 @@ fn titles_find_their_documents_first_in_the_eips_corpus() {
     engine.sync(&SyncOptions::default()).unwrap();
     let (mut rr, mut first) = (0.0, 0);
     for (title, rel) in &cases {
-        let hits = engine.search(&SearchRequest::new(title.clone())).unwrap().answer.results;
+        let hits =
+            engine.ask(&tmws::query::catalog::Search, &SearchRequest::new(title.clone())).unwrap().answer.results;
         if let Some(i) = hits.iter().position(|h| &h.ref_id == rel) {
             rr += 1.0 / (i as f64 + 1.0);
             first += usize::from(i == 0);

@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use super::clients::Serve;
-use super::util::{MCP_TOOLS, TestRoot, repo, user_config};
+use super::util::{TestRoot, mcp_tools, repo, user_config};
 
 /// The program `var` names, else the one `.ci/run` installs at `default` (below the repo).
 fn installed(var: &str, default: &str) -> Option<PathBuf> {
@@ -52,7 +52,7 @@ fn check_report(r: &Value) {
     assert!(r["instructions"].as_str().unwrap().contains("Workspaces: devtools, nihongo"), "{}", r["instructions"]);
     let mut names: Vec<&str> = r["tools"].as_object().unwrap().keys().map(String::as_str).collect();
     names.sort_unstable();
-    assert_eq!(names, MCP_TOOLS);
+    assert_eq!(names, mcp_tools());
     for (name, tool) in r["tools"].as_object().unwrap() {
         assert!(tool["title"].is_string(), "{name} has a title");
         // Plain types the SDK and the Inspector can fill: no ["integer", "null"].
@@ -84,7 +84,7 @@ fn check_report(r: &Value) {
     let mut called: Vec<&str> = calls.as_object().unwrap().keys().map(String::as_str).collect();
     called.push("tool_call");
     called.sort_unstable();
-    assert_eq!(called, MCP_TOOLS);
+    assert_eq!(called, mcp_tools());
     let verified: Value = serde_json::from_str(calls["trust_verify"]["text"].as_str().unwrap()).unwrap();
     assert_eq!((&verified["agent"], &verified["verifier"]), (&json!("writer-bot"), &json!("sdk-agent")));
     let shown: Value = serde_json::from_str(calls["trust_show"]["text"].as_str().unwrap()).unwrap();

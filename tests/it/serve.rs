@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 
 use super::clients::{Serve, result_text};
-use super::util::{MCP_TOOLS, TestRoot};
+use super::util::{TestRoot, mcp_tools};
 
 const CONTEXT: &str = "/workspace/context?workspace=devtools&domain=common&topics=lessons,spikes";
 
@@ -267,7 +267,7 @@ fn mcp_over_http_lists_the_tools_and_counts_redundant_defaults_per_session() {
         let tools = session.list_all_tools().await.unwrap();
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort_unstable();
-        assert_eq!(names, MCP_TOOLS);
+        assert_eq!(names, mcp_tools());
         let call = |v: Value| {
             CallToolRequestParams::new("workspace_get_context").with_arguments(v.as_object().unwrap().clone())
         };

@@ -64,7 +64,8 @@ fn json_of(out: &super::util::Output) -> Value {
 /// `agent`'s (score, successes, verifiers) as `tmws trust show --json` says.
 fn standing(root: &TestRoot, agent: &str) -> Option<(f64, u64, u64)> {
     let all = json_of(&root.run(&["--json", "trust", "show"]));
-    all.as_array()
+    all["agents"]
+        .as_array()
         .unwrap()
         .iter()
         .find(|t| t["agent"] == agent)

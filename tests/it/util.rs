@@ -5,29 +5,10 @@ use std::process::Command;
 
 use tempfile::TempDir;
 
-/// The tools `tmws mcp` and `/mcp` of `tmws serve` list, sorted by name.
-pub const MCP_TOOLS: [&str; 20] = [
-    "entry_write",
-    "memory_add",
-    "memory_cleanup",
-    "memory_clear",
-    "memory_delete",
-    "memory_get",
-    "memory_list",
-    "memory_search",
-    "memory_stats",
-    "recall",
-    "session_record",
-    "tool_call",
-    "tool_describe",
-    "tool_search",
-    "trust_show",
-    "trust_verify",
-    "workspace_get_context",
-    "workspace_list",
-    "workspace_read",
-    "workspace_search",
-];
+/// The tools `tmws mcp` and `/mcp` of `tmws serve` list, sorted by name: the tool table's.
+pub fn mcp_tools() -> Vec<&'static str> {
+    tmws::query::catalog::names()
+}
 
 /// Says that a test's prerequisite (a program, a system feature) is missing, and lets the
 /// test return: but where `TMWS_REQUIRE_ALL` is set, as `.ci/run` sets it, the test fails,

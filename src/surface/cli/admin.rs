@@ -28,28 +28,7 @@ pub(super) fn trust(cli: &Cli, cmd: &TrustCommand, out: &mut impl Write) -> Resu
                 )?;
             }
         }
-        TrustCommand::Show => {
-            let all = engine.trust_show();
-            if cli.json {
-                writeln!(out, "{}", to_json(&all))?;
-            } else if all.is_empty() {
-                writeln!(out, "no verifications yet (tmws trust verify --agent A --success --evidence E)")?;
-            } else {
-                let w = all.iter().map(|t| t.agent.chars().count()).max().unwrap_or(5).max(5);
-                writeln!(out, "{:<w$}  score  successes  failures  last verified", "agent")?;
-                for t in &all {
-                    writeln!(
-                        out,
-                        "{:<w$}  {:>5.2}  {:>9}  {:>8}  {}",
-                        esc(&t.agent),
-                        t.score,
-                        t.successes,
-                        t.failures,
-                        t.last
-                    )?;
-                }
-            }
-        }
+        TrustCommand::Tool(t) => return super::query::tool(cli, t, out),
     }
     Ok(0)
 }

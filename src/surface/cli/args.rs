@@ -1,57 +1,22 @@
 //! The flags of the commands that run a tool, made from the tool's request type.
 //!
-//! `ToolArgs<T>` is a clap `Args` whose arguments are the properties of `T`'s JSON Schema:
-//! each becomes `--param-name` (or the spelling `T::FLAGS` gives it), with the schema's
+//! A tool command's arguments are the properties of its request's JSON Schema: each
+//! becomes `--param-name` (or the spelling the request's `FLAGS` gives it), with the schema's
 //! description as its help, its default shown, a list repeatable and comma-separated, a
 //! boolean a switch. Parsing gives the arguments as text, which the engine reads as the
 //! schema says, exactly as it reads an HTTP query string. So a parameter added to a request
 //! type is a flag of its command with nothing written here. `--format` is the CLI's own.
 
-use std::marker::PhantomData;
-
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::{Map, Value};
 
 use crate::config::Config;
-use crate::query::api::{Params, Spelling, kind_of};
+use crate::query::api::{Spelling, kind_of};
+use crate::query::catalog::{Optional, Tool};
 
-/// The arguments of a tool command, as text keyed by parameter name.
-#[derive(Debug, Clone)]
-pub(crate) struct ToolArgs<T, L = Nothing> {
-    pub args: Map<String, Value>,
-    /// A positional read from stdin when it was left out or `-`.
-    pub stdin: Option<&'static str>,
-    _params: PhantomData<(T, L)>,
-}
-
-/// Parameters the tool needs that its command lets a person leave out, because the
-/// command does something useful without them.
-pub(crate) trait Leave: Send + Sync + 'static {
-    const OUT: &'static [&'static str];
-    /// What the help of those parameters adds: what the command does without them.
-    const NOTE: &'static str = "";
-}
-
-/// Every parameter the tool needs is needed on the command line too.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Nothing;
-
-impl Leave for Nothing {
-    const OUT: &'static [&'static str] = &[];
-}
-
-/// `tmws context` without `--workspace` lists the workspaces.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Workspace;
-
-impl Leave for Workspace {
-    const OUT: &'static [&'static str] = &["workspace"];
-    const NOTE: &'static str = " Leave it out to see the workspaces, domains and repositories there are.";
-}
-
-/// The parameters of `T` with their schemas, in order, but the CLI's own `format`.
-fn params<T: Params>() -> Vec<(String, Value)> {
-    let schema = T::schema(&Config::default());
+/// The parameters of `tool` with their schemas, in order, but the CLI's own `format`.
+fn params(tool: &dyn Tool) -> Vec<(String, Value)> {
+    let schema = tool.schema(&Config::default());
     schema
         .get("properties")
         .and_then(Value::as_object)
@@ -59,18 +24,20 @@ fn params<T: Params>() -> Vec<(String, Value)> {
         .unwrap_or_default()
 }
 
-/// The parameters the command line must give: those the tool needs, but those `L` leaves out.
-fn required<T: Params, L: Leave>() -> Vec<String> {
-    let schema = T::schema(&Config::default());
+/// The parameters the command line must give: those the tool needs, but the one its
+/// command lets a person leave out.
+fn required(tool: &dyn Tool, optional: Option<Optional>) -> Vec<String> {
+    let schema = tool.schema(&Config::default());
+    let left_out = |p: &str| optional.is_some_and(|o| o.param == p);
     schema
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).filter(|p| !L::OUT.contains(p)).map(str::to_owned).collect())
+        .map(|r| r.iter().filter_map(Value::as_str).filter(|p| !left_out(p)).map(str::to_owned).collect())
         .unwrap_or_default()
 }
 
-fn spelling<T: Params>(param: &str) -> Option<Spelling> {
-    T::FLAGS.iter().find(|f| f.param == param).map(|f| f.spelling)
+fn spelling(tool: &dyn Tool, param: &str) -> Option<Spelling> {
+    tool.flags().iter().find(|f| f.param == param).map(|f| f.spelling)
 }
 
 /// `filter_status` as a flag: `filter-status`.
@@ -99,182 +66,171 @@ fn default_note(prop: &Value) -> String {
     }
 }
 
-impl<T: Params, L: Leave> ToolArgs<T, L> {
-    /// The arguments, made when the command is parsed or its help shown: a run builds only
-    /// its own command's (each is a JSON Schema made and read).
-    fn build(mut cmd: Command) -> Command {
-        let required = required::<T, L>();
-        for (name, prop) in params::<T>() {
-            let kind = kind_of(&prop).to_owned();
-            let switch = kind == "boolean";
-            let spelled = spelling::<T>(&name);
-            let mut text = help(&prop);
-            match spelled {
-                Some(Spelling::PositionalOrStdin) => text.push_str(" Read from stdin when left out or `-`."),
-                Some(Spelling::Positional { rest: true }) => text.push_str(" Several words need no quotes."),
-                Some(Spelling::Positional { .. }) => {}
-                Some(Spelling::Off(_)) => text = format!("Turns `{name}` off. {text}"),
-                _ if L::OUT.contains(&name.as_str()) => text.push_str(L::NOTE),
-                _ if kind == "array" => text.push_str(" Repeatable, or comma-separated."),
-                _ => {}
+/// Adds the tool's parameters to `cmd` as its flags and positionals.
+pub(crate) fn build(mut cmd: Command, tool: &dyn Tool, optional: Option<Optional>) -> Command {
+    let required = required(tool, optional);
+    for (name, prop) in params(tool) {
+        let kind = kind_of(&prop).to_owned();
+        let switch = kind == "boolean";
+        let spelled = spelling(tool, &name);
+        let mut text = help(&prop);
+        match spelled {
+            Some(Spelling::PositionalOrStdin) => text.push_str(" Read from stdin when left out or `-`."),
+            Some(Spelling::Positional { rest: true }) => text.push_str(" Several words need no quotes."),
+            Some(Spelling::Positional { .. }) => {}
+            Some(Spelling::Off(_)) => text = format!("Turns `{name}` off. {text}"),
+            _ if optional.is_some_and(|o| o.param == name) => {
+                text.push_str(optional.map_or("", |o| o.note));
             }
-            text.push_str(&default_note(&prop));
-            let mut arg = Arg::new(name.clone()).help(text);
-            let value_name = match spelled {
-                Some(Spelling::Long(long, _)) => long.to_uppercase().replace('-', "_"),
-                _ => name.to_uppercase(),
-            };
-            arg = match spelled {
-                Some(Spelling::Positional { rest }) => {
-                    let arg = arg.value_name(value_name).required(required.contains(&name));
-                    if rest { arg.num_args(1..).action(ArgAction::Append) } else { arg }
-                }
-                Some(Spelling::PositionalOrStdin) => arg.value_name(value_name).required(false),
-                Some(Spelling::Off(long)) => arg.long(long).action(ArgAction::SetTrue),
-                Some(Spelling::Long(long, short)) => {
-                    let arg = arg.long(long);
-                    let arg = if let Some(c) = short { arg.short(c) } else { arg };
-                    let arg = if long != kebab(&name) { arg.visible_alias(kebab(&name)) } else { arg };
-                    if switch { arg.action(ArgAction::SetTrue) } else { arg.value_name(value_name) }
-                }
-                Some(Spelling::LongAlias(long)) => {
-                    let arg = arg.long(long).visible_alias(kebab(&name));
-                    if switch { arg.action(ArgAction::SetTrue) } else { arg.value_name(value_name) }
-                }
-                None if switch => arg.long(kebab(&name)).action(ArgAction::SetTrue),
-                None => arg.long(kebab(&name)).value_name(value_name),
-            };
-            let positional = matches!(
-                spelling::<T>(&name),
-                Some(Spelling::Positional { .. } | Spelling::PositionalOrStdin | Spelling::Off(_))
-            );
-            // A list, or an object given as `--flag K=V` more than once (or as JSON).
-            if matches!(kind.as_str(), "array" | "object") && !positional {
-                arg = arg.action(ArgAction::Append);
-            }
-            // `--limit -1` is a value out of range, which the tool says so, not a flag.
-            if matches!(kind.as_str(), "integer" | "number") {
-                arg = arg.allow_negative_numbers(true);
-            }
-            if !positional && !switch && required.contains(&name) {
-                arg = arg.required(true);
-            }
-            cmd = cmd.arg(arg);
+            _ if kind == "array" => text.push_str(" Repeatable, or comma-separated."),
+            _ => {}
         }
-        cmd
+        text.push_str(&default_note(&prop));
+        let mut arg = Arg::new(name.clone()).help(text);
+        let value_name = match spelled {
+            Some(Spelling::Long(long, _)) => long.to_uppercase().replace('-', "_"),
+            _ => name.to_uppercase(),
+        };
+        arg = match spelled {
+            Some(Spelling::Positional { rest }) => {
+                let arg = arg.value_name(value_name).required(required.contains(&name));
+                if rest { arg.num_args(1..).action(ArgAction::Append) } else { arg }
+            }
+            Some(Spelling::PositionalOrStdin) => arg.value_name(value_name).required(false),
+            Some(Spelling::Off(long)) => arg.long(long).action(ArgAction::SetTrue),
+            Some(Spelling::Long(long, short)) => {
+                let arg = arg.long(long);
+                let arg = if let Some(c) = short { arg.short(c) } else { arg };
+                let arg = if long != kebab(&name) { arg.visible_alias(kebab(&name)) } else { arg };
+                if switch { arg.action(ArgAction::SetTrue) } else { arg.value_name(value_name) }
+            }
+            Some(Spelling::LongAlias(long)) => {
+                let arg = arg.long(long).visible_alias(kebab(&name));
+                if switch { arg.action(ArgAction::SetTrue) } else { arg.value_name(value_name) }
+            }
+            None if switch => arg.long(kebab(&name)).action(ArgAction::SetTrue),
+            None => arg.long(kebab(&name)).value_name(value_name),
+        };
+        let positional =
+            matches!(spelled, Some(Spelling::Positional { .. } | Spelling::PositionalOrStdin | Spelling::Off(_)));
+        // A list, or an object given as `--flag K=V` more than once (or as JSON).
+        if matches!(kind.as_str(), "array" | "object") && !positional {
+            arg = arg.action(ArgAction::Append);
+        }
+        // `--limit -1` is a value out of range, which the tool says so, not a flag.
+        if matches!(kind.as_str(), "integer" | "number") {
+            arg = arg.allow_negative_numbers(true);
+        }
+        if !positional && !switch && required.contains(&name) {
+            arg = arg.required(true);
+        }
+        cmd = cmd.arg(arg);
     }
+    cmd
 }
 
-impl<T: Params, L: Leave> clap::Args for ToolArgs<T, L> {
-    fn augment_args(cmd: Command) -> Command {
-        cmd.defer(Self::build)
-    }
-
-    fn augment_args_for_update(cmd: Command) -> Command {
-        Self::augment_args(cmd)
-    }
-}
-
-impl<T: Params, L: Leave> clap::FromArgMatches for ToolArgs<T, L> {
-    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut args = Map::new();
-        let mut stdin = None;
-        for (name, prop) in params::<T>() {
-            let kind = kind_of(&prop);
-            match spelling::<T>(&name) {
-                Some(Spelling::Off(_)) => {
-                    if m.get_flag(&name) {
-                        args.insert(name, Value::Bool(false));
-                    }
+/// The arguments of a tool command, as text keyed by parameter name, and the parameter to
+/// read from stdin, if one is.
+pub(crate) fn parse(m: &ArgMatches, tool: &dyn Tool) -> (Map<String, Value>, Option<&'static str>) {
+    let mut args = Map::new();
+    let mut stdin = None;
+    for (name, prop) in params(tool) {
+        let kind = kind_of(&prop);
+        match spelling(tool, &name) {
+            Some(Spelling::Off(_)) => {
+                if m.get_flag(&name) {
+                    args.insert(name, Value::Bool(false));
                 }
-                Some(Spelling::Positional { rest: true }) => {
-                    if let Some(words) = m.get_many::<String>(&name) {
-                        let words: Vec<&str> = words.map(String::as_str).collect();
-                        args.insert(name, Value::String(words.join(" ")));
-                    }
+            }
+            Some(Spelling::Positional { rest: true }) => {
+                if let Some(words) = m.get_many::<String>(&name) {
+                    let words: Vec<&str> = words.map(String::as_str).collect();
+                    args.insert(name, Value::String(words.join(" ")));
                 }
-                Some(Spelling::PositionalOrStdin) => match m.get_one::<String>(&name) {
-                    Some(v) if v != "-" => {
-                        args.insert(name, Value::String(v.clone()));
-                    }
-                    _ => stdin = T::FLAGS.iter().find(|f| f.param == name).map(|f| f.param),
-                },
-                _ if kind == "boolean" => {
-                    if m.get_flag(&name) {
-                        args.insert(name, Value::Bool(true));
-                    }
+            }
+            Some(Spelling::PositionalOrStdin) => match m.get_one::<String>(&name) {
+                Some(v) if v != "-" => {
+                    args.insert(name, Value::String(v.clone()));
                 }
-                _ if kind == "array" => {
-                    if let Some(values) = m.get_many::<String>(&name) {
-                        args.insert(name, Value::Array(values.map(|v| Value::String(v.clone())).collect()));
-                    }
+                _ => stdin = tool.flags().iter().find(|f| f.param == name).map(|f| f.param),
+            },
+            _ if kind == "boolean" => {
+                if m.get_flag(&name) {
+                    args.insert(name, Value::Bool(true));
                 }
-                _ if kind == "object" => {
-                    if let Some(values) = m.get_many::<String>(&name) {
-                        let mut values: Vec<Value> = values.map(|v| Value::String(v.clone())).collect();
-                        let value = if values.len() == 1 { values.remove(0) } else { Value::Array(values) };
-                        args.insert(name, value);
-                    }
+            }
+            _ if kind == "array" => {
+                if let Some(values) = m.get_many::<String>(&name) {
+                    args.insert(name, Value::Array(values.map(|v| Value::String(v.clone())).collect()));
                 }
-                _ => {
-                    if let Some(v) = m.get_one::<String>(&name) {
-                        args.insert(name, Value::String(v.clone()));
-                    }
+            }
+            _ if kind == "object" => {
+                if let Some(values) = m.get_many::<String>(&name) {
+                    let mut values: Vec<Value> = values.map(|v| Value::String(v.clone())).collect();
+                    let value = if values.len() == 1 { values.remove(0) } else { Value::Array(values) };
+                    args.insert(name, value);
+                }
+            }
+            _ => {
+                if let Some(v) = m.get_one::<String>(&name) {
+                    args.insert(name, Value::String(v.clone()));
                 }
             }
         }
-        if T::STDIN_UNLESS.iter().any(|p| args.contains_key(*p)) {
-            stdin = None;
-        }
-        Ok(ToolArgs { args, stdin, _params: PhantomData })
     }
-
-    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
+    if tool.stdin_unless().iter().any(|p| args.contains_key(*p)) {
+        stdin = None;
     }
+    (args, stdin)
 }
 
 #[cfg(test)]
 mod tests {
-    use clap::{Args, FromArgMatches};
     use serde_json::json;
 
     use super::*;
-    use crate::query::api::{ContextRequest, MemoryAddRequest, MemoryGetRequest, SearchRequest};
+    use crate::query::api::{ContextRequest, Params};
+    use crate::query::catalog::{self, MemoryAdd, MemoryGet, Search};
 
-    fn parse<T: Params>(words: &[&str]) -> Result<ToolArgs<T>, clap::Error> {
-        let cmd = ToolArgs::<T>::augment_args(Command::new("t"));
+    /// What the command line gave: the arguments and the parameter read from stdin.
+    struct Parsed {
+        args: Map<String, Value>,
+        stdin: Option<&'static str>,
+    }
+
+    fn parse(tool: &dyn Tool, words: &[&str]) -> Result<Parsed, clap::Error> {
+        let cmd = build(Command::new("t"), tool, None);
         let m = cmd.try_get_matches_from(std::iter::once("t").chain(words.iter().copied()))?;
-        ToolArgs::<T>::from_arg_matches(&m)
+        let (args, stdin) = super::parse(&m, tool);
+        Ok(Parsed { args, stdin })
     }
 
     #[test]
     fn flags_are_made_from_the_request_and_spelled_as_it_says() {
         let a =
-            parse::<ContextRequest>(&["-w", "dev", "--topics", "a,b", "--topics", "c", "--no-defaults", "--tag", "x"])
+            parse(&catalog::Context, &["-w", "dev", "--topics", "a,b", "--topics", "c", "--no-defaults", "--tag", "x"])
                 .unwrap();
         assert_eq!(
             Value::Object(a.args),
             json!({"workspace": "dev", "topics": ["a,b", "c"], "include_defaults": false, "filter_tags": ["x"]})
         );
-        let r = ContextRequest::from_args(parse::<ContextRequest>(&["-w", "dev", "--topics", "a,b"]).unwrap().args)
+        let r = ContextRequest::from_args(parse(&catalog::Context, &["-w", "dev", "--topics", "a,b"]).unwrap().args)
             .unwrap();
         assert_eq!((r.topics, r.include_defaults), (vec!["a".to_owned(), "b".to_owned()], true));
         // A query of several words needs no quotes.
-        let a = parse::<SearchRequest>(&["connection", "pool", "--limit", "3", "--kind", "entry"]).unwrap();
+        let a = parse(&Search, &["connection", "pool", "--limit", "3", "--kind", "entry"]).unwrap();
         assert_eq!(Value::Object(a.args), json!({"query": "connection pool", "kinds": ["entry"], "limit": "3"}));
-        let a = parse::<MemoryGetRequest>(&["m_1", "--content"]).unwrap();
+        let a = parse(&MemoryGet, &["m_1", "--content"]).unwrap();
         assert_eq!(Value::Object(a.args), json!({"id": "m_1", "include_content": true}));
-        let a = parse::<MemoryAddRequest>(&["-", "-n", "long-term"]).unwrap();
+        let a = parse(&MemoryAdd, &["-", "-n", "long-term"]).unwrap();
         assert_eq!((Value::Object(a.args), a.stdin), (json!({"namespace": "long-term"}), Some("content")));
-        assert!(parse::<ContextRequest>(&[]).is_err(), "--workspace is required");
-        assert!(parse::<SearchRequest>(&["x", "--bogus"]).is_err());
+        assert!(parse(&catalog::Context, &[]).is_err(), "--workspace is required");
+        assert!(parse(&Search, &["x", "--bogus"]).is_err());
     }
 
     #[test]
     fn help_is_the_schema_description_with_its_default() {
-        let mut cmd = ToolArgs::<SearchRequest>::augment_args(Command::new("search"));
+        let mut cmd = build(Command::new("search"), &Search, None);
         let help = cmd.render_help().to_string();
         let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(help.contains("--limit <LIMIT>"), "{help}");

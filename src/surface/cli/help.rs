@@ -3,7 +3,7 @@
 //! Each command's `--help` closes with an "Examples:" block of commands a person can copy,
 //! written against the layout a fresh root has (`tmws init`, a workspace `acme`). A test
 //! walks the whole command tree and fails when a command has none, so a new command
-//! needs its examples here.
+//! needs its examples: here, or in the tool table for a command that runs a tool.
 
 pub(super) const TMWS: &str = "\
 Examples:
@@ -38,96 +38,12 @@ Examples:
   tmws watch --json                   one JSON object per change, for scripts
   tmws watch --idle-exit 600          stop after 10 min without a query from the command line";
 
-pub(super) const SEARCH: &str = "\
-Examples:
-  tmws search connection pool
-  tmws search retry --kind entry,memory --limit 5
-  tmws search deploy --scope acme/backend --topic decisions
-  tmws search '\"token refresh\"' --json   a phrase, as JSON";
-
-pub(super) const RECALL: &str = "\
-Examples:
-  tmws recall fix the token refresh race      memories, problems, decisions, lessons, commits
-  tmws recall --scope acme/platform migrate the queue
-  tmws --json recall flaky deploy             for scripts";
-
-pub(super) const WORKSPACES: &str = "\
-Examples:
-  tmws workspaces
-  tmws workspaces --json";
-
-pub(super) const READ: &str = "\
-Examples:
-  tmws read resources/workspaces/acme/_decisions/260101-postgres.md
-  tmws read m_3fa9c1d2e4b5                  a memory's whole content
-  tmws read commit:4f2a… --format json";
-
-pub(super) const NEW: &str = "\
-Examples:
-  tmws new overview \"Acme\" -w acme --description \"Acme's services and how they fit.\"
-  tmws new decision \"Use Postgres for the job queue\" -w acme --description \"Why not Redis.\"
-  tmws new lesson \"Retry storms\" -w acme -d backend --description \"What took the API down.\" \\
-      --field tags=[incident,retries]
-  tmws new plan \"Move billing\" -w acme --description \"Billing onto the new queue.\" \\
-      --field status=in_progress --body - < plan.md
-  tmws new decision \"Use Postgres\" -w acme --description \"…\" --ref-id PATH --expected-hash HASH
-                                         change it (tmws read PATH --json gives the hash)";
-
-pub(super) const CONTEXT: &str = "\
-Examples:
-  tmws context                        list the workspaces
-  tmws context -w acme                overview, folders, decisions and lessons of `acme`
-  tmws context -w acme -d backend --topics plans,decisions --status in_progress
-  tmws context -w acme --topics '*' --no-defaults --format json";
-
 pub(super) const MEMORY: &str = "\
 Examples:
   tmws memory add \"The staging database is reset every Monday\"
   tmws memory search staging database
   tmws memory list --since 7d
   tmws memory stats";
-
-pub(super) const MEMORY_ADD: &str = "\
-Examples:
-  tmws memory add --problem \"login loops after a token refresh\" --solution \"clear the old cookie first\" --file src/auth.rs
-  tmws memory add \"The staging database is reset every Monday\"
-  tmws memory add \"Deploys go out on Tuesdays\" -n long-term --key deploy/day --tag release
-  git log -1 --format=%B | tmws memory add --kind session";
-
-pub(super) const MEMORY_SEARCH: &str = "\
-Examples:
-  tmws memory search staging database
-  tmws memory search flaky test --kind problem --include-content
-  tmws memory search token refresh --branch '*' --limit 20";
-
-pub(super) const MEMORY_LIST: &str = "\
-Examples:
-  tmws memory list                          the 20 newest
-  tmws memory list --since 7d -n long-term
-  tmws memory list --since 2026-11-01 --kind session --limit 5 --json";
-
-pub(super) const MEMORY_GET: &str = "\
-Examples:
-  tmws memory get m_3fa9c1d2e4b5
-  tmws memory get m_3fa9c1d2e4b5 --content --json";
-
-pub(super) const MEMORY_DELETE: &str = "\
-Examples:
-  tmws memory delete m_3fa9c1d2e4b5";
-
-pub(super) const MEMORY_STATS: &str = "\
-Examples:
-  tmws memory stats
-  tmws memory stats --json";
-
-pub(super) const MEMORY_CLEANUP: &str = "\
-Examples:
-  tmws memory cleanup";
-
-pub(super) const MEMORY_CLEAR: &str = "\
-Examples:
-  tmws memory clear -n short-term --yes
-  tmws memory clear --all --yes";
 
 pub(super) const MEMORY_PRUNE: &str = "\
 Examples:
@@ -164,22 +80,6 @@ Examples:
   tmws registry approve --all            every server that awaits approval
   tmws registry approve --all --yes      without asking (a script)";
 
-pub(super) const REGISTRY_SEARCH: &str = "\
-Examples:
-  tmws registry search find symbol
-  tmws registry search --server serena  every tool of one server
-  tmws registry search library docs --category docs --limit 3";
-
-pub(super) const REGISTRY_DESCRIBE: &str = "\
-Examples:
-  tmws registry describe serena find_symbol
-  tmws registry describe serena find_symbol --format json";
-
-pub(super) const REGISTRY_CALL: &str = "\
-Examples:
-  tmws registry call serena find_symbol '{\"name_path\": \"Engine\"}'
-  tmws registry call docs get_library_docs '{\"library\": \"tokio\"}' --json";
-
 pub(super) const TRUST: &str = "\
 Examples:
   tmws trust verify --agent claude-code --success --evidence \"cargo test passed\"
@@ -189,11 +89,6 @@ pub(super) const TRUST_VERIFY: &str = "\
 Examples:
   tmws trust verify --agent claude-code --success --evidence \"cargo test passed at abc1234\"
   tmws trust verify --agent codex --failure --evidence \"review of #42: wrong lock order\"";
-
-pub(super) const TRUST_SHOW: &str = "\
-Examples:
-  tmws trust show
-  tmws trust show --json";
 
 pub(super) const HOOK: &str = "\
 Examples:
@@ -206,12 +101,6 @@ Examples:
 pub(super) const SESSION: &str = "\
 Examples:
   tmws session record";
-
-pub(super) const SESSION_RECORD: &str = "\
-Examples:
-  tmws session record                 since the last recorded session
-  tmws session record --since 2026-11-22 --agent claude
-  tmws session record --since HEAD~3";
 
 pub(super) const MCP: &str = "\
 Examples:

@@ -15,6 +15,7 @@ mod help;
 mod query;
 mod render;
 mod stderr;
+mod tools;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
@@ -23,15 +24,11 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use self::args::{Leave, Nothing, ToolArgs, Workspace};
 use self::render::Paint;
+use self::tools::ToolCommand;
 use crate::error::{Error, ErrorAnswer};
-use crate::query::api::{
-    ContextRequest, EntryWriteRequest, Format, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest,
-    MemoryGetRequest, MemoryListRequest, MemorySearchRequest, Params, RecallRequest, SearchRequest,
-    SessionRecordRequest, ToolCallRequest, ToolDescribeRequest, ToolSearchRequest, WorkspaceListRequest,
-    WorkspaceReadRequest,
-};
+use crate::query::api::Format;
+use crate::query::catalog::{Shape, Table};
 use crate::store;
 
 /// The heading of the flags every command takes.
@@ -60,16 +57,6 @@ struct Cli {
 
     #[command(subcommand)]
     command: Command,
-}
-
-/// A tool's flags and the answer's format.
-#[derive(Debug, clap::Args)]
-struct Tool<T: Params, L: Leave = Nothing> {
-    #[command(flatten)]
-    params: ToolArgs<T, L>,
-    /// yaml (the default) or json (also --json).
-    #[arg(long, value_enum, display_order = AFTER_PARAMS)]
-    format: Option<AnswerFormat>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -130,51 +117,9 @@ enum Command {
         #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
         idle_exit: Option<u64>,
     },
-    /// Search overviews, entries, rules, skills, docs and memories; best first
-    /// (workspace_search).
-    ///
-    /// Words are matched after stemming and identifier splitting; "double quotes" make a
-    /// phrase. Filters narrow without changing the order.
-    #[command(after_help = help::SEARCH)]
-    Search {
-        #[command(flatten)]
-        params: ToolArgs<SearchRequest>,
-        /// table: aligned columns (the default on a terminal); yaml: every field (the
-        /// default when piped, as agents read it); json: for scripts (also --json).
-        #[arg(long, value_enum, display_order = AFTER_PARAMS)]
-        format: Option<TableFormat>,
-    },
-    /// What to know before a task: the memories, problems with their solutions, decisions,
-    /// lessons and commits that match it, ranked together (recall).
-    ///
-    /// The task in plain words, no quotes needed. YAML by default; --json for scripts.
-    #[command(after_help = help::RECALL)]
-    Recall(Tool<RecallRequest>),
-    /// Orient in a scope: its overview, folders, overviews, decisions, lessons and skills,
-    /// and the entries of the topics you name (workspace_get_context).
-    ///
-    /// YAML by default; --format json (or --json) for scripts. Without --workspace, lists
-    /// the workspaces, domains and repositories. Unknown scopes exit 1 and list the known
-    /// ones.
-    #[command(after_help = help::CONTEXT)]
-    Context(Tool<ContextRequest, Workspace>),
-    /// The workspaces, domains and repositories, with their overviews' names and
-    /// descriptions (workspace_list).
-    #[command(after_help = help::WORKSPACES)]
-    Workspaces(Tool<WorkspaceListRequest>),
-    /// The whole of one document, memory or commit by its refId, as search or context named
-    /// it: front-matter and body as the file is now (workspace_read).
-    #[command(after_help = help::READ)]
-    Read(Tool<WorkspaceReadRequest>),
-    /// Write a new decision, lesson, plan, topic entry or scope overview, checked before it
-    /// is written (entry_write).
-    ///
-    /// The file is `resources/workspaces/W[/D[/R]]/_TOPIC/YYMMDD-kebab-name.md`, dated today,
-    /// with the front-matter its kind needs; TOPIC `overview` writes the scope's OVERVIEW.md
-    /// (a new workspace, domain or repository). An invalid entry is refused and nothing is
-    /// written. `--body -` reads the body from stdin.
-    #[command(after_help = help::NEW)]
-    New(Tool<EntryWriteRequest>),
+    /// The commands that run a tool: search, recall, context, workspaces, read, new.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Top>),
     /// Remember and recall: short- and long-term memories in .tmws/memory/*.jsonl.
     #[command(subcommand, after_help = help::MEMORY)]
     Memory(MemoryCommand),
@@ -239,37 +184,9 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum MemoryCommand {
-    /// Remember something: CONTENT, or stdin when CONTENT is `-` or left out (memory_add).
-    ///
-    /// Secrets are redacted before anything is written; the same content in the same
-    /// namespace is stored once; `--key` replaces the live entry with that key.
-    #[command(after_help = help::MEMORY_ADD)]
-    Add(Tool<MemoryAddRequest>),
-    /// Find memories by words (or by id); best first (memory_search).
-    ///
-    /// The words need no quotes. Ranked by how well they match, times the memory's current
-    /// importance (halving every `half_life_days`, lifted by reads), times its writer's trust.
-    #[command(after_help = help::MEMORY_SEARCH)]
-    Search(Tool<MemorySearchRequest>),
-    /// What was remembered lately, newest first (memory_list).
-    #[command(after_help = help::MEMORY_LIST)]
-    List(Tool<MemoryListRequest>),
-    /// Show one memory; exit 1 if there is no such id (memory_get).
-    #[command(after_help = help::MEMORY_GET)]
-    Get(Tool<MemoryGetRequest>),
-    /// Forget one memory (appends a delete op); exit 1 if there is no such id (memory_delete).
-    #[command(after_help = help::MEMORY_DELETE)]
-    Delete(Tool<MemoryDeleteRequest>),
-    /// Live entries per namespace, expired ones not yet cleaned up, log sizes (memory_stats).
-    #[command(after_help = help::MEMORY_STATS)]
-    Stats(Tool<FormatOnly>),
-    /// Compact every log: expired entries and dead lines out, atomically under the log's lock
-    /// (memory_cleanup).
-    #[command(after_help = help::MEMORY_CLEANUP)]
-    Cleanup(Tool<FormatOnly>),
-    /// Forget every memory of a namespace (or of all); refused without --yes (memory_clear).
-    #[command(after_help = help::MEMORY_CLEAR)]
-    Clear(Tool<MemoryClearRequest>),
+    /// add, search, list, get, delete, stats, cleanup, clear.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Memory>),
     /// Forget the memories whose current importance is under F.
     ///
     /// A memory's current importance is the importance it was written with, halved every
@@ -328,27 +245,9 @@ enum RegistryCommand {
         #[arg(long, short = 'y')]
         yes: bool,
     },
-    /// Find tools of the registered servers by what they do (tool_search: from the index,
-    /// no server is started).
-    #[command(after_help = help::REGISTRY_SEARCH)]
-    Search {
-        #[command(flatten)]
-        params: ToolArgs<ToolSearchRequest>,
-        /// table (the default on a terminal), yaml (the default when piped) or json.
-        #[arg(long, value_enum, display_order = AFTER_PARAMS)]
-        format: Option<TableFormat>,
-    },
-    /// A tool's description, usage hint and input schema (tool_describe: from the registry,
-    /// no server is started).
-    #[command(after_help = help::REGISTRY_DESCRIBE)]
-    Describe(Tool<ToolDescribeRequest>),
-    /// Call a tool the way `tool_call` does (config checked, server started, usage logged)
-    /// and print its text result (--json: the whole result); exit 1 when it is an error.
-    #[command(after_help = help::REGISTRY_CALL)]
-    Call {
-        #[command(flatten)]
-        params: ToolArgs<ToolCallRequest>,
-    },
+    /// search, describe, call.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Registry>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -382,10 +281,9 @@ enum TrustCommand {
         #[arg(long, value_name = "TEXT")]
         evidence: String,
     },
-    /// Every agent's trust score (0.5 to start, +0.05 a success, -0.10 a failure, at most
-    /// three verifications counted per verifier).
-    #[command(after_help = help::TRUST_SHOW)]
-    Show,
+    /// show.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Trust>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -398,10 +296,9 @@ enum HookCommand {
 
 #[derive(Debug, Subcommand)]
 enum SessionCommand {
-    /// Write one long-term `session` memory summing up the window: memories added,
-    /// commits, tool calls, agents (session_record).
-    #[command(after_help = help::SESSION_RECORD)]
-    Record(Tool<SessionRecordRequest>),
+    /// record.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Session>),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -416,24 +313,6 @@ enum ClientArg {
     Codex,
     /// Gemini CLI: .gemini/settings.json
     Gemini,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum AnswerFormat {
-    /// Every field, in fewer characters (what agents read).
-    Yaml,
-    /// For scripts.
-    Json,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum TableFormat {
-    /// Aligned columns, one result a line.
-    Table,
-    /// Every field, as agents read it.
-    Yaml,
-    /// For scripts.
-    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -485,24 +364,25 @@ fn colour_allowed_by_env() -> bool {
 }
 
 impl Cli {
-    /// The format of an answer: `--format`, else JSON with `--json`, else YAML.
-    fn answer_format(&self, format: Option<AnswerFormat>) -> Format {
-        match format {
-            Some(AnswerFormat::Json) => Format::Json,
-            Some(AnswerFormat::Yaml) => Format::Yaml,
-            None if self.json => Format::Json,
-            None => Format::Yaml,
-        }
-    }
-
-    /// The format of a list of results: `--format`, else JSON with `--json`, a table on a
-    /// terminal, YAML when piped.
-    fn table_format(&self, format: Option<TableFormat>) -> TableFormat {
-        match format {
-            Some(f) => f,
-            None if self.json => TableFormat::Json,
-            None if io::stdout().is_terminal() => TableFormat::Table,
-            None => TableFormat::Yaml,
+    /// How a tool's answer is shown: `--format`, else JSON with `--json`, else as the
+    /// command's shape says (a list as a table on a terminal, YAML when piped).
+    fn shown_as(&self, shape: Shape, format: Option<&str>) -> Shown {
+        let table = match shape {
+            Shape::Text => None,
+            Shape::Table(t) => io::stdout().is_terminal().then_some(t),
+            Shape::Lines(t) => Some(t),
+        };
+        match (format, table) {
+            (Some("json"), _) => Shown::Text(Format::Json),
+            (Some("yaml"), _) => Shown::Text(Format::Yaml),
+            (Some("table"), Some(t)) => Shown::Table(t),
+            (Some("table"), None) => match shape {
+                Shape::Table(t) | Shape::Lines(t) => Shown::Table(t),
+                Shape::Text => Shown::Text(Format::Yaml),
+            },
+            _ if self.json => Shown::Text(Format::Json),
+            (_, Some(t)) => Shown::Table(t),
+            (_, None) => Shown::Text(Format::Yaml),
         }
     }
 
@@ -510,6 +390,13 @@ impl Cli {
     fn paint(&self) -> Paint {
         Paint::new(self.color.colours(io::stdout().is_terminal()))
     }
+}
+
+/// How a tool's answer goes to stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Table(Table),
+    Text(Format),
 }
 
 /// What the command line says before it is parsed, so that a parse error or help honours
@@ -647,14 +534,9 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Index { rebuild, include } => files::index(cli, *rebuild, include, out),
         Command::Watch { idle_exit } => files::watch(cli, *idle_exit, out),
         Command::BuildRules { check, force } => files::build_rules(cli, *check, *force, out),
-        Command::Search { params, format } => query::search(cli, params, *format, out),
-        Command::Context(tool) => query::context(cli, tool, out),
-        Command::Recall(t) => query::tool(cli, "recall", t, out),
-        Command::Workspaces(t) => query::tool(cli, "workspace_list", t, out),
-        Command::Read(t) => query::tool(cli, "workspace_read", t, out),
-        Command::New(t) => query::new_entry(cli, t, out),
+        Command::Tool(t) => query::tool(cli, t, out),
         Command::Memory(cmd) => query::memory(cli, cmd, out),
-        Command::Session(SessionCommand::Record(tool)) => query::tool(cli, "session_record", tool, out),
+        Command::Session(SessionCommand::Tool(t)) => query::tool(cli, t, out),
         Command::Registry(cmd) => query::registry(cli, cmd, out),
         Command::Trust(cmd) => admin::trust(cli, cmd, out),
         Command::Hook(HookCommand::Install) => admin::hook_install(cli, out),

@@ -1,34 +1,29 @@
-//! The commands that run a tool: `context`, `search`, `memory …`, `session record` and
-//! `registry …`. Their flags are the tool's parameters; the engine runs the tool exactly
-//! as it does for MCP and HTTP, and its text is printed as it is.
+//! The commands that run a tool (made from the tool table, see `tools`), and the
+//! `memory` and `registry` commands that are not tools. A tool's flags are its parameters;
+//! the engine runs it exactly as it does for MCP and HTTP, and its text is printed as it
+//! is, or its list as a table.
 
 use std::io::{self, Read, Write};
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::args::{Leave, ToolArgs, Workspace};
 use super::render::{self, esc, to_json};
-use super::{AnswerFormat, Cli, Failure, MemoryCommand, RegistryCommand, TableFormat, Tool, engine};
+use super::tools::ToolCommand;
+use super::{Cli, Failure, MemoryCommand, RegistryCommand, Shown, engine};
 use crate::error::Error;
-use crate::query::api::{Format, Params, SearchRequest, ToolCallRequest, ToolSearchRequest};
-use crate::query::catalog::Output;
+use crate::query::api::Format;
+use crate::query::catalog::{Answered, Output, Table};
 use crate::query::registry::Pending;
-use crate::query::{Answer, Engine, Reply};
+use crate::query::tools::{ToolCallAnswer, ToolResults};
+use crate::query::trust::TrustList;
+use crate::query::{Engine, SearchAnswer};
 
-/// The tool's arguments, with stdin read where the command takes it and the answer's format.
-fn arguments<T: Params, L: Leave>(
-    params: &ToolArgs<T, L>,
-    format: Format,
-) -> Result<serde_json::Map<String, Value>, Failure> {
-    let mut args = params.args.clone();
-    if let Some(param) = params.stdin {
-        let mut text = String::new();
-        io::stdin().read_to_string(&mut text).map_err(|e| Error::io(Path::new("<stdin>"), e))?;
-        args.insert(param.to_owned(), Value::String(text));
-    }
-    args.insert("format".into(), Value::from(if format == Format::Json { "json" } else { "yaml" }));
-    Ok(args)
+/// Reads stdin whole.
+fn read_stdin() -> Result<String, Failure> {
+    let mut text = String::new();
+    io::stdin().read_to_string(&mut text).map_err(|e| Error::io(Path::new("<stdin>"), e))?;
+    Ok(text)
 }
 
 /// Prints a tool's text (JSON ends with a newline too).
@@ -40,27 +35,99 @@ fn print(out: &mut impl Write, text: &str, format: Format) -> io::Result<()> {
     Ok(())
 }
 
-/// Runs the tool `name` with the command's flags and prints its answer.
-pub(super) fn tool<T: Params, L: Leave>(
-    cli: &Cli,
-    name: &str,
-    tool: &Tool<T, L>,
-    out: &mut impl Write,
-) -> Result<u8, Failure> {
-    let format = cli.answer_format(tool.format);
-    run(&engine(cli)?, name, arguments(&tool.params, format)?, out)
+/// Runs a tool's command: its flags (and stdin where the command takes it) as the tool's
+/// arguments, its answer printed as the command shows it.
+pub(super) fn tool<G>(cli: &Cli, cmd: &ToolCommand<G>, out: &mut impl Write) -> Result<u8, Failure> {
+    let spec = cmd.tool.spec();
+    let Some(command) = spec.cli else {
+        return Err(Error::Usage(format!("{} has no command", spec.name)).into());
+    };
+    let shown = cli.shown_as(command.shape, cmd.format.as_deref());
+    if let Some(optional) = command.optional
+        && !cmd.args.contains_key(optional.param)
+    {
+        return scopes(cli, cmd.format.is_some().then_some(shown), out);
+    }
+    let mut args = cmd.args.clone();
+    if let Some(param) = cmd.stdin {
+        args.insert(param.to_owned(), Value::String(read_stdin()?));
+    }
+    if let Some(param) = command.dash_is_stdin
+        && args.get(param).and_then(Value::as_str) == Some("-")
+    {
+        args.insert(param.to_owned(), Value::String(read_stdin()?));
+    }
+    let engine = engine(cli)?;
+    if spec.hints.open_world {
+        return downstream(cli, &engine, spec.name, args, out);
+    }
+    let format = match shown {
+        Shown::Text(f) => f,
+        Shown::Table(_) => Format::Json,
+    };
+    args.insert("format".into(), Value::from(if format == Format::Json { "json" } else { "yaml" }));
+    let answered = engine.answer(&engine.session(), cmd.tool, args)?;
+    match shown {
+        Shown::Table(table) => print_table(cli, table, &answered, out)?,
+        Shown::Text(_) => print(out, &answered.text(), answered.format())?,
+    }
+    Ok(0)
 }
 
-/// `tmws context`: the tool with a workspace; without one, the scopes there are and how
-/// to make one.
-pub(super) fn context(
+/// A list as aligned columns.
+fn print_table(cli: &Cli, table: Table, answered: &Answered, out: &mut impl Write) -> Result<(), Failure> {
+    let paint = cli.paint();
+    let mut buf = Vec::new();
+    let shown = match table {
+        Table::Hits => answered.answer::<SearchAnswer>().map(|a| render::search_table(&mut buf, a, paint)),
+        Table::Tools => answered.answer::<ToolResults>().map(|a| render::tool_table(&mut buf, a, paint)),
+        Table::Trust => answered.answer::<TrustList>().map(|a| render::trust_table(&mut buf, a)),
+    };
+    match shown {
+        Some(written) => written?,
+        None => return Err(Error::Environment("the answer is not the list its table shows".into()).into()),
+    }
+    out.write_all(&buf)?;
+    Ok(())
+}
+
+/// A tool another server answers: its text result (the whole result with `--json`); exit
+/// 1 when the server says the call failed.
+fn downstream(
     cli: &Cli,
-    tool: &Tool<crate::query::api::ContextRequest, Workspace>,
+    engine: &Engine,
+    name: &str,
+    args: serde_json::Map<String, Value>,
     out: &mut impl Write,
 ) -> Result<u8, Failure> {
-    if tool.params.args.contains_key("workspace") {
-        return self::tool(cli, "workspace_get_context", tool, out);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
+    let called = runtime.block_on(async {
+        let called = engine.call(&engine.session(), name, args).await;
+        engine.shutdown().await;
+        called
+    })?;
+    let called: ToolCallAnswer = match called {
+        Output::Downstream(called) => called,
+        Output::Text { text, format } => {
+            print(out, &text, format)?;
+            return Ok(0);
+        }
+    };
+    if cli.json {
+        writeln!(out, "{}", to_json(&called.result))?;
+    } else {
+        write!(out, "{}", called.text())?;
     }
+    Ok(u8::from(called.is_error))
+}
+
+/// `tmws context` without a workspace: the scopes there are and how to make one, as a
+/// list for a person, or as the text `--format` (or `--json`) asks for.
+fn scopes(cli: &Cli, asked: Option<Shown>, out: &mut impl Write) -> Result<u8, Failure> {
     let engine = engine(cli)?;
     let scopes = engine.scopes()?;
     let how = format!(
@@ -68,11 +135,10 @@ pub(super) fn context(
 {}/NAME/OVERVIEW.md with `name` and `description` in its front-matter",
         crate::layout::WORKSPACES_DIR
     );
-    let format = match tool.format {
-        Some(AnswerFormat::Yaml) => Format::Yaml,
-        Some(AnswerFormat::Json) => Format::Json,
-        None if cli.json => Format::Json,
-        None => {
+    let format = match asked {
+        Some(Shown::Text(f)) => f,
+        _ if cli.json => Format::Json,
+        _ => {
             render::scopes(out, &scopes, &how, cli.paint())?;
             return Ok(0);
         }
@@ -82,74 +148,9 @@ pub(super) fn context(
     Ok(0)
 }
 
-fn run(engine: &Engine, name: &str, args: serde_json::Map<String, Value>, out: &mut impl Write) -> Result<u8, Failure> {
-    match engine.call_blocking(&engine.session(), name, args)? {
-        Output::Text { text, format } => print(out, &text, format)?,
-        Output::Downstream(_) => return Err(Error::Usage(format!("{name} runs through `registry call`")).into()),
-    }
-    Ok(0)
-}
-
-/// A typed reply as a table, or as the tool's text.
-fn table_or_text<T: Answer>(
-    reply: Reply<T>,
-    table: impl Fn(&mut dyn Write, &T) -> io::Result<()>,
-    format: TableFormat,
-    out: &mut impl Write,
-) -> Result<u8, Failure> {
-    match format {
-        TableFormat::Table => {
-            let mut buf = Vec::new();
-            table(&mut buf, &reply.answer)?;
-            out.write_all(&buf)?;
-        }
-        TableFormat::Yaml | TableFormat::Json => print(out, &reply.text(), reply.format)?,
-    }
-    Ok(0)
-}
-
-fn as_format(f: TableFormat) -> Format {
-    if f == TableFormat::Json { Format::Json } else { Format::Yaml }
-}
-
-pub(super) fn search(
-    cli: &Cli,
-    params: &ToolArgs<SearchRequest>,
-    format: Option<super::TableFormat>,
-    out: &mut impl Write,
-) -> Result<u8, Failure> {
-    let format = cli.table_format(format);
-    let req = SearchRequest::from_args(arguments(params, as_format(format))?)?;
-    let reply = engine(cli)?.search(&req)?;
-    let paint = cli.paint();
-    table_or_text(reply, |w, a| render::search_table(&mut &mut *w, a, paint), format, out)
-}
-
-/// `tmws new`: `entry_write`, with `--body -` read from stdin.
-pub(super) fn new_entry(
-    cli: &Cli,
-    tool: &Tool<crate::query::api::EntryWriteRequest>,
-    out: &mut impl Write,
-) -> Result<u8, Failure> {
-    let mut args = arguments(&tool.params, cli.answer_format(tool.format))?;
-    if args.get("body").and_then(Value::as_str) == Some("-") {
-        let mut text = String::new();
-        io::stdin().read_to_string(&mut text).map_err(|e| Error::io(Path::new("<stdin>"), e))?;
-        args.insert("body".into(), Value::String(text));
-    }
-    run(&engine(cli)?, "entry_write", args, out)
-}
-
 pub(super) fn memory(cli: &Cli, cmd: &MemoryCommand, out: &mut impl Write) -> Result<u8, Failure> {
     match cmd {
-        MemoryCommand::Add(t) => tool(cli, "memory_add", t, out),
-        MemoryCommand::Search(t) => tool(cli, "memory_search", t, out),
-        MemoryCommand::List(t) => tool(cli, "memory_list", t, out),
-        MemoryCommand::Get(t) => tool(cli, "memory_get", t, out),
-        MemoryCommand::Delete(t) => tool(cli, "memory_delete", t, out),
-        MemoryCommand::Stats(t) => tool(cli, "memory_stats", t, out),
-        MemoryCommand::Cleanup(t) => tool(cli, "memory_cleanup", t, out),
-        MemoryCommand::Clear(t) => tool(cli, "memory_clear", t, out),
+        MemoryCommand::Tool(t) => tool(cli, t, out),
         MemoryCommand::Prune { below } => answer(cli, &engine(cli)?.memory_prune(*below)?, out),
         MemoryCommand::LinkCommit => answer(cli, &engine(cli)?.memory_link_commit()?, out),
         MemoryCommand::GcBranches => answer(cli, &engine(cli)?.memory_gc_branches()?, out),
@@ -158,7 +159,7 @@ pub(super) fn memory(cli: &Cli, cmd: &MemoryCommand, out: &mut impl Write) -> Re
 
 /// The answer of a command that is not a tool: YAML, or JSON with `--json`.
 fn answer<T: serde::Serialize>(cli: &Cli, value: &T, out: &mut impl Write) -> Result<u8, Failure> {
-    let format = cli.answer_format(None);
+    let format = if cli.json { Format::Json } else { Format::Yaml };
     print(out, &crate::query::answer::to_text(value, format), format)?;
     Ok(0)
 }
@@ -168,15 +169,7 @@ pub(super) fn registry(cli: &Cli, cmd: &RegistryCommand, out: &mut impl Write) -
         RegistryCommand::Build { force, timeout_ms, yes } => build(cli, *force, *timeout_ms, *yes, out),
         RegistryCommand::List => list(cli, out),
         RegistryCommand::Approve { servers, all, yes } => approve(cli, servers, *all, *yes, out),
-        RegistryCommand::Search { params, format } => {
-            let format = cli.table_format(*format);
-            let req = ToolSearchRequest::from_args(arguments(params, as_format(format))?)?;
-            let reply = engine(cli)?.tool_search(&req)?;
-            let paint = cli.paint();
-            table_or_text(reply, |w, a| render::tool_table(&mut &mut *w, a, paint), format, out)
-        }
-        RegistryCommand::Describe(t) => tool(cli, "tool_describe", t, out),
-        RegistryCommand::Call { params } => call(cli, params, out),
+        RegistryCommand::Tool(t) => tool(cli, t, out),
     }
 }
 
@@ -358,27 +351,4 @@ fn approve(cli: &Cli, servers: &[String], all: bool, yes: bool, out: &mut impl W
         eprintln!("tmws: {}: approved, but it could not be introspected: {}", esc(name), esc(why));
     }
     Ok(if failed.is_empty() { 0 } else { 1 })
-}
-
-/// `registry call`: the tool's text result (the whole result with `--json`); exit 1 when
-/// the server says the call failed.
-fn call(cli: &Cli, params: &ToolArgs<ToolCallRequest>, out: &mut impl Write) -> Result<u8, Failure> {
-    let req = ToolCallRequest::from_args(params.args.clone())?;
-    let engine = engine(cli)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
-    let called = runtime.block_on(async {
-        let called = engine.tool_call(&req).await;
-        engine.shutdown().await;
-        called
-    })?;
-    if cli.json {
-        writeln!(out, "{}", to_json(&called.result))?;
-    } else {
-        write!(out, "{}", called.text())?;
-    }
-    Ok(u8::from(called.is_error))
 }

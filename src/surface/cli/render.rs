@@ -229,6 +229,20 @@ pub(super) fn search_table(out: &mut impl Write, results: &SearchAnswer, paint: 
     Ok(())
 }
 
+/// One agent per line: name, score, successes, failures, when last verified.
+pub(super) fn trust_table(out: &mut impl Write, list: &crate::query::trust::TrustList) -> io::Result<()> {
+    let all = &list.agents;
+    if all.is_empty() {
+        return writeln!(out, "no verifications yet (tmws trust verify --agent A --success --evidence E)");
+    }
+    let w = all.iter().map(|t| esc(&t.agent).chars().count()).max().unwrap_or(5).max(5);
+    writeln!(out, "{:<w$}  score  successes  failures  last verified", "agent")?;
+    for t in all {
+        writeln!(out, "{:<w$}  {:>5.2}  {:>9}  {:>8}  {}", esc(&t.agent), t.score, t.successes, t.failures, t.last)?;
+    }
+    Ok(())
+}
+
 /// One tool per line: score, server/tool, category, summary.
 pub(super) fn tool_table(out: &mut impl Write, results: &ToolResults, paint: Paint) -> io::Result<()> {
     if results.results.is_empty() {

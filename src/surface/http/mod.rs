@@ -23,7 +23,7 @@ use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{MethodRouter, get};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 use crate::error::{Category, Error, ErrorAnswer, Result};
 use crate::query::Engine;
 use crate::query::api::Format;
-use crate::query::catalog::Output;
+use crate::query::catalog::{self, Output, Tool};
 use crate::surface::mcp::TmwsServer;
 
 /// The default address of `tmws serve`.
@@ -143,66 +143,71 @@ async fn run(app: &AppState, headers: &HeaderMap, tool: &str, mut args: Map<Stri
     }
 }
 
-/// `GET /workspace/context`, `/workspace/search`, `/memory/search` and `/memory/stats`: the
-/// tool's parameters in the query string, lists comma-separated or repeated.
-async fn get_tool(State(app): State<AppState>, headers: HeaderMap, request: Request) -> Response {
-    let tool = match request.uri().path() {
-        "/workspace/context" => "workspace_get_context",
-        "/workspace/search" => "workspace_search",
-        "/workspace/list" => "workspace_list",
-        "/workspace/read" => "workspace_read",
-        "/memory/search" => "memory_search",
-        "/memory/list" => "memory_list",
-        "/trust" => "trust_show",
-        "/recall" => "recall",
-        _ => "memory_stats",
-    };
-    match query_args(request.uri()) {
-        Ok(args) => run(&app, &headers, tool, args).await,
-        Err(e) => e.into_response(),
-    }
-}
-
-/// `POST /memory` (`memory_add`) and `POST /workspace/entry` (`entry_write`): the
-/// parameters as a JSON object in the body (and any in the query string).
-async fn post_tool(State(app): State<AppState>, headers: HeaderMap, uri: Uri, body: axum::body::Bytes) -> Response {
-    let (tool, example) = match uri.path() {
-        "/workspace/entry" => (
-            "entry_write",
-            "POST a JSON object such as {\"topic\": \"decisions\", \"workspace\": \"acme\", \"name\": \"…\", \
-\"description\": \"…\"}",
-        ),
-        _ => ("memory_add", "POST a JSON object such as {\"content\": \"…\", \"namespace\": \"long-term\"}"),
-    };
-    let mut args = match query_args(&uri) {
+/// A request to a tool's route: its parameters from the query string, the path's
+/// `{param}` segments and, for POST, the JSON object in the body.
+async fn tool_route(
+    app: AppState,
+    route: &'static catalog::Route,
+    tool: &'static dyn Tool,
+    request: Request,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let mut args = match query_args(&parts.uri) {
         Ok(args) => args,
         Err(e) => return e.into_response(),
     };
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(Value::Object(fields)) => args.extend(fields),
-        Ok(_) => {
-            return ApiError::new(StatusCode::BAD_REQUEST, "body: not a JSON object").hint(example).into_response();
-        }
-        Err(e) => return ApiError::new(StatusCode::BAD_REQUEST, format!("body: {e}")).hint(example).into_response(),
+    for (name, value) in path_params(route.path, parts.uri.path()) {
+        args.insert(name.to_owned(), Value::String(value));
     }
-    run(&app, &headers, tool, args).await
+    if route.method == catalog::Method::Post {
+        let example = route.example.unwrap_or("POST a JSON object");
+        let body = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) => {
+                return ApiError::new(StatusCode::BAD_REQUEST, format!("cannot read the body: {e}")).into_response();
+            }
+        };
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(Value::Object(fields)) => args.extend(fields),
+            Ok(_) => {
+                return ApiError::new(StatusCode::BAD_REQUEST, "body: not a JSON object").hint(example).into_response();
+            }
+            Err(e) => {
+                return ApiError::new(StatusCode::BAD_REQUEST, format!("body: {e}")).hint(example).into_response();
+            }
+        }
+    }
+    run(&app, &parts.headers, tool.spec().name, args).await
 }
 
-/// `GET /memory/{id}` (`memory_get`) and `DELETE /memory/{id}` (`memory_delete`).
-async fn memory_by_id(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    axum::extract::Path(id): axum::extract::Path<String>,
-    request: Request,
-) -> Response {
-    let tool = if request.method() == axum::http::Method::DELETE { "memory_delete" } else { "memory_get" };
-    match query_args(request.uri()) {
-        Ok(mut args) => {
-            args.insert("id".into(), Value::String(id));
-            run(&app, &headers, tool, args).await
-        }
-        Err(e) => e.into_response(),
+/// The values of the `{param}` segments of `template` in `path`, percent-decoded.
+fn path_params(template: &'static str, path: &str) -> Vec<(&'static str, String)> {
+    template
+        .split('/')
+        .zip(path.split('/'))
+        .filter_map(|(t, p)| {
+            let name = t.strip_prefix('{')?.strip_suffix('}')?;
+            let value = percent_encoding::percent_decode_str(p).decode_utf8_lossy().into_owned();
+            Some((name, value))
+        })
+        .collect()
+}
+
+/// Whether `path` is one of `template`'s (a `{param}` segment matches any one segment).
+fn matches_template(template: &str, path: &str) -> bool {
+    let (t, p): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
+    t.len() == p.len()
+        && t.iter().zip(&p).all(|(t, p)| (t.starts_with('{') && t.ends_with('}') && !p.is_empty()) || t == p)
+}
+
+/// The routes of `path`: those spelled as it is, else those whose template it matches
+/// (a literal route wins over a `{param}` one, as the router decides).
+fn routes_of(path: &str) -> Vec<&'static catalog::Route> {
+    let exact: Vec<_> = catalog::routes().map(|(r, _)| r).filter(|r| r.path == path).collect();
+    if !exact.is_empty() {
+        return exact;
     }
+    catalog::routes().map(|(r, _)| r).filter(|r| matches_template(r.path, path)).collect()
 }
 
 async fn get_health(State(app): State<AppState>) -> Response {
@@ -226,10 +231,12 @@ async fn get_metrics(State(app): State<AppState>) -> Response {
 /// error has, not axum's empty 405.
 async fn wrong_method(request: Request) -> ApiError {
     let path = request.uri().path().to_owned();
-    let allowed = match path.as_str() {
-        "/memory" => "POST",
-        p if p.starts_with("/memory/") && !matches!(p, "/memory/search" | "/memory/stats") => "GET, DELETE",
-        _ => "GET",
+    let mut methods: Vec<catalog::Method> = routes_of(&path).iter().map(|r| r.method).collect();
+    methods.sort_unstable();
+    let allowed = if methods.is_empty() {
+        "GET".to_owned()
+    } else {
+        methods.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ")
     };
     ApiError::new(StatusCode::METHOD_NOT_ALLOWED, format!("{} is not a method of {path}", request.method()))
         .hint(format!("{path} takes {allowed}"))
@@ -247,12 +254,16 @@ async fn session_ended_is_ok(request: Request, next: Next) -> Response {
     response
 }
 
+/// The routes that are not a tool's.
+const OWN_ROUTES: [&str; 3] = ["GET /health", "GET /metrics", "/mcp"];
+
 async fn not_found(request: Request) -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path())).hint(
-        "routes: GET /workspace/context, GET /workspace/search, GET /workspace/list, GET /workspace/read?ref_id=…, \
-POST /workspace/entry, POST /memory, GET /memory/search, GET /memory/list, GET /memory/stats, GET /memory/{id}, DELETE /memory/{id}, GET /recall?task=…, GET /trust, GET /health, \
-GET /metrics, /mcp",
-    )
+    let routes: Vec<String> = catalog::routes()
+        .map(|(r, _)| format!("{} {}{}", r.method.as_str(), r.path, r.asks))
+        .chain(OWN_ROUTES.iter().map(|r| (*r).to_owned()))
+        .collect();
+    ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path()))
+        .hint(format!("routes: {}", routes.join(", ")))
 }
 
 /// 413 for a body over `MAX_BODY`, whether announced by `Content-Length` or streamed.
@@ -273,21 +284,16 @@ async fn limit_body(request: Request, next: Next) -> Response {
     next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
 
-/// Counts each request by route and status for `/metrics`.
+/// Counts each request by route and status for `/metrics`: by the route's template
+/// (`/memory/{id}`), so that ids do not make a label each.
 async fn count(State(app): State<AppState>, request: Request, next: Next) -> Response {
-    let route = match request.uri().path() {
-        "/workspace/context" => "/workspace/context",
-        "/workspace/search" => "/workspace/search",
-        "/workspace/list" => "/workspace/list",
-        "/workspace/read" => "/workspace/read",
-        "/workspace/entry" => "/workspace/entry",
-        "/trust" => "/trust",
-        "/recall" => "/recall",
-        "/health" => "/health",
-        "/metrics" => "/metrics",
-        p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
-        p if p == "/memory" || p.starts_with("/memory/") => "/memory",
-        _ => "other",
+    let path = request.uri().path();
+    let route = match routes_of(path).first() {
+        Some(r) => r.path,
+        None if path == "/health" => "/health",
+        None if path == "/metrics" => "/metrics",
+        None if path == "/mcp" || path.starts_with("/mcp/") => "/mcp",
+        None => "other",
     };
     let response = next.run(request).await;
     app.engine.count_request(route, response.status().as_u16());
@@ -303,19 +309,22 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
         LocalSessionManager::default().into(),
         mcp_config.disable_allowed_hosts().with_max_request_body_bytes(MAX_BODY),
     );
-    Router::new()
-        .route("/workspace/context", get(get_tool))
-        .route("/workspace/search", get(get_tool))
-        .route("/workspace/list", get(get_tool))
-        .route("/workspace/read", get(get_tool))
-        .route("/memory", axum::routing::post(post_tool))
-        .route("/workspace/entry", axum::routing::post(post_tool))
-        .route("/memory/search", get(get_tool))
-        .route("/memory/list", get(get_tool))
-        .route("/memory/stats", get(get_tool))
-        .route("/trust", get(get_tool))
-        .route("/recall", get(get_tool))
-        .route("/memory/{id}", get(memory_by_id).delete(memory_by_id))
+    let mut router = Router::new();
+    let mut paths: Vec<&'static str> = catalog::routes().map(|(r, _)| r.path).collect();
+    paths.dedup();
+    for path in paths {
+        let mut methods = MethodRouter::new();
+        for (route, tool) in catalog::routes().filter(|(r, _)| r.path == path) {
+            let handler = move |State(app): State<AppState>, request: Request| tool_route(app, route, tool, request);
+            methods = match route.method {
+                catalog::Method::Get => methods.get(handler),
+                catalog::Method::Post => methods.post(handler),
+                catalog::Method::Delete => methods.delete(handler),
+            };
+        }
+        router = router.route(path, methods);
+    }
+    router
         .route("/health", get(get_health))
         .route("/metrics", get(get_metrics))
         .nest_service("/mcp", mcp)

@@ -1,0 +1,126 @@
+//! The commands that run a tool, made from the tool table: each tool's command (its group,
+//! name, help and examples) and flags (its request's parameters, `args`) come from its
+//! entry there, so a tool added to the table is a command with nothing written here.
+
+use std::marker::PhantomData;
+
+use clap::{Arg, ArgMatches, Command};
+use serde_json::{Map, Value};
+
+use super::AFTER_PARAMS;
+use crate::query::catalog::{self, Shape, Tool};
+
+/// A group of commands that tools can be in (`tmws memory …`), or the top level.
+pub(crate) trait Group: Send + Sync + 'static {
+    const NAME: Option<&'static str>;
+}
+
+macro_rules! group {
+    ($ty:ident, $name:expr) => {
+        #[derive(Debug, Clone, Copy)]
+        pub(crate) struct $ty;
+        impl Group for $ty {
+            const NAME: Option<&'static str> = $name;
+        }
+    };
+}
+
+group!(Top, None);
+group!(Memory, Some("memory"));
+group!(Registry, Some("registry"));
+group!(Session, Some("session"));
+group!(Trust, Some("trust"));
+
+/// A tool's command as parsed: the tool, its arguments as text, the parameter read from
+/// stdin (if any) and `--format`.
+#[derive(Clone)]
+pub(crate) struct ToolCommand<G> {
+    pub tool: &'static dyn Tool,
+    pub args: Map<String, Value>,
+    pub stdin: Option<&'static str>,
+    pub format: Option<String>,
+    _group: PhantomData<G>,
+}
+
+impl<G> std::fmt::Debug for ToolCommand<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCommand").field("tool", &self.tool.spec().name).field("args", &self.args).finish()
+    }
+}
+
+/// The tools whose commands are in `G`, with their commands.
+fn in_group<G: Group>() -> impl Iterator<Item = (&'static dyn Tool, catalog::Command)> {
+    catalog::TOOLS.iter().filter_map(|t| t.spec().cli.map(|c| (*t, c))).filter(|(_, c)| c.group == G::NAME)
+}
+
+/// The values `--format` takes for a command of this shape.
+fn formats(shape: Shape) -> [&'static str; 3] {
+    match shape {
+        Shape::Text => ["yaml", "json", ""],
+        Shape::Table(_) | Shape::Lines(_) => ["table", "yaml", "json"],
+    }
+}
+
+fn format_help(shape: Shape) -> &'static str {
+    match shape {
+        Shape::Text => "yaml (the default) or json (also --json).",
+        Shape::Table(_) => {
+            "table: aligned columns (the default on a terminal); yaml: every field (the default when piped, as \
+agents read it); json: for scripts (also --json)."
+        }
+        Shape::Lines(_) => "table: aligned columns (the default); yaml: every field; json: for scripts (also --json).",
+    }
+}
+
+/// The command of `tool`, with its flags and `--format`.
+fn command(tool: &'static dyn Tool, cli: catalog::Command) -> Command {
+    let mut cmd = Command::new(cli.name).about(cli.about.trim_end_matches('.')).after_help(cli.examples);
+    if let Some(long) = cli.long_about {
+        cmd = cmd.long_about(format!("{}\n\n{long}", cli.about));
+    }
+    let values: Vec<&str> = formats(cli.shape).into_iter().filter(|v| !v.is_empty()).collect();
+    let format = Arg::new("format")
+        .long("format")
+        .value_name("FORMAT")
+        .value_parser(values)
+        .help(format_help(cli.shape))
+        .display_order(AFTER_PARAMS);
+    cmd = super::args::build(cmd, tool, cli.optional);
+    cmd.arg(format)
+}
+
+impl<G: Group> clap::FromArgMatches for ToolCommand<G> {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let Some((name, sub)) = m.subcommand() else {
+            return Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand));
+        };
+        let Some((tool, _)) = in_group::<G>().find(|(_, c)| c.name == name) else {
+            return Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand));
+        };
+        let (args, stdin) = super::args::parse(sub, tool);
+        let format = sub.get_one::<String>("format").cloned();
+        Ok(ToolCommand { tool, args, stdin, format, _group: PhantomData })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl<G: Group> clap::Subcommand for ToolCommand<G> {
+    fn augment_subcommands(mut cmd: Command) -> Command {
+        for (tool, cli) in in_group::<G>() {
+            cmd = cmd.subcommand(command(tool, cli));
+        }
+        cmd
+    }
+
+    fn augment_subcommands_for_update(cmd: Command) -> Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        in_group::<G>().any(|(_, c)| c.name == name)
+    }
+}
