@@ -239,9 +239,8 @@ pub(crate) fn prune(
     now: DateTime<Utc>,
     leave: &BTreeSet<String>,
 ) -> Result<Pruned> {
-    if !(0.0..=1.0).contains(&below) {
-        return Err(Error::Usage(format!("--below {below} is outside 0..1")));
-    }
+    // The same limit as `memory.prune_below`, which the upkeep passes here.
+    crate::limits::IMPORTANCE.check("--below", below).map_err(Error::Usage)?;
     let at = stamp(now);
     let reads = accesses(root);
     let mut pruned = Vec::new();
