@@ -325,8 +325,7 @@ fn register_client(root: &Path, client: McpClient, command: &str) -> Result<Chan
                 let mut servers = Map::new();
                 servers.insert("tmws".into(), entry);
                 doc.insert(client.servers_key().into(), Value::Object(servers));
-                let mut t =
-                    serde_json::to_string_pretty(&Value::Object(doc)).map_err(|e| Error::Environment(e.to_string()))?;
+                let mut t = serde_json::to_string_pretty(&Value::Object(doc)).map_err(|e| Error::environment("", e))?;
                 t.push('\n');
                 t
             }

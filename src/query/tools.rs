@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::{Chain, Error, Result};
 use crate::index::{Index, TextQuery};
 use crate::layout::{self, REGISTRY_FILE};
 use crate::model::DocKind;
@@ -235,7 +235,7 @@ allow it"
     .await;
     let ok = matches!(&answer, Ok(c) if !c.is_error);
     if let Err(e) = log_usage(root, server, tool, began.elapsed(), ok) {
-        tracing::warn!("cannot write the usage log: {e}");
+        tracing::warn!("cannot write the usage log: {}", Chain(&e));
     }
     answer
 }
