@@ -1,8 +1,10 @@
 //! The configuration: `.tmws/config.toml`, every key optional (DESIGN §9).
 //!
 //! `Config` is plain data with the defaults of the contract. This module is the only reader
-//! of the TOML text; the store hands it the text. An unknown key or a wrong type is an error
-//! naming the key and its line.
+//! of the TOML text; the store hands it the text. An unknown key, a wrong type or a value
+//! outside its limit is an error naming the key and its line. Every limit and default is
+//! [`crate::limits`]'s, the same the tools' parameters are checked against, so a config that
+//! loads never makes a tool fail.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -13,8 +15,10 @@ use crate::error::Error;
 use crate::model::{Diagnostic, Rule, validate_component};
 
 use crate::layout::{self, CONFIG_FILE};
+use crate::limits::{self, Limit, Number};
+
 /// The hard cap of `pool.max_size` (DESIGN §5).
-pub const POOL_HARD_CAP: usize = 10;
+pub const POOL_HARD_CAP: usize = limits::POOL_SIZE.max as usize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
@@ -78,13 +82,13 @@ pub struct UpkeepConfig {
 
 impl Default for SessionsConfig {
     fn default() -> Self {
-        SessionsConfig { auto: true, idle_minutes: 30.0 }
+        SessionsConfig { auto: true, idle_minutes: limits::SESSION_IDLE_MINUTES.default }
     }
 }
 
 impl Default for UpkeepConfig {
     fn default() -> Self {
-        UpkeepConfig { every_secs: 86_400, idle_secs: 60 }
+        UpkeepConfig { every_secs: limits::UPKEEP_EVERY_SECS.default, idle_secs: limits::UPKEEP_IDLE_SECS.default }
     }
 }
 
@@ -147,54 +151,58 @@ pub enum RulesTarget {
 
 impl NamespaceConfig {
     /// The defaults of a namespace: `long-term` has its own, every other name gets those of
-    /// `short-term`.
+    /// `short-term`, which are the limits' defaults.
     pub fn defaults_for(name: &str) -> NamespaceConfig {
+        let short_term = NamespaceConfig {
+            ttl_days: limits::TTL_DAYS.default,
+            max_entries: limits::MAX_ENTRIES.default as usize,
+            max_content_chars: limits::MAX_CONTENT_CHARS.default as usize,
+            max_summary_chars: limits::MAX_SUMMARY_CHARS.default as usize,
+            half_life_days: limits::HALF_LIFE_DAYS.default,
+        };
         if name == "long-term" {
-            NamespaceConfig {
-                ttl_days: 3650,
-                max_entries: 20_000,
-                max_content_chars: 500_000,
-                max_summary_chars: 1200,
-                half_life_days: 30.0,
-            }
+            NamespaceConfig { ttl_days: 3650, max_entries: 20_000, max_content_chars: 500_000, ..short_term }
         } else {
-            NamespaceConfig {
-                ttl_days: 14,
-                max_entries: 2000,
-                max_content_chars: 200_000,
-                max_summary_chars: 1200,
-                half_life_days: 30.0,
-            }
+            short_term
         }
     }
 }
 
 impl Default for RetrievalConfig {
     fn default() -> Self {
-        RetrievalConfig { top_k: 5, min_score: 0.15, answer_cap_chars: 24_000 }
+        RetrievalConfig {
+            top_k: limits::MEMORY_SEARCH_RESULTS.default as usize,
+            min_score: limits::MIN_SCORE.default,
+            answer_cap_chars: limits::ANSWER_CHARS.default as usize,
+        }
     }
 }
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        MemoryConfig { fsync: true, compact_garbage_ratio: 0.5, prune_below: None }
+        MemoryConfig { fsync: true, compact_garbage_ratio: limits::COMPACT_GARBAGE_RATIO.default, prune_below: None }
     }
 }
 
 impl Default for WatchConfig {
     fn default() -> Self {
-        WatchConfig { debounce_ms: 50, auto: true, auto_min_files: 5_000, auto_idle_secs: 600 }
+        WatchConfig {
+            debounce_ms: limits::DEBOUNCE_MS.default,
+            auto: true,
+            auto_min_files: limits::AUTO_MIN_FILES.default as usize,
+            auto_idle_secs: limits::AUTO_IDLE_SECS.default,
+        }
     }
 }
 
 impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {
-            max_size: 10,
-            default_ttl_secs: 900,
-            grace_secs: 60,
-            call_timeout_secs: 120,
-            queue_timeout_secs: 30,
+            max_size: limits::POOL_SIZE.default as usize,
+            default_ttl_secs: limits::POOL_TTL_SECS.default,
+            grace_secs: limits::POOL_GRACE_SECS.default,
+            call_timeout_secs: limits::CALL_TIMEOUT_SECS.default,
+            queue_timeout_secs: limits::QUEUE_TIMEOUT_SECS.default,
         }
     }
 }
@@ -214,7 +222,10 @@ impl Default for RegistryConfig {
 
 impl Default for RulesConfig {
     fn default() -> Self {
-        RulesConfig { total_budget_lines: 500, targets: vec![RulesTarget::Agents] }
+        RulesConfig {
+            total_budget_lines: limits::RULES_BUDGET_LINES.default as usize,
+            targets: vec![RulesTarget::Agents],
+        }
     }
 }
 
@@ -264,7 +275,7 @@ struct RawNamespace {
 }
 
 /// The longest time a config may set (100 years): `ttl_days`, `half_life_days`, TTLs.
-pub const MAX_DAYS: u64 = 36_500;
+pub const MAX_DAYS: u64 = limits::MAX_DAYS;
 
 impl Config {
     /// Reads `<root>/.tmws/config.toml`; a missing file gives the defaults. An invalid file
@@ -306,14 +317,26 @@ impl Config {
             ..Config::default()
         };
         for (name, ns) in raw.namespaces {
-            let at = |key: &str| key_position(text, &format!("namespaces.{name}"), key);
+            let section = format!("namespaces.{name}");
             if validate_component(&name).is_err() {
-                let (line, column) = at("");
+                let (line, column) = key_position(text, &section, "");
                 return Err(Diagnostic::error(
                     Rule::Config,
                     line,
                     column,
                     format!("namespace name `{name}` must use only letters, digits, `.`, `_` and `-`"),
+                ));
+            }
+            // The `namespace` parameter of every memory tool takes names up to this long: a
+            // longer one could be configured but never named.
+            let chars = name.chars().count();
+            if chars > limits::MAX_NAME_CHARS {
+                let (line, column) = key_position(text, &section, "");
+                return Err(Diagnostic::error(
+                    Rule::Config,
+                    line,
+                    column,
+                    format!("a namespace name is {chars} characters, over the limit of {}", limits::MAX_NAME_CHARS),
                 ));
             }
             let base = NamespaceConfig::defaults_for(&name);
@@ -326,122 +349,48 @@ impl Config {
             };
             // Upper bounds keep times within year 9999 and a memory's line within the
             // 16 MiB a reader takes (DESIGN §9, §12).
-            let within = |v: u64, max: u64| (1..=max).contains(&v);
-            for (key, ok, max) in [
-                ("ttl_days", within(merged.ttl_days, MAX_DAYS), MAX_DAYS),
-                ("max_entries", within(merged.max_entries as u64, 1_000_000), 1_000_000),
-                ("max_content_chars", within(merged.max_content_chars as u64, 2_000_000), 2_000_000),
-                ("max_summary_chars", within(merged.max_summary_chars as u64, 100_000), 100_000),
-                ("half_life_days", merged.half_life_days > 0.0 && merged.half_life_days <= MAX_DAYS as f64, MAX_DAYS),
+            for (key, limit, value) in [
+                ("ttl_days", &limits::TTL_DAYS, merged.ttl_days),
+                ("max_entries", &limits::MAX_ENTRIES, merged.max_entries as u64),
+                ("max_content_chars", &limits::MAX_CONTENT_CHARS, merged.max_content_chars as u64),
+                ("max_summary_chars", &limits::MAX_SUMMARY_CHARS, merged.max_summary_chars as u64),
             ] {
-                if !ok {
-                    let (line, column) = at(key);
-                    return Err(Diagnostic::error(
-                        Rule::Config,
-                        line,
-                        column,
-                        format!("`{key}` must be greater than 0 and at most {max}"),
-                    ));
-                }
+                within(text, &section, key, limit, value)?;
             }
+            within(text, &section, "half_life_days", &limits::HALF_LIFE_DAYS, merged.half_life_days)?;
             config.namespaces.insert(name, merged);
         }
-        let checks = [
-            (
-                "pool",
-                "max_size",
-                config.pool.max_size == 0 || config.pool.max_size > POOL_HARD_CAP,
-                format!("must be between 1 and {POOL_HARD_CAP}"),
-            ),
-            (
-                "pool",
-                "call_timeout_secs",
-                !(1..=86_400).contains(&config.pool.call_timeout_secs),
-                "must be between 1 and 86400".to_owned(),
-            ),
-            (
-                "pool",
-                "default_ttl_secs",
-                config.pool.default_ttl_secs > MAX_DAYS * 86_400,
-                format!("must be at most {}", MAX_DAYS * 86_400),
-            ),
-            (
-                "pool",
-                "grace_secs",
-                config.pool.grace_secs > MAX_DAYS * 86_400,
-                format!("must be at most {}", MAX_DAYS * 86_400),
-            ),
-            ("watch", "debounce_ms", config.watch.debounce_ms > 60_000, "must be at most 60000".to_owned()),
-            (
-                "watch",
-                "auto_idle_secs",
-                config.watch.auto_idle_secs == 0 || config.watch.auto_idle_secs > MAX_DAYS * 86_400,
-                format!("must be between 1 and {}", MAX_DAYS * 86_400),
-            ),
-            (
-                "retrieval",
-                "top_k",
-                !(1..=1_000).contains(&config.retrieval.top_k),
-                "must be between 1 and 1000".to_owned(),
-            ),
-            ("pool", "queue_timeout_secs", config.pool.queue_timeout_secs > 86_400, "must be at most 86400".to_owned()),
-            (
-                "rules",
-                "total_budget_lines",
-                config.rules.total_budget_lines > 1_000_000,
-                "must be at most 1000000".to_owned(),
-            ),
-            (
-                "watch",
-                "auto_min_files",
-                config.watch.auto_min_files > 100_000_000,
-                "must be at most 100000000".to_owned(),
-            ),
-            (
-                "memory",
-                "compact_garbage_ratio",
-                !(config.memory.compact_garbage_ratio.is_finite()
-                    && config.memory.compact_garbage_ratio > 0.0
-                    && config.memory.compact_garbage_ratio <= 1.0),
-                "must be greater than 0 and at most 1".to_owned(),
-            ),
-            (
-                "retrieval",
-                "answer_cap_chars",
-                !(100..=100_000).contains(&config.retrieval.answer_cap_chars),
-                "must be between 100 and 100000".to_owned(),
-            ),
-            (
-                "memory",
-                "prune_below",
-                config.memory.prune_below.is_some_and(|p| !(0.0..=1.0).contains(&p)),
-                "must be between 0 and 1".to_owned(),
-            ),
-            (
-                "sessions",
-                "idle_minutes",
-                !(config.sessions.idle_minutes > 0.0 && config.sessions.idle_minutes <= (MAX_DAYS * 1440) as f64),
-                format!("must be greater than 0 and at most {}", MAX_DAYS * 1440),
-            ),
-            (
-                "upkeep",
-                "every_secs",
-                config.upkeep.every_secs > MAX_DAYS * 86_400,
-                format!("must be at most {}", MAX_DAYS * 86_400),
-            ),
-            ("upkeep", "idle_secs", config.upkeep.idle_secs > 86_400, "must be at most 86400".to_owned()),
-            (
-                "retrieval",
-                "min_score",
-                !(0.0..=1.0).contains(&config.retrieval.min_score),
-                "must be between 0 and 1".to_owned(),
-            ),
+        // Every bounded key against its limit, the keys that give tools their defaults
+        // (`retrieval.*`) with the limits of those tools' parameters.
+        let c = &config;
+        let counts = [
+            ("retrieval", "top_k", &limits::MEMORY_SEARCH_RESULTS, c.retrieval.top_k as u64),
+            ("retrieval", "answer_cap_chars", &limits::ANSWER_CHARS, c.retrieval.answer_cap_chars as u64),
+            ("pool", "max_size", &limits::POOL_SIZE, c.pool.max_size as u64),
+            ("pool", "call_timeout_secs", &limits::CALL_TIMEOUT_SECS, c.pool.call_timeout_secs),
+            ("pool", "default_ttl_secs", &limits::POOL_TTL_SECS, c.pool.default_ttl_secs),
+            ("pool", "grace_secs", &limits::POOL_GRACE_SECS, c.pool.grace_secs),
+            ("pool", "queue_timeout_secs", &limits::QUEUE_TIMEOUT_SECS, c.pool.queue_timeout_secs),
+            ("watch", "debounce_ms", &limits::DEBOUNCE_MS, c.watch.debounce_ms),
+            ("watch", "auto_idle_secs", &limits::AUTO_IDLE_SECS, c.watch.auto_idle_secs),
+            ("watch", "auto_min_files", &limits::AUTO_MIN_FILES, c.watch.auto_min_files as u64),
+            ("rules", "total_budget_lines", &limits::RULES_BUDGET_LINES, c.rules.total_budget_lines as u64),
+            ("upkeep", "every_secs", &limits::UPKEEP_EVERY_SECS, c.upkeep.every_secs),
+            ("upkeep", "idle_secs", &limits::UPKEEP_IDLE_SECS, c.upkeep.idle_secs),
         ];
-        for (section, key, bad, why) in checks {
-            if bad {
-                let (line, column) = key_position(text, section, key);
-                return Err(Diagnostic::error(Rule::Config, line, column, format!("`{section}.{key}` {why}")));
-            }
+        for (section, key, limit, value) in counts {
+            within(text, section, key, limit, value)?;
+        }
+        let mut fractions = vec![
+            ("retrieval", "min_score", &limits::MIN_SCORE, c.retrieval.min_score),
+            ("memory", "compact_garbage_ratio", &limits::COMPACT_GARBAGE_RATIO, c.memory.compact_garbage_ratio),
+            ("sessions", "idle_minutes", &limits::SESSION_IDLE_MINUTES, c.sessions.idle_minutes),
+        ];
+        if let Some(p) = c.memory.prune_below {
+            fractions.push(("memory", "prune_below", &limits::IMPORTANCE, p));
+        }
+        for (section, key, limit, value) in fractions {
+            within(text, section, key, limit, value)?;
         }
         // A client config is read from the root only: a source elsewhere is an error here,
         // once, rather than a failure of every registry command.
@@ -463,6 +412,17 @@ impl Config {
         }
         Ok(config)
     }
+}
+
+/// `value` of `[section] key` within `limit`, else the config's error at the key's line:
+/// `` `retrieval.top_k` must be between 1 and 100 ``.
+#[allow(clippy::result_large_err, reason = "one diagnostic per file at most; boxing it buys nothing")]
+fn within<T: Number>(text: &str, section: &str, key: &str, limit: &Limit<T>, value: T) -> Result<(), Diagnostic> {
+    if limit.contains(value) {
+        return Ok(());
+    }
+    let (line, column) = key_position(text, section, key);
+    Err(Diagnostic::error(Rule::Config, line, column, format!("`{section}.{key}` {}", limit.rule())))
 }
 
 /// The line and column of `key` inside `[section]` (or of the section header when `key` is
@@ -554,8 +514,10 @@ mod tests {
         assert!(msg.contains("unknown field `colour`"), "{msg}");
         assert_eq!(err("[pool]\n  max_size = 11\n"), (2, 3, "`pool.max_size` must be between 1 and 10".to_owned()));
         assert_eq!(err("[namespaces.\"a b\"]\nttl_days = 1\n").0, 1);
-        let days = "must be greater than 0 and at most 36500";
-        assert_eq!(err("[namespaces.x]\nttl_days = 0\n"), (2, 1, format!("`ttl_days` {days}")));
+        assert_eq!(
+            err("[namespaces.x]\nttl_days = 0\n"),
+            (2, 1, "`namespaces.x.ttl_days` must be between 1 and 36500".to_owned())
+        );
         assert_eq!(err("[rules]\ntotal_budget_lines = -1\n").0, 2);
         assert_eq!(err("this is = = not toml").0, 1);
         assert_eq!(
@@ -573,15 +535,25 @@ mod tests {
 
     #[test]
     fn values_that_would_overflow_a_time_or_a_line_are_errors() {
-        let days = "must be greater than 0 and at most 36500";
         // 3,000,000 days wrote a year-10240 expiry that sorted before today's; 100,000,000
         // panicked `memory add`.
         for ttl in ["3000000", "100000000", "36501"] {
             let text = format!("[namespaces.long-term]\n\nttl_days = {ttl}\n");
-            assert_eq!(err(&text), (3, 1, format!("`ttl_days` {days}")), "{ttl}");
+            let why = "`namespaces.long-term.ttl_days` must be between 1 and 36500";
+            assert_eq!(err(&text), (3, 1, why.to_owned()), "{ttl}");
         }
         assert!(Config::parse("[namespaces.long-term]\nttl_days = 36500\n").is_ok());
-        assert_eq!(err("[namespaces.x]\nhalf_life_days = 1e300\n"), (2, 1, format!("`half_life_days` {days}")));
+        assert_eq!(
+            err("[namespaces.x]\nhalf_life_days = 1e300\n"),
+            (2, 1, "`namespaces.x.half_life_days` must be greater than 0 and at most 36500".to_owned())
+        );
+        // A namespace the `namespace` parameter could never name.
+        let long = "n".repeat(257);
+        assert_eq!(
+            err(&format!("[namespaces.{long}]\nttl_days = 1\n")),
+            (1, 1, "a namespace name is 257 characters, over the limit of 256".to_owned())
+        );
+        assert!(Config::parse(&format!("[namespaces.{}]\nttl_days = 1\n", "n".repeat(256))).is_ok());
         assert_eq!(err("[namespaces.x]\nmax_content_chars = 99999999\n").0, 2);
         assert_eq!(
             err("[watch]\ndebounce_ms = 86400000\n"),
@@ -604,7 +576,11 @@ mod tests {
             (2, 1, "`pool.queue_timeout_secs` must be at most 86400".to_owned())
         );
         // Each of these was accepted, and then every tool failed.
-        assert_eq!(err("[retrieval]\ntop_k = 0\n"), (2, 1, "`retrieval.top_k` must be between 1 and 1000".to_owned()));
+        let top_k = "`retrieval.top_k` must be between 1 and 100";
+        assert_eq!(err("[retrieval]\ntop_k = 0\n"), (2, 1, top_k.to_owned()));
+        // `memory_search` takes at most 100 results: a larger default failed every search.
+        assert_eq!(err("[retrieval]\ntop_k = 101\n"), (2, 1, top_k.to_owned()));
+        assert_eq!(err("[retrieval]\nmin_score = nan\n").2, "`retrieval.min_score` must be between 0 and 1");
         assert_eq!(
             err("[retrieval]\nanswer_cap_chars = 99\n"),
             (2, 1, "`retrieval.answer_cap_chars` must be between 100 and 100000".to_owned())

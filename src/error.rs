@@ -4,13 +4,22 @@
 //! Every error has a [`Category`], and the category alone decides what each surface makes
 //! of it: the CLI's exit code, the HTTP status, the category an MCP error result names.
 //! Nothing else maps errors to codes, so a failure means the same on every surface.
+//!
+//! An error that another library or the OS gave (an I/O error, tantivy's, git's, a JSON
+//! serialiser's) is kept as the `source` of ours, not flattened into text: callers can walk
+//! the chain and look at the original (`downcast_ref`), and logs print all of it with
+//! [`Chain`]. The message a user sees is ours, which already says its cause.
 
+use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error of another library or of the OS, kept as the cause of one of ours.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -45,6 +54,15 @@ pub enum Error {
     #[error("{0}")]
     Environment(String),
 
+    /// Something around tmws failed because of another error, which `source` keeps; the
+    /// message says it too ([`Error::environment`]).
+    #[error("{message}")]
+    EnvironmentCause {
+        message: String,
+        #[source]
+        source: Cause,
+    },
+
     /// Another MCP server failed: it did not start, crashed, timed out, or the pool is full.
     #[error("{0}")]
     Downstream(String),
@@ -53,9 +71,22 @@ pub enum Error {
     #[error("index: {0}")]
     Index(String),
 
+    /// The derived index failed because of another error (tantivy's, or the I/O under it),
+    /// which `source` keeps; the message says it too ([`Error::index`]).
+    #[error("index: {message}")]
+    IndexCause {
+        message: String,
+        #[source]
+        source: Cause,
+    },
+
     /// Any error with a hint that helps fix it.
     #[error("{error}")]
-    Hinted { error: Box<Error>, hint: String },
+    Hinted {
+        #[source]
+        error: Box<Error>,
+        hint: String,
+    },
 }
 
 /// What kind of failure an error is. Surfaces map categories, never errors, to codes.
@@ -115,6 +146,40 @@ impl Error {
         Error::Io { path: path.to_path_buf(), source }
     }
 
+    /// An environment error caused by `source`, said `{context}: {source}` (or the source's
+    /// message alone when `context` is empty), keeping `source` as the cause.
+    pub fn environment<E>(context: impl fmt::Display, source: E) -> Self
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let context = context.to_string();
+        let message = if context.is_empty() { source.to_string() } else { format!("{context}: {source}") };
+        Error::EnvironmentCause { message, source: Box::new(source) }
+    }
+
+    /// An environment error whose message is written in full (it says its cause), keeping
+    /// `source` as the cause.
+    pub fn environment_with<E>(message: impl Into<String>, source: E) -> Self
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Error::EnvironmentCause { message: message.into(), source: Box::new(source) }
+    }
+
+    /// An index error caused by `source`, said `index: {source}`, keeping `source` as the
+    /// cause.
+    pub fn index<E>(source: E) -> Self
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Error::IndexCause { message: source.to_string(), source: Box::new(source) }
+    }
+
+    /// This error and every cause below it, for logs: see [`Chain`].
+    pub fn chain(&self) -> Chain<'_> {
+        Chain(self)
+    }
+
     /// This error with a hint (replacing any it had).
     pub fn with_hint(self, hint: impl Into<String>) -> Self {
         let error = match self {
@@ -145,11 +210,13 @@ impl Error {
             Error::Usage(_) | Error::NoSuchPath(_) => Category::Usage,
             Error::NotFound(_) => Category::NotFound,
             Error::Conflict(_) => Category::Conflict,
-            Error::Io { .. } | Error::WithLine { .. } | Error::NoRoot(_) | Error::Environment(_) => {
-                Category::Environment
-            }
+            Error::Io { .. }
+            | Error::WithLine { .. }
+            | Error::NoRoot(_)
+            | Error::Environment(_)
+            | Error::EnvironmentCause { .. } => Category::Environment,
             Error::Downstream(_) => Category::Downstream,
-            Error::Index(_) => Category::Index,
+            Error::Index(_) | Error::IndexCause { .. } => Category::Index,
             Error::Hinted { error, .. } => error.category(),
         }
     }
@@ -162,6 +229,34 @@ impl Error {
             Error::NoRoot(_) => Some("run `tmws init` in the project folder, or pass --root DIR"),
             _ => None,
         }
+    }
+}
+
+/// An error with every cause below it, for logs: `{error}: {cause}: …`. A cause whose
+/// message is already part of what was said (ours say their immediate cause) is not said
+/// again, so nothing repeats and nothing a library kept below its own message is lost.
+#[derive(Clone, Copy)]
+pub struct Chain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl fmt::Debug for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut said = self.0.to_string();
+        let mut next = self.0.source();
+        while let Some(cause) = next {
+            let text = cause.to_string();
+            if !said.contains(&text) {
+                said.push_str(": ");
+                said.push_str(&text);
+            }
+            next = cause.source();
+        }
+        f.write_str(&said)
     }
 }
 
@@ -231,11 +326,97 @@ mod tests {
             (Error::Downstream("x".into()), "downstream", 1, 502),
             (Error::Index("x".into()), "index", 2, 500),
             (Error::NotFound("x".into()).with_hint("h"), "not_found", 1, 404),
+            // Errors that keep their causes are in the category their message-only kin are.
+            (Error::environment("cannot run git", io::Error::other("x")), "environment", 2, 500),
+            (Error::environment_with("x", io::Error::other("x")), "environment", 2, 500),
+            (Error::index(io::Error::other("x")), "index", 2, 500),
+            (Error::index(io::Error::other("x")).with_hint("h"), "index", 2, 500),
+            (crate::index::tantivy_err(tantivy::TantivyError::SchemaError("x".into())), "index", 2, 500),
         ];
         for (e, name, code, status) in cases {
             let c = e.category();
             assert_eq!((c.as_str(), c.exit_code(), c.http_status()), (name, code, status), "{e:?}");
         }
+    }
+
+    /// A tantivy error whose own message hides its cause: what an index error keeps.
+    fn tantivy_write_error() -> tantivy::TantivyError {
+        let io = io::Error::new(io::ErrorKind::PermissionDenied, "the disk said no");
+        tantivy::directory::error::OpenWriteError::wrap_io_error(io, "meta.json".into()).into()
+    }
+
+    #[test]
+    fn an_index_error_keeps_the_tantivy_error_as_its_source() {
+        use std::error::Error as _;
+        let e = crate::index::tantivy_err(tantivy_write_error());
+        // The message is what it was when the error was flattened into text.
+        assert_eq!(e.to_string(), format!("index: {}", tantivy_write_error()));
+        let source = e.source().expect("a source");
+        assert!(matches!(
+            source.downcast_ref::<tantivy::TantivyError>(),
+            Some(tantivy::TantivyError::OpenWriteError(_))
+        ));
+        // Through a hint too.
+        let hinted = crate::index::tantivy_err(tantivy_write_error()).with_hint("rebuild");
+        let inner = hinted.source().and_then(|s| s.source()).expect("the tantivy error");
+        assert!(inner.downcast_ref::<tantivy::TantivyError>().is_some());
+        // A full disk is an I/O error (reads go on), whose inner error is still tantivy's.
+        let full = tantivy::TantivyError::IoError(std::sync::Arc::new(io::Error::from(io::ErrorKind::StorageFull)));
+        let e = crate::index::tantivy_err(full);
+        assert!(e.cannot_write());
+        let Error::Io { source, .. } = &e else { panic!("{e:?}") };
+        assert!(source.get_ref().is_some_and(|t| t.downcast_ref::<tantivy::TantivyError>().is_some()));
+    }
+
+    #[test]
+    fn errors_from_other_libraries_keep_them_and_say_the_same() {
+        use std::error::Error as _;
+        let json = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let e = Error::environment(".tmws/registry/index.json:1:1", json);
+        assert_eq!(e.to_string(), ".tmws/registry/index.json:1:1: EOF while parsing an object at line 1 column 1");
+        assert!(e.source().and_then(|s| s.downcast_ref::<serde_json::Error>()).is_some());
+        let bare = Error::environment("", io::Error::other("no"));
+        assert_eq!(bare.to_string(), "no");
+        assert_eq!(Error::index(io::Error::other("torn")).to_string(), "index: torn");
+    }
+
+    /// Logs what tracing writes while `f` runs.
+    fn logged(f: impl FnOnce()) -> String {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Sink(Arc<Mutex<Vec<u8>>>);
+        impl io::Write for Sink {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let sink = Sink::default();
+        let writer = sink.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .without_time()
+            .with_target(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        String::from_utf8(sink.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn a_logged_error_shows_its_whole_chain_once() {
+        let e = crate::index::tantivy_err(tantivy_write_error()).with_hint("rebuild");
+        let line = logged(|| tracing::warn!("index sync failed: {}", e.chain()));
+        // Tantivy's message names its cause only in debug form; the chain adds the cause's
+        // own message, and no part is said twice.
+        let cause = "IoError 'Custom { kind: PermissionDenied, error: \"the disk said no\" }' while opening file for \
+write: 'meta.json'.";
+        assert_eq!(line, format!(" WARN index sync failed: index: {}: {cause}\n", tantivy_write_error()));
+        let io = Error::io(Path::new("a.md"), io::Error::other("denied"));
+        assert_eq!(io.chain().to_string(), "a.md: denied");
     }
 
     #[test]

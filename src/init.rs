@@ -117,7 +117,8 @@ pub const GITATTRIBUTES_LINE: &str = ".tmws/**/*.jsonl merge=union";
 
 /// The commented config written by `init`: every key with its default.
 pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional: the values shown are the defaults.
-# Uncomment a line to change it. An unknown key or a wrong type is an error.
+# Uncomment a line to change it. An unknown key, a wrong type or a value out of range is an
+# error that names the key and its line.
 
 # Memory namespaces (one JSONL log each under .tmws/memory/). Other names may be added.
 # [namespaces.short-term]
@@ -134,6 +135,9 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # max_summary_chars = 1200
 # half_life_days = 30.0
 
+# What the tools take when a call leaves a parameter out: top_k is memory_search's limit
+# (1 to 100), min_score its min_score (0 to 1), answer_cap_chars every answer's max_chars
+# (100 to 100000).
 # [retrieval]
 # top_k = 5
 # min_score = 0.15
@@ -321,8 +325,7 @@ fn register_client(root: &Path, client: McpClient, command: &str) -> Result<Chan
                 let mut servers = Map::new();
                 servers.insert("tmws".into(), entry);
                 doc.insert(client.servers_key().into(), Value::Object(servers));
-                let mut t =
-                    serde_json::to_string_pretty(&Value::Object(doc)).map_err(|e| Error::Environment(e.to_string()))?;
+                let mut t = serde_json::to_string_pretty(&Value::Object(doc)).map_err(|e| Error::environment("", e))?;
                 t.push('\n');
                 t
             }
@@ -379,6 +382,16 @@ mod tests {
             .map(|l| format!("{}\n", &l[2..]))
             .collect();
         assert_eq!(Config::parse(&uncommented).unwrap(), Config::default());
+        // The ranges it states are the limits the config is checked against.
+        use crate::limits::{ANSWER_CHARS, MEMORY_SEARCH_RESULTS, MIN_SCORE};
+        let flat = CONFIG_TEMPLATE.replace("\n# ", " ");
+        for said in [
+            format!("top_k is memory_search's limit ({} to {})", MEMORY_SEARCH_RESULTS.min, MEMORY_SEARCH_RESULTS.max),
+            format!("min_score its min_score ({} to {})", MIN_SCORE.min, MIN_SCORE.max),
+            format!("answer_cap_chars every answer's max_chars ({} to {})", ANSWER_CHARS.min, ANSWER_CHARS.max),
+        ] {
+            assert!(flat.contains(&said), "{said}");
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod error;
 pub(crate) mod index;
 pub mod init;
 pub(crate) mod layout;
+pub mod limits;
 pub mod model;
 pub(crate) mod parse;
 pub(crate) mod pool;

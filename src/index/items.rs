@@ -172,7 +172,7 @@ impl Index {
             if let Some((_, Some(col))) = &column
                 && let Some(ord) = col.term_ords(addr.doc_id).next()
             {
-                col.ord_to_str(ord, &mut ref_id).map_err(|e| Error::Index(e.to_string()))?;
+                col.ord_to_str(ord, &mut ref_id).map_err(Error::index)?;
             }
             refs.push((ref_id, addr));
         }
@@ -258,7 +258,7 @@ impl Index {
         let mut branches = std::collections::BTreeSet::new();
         for seg in searcher.segment_readers() {
             let Some(col) = seg.fast_fields().str("branch").map_err(tantivy_err)? else { continue };
-            let mut stream = col.dictionary().stream().map_err(|e| Error::Index(e.to_string()))?;
+            let mut stream = col.dictionary().stream().map_err(Error::index)?;
             while stream.advance() {
                 branches.insert(String::from_utf8_lossy(stream.key()).into_owned());
             }
@@ -274,7 +274,7 @@ impl Index {
         let mut branches = std::collections::BTreeSet::new();
         for seg in searcher.segment_readers() {
             let Some(col) = seg.fast_fields().str("branch").map_err(tantivy_err)? else { continue };
-            let mut stream = col.dictionary().stream().map_err(|e| Error::Index(e.to_string()))?;
+            let mut stream = col.dictionary().stream().map_err(Error::index)?;
             while stream.advance() {
                 let name = String::from_utf8_lossy(stream.key()).into_owned();
                 if !known.contains(&name) {
@@ -302,7 +302,7 @@ impl Index {
                 if let Some((_, Some(col))) = &column
                     && let Some(ord) = col.term_ords(addr.doc_id).next()
                 {
-                    col.ord_to_str(ord, &mut commit).map_err(|e| Error::Index(e.to_string()))?;
+                    col.ord_to_str(ord, &mut commit).map_err(Error::index)?;
                 }
                 commits.insert(commit);
             }

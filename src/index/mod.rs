@@ -32,7 +32,7 @@ pub use self::items::{Item, ItemList, ItemQuery};
 pub use self::schema::{Fields, SCHEMA_VERSION};
 pub use self::search::{Ranking, RecallFilter, SearchHit, SearchResults, TextQuery, current_importance};
 pub use self::sync::{SyncOptions, SyncPhase, SyncProgress, SyncReport};
-use crate::error::{Error, Result};
+use crate::error::{Chain, Error, Result};
 use crate::layout::{self, INDEX_DIR, INDEX_OPEN_LOCK, SYNCING_MARKER};
 use crate::store;
 
@@ -51,6 +51,26 @@ const WRITER_MEMORY: usize = 64 << 20;
 /// every reload under writes makes new segment readers with caches of their own, and in
 /// a server with many callers several generations are alive at once.
 const DOC_STORE_CACHE_BLOCKS: usize = 16;
+
+/// Why an index found on disk is not used as it is: a writer rebuilds it from the files, a
+/// reader refuses it. Tantivy's error, where there is one, stays the cause.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unusable {
+    #[error("none was built")]
+    NoneBuilt,
+    #[error("it was built by another version")]
+    OtherVersion,
+    #[error("it could not be opened ({0})")]
+    Unopened(#[source] TantivyError),
+    #[error("{0}")]
+    Unreadable(#[source] TantivyError),
+    #[error("its schema is not this version's")]
+    Schema,
+    #[error("its commit could not be read ({0})")]
+    Payload(#[source] TantivyError),
+    #[error("it is version {0}, this tmws writes version {SCHEMA_VERSION}")]
+    Version(u32),
+}
 
 /// What the last commit recorded.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -128,10 +148,12 @@ pub(crate) fn tantivy_err(e: TantivyError) -> Error {
         _ => None,
     };
     match kind {
+        // Either way tantivy's error stays the cause: inside the I/O error (whose message is
+        // tantivy's), or as the index error's source.
         Some(k @ (ErrorKind::StorageFull | ErrorKind::ReadOnlyFilesystem | ErrorKind::QuotaExceeded)) => {
-            Error::io(Path::new(INDEX_DIR), std::io::Error::new(k, e.to_string()))
+            Error::io(Path::new(INDEX_DIR), std::io::Error::new(k, e))
         }
-        _ => Error::Index(e.to_string()),
+        _ => Error::index(e),
     }
 }
 
@@ -154,8 +176,8 @@ impl Index {
             Ok(Some(index)) => index,
             Ok(None) => Self::create(root, &dir, &fields)?,
             Err(why) => {
-                tracing::info!("rebuilding the index from the files: {why}");
-                rebuilt = Some(why);
+                tracing::info!("rebuilding the index from the files: {}", Chain(&why));
+                rebuilt = Some(why.to_string());
                 store::remove_dir_all(&dir)?;
                 store::create_dir_in(root, &dir)?;
                 Self::create(root, &dir, &fields)?
@@ -178,7 +200,7 @@ impl Index {
                 Ok(r) => {
                     r.removed.iter().for_each(|f| tracing::info!("removed the index of another tmws version: {f}"))
                 }
-                Err(e) => tracing::warn!("cannot remove the index of another tmws version: {e}"),
+                Err(e) => tracing::warn!("cannot remove the index of another tmws version: {}", e.chain()),
             }
         }
         Ok(Index {
@@ -202,17 +224,18 @@ impl Index {
     fn open_read_only(root: &Path, why: &Error) -> Result<Index> {
         let dir = root.join(INDEX_DIR);
         let fields = Fields::new();
-        let no_index = |e: String| {
-            Error::Environment(format!("{why}, and there is no index to read ({e})"))
+        let no_index = |e: Unusable| {
+            Error::environment_with(format!("{why}, and there is no index to read ({e})"), e)
                 .with_hint("run tmws once where it can write .tmws/cache/, to build the index")
         };
         if !store::exists(&dir.join("meta.json")) {
-            return Err(no_index("none was built".into()));
+            return Err(no_index(Unusable::NoneBuilt));
         }
-        let index =
-            frozen::Frozen::open(root, &dir).and_then(tantivy::Index::open).map_err(|e| no_index(e.to_string()))?;
+        let index = frozen::Frozen::open(root, &dir)
+            .and_then(tantivy::Index::open)
+            .map_err(|e| no_index(Unusable::Unreadable(e)))?;
         if index.schema() != fields.schema {
-            return Err(no_index("it was built by another version".into()));
+            return Err(no_index(Unusable::OtherVersion));
         }
         tracing::warn!("{why}: reading the existing index only; answers may be stale");
         Self::reading(root, index, fields, true)
@@ -232,7 +255,7 @@ impl Index {
         let index = match Self::open_existing(root, &dir, &fields) {
             Ok(Some(index)) => index,
             Ok(None) => return Err(Error::Index(format!("no index at {}", dir.display()))),
-            Err(why) => return Err(Error::Index(why)),
+            Err(why) => return Err(Error::IndexCause { message: why.to_string(), source: Box::new(why) }),
         };
         Self::reading(root, index, fields, false)
     }
@@ -262,19 +285,21 @@ impl Index {
     }
 
     /// The existing index, None when there is none, or why it cannot be used.
-    fn open_existing(root: &Path, dir: &Path, fields: &Fields) -> std::result::Result<Option<tantivy::Index>, String> {
+    fn open_existing(
+        root: &Path,
+        dir: &Path,
+        fields: &Fields,
+    ) -> std::result::Result<Option<tantivy::Index>, Unusable> {
         if !store::exists(&dir.join("meta.json")) {
             return Ok(None);
         }
-        let index = confined::Confined::open(root, dir)
-            .and_then(tantivy::Index::open)
-            .map_err(|e| format!("it could not be opened ({e})"))?;
+        let index = confined::Confined::open(root, dir).and_then(tantivy::Index::open).map_err(Unusable::Unopened)?;
         if index.schema() != fields.schema {
-            return Err("its schema is not this version's".into());
+            return Err(Unusable::Schema);
         }
-        let payload = read_payload(&index).map_err(|e| format!("its commit could not be read ({e})"))?;
+        let payload = read_payload(&index).map_err(Unusable::Payload)?;
         if payload.version != SCHEMA_VERSION && payload != Payload::default() {
-            return Err(format!("it is version {}, this tmws writes version {SCHEMA_VERSION}", payload.version));
+            return Err(Unusable::Version(payload.version));
         }
         Ok(Some(index))
     }
@@ -335,11 +360,11 @@ impl Index {
             // The merge goes on whoever waits; a thread waits to say how it ended.
             let spawned = std::thread::Builder::new().name("tmws-merge".into()).spawn(move || {
                 if let Err(e) = merge.wait() {
-                    tracing::debug!("a merge of deleted documents did not happen: {e}");
+                    tracing::debug!("a merge of deleted documents did not happen: {}", Chain(&e));
                 }
             });
             if let Err(e) = spawned {
-                tracing::debug!("cannot wait for a merge: {e}");
+                tracing::debug!("cannot wait for a merge: {}", Chain(&e));
             }
         }
         Ok(ids.len())
@@ -484,6 +509,24 @@ mod tests {
             assert_eq!(writers.iter().filter(|w| **w).count(), 1, "round {round}: {writers:?}");
             assert!(opened.iter().all(|i| i.rebuilt.is_none()), "round {round}: one saw another's index half made");
         }
+    }
+
+    #[test]
+    fn an_index_that_cannot_be_opened_says_why_and_keeps_tantivys_error() {
+        use std::error::Error as _;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(INDEX_DIR)).unwrap();
+        std::fs::write(root.join(INDEX_DIR).join("meta.json"), "not json").unwrap();
+        let Err(e) = Index::open_reader(root) else { panic!("a corrupt index is refused") };
+        assert_eq!(e.category(), crate::error::Category::Index);
+        let why = e.source().expect("why");
+        assert!(e.to_string().starts_with("index: it could not be opened (Data corrupted"), "{e}");
+        assert!(matches!(why.downcast_ref::<Unusable>(), Some(Unusable::Unopened(_))), "{why:?}");
+        assert!(why.source().and_then(|t| t.downcast_ref::<TantivyError>()).is_some());
+        // A writer rebuilds it, and says why in the same words.
+        let index = Index::open(root).unwrap();
+        assert_eq!(index.rebuilt.as_deref(), Some(why.to_string().as_str()));
     }
 
     #[test]

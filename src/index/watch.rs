@@ -84,7 +84,7 @@ impl SyncRequest {
     pub fn send(root: &std::path::Path, rebuild: bool) -> Result<SyncRequest> {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let request = SyncRequest { id: format!("{}-{nanos}", std::process::id()), rebuild };
-        let text = serde_json::to_vec(&request).map_err(|e| Error::Environment(e.to_string()))?;
+        let text = serde_json::to_vec(&request).map_err(|e| Error::environment("", e))?;
         crate::store::write_atomic(root, &root.join(layout::SYNC_REQUEST), &text)?;
         Ok(request)
     }
@@ -137,10 +137,10 @@ fn answer_request(root: &std::path::Path, request: &SyncRequest, result: &Result
         error: result.as_ref().err().map(ToString::to_string),
     };
     let written = serde_json::to_vec(&answer)
-        .map_err(|e| Error::Environment(e.to_string()))
+        .map_err(|e| Error::environment("", e))
         .and_then(|text| crate::store::write_atomic(root, &root.join(layout::SYNC_ANSWER), &text));
     if let Err(e) = written {
-        tracing::warn!("cannot answer the request to sync: {e}");
+        tracing::warn!("cannot answer the request to sync: {}", e.chain());
     }
 }
 
@@ -251,7 +251,7 @@ pub fn run_with(
                 merge_due = false;
                 match index.start_merging_deletes() {
                     Ok(n) => tracing::debug!(segments = n, "idle: merging deleted documents away"),
-                    Err(e) => tracing::warn!("cannot merge deleted documents away: {e}"),
+                    Err(e) => tracing::warn!("cannot merge deleted documents away: {}", e.chain()),
                 }
             }
             if last_sync.elapsed() >= KEEP_MANIFEST && index.holds_manifest() {

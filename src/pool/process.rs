@@ -34,6 +34,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use super::{Exec, resolve};
+use crate::error::Chain;
 use crate::parse::clients::Connection;
 
 /// The longest message (one JSON-RPC line, without its newline) a server may send: the
@@ -79,7 +80,7 @@ pub(crate) fn spawn(conn: &Connection, exec: &Exec) -> Result<Spawned, String> {
         match spawn_supervised(command, &conn.args, &env, cwd) {
             Ok(s) => return Ok(s),
             // No /proc/self/exe (a system without /proc): the process group must do.
-            Err(e) => tracing::warn!("cannot start a supervisor for `{written}` ({e}); starting it directly"),
+            Err(e) => tracing::warn!("cannot start a supervisor for `{written}` ({}); starting it directly", Chain(&e)),
         }
     }
     spawn_direct(command, &conn.args, &env, cwd)

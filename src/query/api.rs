@@ -17,19 +17,14 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::limits::{self, Limit};
+pub use crate::limits::{MAX_NAME_CHARS, MAX_QUERY_BYTES, MAX_TAG_CHARS, MAX_TAGS};
 
 /// The most `max_chars` may ask for (DESIGN §4).
-pub const MAX_MAX_CHARS: usize = 100_000;
+pub const MAX_MAX_CHARS: usize = limits::ANSWER_CHARS.max as usize;
 /// The least `max_chars` may ask for: room to say that the answer was cut, and how to get
 /// the rest.
-pub const MIN_MAX_CHARS: usize = 100;
-/// The longest query a search takes (DESIGN §12).
-pub const MAX_QUERY_BYTES: usize = 4096;
-/// The longest key, agent, source, kind, namespace or name (DESIGN §12).
-pub const MAX_NAME_CHARS: usize = 256;
-/// The most tags one request may carry, and their longest (DESIGN §12).
-pub const MAX_TAGS: usize = 64;
-pub const MAX_TAG_CHARS: usize = 64;
+pub const MIN_MAX_CHARS: usize = limits::ANSWER_CHARS.min as usize;
 
 /// How an answer is written: YAML (fewer tokens) or JSON.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -312,33 +307,45 @@ pub(crate) fn query_within(query: &str) -> Result<()> {
     Ok(())
 }
 
-/// `max_chars`, or the config's answer cap, within its limits.
+/// `max_chars`, or the config's answer cap, within [`limits::ANSWER_CHARS`]. The config's
+/// cap is checked against the same limit when it loads, so only a `max_chars` the caller
+/// gave can fail here.
 pub(crate) fn answer_cap(max_chars: Option<u32>, config: &Config) -> Result<usize> {
-    let max = max_chars.map_or(config.retrieval.answer_cap_chars, |n| n as usize);
-    if !(MIN_MAX_CHARS..=MAX_MAX_CHARS).contains(&max) {
-        return Err(Error::Usage(format!("max_chars {max} is outside {MIN_MAX_CHARS}..={MAX_MAX_CHARS}")));
-    }
-    Ok(max)
+    let max = max_chars.map_or(config.retrieval.answer_cap_chars as u64, u64::from);
+    let max = limits::ANSWER_CHARS.check("max_chars", max).map_err(Error::Usage)?;
+    Ok(max as usize)
 }
 
-/// A limit within `1..=max`.
-pub(crate) fn limit_within(limit: u32, max: u32) -> Result<usize> {
-    if !(1..=max).contains(&limit) {
-        return Err(Error::Usage(format!("limit {limit} is outside 1..={max}")));
-    }
-    Ok(limit as usize)
+/// A `limit` parameter within its limit.
+pub(crate) fn limit_within(value: u32, limit: &Limit<u64>) -> Result<usize> {
+    let n = limit.check("limit", u64::from(value)).map_err(Error::Usage)?;
+    Ok(n as usize)
+}
+
+/// A fraction parameter (`min_score`, `importance`) within its limit.
+pub(crate) fn fraction_within(param: &str, value: f64, limit: &Limit<f64>) -> Result<f64> {
+    limit.check(param, value).map_err(Error::Usage)
 }
 
 fn yes() -> bool {
     true
 }
 
-fn ten() -> u32 {
-    10
+/// A `limit` parameter's default, as serde asks for it.
+fn search_results() -> u32 {
+    limits::SEARCH_RESULTS.default as u32
 }
 
-fn eight() -> u32 {
-    8
+fn recall_results() -> u32 {
+    limits::RECALL_RESULTS.default as u32
+}
+
+fn tool_search_results() -> u32 {
+    limits::TOOL_SEARCH_RESULTS.default as u32
+}
+
+fn memory_list_results() -> u32 {
+    limits::MEMORY_LIST_RESULTS.default as u32
 }
 
 fn cap_default(config: &Config) -> (&'static str, Value) {
@@ -384,6 +391,7 @@ pub struct ContextRequest {
     /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
     /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
     pub max_chars: Option<u32>,
 }
 
@@ -453,8 +461,8 @@ pub struct SearchRequest {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filter_tags: Vec<String>,
     /// How many results at most, 1 to 100.
-    #[serde(default = "ten")]
-    #[schemars(range(min = 1, max = 100))]
+    #[serde(default = "search_results")]
+    #[schemars(range(min = limits::SEARCH_RESULTS.min, max = limits::SEARCH_RESULTS.max))]
     pub limit: u32,
     /// `yaml` or `json`.
     #[serde(default)]
@@ -462,6 +470,7 @@ pub struct SearchRequest {
     /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
     /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
     pub max_chars: Option<u32>,
 }
 
@@ -475,7 +484,7 @@ impl SearchRequest {
             kinds: Vec::new(),
             filter_status: Vec::new(),
             filter_tags: Vec::new(),
-            limit: ten(),
+            limit: search_results(),
             format: Format::Yaml,
             max_chars: None,
         }
@@ -506,7 +515,7 @@ impl Params for SearchRequest {
     fn validate(&self, config: &Config) -> Result<usize> {
         query_within(&self.query)?;
         tags_within(&self.filter_tags)?;
-        limit_within(self.limit, 100)?;
+        limit_within(self.limit, &limits::SEARCH_RESULTS)?;
         answer_cap(self.max_chars, config)
     }
 }
@@ -523,8 +532,8 @@ pub struct RecallRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// How many results at most, 1 to 50.
-    #[serde(default = "ten")]
-    #[schemars(range(min = 1, max = 50))]
+    #[serde(default = "recall_results")]
+    #[schemars(range(min = limits::RECALL_RESULTS.min, max = limits::RECALL_RESULTS.max))]
     pub limit: u32,
     /// `yaml` or `json`.
     #[serde(default)]
@@ -532,13 +541,14 @@ pub struct RecallRequest {
     /// Answer cap in characters, 100 to 100000; a longer answer is cut from its last
     /// result and says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
     pub max_chars: Option<u32>,
 }
 
 impl RecallRequest {
     /// A recall for `task` with every other parameter at its default.
     pub fn new(task: impl Into<String>) -> RecallRequest {
-        RecallRequest { task: task.into(), scope: None, limit: ten(), format: Format::Yaml, max_chars: None }
+        RecallRequest { task: task.into(), scope: None, limit: recall_results(), format: Format::Yaml, max_chars: None }
     }
 }
 
@@ -557,7 +567,7 @@ impl Params for RecallRequest {
         if let Some(s) = &self.scope {
             within("the scope", s, MAX_NAME_CHARS)?;
         }
-        limit_within(self.limit, 50)?;
+        limit_within(self.limit, &limits::RECALL_RESULTS)?;
         answer_cap(self.max_chars, config)
     }
 }
@@ -671,10 +681,8 @@ impl Params for MemoryAddRequest {
         for f in &self.files {
             within("a file", f, MAX_NAME_CHARS)?;
         }
-        if let Some(i) = self.importance
-            && !(0.0..=1.0).contains(&i)
-        {
-            return Err(Error::Usage(format!("importance {i} is outside 0..1")));
+        if let Some(i) = self.importance {
+            fraction_within("importance", i, &limits::IMPORTANCE)?;
         }
         let names = [("key", &self.key), ("kind", &self.kind), ("source", &self.source), ("agent", &self.agent)];
         for (what, v) in names {
@@ -715,9 +723,11 @@ pub struct MemorySearchRequest {
     pub branch: Option<String>,
     /// How many results at most, 1 to 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::MEMORY_SEARCH_RESULTS.min, max = limits::MEMORY_SEARCH_RESULTS.max))]
     pub limit: Option<u32>,
     /// Leave out results scoring under this, relative to the best (0 to 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::MIN_SCORE.min, max = limits::MIN_SCORE.max))]
     pub min_score: Option<f64>,
     /// Add the first 1,200 characters of each content.
     #[serde(default)]
@@ -728,6 +738,7 @@ pub struct MemorySearchRequest {
     /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
     /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
     pub max_chars: Option<u32>,
 }
 
@@ -772,11 +783,10 @@ impl Params for MemorySearchRequest {
                 within(what, v, MAX_NAME_CHARS)?;
             }
         }
-        limit_within(self.limit_or(config), 100)?;
-        let min_score = self.min_score_or(config);
-        if !(0.0..=1.0).contains(&min_score) {
-            return Err(Error::Usage(format!("min_score {min_score} is outside 0..1")));
-        }
+        // Left out, both come from the config, which was checked against the same limits
+        // when it loaded: only a value the caller gave can fail.
+        limit_within(self.limit_or(config), &limits::MEMORY_SEARCH_RESULTS)?;
+        fraction_within("min_score", self.min_score_or(config), &limits::MIN_SCORE)?;
         answer_cap(self.max_chars, config)
     }
 }
@@ -816,7 +826,8 @@ pub struct MemoryListRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// How many at most, 1 to 100.
-    #[serde(default = "twenty")]
+    #[serde(default = "memory_list_results")]
+    #[schemars(range(min = limits::MEMORY_LIST_RESULTS.min, max = limits::MEMORY_LIST_RESULTS.max))]
     pub limit: u32,
     /// `yaml` or `json`.
     #[serde(default)]
@@ -824,11 +835,8 @@ pub struct MemoryListRequest {
     /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
     /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
     pub max_chars: Option<u32>,
-}
-
-fn twenty() -> u32 {
-    20
 }
 
 impl Params for MemoryListRequest {
@@ -848,7 +856,7 @@ impl Params for MemoryListRequest {
                 within(what, v, MAX_NAME_CHARS)?;
             }
         }
-        limit_within(self.limit, 100)?;
+        limit_within(self.limit, &limits::MEMORY_LIST_RESULTS)?;
         answer_cap(self.max_chars, config)
     }
 }
@@ -868,6 +876,7 @@ pub struct MemoryGetRequest {
     /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
     /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
     pub max_chars: Option<u32>,
 }
 
@@ -940,6 +949,7 @@ pub struct WorkspaceListRequest {
     /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
     /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
     pub max_chars: Option<u32>,
 }
 
@@ -1064,6 +1074,7 @@ pub struct WorkspaceReadRequest {
     /// Answer cap in characters, 100 to 100000; a longer body is cut and the answer says how
     /// to get the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
     pub max_chars: Option<u32>,
 }
 
@@ -1161,8 +1172,8 @@ pub struct ToolSearchRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
     /// How many results at most, 1 to 50.
-    #[serde(default = "eight")]
-    #[schemars(range(min = 1, max = 50))]
+    #[serde(default = "tool_search_results")]
+    #[schemars(range(min = limits::TOOL_SEARCH_RESULTS.min, max = limits::TOOL_SEARCH_RESULTS.max))]
     pub limit: u32,
     /// `yaml` or `json`.
     #[serde(default)]
@@ -1170,6 +1181,7 @@ pub struct ToolSearchRequest {
     /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
     /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
     pub max_chars: Option<u32>,
 }
 
@@ -1180,7 +1192,7 @@ impl ToolSearchRequest {
             query: query.into(),
             category: None,
             server: None,
-            limit: eight(),
+            limit: tool_search_results(),
             format: Format::Yaml,
             max_chars: None,
         }
@@ -1201,7 +1213,7 @@ impl Params for ToolSearchRequest {
                 within(what, v, MAX_NAME_CHARS)?;
             }
         }
-        limit_within(self.limit, 50)?;
+        limit_within(self.limit, &limits::TOOL_SEARCH_RESULTS)?;
         answer_cap(self.max_chars, config)
     }
 }
@@ -1220,6 +1232,7 @@ pub struct ToolDescribeRequest {
     /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
     /// the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
     pub max_chars: Option<u32>,
 }
 
@@ -1281,7 +1294,17 @@ mod tests {
         assert_eq!(s["additionalProperties"], json!(false));
         assert_eq!(
             s["properties"]["limit"],
-            json!({"description": "How many results at most, 1 to 100.", "type": "integer", "default": 7})
+            json!({
+                "description": "How many results at most, 1 to 100.",
+                "type": "integer",
+                "default": 7,
+                "minimum": 1,
+                "maximum": 100
+            })
+        );
+        assert_eq!(
+            (&s["properties"]["max_chars"]["minimum"], &s["properties"]["max_chars"]["maximum"]),
+            (&json!(100), &json!(100_000))
         );
         assert_eq!(s["properties"]["include_content"]["type"], "boolean");
         assert_eq!(s["properties"]["include_content"]["default"], false);
@@ -1357,7 +1380,7 @@ mod tests {
         assert!(e.starts_with("key is 10000 characters, over the limit of 256: `xxx"), "{e}");
         assert!(e.len() < 200, "{e}");
         assert!(query_within(&"q".repeat(5000)).unwrap_err().to_string().ends_with("… (5000 chars)`"));
-        assert_eq!(limit_within(0, 100).unwrap_err().to_string(), "limit 0 is outside 1..=100");
+        assert_eq!(limit_within(0, &limits::SEARCH_RESULTS).unwrap_err().to_string(), "limit 0 is outside 1..=100");
         assert_eq!(
             answer_cap(Some(10), &Config::default()).unwrap_err().to_string(),
             "max_chars 10 is outside 100..=100000"
@@ -1365,6 +1388,114 @@ mod tests {
         assert_eq!(answer_cap(None, &Config::default()).unwrap(), 24_000);
         let tags: Vec<String> = (0..65).map(|i| i.to_string()).collect();
         assert_eq!(tags_within(&tags).unwrap_err().to_string(), "65 tags, over the limit of 64");
+    }
+
+    /// Every request type that takes an answer cap, with the least arguments it needs.
+    fn capped_requests(config: &Config) -> Vec<(&'static str, Result<usize>)> {
+        let args = |v: Value| v.as_object().unwrap().clone();
+        let q = || args(json!({"query": "x"}));
+        vec![
+            (
+                "workspace_get_context",
+                ContextRequest::from_args(args(json!({"workspace": "w"}))).unwrap().validate(config),
+            ),
+            ("workspace_search", SearchRequest::from_args(q()).unwrap().validate(config)),
+            ("recall", RecallRequest::from_args(args(json!({"task": "x"}))).unwrap().validate(config)),
+            ("memory_search", MemorySearchRequest::from_args(q()).unwrap().validate(config)),
+            ("memory_list", MemoryListRequest::from_args(Map::new()).unwrap().validate(config)),
+            ("memory_get", MemoryGetRequest::from_args(args(json!({"id": "m_1"}))).unwrap().validate(config)),
+            (
+                "workspace_read",
+                WorkspaceReadRequest::from_args(args(json!({"ref_id": "a.md"}))).unwrap().validate(config),
+            ),
+            ("workspace_list", WorkspaceListRequest::from_args(Map::new()).unwrap().validate(config)),
+            ("tool_search", ToolSearchRequest::from_args(q()).unwrap().validate(config)),
+            (
+                "tool_describe",
+                ToolDescribeRequest::from_args(args(json!({"server": "s", "tool": "t"}))).unwrap().validate(config),
+            ),
+        ]
+    }
+
+    /// The config keys that give a parameter its default, each with the limit the parameter
+    /// is checked against. Each value at and just beyond the ends of that limit is tried in
+    /// the config: one the config takes must be one every request takes when the caller
+    /// leaves the parameter out, and one the request would refuse must be refused when the
+    /// config loads. So every config bound lies inside its request bound.
+    #[test]
+    fn every_config_value_that_loads_is_one_the_tools_take() {
+        let counts = [
+            ("retrieval", "answer_cap_chars", limits::ANSWER_CHARS),
+            ("retrieval", "top_k", limits::MEMORY_SEARCH_RESULTS),
+        ];
+        for (section, key, limit) in counts {
+            for value in [limit.min.saturating_sub(1), limit.min, limit.max, limit.max + 1] {
+                let text = format!("[{section}]\n{key} = {value}\n");
+                match Config::parse(&text) {
+                    Ok(config) => {
+                        assert!(limit.contains(value), "{section}.{key} = {value} loads, but no request takes it");
+                        for (tool, checked) in capped_requests(&config) {
+                            assert!(checked.is_ok(), "{section}.{key} = {value} makes {tool} fail: {checked:?}");
+                        }
+                    }
+                    Err(d) => {
+                        assert!(!limit.contains(value), "{section}.{key} = {value} is refused: {}", d.message);
+                        assert_eq!(d.message, format!("`{section}.{key}` {}", limit.rule()));
+                    }
+                }
+            }
+        }
+        let fractions = [("retrieval", "min_score", limits::MIN_SCORE), ("memory", "prune_below", limits::IMPORTANCE)];
+        for (section, key, limit) in fractions {
+            for value in [limit.min - 0.01, limit.min, limit.max, limit.max + 0.01] {
+                let loaded = Config::parse(&format!("[{section}]\n{key} = {value:?}\n"));
+                assert_eq!(loaded.is_ok(), limit.contains(value), "{section}.{key} = {value}");
+                if let Ok(config) = loaded {
+                    for (tool, checked) in capped_requests(&config) {
+                        assert!(checked.is_ok(), "{section}.{key} = {value} makes {tool} fail: {checked:?}");
+                    }
+                }
+            }
+        }
+        // `memory cleanup --below` and the upkeep's `memory.prune_below` share one limit.
+        assert!(limits::IMPORTANCE.contains(Config::default().memory.prune_below.unwrap_or(0.0)));
+        // A namespace name the config takes is one the `namespace` parameter takes.
+        let name = "n".repeat(MAX_NAME_CHARS);
+        let config = Config::parse(&format!("[namespaces.{name}]\n")).unwrap();
+        let add = MemoryAddRequest { namespace: Some(name), ..MemoryAddRequest::new("x") };
+        assert!(add.validate(&config).is_ok());
+    }
+
+    /// What a parameter's description says of its range is what its schema publishes.
+    #[test]
+    fn descriptions_name_the_ranges_the_schemas_publish() {
+        let config = Config::default();
+        let schemas = [
+            ContextRequest::schema(&config),
+            SearchRequest::schema(&config),
+            RecallRequest::schema(&config),
+            MemorySearchRequest::schema(&config),
+            MemoryListRequest::schema(&config),
+            MemoryGetRequest::schema(&config),
+            WorkspaceReadRequest::schema(&config),
+            WorkspaceListRequest::schema(&config),
+            ToolSearchRequest::schema(&config),
+            ToolDescribeRequest::schema(&config),
+        ];
+        let mut seen = 0;
+        for s in schemas {
+            for (name, p) in s["properties"].as_object().unwrap() {
+                let (Some(min), Some(max)) = (p.get("minimum"), p.get("maximum")) else { continue };
+                let said = format!("{} to {}", min.as_f64().unwrap(), max.as_f64().unwrap());
+                let description = p["description"].as_str().unwrap();
+                assert!(description.contains(&said), "{name}: `{description}` does not say {said}");
+                if let Some(default) = p.get("default").and_then(Value::as_f64) {
+                    assert!(default >= min.as_f64().unwrap() && default <= max.as_f64().unwrap(), "{name}");
+                }
+                seen += 1;
+            }
+        }
+        assert!(seen >= 15, "{seen}");
     }
 
     #[test]

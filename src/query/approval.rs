@@ -30,7 +30,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::parse::clients::Connection;
 use crate::pool::{self, Exec};
 use crate::store::{self, Probe};
@@ -94,19 +94,20 @@ fn key(root: &Path) -> String {
 /// read or parsed is an error that says so and leaves it alone.
 fn load(dir: &Path) -> Result<Approvals> {
     let path = dir.join(FILE);
-    let unusable = |why: String| {
-        Error::Environment(format!(
+    let unusable = |why: String, source: Cause| Error::EnvironmentCause {
+        message: format!(
             "{}: {why}; it is left as it is: fix it or move it away (its approvals are then asked for again)",
             path.display()
-        ))
+        ),
+        source,
     };
     let bytes = match store::read_opt(dir, &path, store::cap::CONFIG) {
         Ok(Some(b)) => b,
         Ok(None) => return Ok(Approvals::default()),
-        Err(Error::Io { source, .. }) => return Err(unusable(format!("cannot be read ({source})"))),
-        Err(e) => return Err(unusable(format!("cannot be read ({e})"))),
+        Err(Error::Io { source, .. }) => return Err(unusable(format!("cannot be read ({source})"), source.into())),
+        Err(e) => return Err(unusable(format!("cannot be read ({e})"), e.into())),
     };
-    serde_json::from_slice(&bytes).map_err(|e| unusable(format!("not approvals tmws can read ({e})")))
+    serde_json::from_slice(&bytes).map_err(|e| unusable(format!("not approvals tmws can read ({e})"), e.into()))
 }
 
 /// What a server runs, as the user approves it, and how it is started.
@@ -547,7 +548,7 @@ pub fn approve(root: &Path, servers: &[(String, Launch)]) -> Result<()> {
     if all == before {
         return Ok(());
     }
-    let bytes = serde_json::to_vec_pretty(&all).map_err(|e| Error::Environment(e.to_string()))?;
+    let bytes = serde_json::to_vec_pretty(&all).map_err(|e| Error::environment("", e))?;
     store::write_atomic(&dir, &dir.join(FILE), &bytes)
 }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::registry::Rebuilder;
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::{Chain, Error, Result};
 use crate::index::watch::WatchUpdate;
 use crate::index::{Index, SyncOptions};
 
@@ -254,16 +254,16 @@ impl Keeper {
                         tracing::info!("a client config changed: introspecting changed servers in the background");
                     }
                     WatchUpdate::Failed(e) => {
-                        tracing::warn!("index sync failed: {e} (the whole root is synced again shortly)");
+                        tracing::warn!("index sync failed: {} (the whole root is synced again shortly)", Chain(e));
                         watched.set_failed();
                     }
                 });
                 if let Err(e) = result {
-                    tracing::error!("the index watcher stopped: {e}");
+                    tracing::error!("the index watcher stopped: {}", Chain(&e));
                 }
                 watched.set_done();
             })
-            .map_err(|e| Error::Environment(format!("cannot start the watcher thread: {e}")))?;
+            .map_err(|e| Error::environment("cannot start the watcher thread", e))?;
         let reader = Index::open_reader(root)?;
         Ok(Keeper::Background(Background { reader, state, stop, thread: Mutex::new(Some(thread)) }))
     }
@@ -286,7 +286,7 @@ impl Keeper {
                     Ok(r) => r,
                     // A full disk: answer from the index as it is (DESIGN §12).
                     Err(e) if e.cannot_write() => {
-                        tracing::warn!("{e}: answering from the index as it is");
+                        tracing::warn!("{}: answering from the index as it is", Chain(&e));
                         index.reload()?;
                         return Ok(stale(true));
                     }

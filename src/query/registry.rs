@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 
 use super::approval;
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::{Chain, Error, Result};
 use crate::layout::REGISTRY_FILE;
 use crate::parse::clients::{self, Connection, Server, Vars};
 use crate::parse::jsonl;
@@ -100,7 +100,7 @@ pub fn load(root: &Path) -> Result<Map<String, Value>> {
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(Error::Environment(format!("{REGISTRY_FILE}: not a JSON object"))),
-        Err(e) => Err(Error::Environment(format!("{REGISTRY_FILE}:{}:{}: {e}", e.line(), e.column()))),
+        Err(e) => Err(Error::environment(format!("{REGISTRY_FILE}:{}:{}", e.line(), e.column()), e)),
     }
 }
 
@@ -203,7 +203,7 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Error::environment("cannot start the async runtime", e))?;
     let seen: BTreeMap<String, std::result::Result<Introspection, String>> = runtime.block_on(async {
         // In parallel, but not hundreds of processes at once.
         let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(INTROSPECT_AT_ONCE));
@@ -302,7 +302,7 @@ is kept",
     // What a server says of itself (instructions, tool descriptions, errors) and what an
     // old registry kept are redacted like everything else tmws writes.
     crate::redact::redact_value(&mut registry);
-    let mut text = serde_json::to_string_pretty(&registry).map_err(|e| Error::Environment(e.to_string()))?;
+    let mut text = serde_json::to_string_pretty(&registry).map_err(|e| Error::environment("", e))?;
     text.push('\n');
     // Every reader takes the registry up to the cap: one it would refuse is never written.
     if text.len() as u64 > MAX_REGISTRY_BYTES {
@@ -381,7 +381,7 @@ impl Rebuilder {
             }
         });
         if let Err(e) = spawned {
-            tracing::warn!("cannot start the registry build: {e}");
+            tracing::warn!("cannot start the registry build: {}", Chain(&e));
             *self.state.lock().unwrap_or_else(|e| e.into_inner()) = (false, false);
         }
     }
@@ -412,7 +412,7 @@ impl Rebuilder {
                     }
                 }
             }
-            Err(e) => tracing::warn!("registry build failed: {e}"),
+            Err(e) => tracing::warn!("registry build failed: {}", Chain(&e)),
         }
     }
 }

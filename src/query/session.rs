@@ -65,7 +65,7 @@ fn window_start(root: &Path, config: &Config, since: Option<&str>, now: DateTime
             Error::Usage(format!("--since `{s}` is neither a time (2026-11-22T10:00:00Z, 2026-11-22) nor a commit"))
         })?;
         let t = DateTime::parse_from_rfc3339(time.trim())
-            .map_err(|e| Error::Environment(format!("commit `{s}` has an unreadable time: {e}")))?;
+            .map_err(|e| Error::environment(format!("commit `{s}` has an unreadable time"), e))?;
         return Ok(Window { from: stamp(t.with_timezone(&Utc)), exclusive: false, after_commit: Some(s.to_owned()) });
     }
     let last = namespaces(root, config)?

@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::{Chain, Error, Result};
 use crate::index::{Index, TextQuery};
 use crate::layout::{self, REGISTRY_FILE};
 use crate::model::DocKind;
@@ -26,9 +26,9 @@ use crate::query::{approval, registry};
 use crate::redact::redact;
 use crate::store::{self, log::LockedLog};
 
-/// The longest TTL a registry entry's `ttl_secs` gives a connection (100 years, as the
-/// config's own durations).
-const MAX_TTL_SECS: u64 = crate::config::MAX_DAYS * 86_400;
+/// The longest TTL a registry entry's `ttl_secs` gives a connection: the most the config's
+/// `pool.default_ttl_secs` may say.
+const MAX_TTL_SECS: u64 = crate::limits::POOL_TTL_SECS.max;
 
 /// How many names an "unknown server/tool" error lists.
 const NAMES_SHOWN: usize = 20;
@@ -235,7 +235,7 @@ allow it"
     .await;
     let ok = matches!(&answer, Ok(c) if !c.is_error);
     if let Err(e) = log_usage(root, server, tool, began.elapsed(), ok) {
-        tracing::warn!("cannot write the usage log: {e}");
+        tracing::warn!("cannot write the usage log: {}", Chain(&e));
     }
     answer
 }

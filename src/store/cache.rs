@@ -21,7 +21,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::git;
-use crate::error::{Error, Result};
+use crate::error::{Chain, Error, Result};
 use crate::layout::{CACHE_DIR, INDEX_DIR, TMWS_DIR};
 
 /// Where a cache that was set aside goes, inside the new cache (never read again).
@@ -205,7 +205,7 @@ fn set_aside(root: &Path, why: &str) -> Result<String> {
     let cache = root.join(CACHE_DIR);
     let moving = root.join(moving_name(std::process::id()));
     let cannot = |e: io::Error| {
-        Error::Environment(format!("the cache cannot be used ({why}) and cannot be set aside: {e}"))
+        Error::environment(format!("the cache cannot be used ({why}) and cannot be set aside"), e)
             .with_hint(format!("remove {CACHE_DIR} by hand; tmws rebuilds it"))
     };
     match fs::rename(&cache, &moving) {
@@ -261,7 +261,7 @@ fn finish_interrupted(root: &Path) {
             continue;
         }
         if let Err(e) = file_into_new_cache(root, &moving) {
-            tracing::warn!("cannot file away {}: {e}", moving.display());
+            tracing::warn!("cannot file away {}: {}", moving.display(), Chain(&e));
         }
     }
 }

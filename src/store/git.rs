@@ -279,7 +279,7 @@ pub fn is_ancestor_of_head(root: &Path, commit: &str) -> Result<bool> {
         .arg(root)
         .args(["merge-base", "--is-ancestor", commit, "HEAD"])
         .output()
-        .map_err(|e| Error::Environment(format!("cannot run git: {e}")))?;
+        .map_err(|e| Error::environment("cannot run git", e))?;
     match out.status.code() {
         Some(0) => Ok(true),
         Some(1) => Ok(false),
@@ -337,7 +337,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<String> {
         .arg(root)
         .args(args)
         .output()
-        .map_err(|e| Error::Environment(format!("cannot run git: {e}")))?;
+        .map_err(|e| Error::environment("cannot run git", e))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(Error::Environment(format!("git {}: {}", args.join(" "), err.trim())));
@@ -379,7 +379,7 @@ pub fn commits(root: &Path, range: &str) -> Result<Vec<CommitInfo>> {
             "--",
         ])
         .output()
-        .map_err(|e| Error::Environment(format!("cannot run git: {e}")))?;
+        .map_err(|e| Error::environment("cannot run git", e))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(Error::Environment(format!("git log {range}: {}", err.trim())));

@@ -27,6 +27,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use super::TMWS_DIR;
+use crate::error::Chain;
 
 /// A file found by `scan`, with what a sync compares before reading anything.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -302,7 +303,7 @@ impl Level {
             }
             let mut builder = GitignoreBuilder::new(dir);
             if let Some(e) = builder.add(dir.join(name)) {
-                tracing::debug!("{}: {e}", dir.join(name).display());
+                tracing::debug!("{}: {}", dir.join(name).display(), Chain(&e));
             }
             builder.build().ok().filter(|g| !g.is_empty())
         };

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
-use crate::error::{Error, Result};
+use crate::error::{Chain, Error, Result};
 
 /// One batch of changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -85,8 +85,8 @@ impl std::fmt::Debug for FileWatcher {
     }
 }
 
-fn notify_err(root: &Path, e: &notify::Error) -> Error {
-    Error::Environment(format!("cannot watch {}: {e}", root.display()))
+fn notify_err(root: &Path, e: notify::Error) -> Error {
+    Error::environment(format!("cannot watch {}", root.display()), e)
 }
 
 impl FileWatcher {
@@ -101,11 +101,11 @@ impl FileWatcher {
             // The receiver is gone only when the watcher is being dropped.
             let _ = tx.send((Instant::now(), e));
         })
-        .map_err(|e| notify_err(root, &e))?;
-        watcher.watch(root, RecursiveMode::NonRecursive).map_err(|e| notify_err(root, &e))?;
+        .map_err(|e| notify_err(root, e))?;
+        watcher.watch(root, RecursiveMode::NonRecursive).map_err(|e| notify_err(root, e))?;
         let tmws = root.join(super::TMWS_DIR);
         if tmws.is_dir() {
-            watcher.watch(&tmws, RecursiveMode::NonRecursive).map_err(|e| notify_err(root, &e))?;
+            watcher.watch(&tmws, RecursiveMode::NonRecursive).map_err(|e| notify_err(root, e))?;
         }
         let mut w = FileWatcher {
             root: root.to_path_buf(),
@@ -135,7 +135,7 @@ impl FileWatcher {
                 self.watching.remove(&dir);
             }
             if now.is_some() {
-                self.watcher.watch(&abs, RecursiveMode::Recursive).map_err(|e| notify_err(&abs, &e))?;
+                self.watcher.watch(&abs, RecursiveMode::Recursive).map_err(|e| notify_err(&abs, e))?;
                 self.watching.insert(dir.clone(), identity(&abs));
                 added.push(dir);
             } else {
@@ -208,7 +208,7 @@ fn add_event(root: &Path, event: notify::Result<notify::Event>, changes: &mut Ch
     let event = match event {
         Ok(event) => event,
         Err(e) => {
-            tracing::warn!("file watcher: {e}");
+            tracing::warn!("file watcher: {}", Chain(&e));
             changes.rescan = true;
             return;
         }

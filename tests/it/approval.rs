@@ -512,7 +512,7 @@ fn config_values_out_of_range_are_errors_naming_key_and_line() {
             "[pool]\nqueue_timeout_secs = 18446744073709551615\n",
             "tmws: .tmws/config.toml:2:1: `pool.queue_timeout_secs` must be at most 86400",
         ),
-        ("[retrieval]\ntop_k = 0\n", "tmws: .tmws/config.toml:2:1: `retrieval.top_k` must be between 1 and 1000"),
+        ("[retrieval]\ntop_k = 0\n", "tmws: .tmws/config.toml:2:1: `retrieval.top_k` must be between 1 and 100"),
         (
             "[registry]\nsources = [\"/etc/passwd\"]\n",
             "tmws: .tmws/config.toml:2:1: `registry.sources` entry `/etc/passwd` must be a path inside the root",

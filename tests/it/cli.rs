@@ -123,6 +123,57 @@ fn limits_out_of_range_are_usage_errors_on_every_command() {
     }
 }
 
+/// Regression: `retrieval.answer_cap_chars = 50` was taken, and then every tool with an
+/// answer cap failed with `max_chars 50 is outside 100..=100000`, a parameter nobody gave.
+/// The config's key is checked against the parameter's limit when it loads.
+#[test]
+fn an_answer_cap_the_tools_refuse_is_refused_when_the_config_loads() {
+    let config = "# small answers\n[retrieval]\ntop_k = 5\nanswer_cap_chars = 50\n";
+    let root = TestRoot::sample().file(".tmws/config.toml", config);
+    let line = "tmws: .tmws/config.toml:4:1: `retrieval.answer_cap_chars` must be between 100 and 100000\n";
+    for args in [&["search", "x"][..], &["memory", "search", "x"], &["context", "-w", "devtools"], &["workspaces"]] {
+        let out = root.run(args);
+        assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (2, "", line), "{args:?}");
+    }
+    // The bounds themselves load, and every capped command runs with them.
+    for cap in ["100", "100000"] {
+        root.write(".tmws/config.toml", format!("[retrieval]\nanswer_cap_chars = {cap}\n"));
+        for args in [&["search", "x"][..], &["memory", "search", "x"], &["context", "-w", "devtools"]] {
+            let out = root.run(args);
+            assert_eq!(out.code, 0, "{cap} {args:?}: {}", out.stderr);
+        }
+    }
+}
+
+/// Regression: `retrieval.top_k = 200` (the config took up to 1000) was taken, and then
+/// every `memory search` without `--limit` failed with `limit 200 is outside 1..=100`.
+/// `top_k` is `memory_search`'s default `limit`, and has its limit.
+#[test]
+fn a_top_k_memory_search_refuses_is_refused_when_the_config_loads() {
+    let root = TestRoot::sample();
+    for top_k in ["0", "101", "200"] {
+        root.write(".tmws/config.toml", format!("[retrieval]\n\ntop_k = {top_k}\n"));
+        for args in [&["memory", "search", "x"][..], &["search", "x"], &["--json", "memory", "search", "x"]] {
+            let out = root.run(args);
+            let line = if args[0] == "--json" {
+                r#"{"error":".tmws/config.toml:3:1: `retrieval.top_k` must be between 1 and 100","category":"environment"}"#
+                    .to_owned()
+                    + "\n"
+            } else {
+                "tmws: .tmws/config.toml:3:1: `retrieval.top_k` must be between 1 and 100\n".to_owned()
+            };
+            assert_eq!(
+                (out.code, out.stdout.as_str(), out.stderr.as_str()),
+                (2, "", line.as_str()),
+                "{top_k} {args:?}"
+            );
+        }
+    }
+    root.write(".tmws/config.toml", "[retrieval]\ntop_k = 100\n");
+    let out = root.run(&["memory", "search", "x"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
 #[test]
 fn queries_of_several_words_need_no_quotes_on_every_query_command() {
     let root = TestRoot::sample()

@@ -214,12 +214,13 @@ fn config_values_past_a_century_are_errors_not_panics() {
         assert_eq!(add.code, 2, "{add:?}");
         assert_eq!(
             add.stderr.lines().next().unwrap(),
-            "tmws: .tmws/config.toml:2:1: `ttl_days` must be greater than 0 and at most 36500"
+            "tmws: .tmws/config.toml:2:1: `namespaces.short-term.ttl_days` must be between 1 and 36500"
         );
         // The MCP server says the same and exits, instead of a request never answered.
         let mcp = bounded(root.path(), &["mcp"], 30);
         assert_eq!(mcp.code, 2, "{mcp:?}");
-        assert!(mcp.stderr.contains("`ttl_days` must be greater than 0 and at most 36500"), "{}", mcp.stderr);
+        let why = "`namespaces.short-term.ttl_days` must be between 1 and 36500";
+        assert!(mcp.stderr.contains(why), "{}", mcp.stderr);
     }
 }
 

@@ -10,7 +10,7 @@ use tantivy::IndexWriter;
 use super::super::manifest::{Cached, Change};
 use super::super::{Payload, tantivy_err};
 use super::plan::read_manifest;
-use crate::error::Result;
+use crate::error::{Chain, Result};
 use crate::layout::{JOURNAL_FILE, MANIFEST_FILE};
 use crate::store;
 
@@ -53,7 +53,7 @@ pub(super) fn save_manifest(root: &Path, mut cached: Cached, changes: Vec<Change
     // Its records extend the manifest just replaced: a replay would skip them, and the next
     // append would cut them off; drop them now.
     if let Err(e) = store::remove_file(&root.join(JOURNAL_FILE)) {
-        tracing::debug!("{e}");
+        tracing::debug!("{}", Chain(&e));
     }
     Ok(cached)
 }

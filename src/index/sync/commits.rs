@@ -14,7 +14,7 @@ use tantivy::{IndexWriter, Term};
 
 use super::super::Fields;
 use super::apply::to_document;
-use crate::error::Result;
+use crate::error::{Chain, Result};
 use crate::model::{DocKind, IndexDoc};
 use crate::store::{self, git::CommitInfo};
 
@@ -56,7 +56,7 @@ pub(super) fn sync(
             writer.delete_term(Term::from_field_text(fields.ref_id, &ref_id(&c.sha)));
         }
         if let Err(e) = writer.add_document(to_document(fields, &doc(c))) {
-            tracing::warn!("commit {}: {e}", c.sha);
+            tracing::warn!("commit {}: {}", c.sha, Chain(&e));
         }
     }
     (delta.head, changed)
@@ -92,7 +92,7 @@ fn delta(root: &Path, indexed: Option<&str>) -> Option<Delta> {
         Err(e) => {
             // Noted as indexed, so that a watcher does not ask git again every tick; the
             // next move of HEAD (or a rebuild) tries again.
-            tracing::debug!("commits not indexed: {e}");
+            tracing::debug!("commits not indexed: {}", Chain(&e));
             Some(Delta { delete: Some(Vec::new()), add: Vec::new(), head: Some(head) })
         }
     }

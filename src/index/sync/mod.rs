@@ -24,7 +24,7 @@ use self::apply::Apply;
 use super::manifest::Change;
 use super::{Index, Payload, SCHEMA_VERSION, tantivy_err};
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Chain, Result};
 use crate::layout::{self, Includes};
 use crate::model::Diagnostic;
 use crate::store;
@@ -228,7 +228,7 @@ impl Index {
                 // A file that vanished between the scan and the read is picked up by the
                 // next sync; one that cannot be read is logged and skipped.
                 Err(e) => {
-                    tracing::warn!("{e}");
+                    tracing::warn!("{}", Chain(&e));
                     Ok(())
                 }
             }

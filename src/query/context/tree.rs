@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Chain, Result};
 use crate::layout;
 use crate::model::Scope;
 use crate::store;
@@ -43,7 +43,7 @@ impl Tree {
     fn read(root: &Path, dir: &Path, budget: usize) -> Result<Tree> {
         let subdirs = |p: &Path| -> Result<Vec<String>> {
             let names = store::list_subdirs(root, p).unwrap_or_else(|e| {
-                tracing::debug!("{e}");
+                tracing::debug!("{}", Chain(&e));
                 Vec::new()
             });
             Ok(names.into_iter().filter(|n| !n.starts_with('.')).collect())

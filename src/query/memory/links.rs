@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{Chain, Result};
 use crate::layout;
 use crate::parse::memlog;
 use crate::store;
@@ -70,7 +70,7 @@ pub(crate) fn current(root: &Path) -> Links {
     let links = match update(root, &head) {
         Ok(l) => l,
         Err(e) => {
-            tracing::debug!("commit links: {e}");
+            tracing::debug!("commit links: {}", Chain(&e));
             return Links::default();
         }
     };
@@ -156,7 +156,7 @@ fn update(root: &Path, head: &str) -> Result<Links> {
     if let Ok(bytes) = serde_json::to_vec(&links)
         && let Err(e) = store::write_atomic(root, &path, &bytes)
     {
-        tracing::debug!("{}: not saved: {e}", layout::COMMIT_LINKS_FILE);
+        tracing::debug!("{}: not saved: {}", layout::COMMIT_LINKS_FILE, Chain(&e));
     }
     Ok(links)
 }

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::{Writer, delete_op, namespace, namespaces, stamp};
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::{Chain, Error, Result};
 use crate::index::current_importance;
 use crate::layout;
 use crate::store;
@@ -226,7 +226,7 @@ pub(crate) fn count_access(root: &Path, id: &str) {
     *counts.entry(id.to_owned()).or_default() += 1;
     let text = serde_json::to_vec(&counts).unwrap_or_default();
     if let Err(e) = store::write_atomic(root, &root.join(layout::ACCESS_FILE), &text) {
-        tracing::debug!("access count of {id} not saved: {e}");
+        tracing::debug!("access count of {id} not saved: {}", Chain(&e));
     }
 }
 
@@ -239,9 +239,8 @@ pub(crate) fn prune(
     now: DateTime<Utc>,
     leave: &BTreeSet<String>,
 ) -> Result<Pruned> {
-    if !(0.0..=1.0).contains(&below) {
-        return Err(Error::Usage(format!("--below {below} is outside 0..1")));
-    }
+    // The same limit as `memory.prune_below`, which the upkeep passes here.
+    crate::limits::IMPORTANCE.check("--below", below).map_err(Error::Usage)?;
     let at = stamp(now);
     let reads = accesses(root);
     let mut pruned = Vec::new();

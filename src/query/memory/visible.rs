@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{Chain, Result};
 use crate::index::Index;
 use crate::index::search::Visible;
 use crate::layout;
@@ -124,7 +124,7 @@ pub(crate) fn visible(root: &Path, index: &Index, asked: Option<&str>) -> Result
         if let Ok(bytes) = serde_json::to_vec(&cached)
             && let Err(e) = store::write_atomic(root, &path, &bytes)
         {
-            tracing::debug!("{}: not saved: {e}", layout::VISIBILITY_FILE);
+            tracing::debug!("{}: not saved: {}", layout::VISIBILITY_FILE, Chain(&e));
         }
     }
     Ok(Some(Visible::Except { tracked: cached.tracked.into_iter().collect(), hidden, partly }))
@@ -145,7 +145,7 @@ pub(crate) fn last_tips(root: &Path) -> BTreeMap<String, String> {
         && let Ok(bytes) = serde_json::to_vec(&cached)
         && let Err(e) = store::write_atomic(root, &path, &bytes)
     {
-        tracing::debug!("{}: not saved: {e}", layout::VISIBILITY_FILE);
+        tracing::debug!("{}: not saved: {}", layout::VISIBILITY_FILE, Chain(&e));
     }
     cached.last_tips
 }

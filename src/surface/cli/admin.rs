@@ -34,7 +34,7 @@ pub(super) fn trust(cli: &Cli, cmd: &TrustCommand, out: &mut impl Write) -> Resu
 }
 
 pub(super) fn hook_install(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
-    let exe = std::env::current_exe().map_err(|e| Error::Environment(format!("cannot find the tmws binary: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| Error::environment("cannot find the tmws binary", e))?;
     let answer = engine(cli)?.hook_install(&exe)?;
     if cli.json {
         writeln!(out, "{}", to_json(&answer))?;

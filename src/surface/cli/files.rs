@@ -144,7 +144,7 @@ pub(super) fn watch(cli: &Cli, idle_exit: Option<u64>, out: &mut impl Write) -> 
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .map_err(|e| Error::Environment(format!("cannot handle Ctrl-C: {e}")))?;
+        .map_err(|e| Error::environment("cannot handle Ctrl-C", e))?;
     eprintln!("watching {} (Ctrl-C to stop)", engine.root().display());
     let following = Arc::new(Mutex::new(None));
     let _idle = idle_exit.map(|secs| idle_watch(engine.root(), Duration::from_secs(secs), &stop, &following));

@@ -11,6 +11,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use crate::error::Chain;
 use axum::Router;
 use axum::serve::Listener;
 use hyper::server::conn::http1;
@@ -46,7 +47,7 @@ pub(super) async fn serve(mut listener: TcpListener, router: Router, stop: impl 
             tokio::select! {
                 r = connection.as_mut() => {
                     if let Err(e) = r {
-                        tracing::debug!("connection closed: {e}");
+                        tracing::debug!("connection closed: {}", Chain(&e));
                     }
                 }
                 // Every receiver is made before the one send, so it sees it (or the

@@ -74,7 +74,7 @@ pub fn resolve_token(root: &Path, env: Option<String>, loopback: bool) -> Result
         )));
     }
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| Error::Environment(format!("cannot make a token: {e}")))?;
+    getrandom::fill(&mut bytes).map_err(|e| Error::environment("cannot make a token", e))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     if store::create_private(root, &path, format!("{token}\n").as_bytes())? {
         Ok((token, TokenSource::Created))
