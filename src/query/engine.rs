@@ -390,7 +390,16 @@ impl Engine {
     /// as the tool's schema says) and answers with its text: the one way every surface runs
     /// a tool.
     pub async fn call(&self, session: &Session, name: &str, args: Map<String, Value>) -> Result<Output> {
-        let tool = find(name)?;
+        self.call_tool(session, find(name)?, args).await
+    }
+
+    /// `call` of a tool in hand.
+    pub async fn call_tool(
+        &self,
+        session: &Session,
+        tool: &'static dyn Tool,
+        args: Map<String, Value>,
+    ) -> Result<Output> {
         self.inner.quiet.touch();
         session.touch(self.root());
         let args = match tool.downstream(Cx { engine: self, session }, args) {

@@ -32,23 +32,23 @@ pub struct TmwsServer {
     tools: Arc<Vec<Tool>>,
 }
 
+/// A tool as `tools/list` gives it: name, title, description, hints, input schema.
+pub(crate) fn listed(t: &dyn catalog::Tool, config: &crate::config::Config) -> Tool {
+    let spec = t.spec();
+    let annotations = ToolAnnotations::with_title(spec.title)
+        .read_only(spec.hints.read_only)
+        .destructive(spec.hints.destructive)
+        .idempotent(spec.hints.idempotent)
+        .open_world(spec.hints.open_world);
+    Tool::new(spec.name, spec.description, Arc::new(t.schema(config)))
+        .with_title(spec.title)
+        .with_annotations(annotations)
+}
+
 impl TmwsServer {
     pub fn new(engine: Engine) -> TmwsServer {
         let config = engine.config();
-        let tools = catalog::TOOLS
-            .iter()
-            .map(|t| {
-                let spec = t.spec();
-                let annotations = ToolAnnotations::with_title(spec.title)
-                    .read_only(spec.hints.read_only)
-                    .destructive(spec.hints.destructive)
-                    .idempotent(spec.hints.idempotent)
-                    .open_world(spec.hints.open_world);
-                Tool::new(spec.name, spec.description, Arc::new(t.schema(config)))
-                    .with_title(spec.title)
-                    .with_annotations(annotations)
-            })
-            .collect();
+        let tools = catalog::TOOLS.iter().map(|t| listed(*t, config)).collect();
         let session = engine.client_session();
         TmwsServer { engine, session, tools: Arc::new(tools) }
     }

@@ -9,3 +9,6 @@ pub mod http;
 pub mod mcp;
 pub mod progress;
 mod stdio;
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -124,3 +124,28 @@ impl<G: Group> clap::Subcommand for ToolCommand<G> {
         in_group::<G>().any(|(_, c)| c.name == name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::surface::tests::{PING, Ping, root};
+
+    #[test]
+    fn a_tool_in_the_table_is_a_command_with_its_flags_help_and_examples() {
+        let cli = PING.cli.unwrap();
+        let mut cmd = command(&Ping, cli);
+        let help = cmd.render_help().to_string();
+        assert!(help.contains("Say the word back (ping)"), "{help}");
+        assert!(help.contains("--word <WORD>"), "{help}");
+        assert!(help.contains("The word to say back."), "{help}");
+        assert!(help.contains("Examples:\n  tmws ping --word hi"), "{help}");
+        let m = command(&Ping, cli).try_get_matches_from(["ping", "--word", "hi", "--format", "json"]).unwrap();
+        let (mut args, stdin) = super::super::args::parse(&m, &Ping);
+        assert_eq!((Value::Object(args.clone()), stdin), (serde_json::json!({"word": "hi"}), None));
+        args.insert("format".into(), Value::from(m.get_one::<String>("format").unwrap().as_str()));
+        let (_dir, engine) = root();
+        let answered = engine.answer(&engine.session(), &Ping, args).unwrap();
+        assert_eq!(answered.text(), "{\n  \"said\": \"hi\",\n  \"root_has_tmws\": true\n}");
+        assert!(command(&Ping, cli).try_get_matches_from(["ping"]).is_err(), "--word is required");
+    }
+}

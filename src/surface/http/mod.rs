@@ -15,6 +15,7 @@ pub use self::token::{TokenSource, resolve_token};
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -121,7 +122,7 @@ fn query_args(uri: &Uri) -> std::result::Result<Map<String, Value>, ApiError> {
 
 /// Runs `tool` with `args` and answers with its text: YAML, or JSON when `format=json` or
 /// when the client accepts JSON first (DESIGN §4).
-async fn run(app: &AppState, headers: &HeaderMap, tool: &str, mut args: Map<String, Value>) -> Response {
+async fn run(app: &AppState, headers: &HeaderMap, tool: &'static dyn Tool, mut args: Map<String, Value>) -> Response {
     if !args.contains_key("format") {
         let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
         if accept.split(',').next().is_some_and(|first| first.trim().starts_with("application/json")) {
@@ -129,7 +130,7 @@ async fn run(app: &AppState, headers: &HeaderMap, tool: &str, mut args: Map<Stri
         }
     }
     let session = app.engine.request_session();
-    match app.engine.call(&session, tool, args).await {
+    match app.engine.call_tool(&session, tool, args).await {
         Ok(Output::Text { text, format: Format::Json }) => {
             ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], format!("{text}\n"))
                 .into_response()
@@ -177,7 +178,7 @@ async fn tool_route(
             }
         }
     }
-    run(&app, &parts.headers, tool.spec().name, args).await
+    run(&app, &parts.headers, tool, args).await
 }
 
 /// The values of the `{param}` segments of `template` in `path`, percent-decoded.
@@ -202,12 +203,17 @@ fn matches_template(template: &str, path: &str) -> bool {
 
 /// The routes of `path`: those spelled as it is, else those whose template it matches
 /// (a literal route wins over a `{param}` one, as the router decides).
-fn routes_of(path: &str) -> Vec<&'static catalog::Route> {
-    let exact: Vec<_> = catalog::routes().map(|(r, _)| r).filter(|r| r.path == path).collect();
+fn routes_of(known: &[&'static catalog::Route], path: &str) -> Vec<&'static catalog::Route> {
+    let exact: Vec<_> = known.iter().copied().filter(|r| r.path == path).collect();
     if !exact.is_empty() {
         return exact;
     }
-    catalog::routes().map(|(r, _)| r).filter(|r| matches_template(r.path, path)).collect()
+    known.iter().copied().filter(|r| matches_template(r.path, path)).collect()
+}
+
+/// Every route of the tool table.
+fn table_routes() -> Vec<&'static catalog::Route> {
+    catalog::routes().map(|(r, _)| r).collect()
 }
 
 async fn get_health(State(app): State<AppState>) -> Response {
@@ -229,9 +235,9 @@ async fn get_metrics(State(app): State<AppState>) -> Response {
 
 /// A route that exists, asked with a method it does not take: the JSON error every other
 /// error has, not axum's empty 405.
-async fn wrong_method(request: Request) -> ApiError {
+async fn wrong_method(known: Arc<[&'static catalog::Route]>, request: Request) -> ApiError {
     let path = request.uri().path().to_owned();
-    let mut methods: Vec<catalog::Method> = routes_of(&path).iter().map(|r| r.method).collect();
+    let mut methods: Vec<catalog::Method> = routes_of(&known, &path).iter().map(|r| r.method).collect();
     methods.sort_unstable();
     let allowed = if methods.is_empty() {
         "GET".to_owned()
@@ -257,9 +263,10 @@ async fn session_ended_is_ok(request: Request, next: Next) -> Response {
 /// The routes that are not a tool's.
 const OWN_ROUTES: [&str; 3] = ["GET /health", "GET /metrics", "/mcp"];
 
-async fn not_found(request: Request) -> ApiError {
-    let routes: Vec<String> = catalog::routes()
-        .map(|(r, _)| format!("{} {}{}", r.method.as_str(), r.path, r.asks))
+async fn not_found(known: Arc<[&'static catalog::Route]>, request: Request) -> ApiError {
+    let routes: Vec<String> = known
+        .iter()
+        .map(|r| format!("{} {}{}", r.method.as_str(), r.path, r.asks))
         .chain(OWN_ROUTES.iter().map(|r| (*r).to_owned()))
         .collect();
     ApiError::new(StatusCode::NOT_FOUND, format!("no route {} {}", request.method(), request.uri().path()))
@@ -288,7 +295,7 @@ async fn limit_body(request: Request, next: Next) -> Response {
 /// (`/memory/{id}`), so that ids do not make a label each.
 async fn count(State(app): State<AppState>, request: Request, next: Next) -> Response {
     let path = request.uri().path();
-    let route = match routes_of(path).first() {
+    let route = match routes_of(&table_routes(), path).first() {
         Some(r) => r.path,
         None if path == "/health" => "/health",
         None if path == "/metrics" => "/metrics",
@@ -300,21 +307,21 @@ async fn count(State(app): State<AppState>, request: Request, next: Next) -> Res
     response
 }
 
-/// The whole application: routes, `/mcp`, and the layers (count → guard → body limit).
-fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConfig) -> Router {
-    let state = AppState { engine: engine.clone(), guard: std::sync::Arc::new(guard) };
-    // The guard checks `Host` for every route, `/mcp` included, by one rule.
-    let mcp = StreamableHttpService::new(
-        move || Ok(TmwsServer::new(engine.clone())),
-        LocalSessionManager::default().into(),
-        mcp_config.disable_allowed_hosts().with_max_request_body_bytes(MAX_BODY),
-    );
-    let mut router = Router::new();
-    let mut paths: Vec<&'static str> = catalog::routes().map(|(r, _)| r.path).collect();
+/// A route for each of `routes`, running its tool, then `more` routes; a request to no
+/// route, or with a method its route does not take, is answered with the routes there are.
+fn tool_routes(
+    mut router: Router<AppState>,
+    routes: impl Iterator<Item = (&'static catalog::Route, &'static dyn Tool)>,
+    more: impl FnOnce(Router<AppState>) -> Router<AppState>,
+) -> Router<AppState> {
+    let routes: Vec<_> = routes.collect();
+    let known: Arc<[&'static catalog::Route]> = routes.iter().map(|(r, _)| *r).collect();
+    let mut paths: Vec<&'static str> = routes.iter().map(|(r, _)| r.path).collect();
+    paths.sort_unstable();
     paths.dedup();
     for path in paths {
         let mut methods = MethodRouter::new();
-        for (route, tool) in catalog::routes().filter(|(r, _)| r.path == path) {
+        for &(route, tool) in routes.iter().filter(|(r, _)| r.path == path) {
             let handler = move |State(app): State<AppState>, request: Request| tool_route(app, route, tool, request);
             methods = match route.method {
                 catalog::Method::Get => methods.get(handler),
@@ -324,17 +331,30 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
         }
         router = router.route(path, methods);
     }
-    router
-        .route("/health", get(get_health))
-        .route("/metrics", get(get_metrics))
-        .nest_service("/mcp", mcp)
-        .fallback(not_found)
-        .method_not_allowed_fallback(wrong_method)
-        .layer(middleware::from_fn(session_ended_is_ok))
-        .layer(middleware::from_fn(limit_body))
-        .layer(middleware::from_fn_with_state(state.clone(), guard::check))
-        .layer(middleware::from_fn_with_state(state.clone(), count))
-        .with_state(state)
+    let also = known.clone();
+    // After every route: the fallback of a wrong method is set on the routes made so far.
+    more(router)
+        .fallback(move |request: Request| not_found(known.clone(), request))
+        .method_not_allowed_fallback(move |request: Request| wrong_method(also.clone(), request))
+}
+
+/// The whole application: routes, `/mcp`, and the layers (count → guard → body limit).
+fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConfig) -> Router {
+    let state = AppState { engine: engine.clone(), guard: std::sync::Arc::new(guard) };
+    // The guard checks `Host` for every route, `/mcp` included, by one rule.
+    let mcp = StreamableHttpService::new(
+        move || Ok(TmwsServer::new(engine.clone())),
+        LocalSessionManager::default().into(),
+        mcp_config.disable_allowed_hosts().with_max_request_body_bytes(MAX_BODY),
+    );
+    tool_routes(Router::new(), catalog::routes(), |router| {
+        router.route("/health", get(get_health)).route("/metrics", get(get_metrics)).nest_service("/mcp", mcp)
+    })
+    .layer(middleware::from_fn(session_ended_is_ok))
+    .layer(middleware::from_fn(limit_body))
+    .layer(middleware::from_fn_with_state(state.clone(), guard::check))
+    .layer(middleware::from_fn_with_state(state.clone(), count))
+    .with_state(state)
 }
 
 /// SIGINT and SIGTERM, listened for from the moment this is made (so a signal that comes
@@ -427,4 +447,40 @@ pub fn serve(root: &Path, addr: SocketAddr, agent: Option<&str>, on_listening: i
     runtime.block_on(engine.shutdown());
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::surface::tests::{PING, Ping, root};
+
+    #[test]
+    fn a_tool_in_the_table_is_a_route_that_runs_it() {
+        let (_dir, engine) = root();
+        let guard = guard::Guard::new("127.0.0.1:1".parse().unwrap(), "t");
+        let state = AppState { engine, guard: std::sync::Arc::new(guard) };
+        let router = tool_routes(Router::new(), PING.http.iter().map(|r| (r, &Ping as &'static dyn Tool)), |r| r)
+            .with_state(state);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let ask = |method: &str, uri: &str| {
+            let request = Request::builder().method(method).uri(uri).body(Body::empty()).unwrap();
+            runtime.block_on(async {
+                let response = router.clone().oneshot(request).await.unwrap();
+                let status = response.status().as_u16();
+                let body = response.into_body().collect().await.unwrap().to_bytes();
+                (status, String::from_utf8(body.to_vec()).unwrap())
+            })
+        };
+        assert_eq!(
+            ask("GET", "/ping?word=hi&format=json"),
+            (200, "{\n  \"said\": \"hi\",\n  \"root_has_tmws\": true\n}\n".into())
+        );
+        let (status, body) = ask("POST", "/ping?word=hi");
+        assert_eq!(status, 405, "{body}");
+        let (status, body) = ask("GET", "/nowhere");
+        assert_eq!(status, 404);
+        assert!(body.contains("GET /ping"), "the 404 lists the table's routes: {body}");
+    }
 }
