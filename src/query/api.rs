@@ -1395,23 +1395,20 @@ mod tests {
         let args = |v: Value| v.as_object().unwrap().clone();
         let q = || args(json!({"query": "x"}));
         vec![
+            ("ContextRequest", ContextRequest::from_args(args(json!({"workspace": "w"}))).unwrap().validate(config)),
+            ("SearchRequest", SearchRequest::from_args(q()).unwrap().validate(config)),
+            ("RecallRequest", RecallRequest::from_args(args(json!({"task": "x"}))).unwrap().validate(config)),
+            ("MemorySearchRequest", MemorySearchRequest::from_args(q()).unwrap().validate(config)),
+            ("MemoryListRequest", MemoryListRequest::from_args(Map::new()).unwrap().validate(config)),
+            ("MemoryGetRequest", MemoryGetRequest::from_args(args(json!({"id": "m_1"}))).unwrap().validate(config)),
             (
-                "workspace_get_context",
-                ContextRequest::from_args(args(json!({"workspace": "w"}))).unwrap().validate(config),
-            ),
-            ("workspace_search", SearchRequest::from_args(q()).unwrap().validate(config)),
-            ("recall", RecallRequest::from_args(args(json!({"task": "x"}))).unwrap().validate(config)),
-            ("memory_search", MemorySearchRequest::from_args(q()).unwrap().validate(config)),
-            ("memory_list", MemoryListRequest::from_args(Map::new()).unwrap().validate(config)),
-            ("memory_get", MemoryGetRequest::from_args(args(json!({"id": "m_1"}))).unwrap().validate(config)),
-            (
-                "workspace_read",
+                "WorkspaceReadRequest",
                 WorkspaceReadRequest::from_args(args(json!({"ref_id": "a.md"}))).unwrap().validate(config),
             ),
-            ("workspace_list", WorkspaceListRequest::from_args(Map::new()).unwrap().validate(config)),
-            ("tool_search", ToolSearchRequest::from_args(q()).unwrap().validate(config)),
+            ("WorkspaceListRequest", WorkspaceListRequest::from_args(Map::new()).unwrap().validate(config)),
+            ("ToolSearchRequest", ToolSearchRequest::from_args(q()).unwrap().validate(config)),
             (
-                "tool_describe",
+                "ToolDescribeRequest",
                 ToolDescribeRequest::from_args(args(json!({"server": "s", "tool": "t"}))).unwrap().validate(config),
             ),
         ]

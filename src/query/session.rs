@@ -388,7 +388,8 @@ pub(crate) fn record_activity(
     let commits = commits(root, &from, activity.head.as_deref());
     let duration = (now - started).num_seconds().max(0);
     let n_calls: u64 = activity.tool_calls.values().map(|c| c.0).sum();
-    let recalls = activity.queries.iter().filter(|q| q.0 == "recall").count();
+    let recall = super::catalog::Typed::spec(&super::catalog::Recall).name;
+    let recalls = activity.queries.iter().filter(|q| q.0 == recall).count();
     let searches = activity.queries.len() - recalls;
     let who = agent.unwrap_or("an agent");
     let mut summary = format!(

@@ -1,15 +1,17 @@
 //! The command line: flags in, engine calls, rendered answers out.
 //!
-//! This layer only translates. The commands that answer an agent's questions (`context`,
-//! `search`, `memory …`, `session record`, `registry search|describe|call`) take their
-//! flags from the tool's request type (`args`) and run the tool through the engine as MCP
-//! and HTTP do; the others map their flags onto engine calls. Exit codes come from the
-//! error's category (DESIGN §7.1): 0 success, 1 problems found, 2 usage or environment
-//! error. One file per group of commands: `files` (init, check, index, watch, build-rules),
-//! `query` (context, search, memory, session, registry), `admin` (trust, hook, mcp, serve).
+//! This layer only translates. The commands that run a tool (`context`, `search`,
+//! `memory add`, `registry call`, …) are made from the tool table (`tools`): their names,
+//! help and examples from the tool's entry, their flags from its request type (`args`);
+//! they run the tool through the engine as MCP and HTTP do. The others (`commands`) map
+//! their flags onto engine calls. Exit codes come from the error's category: 0 success, 1
+//! problems found, 2 usage or environment error. One file per group of commands: `files`
+//! (init, check, index, watch, build-rules), `query` (the tools, memory, registry),
+//! `admin` (trust, hook, mcp, serve).
 
 mod admin;
 mod args;
+mod commands;
 mod files;
 mod help;
 mod query;
@@ -24,6 +26,9 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+use self::commands::{
+    CheckFormat, ClientArg, HookCommand, MemoryCommand, RegistryCommand, SessionCommand, TrustCommand,
+};
 use self::render::Paint;
 use self::tools::ToolCommand;
 use crate::error::{Error, ErrorAnswer};
@@ -117,7 +122,7 @@ enum Command {
         #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
         idle_exit: Option<u64>,
     },
-    /// The commands that run a tool: search, recall, context, workspaces, read, new.
+    /// The commands that run a tool, from the tool table.
     #[command(flatten)]
     Tool(ToolCommand<tools::Top>),
     /// Remember and recall: short- and long-term memories in .tmws/memory/*.jsonl.
@@ -180,149 +185,6 @@ enum Command {
     /// Print the manual page (roff, section 1) on stdout: every command, flag and example.
     #[command(after_help = help::MAN)]
     Man,
-}
-
-#[derive(Debug, Subcommand)]
-enum MemoryCommand {
-    /// add, search, list, get, delete, stats, cleanup, clear.
-    #[command(flatten)]
-    Tool(ToolCommand<tools::Memory>),
-    /// Forget the memories whose current importance is under F.
-    ///
-    /// A memory's current importance is the importance it was written with, halved every
-    /// `half_life_days` of its namespace (30 by default) and lifted by up to half by reads.
-    /// Each forgotten memory gets a delete op in its log.
-    #[command(after_help = help::MEMORY_PRUNE)]
-    Prune {
-        /// Forget memories whose current importance is under this, 0 to 1 (e.g. 0.1).
-        #[arg(long, value_name = "F")]
-        below: f64,
-    },
-    /// Link the memories added on this branch since the previous commit to HEAD (the
-    /// post-commit hook runs this).
-    #[command(after_help = help::MEMORY_LINK_COMMIT)]
-    LinkCommit,
-    /// Forget the short-term memories of branches that no longer exist.
-    #[command(after_help = help::MEMORY_GC_BRANCHES)]
-    GcBranches,
-}
-
-#[derive(Debug, Subcommand)]
-enum RegistryCommand {
-    /// Introspect the servers of the MCP client configs (registry.sources) once each and
-    /// write .tmws/registry/index.json; exit 1 if any server failed or awaits approval.
-    /// A server new or changed since approved on this machine is shown first (command,
-    /// folder, env names, URL, header names, the files of the root it runs) and started
-    /// only once approved: asked on a terminal, or with --yes.
-    #[command(after_help = help::REGISTRY_BUILD)]
-    Build {
-        /// Introspect every server, changed or not.
-        #[arg(long)]
-        force: bool,
-        /// How long one server may take to start and list its tools, in milliseconds.
-        #[arg(long, value_name = "MS", default_value_t = 30_000)]
-        timeout_ms: u64,
-        /// Approve the new or changed servers as shown, without asking.
-        #[arg(long, short = 'y')]
-        yes: bool,
-    },
-    /// The registered servers: tools, cold start, popularity, last error, and whether each is
-    /// approved on this machine.
-    #[command(after_help = help::REGISTRY_LIST)]
-    List,
-    /// Approve servers of the client configs on this machine, exactly as they are now: until
-    /// then nothing starts them (a `git pull` that adds or changes one, or a file one runs,
-    /// runs nothing). Shows what each runs and asks (on a terminal, or --yes), then
-    /// introspects those the registry lacks.
-    #[command(after_help = help::REGISTRY_APPROVE)]
-    Approve {
-        /// The servers to approve, by name.
-        servers: Vec<String>,
-        /// Every server that awaits approval.
-        #[arg(long)]
-        all: bool,
-        /// Approve them as shown, without asking.
-        #[arg(long, short = 'y')]
-        yes: bool,
-    },
-    /// search, describe, call.
-    #[command(flatten)]
-    Tool(ToolCommand<tools::Registry>),
-}
-
-#[derive(Debug, Subcommand)]
-enum TrustCommand {
-    /// Record that you, the person at this command line, checked AGENT's work, with the
-    /// outcome and the evidence.
-    ///
-    /// The verifier is `human`: agents verify each other over MCP, each as the name its
-    /// client gave (or the server's --agent), never a name of their choosing. A success adds
-    /// 0.05 to AGENT's trust, a failure takes 0.10 (from 0.5, within 0 to 1); only the
-    /// latest three verifications by one verifier count, so trust above 0.65 takes several
-    /// verifiers. Memory search lifts AGENT's memories by 1 + 0.5 × trust, and counts the
-    /// importance AGENT gives its memories only up to its trust.
-    #[command(after_help = help::TRUST_VERIFY)]
-    Verify {
-        /// The agent whose work was checked, as its memories name it (e.g. `claude-code`);
-        /// names compare case-folded, in Unicode NFKC, without invisible characters.
-        #[arg(long, value_name = "AGENT")]
-        agent: String,
-        /// Who checked it: only `human` (the default), the person at this command line.
-        /// Kept so that scripts that name it keep working; any other name is refused.
-        #[arg(long, value_name = "VERIFIER", default_value = "human", value_parser = ["human"])]
-        verifier: String,
-        /// The work held up.
-        #[arg(long, conflicts_with = "failure", required_unless_present = "failure")]
-        success: bool,
-        /// The work did not hold up.
-        #[arg(long)]
-        failure: bool,
-        /// What was checked: a test run, a review, a commit.
-        #[arg(long, value_name = "TEXT")]
-        evidence: String,
-    },
-    /// show.
-    #[command(flatten)]
-    Tool(ToolCommand<tools::Trust>),
-}
-
-#[derive(Debug, Subcommand)]
-enum HookCommand {
-    /// Install the git post-commit hook that runs `tmws memory link-commit` (an existing
-    /// hook is kept and run first; installing twice changes nothing).
-    #[command(after_help = help::HOOK_INSTALL)]
-    Install,
-}
-
-#[derive(Debug, Subcommand)]
-enum SessionCommand {
-    /// record.
-    #[command(flatten)]
-    Tool(ToolCommand<tools::Session>),
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum ClientArg {
-    /// Claude Code: .mcp.json
-    Claude,
-    /// Cursor: .cursor/mcp.json
-    Cursor,
-    /// VS Code: .vscode/mcp.json
-    Vscode,
-    /// Codex CLI: .codex/config.toml
-    Codex,
-    /// Gemini CLI: .gemini/settings.json
-    Gemini,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum CheckFormat {
-    /// Compiler-style: path:line:col, the line, a caret, a hint.
-    Human,
-    /// One array of {path, line, column, severity, rule, message}.
-    Json,
-    /// GitHub Actions annotations.
-    Github,
 }
 
 /// When to colour what a person reads.
@@ -635,7 +497,6 @@ fn root(cli: &Cli) -> Result<PathBuf, Error> {
     }
 }
 
-/// The engine of the root the command runs in.
 /// The engine of the root; its queries may start `tmws watch` in the background on a large
 /// root (`[watch] auto`).
 fn engine(cli: &Cli) -> Result<crate::query::Engine, Error> {

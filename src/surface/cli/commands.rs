@@ -1,0 +1,151 @@
+//! The subcommands of `tmws memory`, `registry`, `trust`, `hook` and `session`, and the
+//! value lists of flags. The commands of a group that run a tool come from the tool table
+//! (`tools`); the others are declared here.
+
+use clap::{Subcommand, ValueEnum};
+
+use super::help;
+use super::tools::{self, ToolCommand};
+
+#[derive(Debug, Subcommand)]
+pub(super) enum MemoryCommand {
+    /// The commands that run a tool, from the tool table.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Memory>),
+    /// Forget the memories whose current importance is under F.
+    ///
+    /// A memory's current importance is the importance it was written with, halved every
+    /// `half_life_days` of its namespace (30 by default) and lifted by up to half by reads.
+    /// Each forgotten memory gets a delete op in its log.
+    #[command(after_help = help::MEMORY_PRUNE)]
+    Prune {
+        /// Forget memories whose current importance is under this, 0 to 1 (e.g. 0.1).
+        #[arg(long, value_name = "F")]
+        below: f64,
+    },
+    /// Link the memories added on this branch since the previous commit to HEAD (the
+    /// post-commit hook runs this).
+    #[command(after_help = help::MEMORY_LINK_COMMIT)]
+    LinkCommit,
+    /// Forget the short-term memories of branches that no longer exist.
+    #[command(after_help = help::MEMORY_GC_BRANCHES)]
+    GcBranches,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum RegistryCommand {
+    /// Introspect the servers of the MCP client configs (registry.sources) once each and
+    /// write .tmws/registry/index.json; exit 1 if any server failed or awaits approval.
+    /// A server new or changed since approved on this machine is shown first (command,
+    /// folder, env names, URL, header names, the files of the root it runs) and started
+    /// only once approved: asked on a terminal, or with --yes.
+    #[command(after_help = help::REGISTRY_BUILD)]
+    Build {
+        /// Introspect every server, changed or not.
+        #[arg(long)]
+        force: bool,
+        /// How long one server may take to start and list its tools, in milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 30_000)]
+        timeout_ms: u64,
+        /// Approve the new or changed servers as shown, without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// The registered servers: tools, cold start, popularity, last error, and whether each is
+    /// approved on this machine.
+    #[command(after_help = help::REGISTRY_LIST)]
+    List,
+    /// Approve servers of the client configs on this machine, exactly as they are now: until
+    /// then nothing starts them (a `git pull` that adds or changes one, or a file one runs,
+    /// runs nothing). Shows what each runs and asks (on a terminal, or --yes), then
+    /// introspects those the registry lacks.
+    #[command(after_help = help::REGISTRY_APPROVE)]
+    Approve {
+        /// The servers to approve, by name.
+        servers: Vec<String>,
+        /// Every server that awaits approval.
+        #[arg(long)]
+        all: bool,
+        /// Approve them as shown, without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// The commands that run a tool, from the tool table.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Registry>),
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum TrustCommand {
+    /// Record that you, the person at this command line, checked AGENT's work, with the
+    /// outcome and the evidence.
+    ///
+    /// The verifier is `human`: agents verify each other over MCP, each as the name its
+    /// client gave (or the server's --agent), never a name of their choosing. A success adds
+    /// 0.05 to AGENT's trust, a failure takes 0.10 (from 0.5, within 0 to 1); only the
+    /// latest three verifications by one verifier count, so trust above 0.65 takes several
+    /// verifiers. Memory search lifts AGENT's memories by 1 + 0.5 × trust, and counts the
+    /// importance AGENT gives its memories only up to its trust.
+    #[command(after_help = help::TRUST_VERIFY)]
+    Verify {
+        /// The agent whose work was checked, as its memories name it (e.g. `claude-code`);
+        /// names compare case-folded, in Unicode NFKC, without invisible characters.
+        #[arg(long, value_name = "AGENT")]
+        agent: String,
+        /// Who checked it: only `human` (the default), the person at this command line.
+        /// Kept so that scripts that name it keep working; any other name is refused.
+        #[arg(long, value_name = "VERIFIER", default_value = "human", value_parser = ["human"])]
+        verifier: String,
+        /// The work held up.
+        #[arg(long, conflicts_with = "failure", required_unless_present = "failure")]
+        success: bool,
+        /// The work did not hold up.
+        #[arg(long)]
+        failure: bool,
+        /// What was checked: a test run, a review, a commit.
+        #[arg(long, value_name = "TEXT")]
+        evidence: String,
+    },
+    /// The commands that run a tool, from the tool table.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Trust>),
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum HookCommand {
+    /// Install the git post-commit hook that runs `tmws memory link-commit` (an existing
+    /// hook is kept and run first; installing twice changes nothing).
+    #[command(after_help = help::HOOK_INSTALL)]
+    Install,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum SessionCommand {
+    /// The commands that run a tool, from the tool table.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Session>),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum ClientArg {
+    /// Claude Code: .mcp.json
+    Claude,
+    /// Cursor: .cursor/mcp.json
+    Cursor,
+    /// VS Code: .vscode/mcp.json
+    Vscode,
+    /// Codex CLI: .codex/config.toml
+    Codex,
+    /// Gemini CLI: .gemini/settings.json
+    Gemini,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum CheckFormat {
+    /// Compiler-style: path:line:col, the line, a caret, a hint.
+    Human,
+    /// One array of {path, line, column, severity, rule, message}.
+    Json,
+    /// GitHub Actions annotations.
+    Github,
+}
