@@ -95,7 +95,7 @@ impl Background {
                             r.pruned,
                             r.gc_removed
                         ),
-                        Err(e) => tracing::warn!("upkeep: {e}"),
+                        Err(e) => tracing::warn!("upkeep: {}", e.chain()),
                     }
                 }
                 // Checked again when the next run could be due (at most a minute later:

@@ -414,8 +414,7 @@ impl Engine {
             _ => None,
         };
         let places = if read_only { &self.inner.places.reads } else { &self.inner.places.writes };
-        let _place =
-            places.acquire().await.map_err(|e| Error::Environment(format!("the request did not start: {e}")))?;
+        let _place = places.acquire().await.map_err(|e| Error::environment("the request did not start", e))?;
         let (engine, session) = (self.clone(), session.clone());
         tokio::task::spawn_blocking(move || {
             let run = || engine.answer(&session, tool, args).map(|a| a.output());
@@ -425,7 +424,7 @@ impl Engine {
             }
         })
         .await
-        .map_err(|e| Error::Environment(format!("the request did not finish: {e}")))?
+        .map_err(|e| Error::environment("the request did not finish", e))?
     }
 
     /// `call` for every tool but those another server answers, on the caller's thread.
@@ -550,7 +549,7 @@ impl Engine {
             match index.counts() {
                 Ok(c) => Some((c.kinds, c.namespaces)),
                 Err(e) => {
-                    tracing::warn!("metrics: cannot count the index: {e}");
+                    tracing::warn!("metrics: cannot count the index: {}", e.chain());
                     None
                 }
             }

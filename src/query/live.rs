@@ -88,7 +88,7 @@ impl SessionLog {
         let Home { root, config } = &self.home;
         match super::session::record_activity(root, config, by, &activity, chrono::Utc::now()) {
             Ok(a) => tracing::info!("session recorded: {}", a.summary.unwrap_or_default()),
-            Err(e) => tracing::warn!("cannot record the session: {e}"),
+            Err(e) => tracing::warn!("cannot record the session: {}", e.chain()),
         }
     }
 

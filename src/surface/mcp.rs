@@ -131,15 +131,15 @@ pub fn run_stdio(root: &Path, agent: Option<&str>) -> Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Error::environment("cannot start the async runtime", e))?;
     runtime.block_on(async move {
         let (transport, pumps) =
             super::stdio::capped(tokio::io::stdin(), tokio::io::stdout(), crate::parse::jsonl::MAX_LINE_BYTES);
         let result = match server.serve(transport).await {
-            Ok(service) => service.waiting().await.map(|_| ()).map_err(|e| Error::Environment(format!("mcp: {e}"))),
+            Ok(service) => service.waiting().await.map(|_| ()).map_err(|e| Error::environment("mcp", e)),
             // stdin closed before a client said anything: nothing to serve, not a failure.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
-            Err(e) => Err(Error::Environment(format!("mcp: {e}"))),
+            Err(e) => Err(Error::environment("mcp", e)),
         };
         pumps.finish().await;
         // stdin closed: the client session is over, and recorded (DESIGN §6).

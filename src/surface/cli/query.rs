@@ -104,7 +104,7 @@ fn downstream(
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Error::environment("cannot start the async runtime", e))?;
     let called = runtime.block_on(async {
         let called = engine.call(&engine.session(), name, args).await;
         engine.shutdown().await;

@@ -48,9 +48,13 @@ impl<G> std::fmt::Debug for ToolCommand<G> {
     }
 }
 
-/// The tools whose commands are in `G`, with their commands.
-fn in_group<G: Group>() -> impl Iterator<Item = (&'static dyn Tool, catalog::Command)> {
-    catalog::TOOLS.iter().filter_map(|t| t.spec().cli.map(|c| (*t, c))).filter(|(_, c)| c.group == G::NAME)
+/// The tools whose commands are in `G`, with their commands and their places in the table.
+fn in_group<G: Group>() -> impl Iterator<Item = (&'static dyn Tool, catalog::Command, usize)> {
+    catalog::TOOLS
+        .iter()
+        .enumerate()
+        .filter_map(|(place, t)| t.spec().cli.map(|c| (*t, c, place)))
+        .filter(|(_, c, _)| c.group == G::NAME)
 }
 
 /// The values `--format` takes for a command of this shape.
@@ -72,12 +76,21 @@ agents read it); json: for scripts (also --json)."
     }
 }
 
-/// The command of `tool`, with its flags and `--format`.
-fn command(tool: &'static dyn Tool, cli: catalog::Command) -> Command {
+/// The command of `tool` without its flags: they are added when the command is parsed or
+/// its help shown (`flags`), so that a run makes only its own command's JSON Schema.
+fn command(place: usize, tool: &'static dyn Tool, cli: catalog::Command) -> Command {
     let mut cmd = Command::new(cli.name).about(cli.about.trim_end_matches('.')).after_help(cli.examples);
     if let Some(long) = cli.long_about {
         cmd = cmd.long_about(format!("{}\n\n{long}", cli.about));
     }
+    match FLAGS.get(place) {
+        Some(flags) => cmd.defer(*flags),
+        None => with_flags(cmd, tool, cli),
+    }
+}
+
+/// `cmd` with `tool`'s flags and `--format`.
+fn with_flags(cmd: Command, tool: &dyn Tool, cli: catalog::Command) -> Command {
     let values: Vec<&str> = formats(cli.shape).into_iter().filter(|v| !v.is_empty()).collect();
     let format = Arg::new("format")
         .long("format")
@@ -85,16 +98,32 @@ fn command(tool: &'static dyn Tool, cli: catalog::Command) -> Command {
         .value_parser(values)
         .help(format_help(cli.shape))
         .display_order(AFTER_PARAMS);
-    cmd = super::args::build(cmd, tool, cli.optional);
-    cmd.arg(format)
+    super::args::build(cmd, tool, cli.optional).arg(format)
 }
+
+/// The flags of the tool at place `I` of the table. `Command::defer` takes a function, not
+/// a closure, so there is one for each place.
+fn flags_of<const I: usize>(cmd: Command) -> Command {
+    match catalog::TOOLS.get(I).and_then(|t| t.spec().cli.map(|c| (*t, c))) {
+        Some((tool, cli)) => with_flags(cmd, tool, cli),
+        None => cmd,
+    }
+}
+
+macro_rules! places {
+    ($($i:literal)*) => { [$(flags_of::<$i> as fn(Command) -> Command),*] };
+}
+
+/// Room for 32 tools; a tool past them gets its flags at once.
+const FLAGS: [fn(Command) -> Command; 32] =
+    places!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 
 impl<G: Group> clap::FromArgMatches for ToolCommand<G> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let Some((name, sub)) = m.subcommand() else {
             return Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand));
         };
-        let Some((tool, _)) = in_group::<G>().find(|(_, c)| c.name == name) else {
+        let Some((tool, _, _)) = in_group::<G>().find(|(_, c, _)| c.name == name) else {
             return Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand));
         };
         let (args, stdin) = super::args::parse(sub, tool);
@@ -110,8 +139,8 @@ impl<G: Group> clap::FromArgMatches for ToolCommand<G> {
 
 impl<G: Group> clap::Subcommand for ToolCommand<G> {
     fn augment_subcommands(mut cmd: Command) -> Command {
-        for (tool, cli) in in_group::<G>() {
-            cmd = cmd.subcommand(command(tool, cli));
+        for (tool, cli, place) in in_group::<G>() {
+            cmd = cmd.subcommand(command(place, tool, cli));
         }
         cmd
     }
@@ -121,7 +150,7 @@ impl<G: Group> clap::Subcommand for ToolCommand<G> {
     }
 
     fn has_subcommand(name: &str) -> bool {
-        in_group::<G>().any(|(_, c)| c.name == name)
+        in_group::<G>().any(|(_, c, _)| c.name == name)
     }
 }
 
@@ -133,19 +162,22 @@ mod tests {
     #[test]
     fn a_tool_in_the_table_is_a_command_with_its_flags_help_and_examples() {
         let cli = PING.cli.unwrap();
-        let mut cmd = command(&Ping, cli);
+        assert!(catalog::TOOLS.len() <= FLAGS.len(), "every tool of the table gets its flags when asked");
+        let mut cmd = command(FLAGS.len(), &Ping, cli);
         let help = cmd.render_help().to_string();
         assert!(help.contains("Say the word back (ping)"), "{help}");
         assert!(help.contains("--word <WORD>"), "{help}");
         assert!(help.contains("The word to say back."), "{help}");
         assert!(help.contains("Examples:\n  tmws ping --word hi"), "{help}");
-        let m = command(&Ping, cli).try_get_matches_from(["ping", "--word", "hi", "--format", "json"]).unwrap();
+        let m = command(FLAGS.len(), &Ping, cli)
+            .try_get_matches_from(["ping", "--word", "hi", "--format", "json"])
+            .unwrap();
         let (mut args, stdin) = super::super::args::parse(&m, &Ping);
         assert_eq!((Value::Object(args.clone()), stdin), (serde_json::json!({"word": "hi"}), None));
         args.insert("format".into(), Value::from(m.get_one::<String>("format").unwrap().as_str()));
         let (_dir, engine) = root();
         let answered = engine.answer(&engine.session(), &Ping, args).unwrap();
         assert_eq!(answered.text(), "{\n  \"said\": \"hi\",\n  \"root_has_tmws\": true\n}");
-        assert!(command(&Ping, cli).try_get_matches_from(["ping"]).is_err(), "--word is required");
+        assert!(command(FLAGS.len(), &Ping, cli).try_get_matches_from(["ping"]).is_err(), "--word is required");
     }
 }

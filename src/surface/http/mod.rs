@@ -372,7 +372,7 @@ impl Signals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
-            let err = |e: std::io::Error| Error::Environment(format!("cannot listen for signals: {e}"));
+            let err = |e: std::io::Error| Error::environment("cannot listen for signals", e);
             Ok(Signals {
                 interrupt: signal(SignalKind::interrupt()).map_err(err)?,
                 terminate: signal(SignalKind::terminate()).map_err(err)?,
@@ -415,11 +415,11 @@ pub fn serve(root: &Path, addr: SocketAddr, agent: Option<&str>, on_listening: i
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::Environment(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Error::environment("cannot start the async runtime", e))?;
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind(addr))
-        .map_err(|e| Error::Environment(format!("cannot listen on {addr}: {e}")))?;
-    let bound = listener.local_addr().map_err(|e| Error::Environment(format!("cannot listen on {addr}: {e}")))?;
+        .map_err(|e| Error::environment(format!("cannot listen on {addr}"), e))?;
+    let bound = listener.local_addr().map_err(|e| Error::environment(format!("cannot listen on {addr}"), e))?;
     let signals = {
         let _guard = runtime.enter();
         Signals::listen()?
