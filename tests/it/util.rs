@@ -14,12 +14,16 @@ pub fn mcp_tools() -> Vec<&'static str> {
 /// test return: but where `TMWS_REQUIRE_ALL` is set, as `.ci/run` sets it, the test fails,
 /// so that a run cannot count a skip as a pass.
 pub fn missing(what: &str) {
-    let required = std::env::var_os("TMWS_REQUIRE_ALL").is_some_and(|v| !v.is_empty() && v != "0");
-    assert!(!required, "missing prerequisite: {what} (TMWS_REQUIRE_ALL is set)");
+    assert!(!require_all(), "missing prerequisite: {what} (TMWS_REQUIRE_ALL is set)");
     #[allow(clippy::print_stderr, reason = "a skipped test says why")]
     {
         eprintln!("skipped: {what}");
     }
+}
+
+/// Whether every prerequisite is required (`TMWS_REQUIRE_ALL`, which `.ci/run` sets).
+fn require_all() -> bool {
+    std::env::var_os("TMWS_REQUIRE_ALL").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// The mock MCP server (the example `mcp_mock`, which `cargo test` builds).
@@ -36,12 +40,18 @@ pub fn repo() -> PathBuf {
 }
 
 /// Real-world Markdown nobody here wrote: the folder `TMWS_CORPORA` names (the full
-/// corpora, which CI provides), else the samples of them in `testdata/corpora`.
+/// corpora, which CI provides), else the samples of them in `testdata/corpora`; but where
+/// `TMWS_REQUIRE_ALL` is set, a run without the full corpora fails rather than pass on
+/// the samples.
 pub fn corpora() -> PathBuf {
-    match std::env::var_os("TMWS_CORPORA") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => repo().join("testdata/corpora"),
+    if full_corpora() {
+        return PathBuf::from(std::env::var_os("TMWS_CORPORA").unwrap_or_default());
     }
+    assert!(
+        !require_all(),
+        "missing prerequisite: the full corpora, which TMWS_CORPORA names (TMWS_REQUIRE_ALL is set)"
+    );
+    repo().join("testdata/corpora")
 }
 
 /// Whether the tests run on the full corpora rather than the samples.
