@@ -14,7 +14,8 @@
 //! bytes; `--schema-depth N` nests `echo`'s input schema N objects deep). `--crash-on TOOL` makes any tool
 //! crash; `--fail-start MESSAGE` exits 1 before answering `initialize` (`--fail-if-exists
 //! FILE`: only while FILE exists, with its text as the message); `--startup-ms`
-//! delays the start (a slow cold start); `--pid-log FILE` appends `NAME PID` to FILE on
+//! delays the start (a slow cold start), `--start-once FILE` until FILE exists (tests hold
+//! servers in their start and let them go); `--pid-log FILE` appends `NAME PID` to FILE on
 //! start; `--call-log FILE` appends `NAME TOOL` to FILE as each call begins (tests know
 //! a call is under way); `--linger-ms` keeps the process alive that long after stdin closes;
 //! `--spawn-descendants` starts, before serving, a child in a process group of its own and
@@ -62,6 +63,9 @@ struct Args {
     /// Wait this long before serving (a slow cold start).
     #[arg(long, env = "MCP_MOCK_STARTUP_MS", default_value_t = 0)]
     startup_ms: u64,
+    /// Wait before serving until FILE exists (a start held as long as a test wants).
+    #[arg(long, value_name = "FILE")]
+    start_once: Option<std::path::PathBuf>,
     /// Append `NAME PID` to FILE on start (tests follow the processes by pid).
     #[arg(long, env = "MCP_MOCK_PID_LOG", value_name = "FILE")]
     pid_log: Option<std::path::PathBuf>,
@@ -286,6 +290,11 @@ fn main() {
     }
     if args.startup_ms > 0 {
         std::thread::sleep(std::time::Duration::from_millis(args.startup_ms));
+    }
+    if let Some(file) = &args.start_once {
+        while !file.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
     let served = runtime.block_on(async move {

@@ -1011,17 +1011,23 @@ fn a_cancelled_call_frees_its_connection_at_once() {
 fn a_registry_build_introspects_at_most_eight_servers_at_once() {
     let root = TestRoot::new();
     let log = root.path().join("pids.log");
+    // Every server holds its start until `go` exists: the first ones are all alive at once,
+    // however slowly a busy machine starts them, until the test has seen them.
+    let go = root.path().join("go");
     let mut map = serde_json::Map::new();
     for i in 0..20 {
         let name = format!("m{i:02}");
-        map.insert(
-            name.clone(),
-            json!({"command": mock(), "args": ["--name", name, "--startup-ms", "300", "--pid-log", log.display().to_string()]}),
-        );
+        let args = ["--name", &name, "--start-once", go.to_str().unwrap(), "--pid-log", log.to_str().unwrap()];
+        map.insert(name.clone(), json!({"command": mock(), "args": args}));
     }
     root.write(".mcp.json", json!({"mcpServers": map}).to_string());
     let watcher = MostAlive::watch(&log);
-    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "20000"]);
+    let dir = root.path().to_path_buf();
+    let build =
+        std::thread::spawn(move || super::util::tmws(&dir, &["registry", "build", "--yes", "--timeout-ms", "600000"]));
+    eventually("eight servers held in their start", || (starts(&log).len() >= 8).then_some(()));
+    std::fs::write(&go, "").unwrap();
+    let out = build.join().unwrap();
     let most = watcher.most();
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.lines().filter(|l| l.contains(": 4 tools, cold start ")).count(), 20, "{}", out.stdout);
