@@ -92,7 +92,7 @@ fn root_with(servers: &[(&str, &[&str])], config: &str) -> (TestRoot, PathBuf) {
         map.insert((*name).to_owned(), json!({"command": mock(), "args": args}));
     }
     root.write(".mcp.json", json!({"mcpServers": map}).to_string());
-    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "20000"]);
+    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "60000"]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     std::fs::write(&log, "").unwrap();
     (root, log)
@@ -683,7 +683,7 @@ fn an_http_server_is_introspected_with_its_headers_and_called_through_the_pool()
         }})
         .to_string(),
     );
-    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "20000"]);
+    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "60000"]);
     assert_eq!(out.code, 1, "{}", out.stdout);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(

@@ -201,7 +201,7 @@ fn a_scripted_sdk_session_is_recorded_and_its_solution_recalled_by_the_next_clie
         ".mcp.json",
         json!({"mcpServers": {"mock": {"command": super::util::mock(), "args": ["--name", "mock"]}}}).to_string(),
     );
-    let built = root.run(&["registry", "build", "--yes", "--timeout-ms", "20000"]);
+    let built = root.run(&["registry", "build", "--yes", "--timeout-ms", "60000"]);
     assert_eq!(built.code, 0, "{}{}", built.stdout, built.stderr);
     let session = |name: &str, mode: &str| -> Vec<Value> {
         let out = Command::new(&python)
