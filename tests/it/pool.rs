@@ -903,10 +903,11 @@ fn sigterm_to_tmws_serve_ends_every_server_and_its_helpers() {
 
 #[test]
 fn a_result_over_the_message_limit_is_an_error_naming_it_and_the_next_call_starts_the_server_again() {
-    let (root, log) = root_with(&[("huge", &["--big"])], "[pool]\ncall_timeout_secs = 20\n");
+    // A little over the limit, and time enough to make and send it on a busy machine.
+    let (root, log) = root_with(&[("huge", &["--big"])], "[pool]\ncall_timeout_secs = 300\n");
     runtime().block_on(async {
         let s = Session::start(root.path()).await;
-        let r = s.tool("huge", "big", json!({"mb": 100})).await;
+        let r = s.tool("huge", "big", json!({"mb": 17})).await;
         assert_eq!(
             (r.is_error, text(&r)),
             (
