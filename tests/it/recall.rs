@@ -281,8 +281,10 @@ fn a_client_session_is_recorded_once_when_it_ends_with_everything_it_did() {
 
 #[test]
 fn the_upkeep_runs_inside_watch_and_stats_and_metrics_show_it() {
+    // Due at once (it never ran) and not again during the test: a second run, which finds
+    // nothing to do, would replace the record of the first.
     let root = TestRoot::new()
-        .file(".tmws/config.toml", "[upkeep]\nevery_secs = 1\nidle_secs = 0\n[memory]\nprune_below = 0.3\n");
+        .file(".tmws/config.toml", "[upkeep]\nevery_secs = 3600\nidle_secs = 0\n[memory]\nprune_below = 0.3\n");
     let now = chrono::Utc::now();
     let at = |days: i64| (now - chrono::Duration::days(days)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let line = |id: &str, content: &str, added: String, expires: String, importance: f64| {
@@ -410,7 +412,9 @@ fn a_solution_whose_agent_was_verified_ranks_above_the_same_from_an_unverified_o
 
 #[test]
 fn the_upkeep_runs_inside_tmws_mcp_too() {
-    let root = TestRoot::new().file(".tmws/config.toml", "[upkeep]\nevery_secs = 1\nidle_secs = 0\n");
+    // Due at once (it never ran) and not again during the test: a second run, which finds
+    // nothing to do, would replace the record of the first.
+    let root = TestRoot::new().file(".tmws/config.toml", "[upkeep]\nevery_secs = 3600\nidle_secs = 0\n");
     let past = (chrono::Utc::now() - chrono::Duration::days(1)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let line = json!({"op": "add", "id": "m_00000000000a", "ns": "short-term", "at": past, "expires_at": past,
                       "kind": "note", "content": "gone", "summary": "gone", "tags": [], "source": "user"});
