@@ -14,8 +14,10 @@
 //! bytes; `--schema-depth N` nests `echo`'s input schema N objects deep). `--crash-on TOOL` makes any tool
 //! crash; `--fail-start MESSAGE` exits 1 before answering `initialize` (`--fail-if-exists
 //! FILE`: only while FILE exists, with its text as the message); `--startup-ms`
-//! delays the start (a slow cold start); `--pid-log FILE` appends `NAME PID` to FILE on
-//! start; `--linger-ms` keeps the process alive that long after stdin closes;
+//! delays the start (a slow cold start), `--start-once FILE` until FILE exists (tests hold
+//! servers in their start and let them go); `--pid-log FILE` appends `NAME PID` to FILE on
+//! start; `--call-log FILE` appends `NAME TOOL` to FILE as each call begins (tests know
+//! a call is under way); `--linger-ms` keeps the process alive that long after stdin closes;
 //! `--spawn-descendants` starts, before serving, a child in a process group of its own and
 //! (on Linux) a grandchild in a session of its own whose parent exits at once, both
 //! sleeping until killed, and appends `NAME/group PID` and `NAME/session PID` to the pid
@@ -61,9 +63,15 @@ struct Args {
     /// Wait this long before serving (a slow cold start).
     #[arg(long, env = "MCP_MOCK_STARTUP_MS", default_value_t = 0)]
     startup_ms: u64,
+    /// Wait before serving until FILE exists (a start held as long as a test wants).
+    #[arg(long, value_name = "FILE")]
+    start_once: Option<std::path::PathBuf>,
     /// Append `NAME PID` to FILE on start (tests follow the processes by pid).
     #[arg(long, env = "MCP_MOCK_PID_LOG", value_name = "FILE")]
     pid_log: Option<std::path::PathBuf>,
+    /// Append `NAME TOOL` to FILE as each call begins (tests know a call is under way).
+    #[arg(long, value_name = "FILE")]
+    call_log: Option<std::path::PathBuf>,
     /// After stdin closes, stay this long before exiting (a server slow to stop).
     #[arg(long, env = "MCP_MOCK_LINGER_MS", default_value_t = 0)]
     linger_ms: u64,
@@ -158,6 +166,17 @@ impl ServerHandler for Mock {
         let args = request.arguments.clone().unwrap_or_default();
         let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         let name = request.name.as_ref();
+        if let Some(log) = &self.args.call_log {
+            let line = format!("{} {name}\n", self.args.name);
+            let appended = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+                .and_then(|mut f| f.write_all(line.as_bytes()));
+            if let Err(e) = appended {
+                eprintln!("mcp_mock: cannot write {}: {e}", log.display());
+            }
+        }
         if self.args.crash_on.as_deref() == Some(name) || name == "crash" {
             crash(&self.args.name);
         }
@@ -271,6 +290,11 @@ fn main() {
     }
     if args.startup_ms > 0 {
         std::thread::sleep(std::time::Duration::from_millis(args.startup_ms));
+    }
+    if let Some(file) = &args.start_once {
+        while !file.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
     let served = runtime.block_on(async move {

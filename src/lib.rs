@@ -45,10 +45,19 @@ pub(crate) mod testing {
 
     /// Real-world Markdown nobody here wrote: the folder `TMWS_CORPORA` names (the full
     /// corpora), else the samples in `testdata/corpora`; and whether it is the full set.
+    /// Where `TMWS_REQUIRE_ALL` is set (as `.ci/run` sets it), a run without the full
+    /// corpora fails rather than pass on the samples.
     pub fn corpora() -> (PathBuf, bool) {
         match std::env::var_os("TMWS_CORPORA") {
             Some(dir) if !dir.is_empty() => (PathBuf::from(dir), true),
-            _ => (PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/corpora"), false),
+            _ => {
+                let required = std::env::var_os("TMWS_REQUIRE_ALL").is_some_and(|v| !v.is_empty() && v != "0");
+                assert!(
+                    !required,
+                    "missing prerequisite: the full corpora, which TMWS_CORPORA names (TMWS_REQUIRE_ALL is set)"
+                );
+                (PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/corpora"), false)
+            }
         }
     }
 

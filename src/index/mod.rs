@@ -539,7 +539,7 @@ mod tests {
             s.spawn(|| tx.send(Index::open(root).map(|i| i.is_writer())).unwrap());
             assert!(rx.recv_timeout(std::time::Duration::from_millis(300)).is_err(), "opened while the lock was held");
             drop(held);
-            assert!(rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap().unwrap());
+            assert!(rx.recv_timeout(std::time::Duration::from_secs(120)).unwrap().unwrap());
         });
     }
 }

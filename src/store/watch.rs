@@ -279,11 +279,13 @@ mod tests {
 
     #[test]
     fn a_batch_is_handed_over_once_the_root_is_quiet_for_the_debounce_time() {
-        let debounce = Duration::from_millis(200);
+        // Long against the 100 ms between writes, so that a busy machine that wakes the
+        // writer late still writes within it.
+        let debounce = Duration::from_secs(2);
         let (_dir, root, mut w) = watching_notes(debounce);
         assert_eq!(w.next(Duration::from_millis(50)).unwrap(), None);
 
-        // Writes 100 ms apart keep the batch open; it closes 200 ms after the last one.
+        // Writes 100 ms apart keep the batch open; it closes 2 s after the last one.
         let writer = {
             let root = root.clone();
             std::thread::spawn(move || {
@@ -298,16 +300,18 @@ mod tests {
                 before_last
             })
         };
-        let changes = w.next(Duration::from_secs(5)).unwrap().unwrap();
+        let changes = w.next(Duration::from_secs(60)).unwrap().unwrap();
         let handed = Instant::now();
         let last_write = writer.join().unwrap();
         let want: BTreeSet<String> = (0..4).map(|n| format!("notes/{n}.md")).collect();
         assert_eq!(changes, Changes { paths: want, rescan: false });
         assert!(handed >= last_write + debounce, "handed over before the root was quiet");
 
-        // Reading a file is not a change.
+        // Reading a file is not a change: the next batch holds only what was written after.
         let _ = std::fs::read(root.join("notes/0.md")).unwrap();
-        assert_eq!(w.next(Duration::from_millis(400)).unwrap(), None);
+        std::fs::write(root.join("notes/after.md"), "x").unwrap();
+        let changes = w.next(Duration::from_secs(60)).unwrap().unwrap();
+        assert_eq!(changes, Changes { paths: ["notes/after.md".to_owned()].into(), rescan: false });
     }
 
     #[test]
@@ -315,15 +319,20 @@ mod tests {
         let debounce = Duration::from_millis(20);
         let (_dir, root, mut w) = watching_notes(debounce);
         // While the caller syncs something else, 50 files are written, each 5 ms after the
-        // last: every event is older than the debounce time when the caller comes back.
+        // last: every event is older than the debounce time when the caller comes back. The
+        // caller is busy for 2 s, which is also how long the watcher's own thread has to
+        // take every event from the system on a busy machine.
         for n in 0..50 {
             std::fs::write(root.join(format!("notes/{n:02}.md")), "x").unwrap();
             std::thread::sleep(Duration::from_millis(5));
         }
-        std::thread::sleep(debounce * 10);
-        let changes = w.next(Duration::from_secs(5)).unwrap().unwrap();
+        std::thread::sleep(Duration::from_secs(2));
+        let changes = w.next(Duration::from_secs(60)).unwrap().unwrap();
         let want: BTreeSet<String> = (0..50).map(|n| format!("notes/{n:02}.md")).collect();
         assert_eq!(changes, Changes { paths: want, rescan: false });
-        assert_eq!(w.next(Duration::from_millis(100)).unwrap(), None);
+        // Nothing was left for another batch: the next one holds only a later write.
+        std::fs::write(root.join("notes/after.md"), "x").unwrap();
+        let changes = w.next(Duration::from_secs(60)).unwrap().unwrap();
+        assert_eq!(changes, Changes { paths: ["notes/after.md".to_owned()].into(), rescan: false });
     }
 }

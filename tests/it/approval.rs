@@ -354,7 +354,7 @@ fn tmws_started_as_a_downstream_server_serves_no_tool_call() {
     let root = TestRoot::new()
         .file(".mcp.json", mcp_json(json!({"command": "sh", "args": ["-c", format!("exec '{tmws}' mcp")]})));
     let r = run(home.path(), root.path());
-    let built = r.tmws(&["registry", "build", "--yes", "--timeout-ms", "20000"]);
+    let built = r.tmws(&["registry", "build", "--yes", "--timeout-ms", "60000"]);
     assert_eq!(built.code, 0, "{built:?}");
     assert!(built.stdout.starts_with(&format!("srv: {} tools, cold start ", mcp_tools().len())), "{}", built.stdout);
     let mut nested = json!({"server": "srv", "tool": "tool_search", "arguments": {"query": "x"}});
@@ -385,7 +385,7 @@ fn a_registry_error_shows_a_url_without_its_query_values() {
     let key = "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432";
     let root = TestRoot::new()
         .file(".mcp.json", mcp_json(json!({"url": format!("http://user:pw1234567@127.0.0.1:1/mcp?key={key}")})));
-    let out = run(home.path(), root.path()).tmws(&["registry", "build", "--yes", "--timeout-ms", "10000"]);
+    let out = run(home.path(), root.path()).tmws(&["registry", "build", "--yes", "--timeout-ms", "60000"]);
     assert_eq!(out.code, 1, "{out:?}");
     let said = format!("{}{}", out.stdout, out.stderr);
     assert!(!said.contains(key) && !said.contains("pw1234567"), "{said}");

@@ -69,7 +69,10 @@ fn completions_name_the_commands_in_every_shell() {
 
 #[test]
 fn bash_accepts_the_bash_completion_script() {
-    let Ok(bash) = which("bash") else { return };
+    let Ok(bash) = which("bash") else {
+        super::util::missing("no bash on PATH to read the completion script");
+        return;
+    };
     let script = tmws(&repo(), &["completions", "bash"]).stdout;
     let mut child = Command::new(bash).arg("-n").stdin(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), script.as_bytes()).unwrap();

@@ -5,13 +5,13 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
+
+use super::util::{PATIENCE, eventually};
 
 /// What a surface answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,19 +67,26 @@ pub fn answer_of(r: &CallToolResult) -> Answer {
 pub struct Mcp {
     pub rt: tokio::runtime::Runtime,
     pub client: RunningService<RoleClient, ()>,
+    /// The server's process, spawned here rather than by rmcp's child-process transport:
+    /// that one gives a server 3 s to exit once its stdin closes and then sends SIGTERM,
+    /// and a loaded machine can take longer than that to record a session and exit.
+    child: tokio::process::Child,
 }
 
 impl Mcp {
     /// Starts the server and initializes a session.
     pub fn start(root: &Path) -> Mcp {
         let rt = runtime();
-        let client = rt.block_on(async {
+        let (client, child) = rt.block_on(async {
             let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmws"));
             cmd.env("TMWS_CONFIG_HOME", super::util::user_config());
             cmd.arg("--root").arg(root).arg("mcp").env_remove("TMWS_LOG");
-            ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize")
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
+            let mut child = cmd.spawn().unwrap();
+            let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+            (().serve(io).await.expect("initialize"), child)
         });
-        Mcp { rt, client }
+        Mcp { rt, client, child }
     }
 
     pub fn tools(&self) -> Vec<Tool> {
@@ -97,18 +104,21 @@ impl Mcp {
 
     /// Calls until the answer is not stale (the first sync, or a watcher catching up).
     pub fn call_fresh(&self, tool: &str, args: Value) -> Answer {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
+        eventually(&format!("a fresh answer of {tool}"), || {
             let a = self.call(tool, args.clone());
-            if !a.stale() {
-                return a;
-            }
-            assert!(Instant::now() < deadline, "{tool} stayed stale: {a:?}");
-        }
+            if a.stale() { Err(a) } else { Ok(a) }
+        })
     }
 
-    pub fn stop(self) {
+    /// Ends the session (the server's stdin closes) and waits for the server to exit, so
+    /// that whatever it does at the end (recording the session) is done on return.
+    pub fn stop(mut self) {
         self.rt.block_on(self.client.cancel()).unwrap();
+        let exited = self.rt.block_on(async { tokio::time::timeout(PATIENCE, self.child.wait()).await });
+        let status =
+            exited.unwrap_or_else(|_| panic!("tmws mcp did not exit within {PATIENCE:?} of its stdin closing"));
+        let status = status.unwrap();
+        assert!(status.success(), "tmws mcp exited with {status}");
     }
 }
 
@@ -173,11 +183,10 @@ impl Serve {
         let url =
             line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("first line: {line:?}")).to_owned();
         assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !health(&url).contains("\"ready\":true") {
-            assert!(Instant::now() < deadline, "the first sync never finished");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        eventually("the end of the first sync (health says ready)", || {
+            let h = health(&url);
+            if h.contains("\"ready\":true") { Ok(()) } else { Err(h) }
+        });
         let token = match token {
             Some(t) => t.to_owned(),
             None => std::fs::read_to_string(root.join(".tmws/cache/token")).unwrap().trim().to_owned(),
@@ -212,19 +221,12 @@ impl Serve {
         self.send(self.http.delete(format!("{}{path}", self.url)))
     }
 
-    /// Sends SIGTERM and waits (at most 10 s) for the exit; returns the code and stderr.
+    /// Sends SIGTERM and waits for the exit; returns the code and stderr.
     #[cfg(unix)]
     pub fn terminate(mut self) -> (Option<i32>, String) {
         let pid = self.child.id().to_string();
         assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            assert!(Instant::now() < deadline, "tmws serve did not stop on SIGTERM");
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = eventually("the exit of tmws serve on SIGTERM", || self.child.try_wait().unwrap());
         let stderr = self.stderr.take().unwrap().join().unwrap();
         (status.code(), stderr)
     }

@@ -22,6 +22,7 @@ mod protocol;
 mod ranking;
 mod real_clients;
 mod recall;
+mod redaction;
 mod registry;
 mod secrets;
 mod serve;

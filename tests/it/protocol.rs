@@ -5,7 +5,6 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -181,7 +180,7 @@ fn tmws_mcp_keeps_answering_when_nobody_reads_its_stderr() {
     while seen.len() < REQUESTS + 1 {
         // A stuck server answers nothing more: fail instead of waiting for ever.
         let answer = answers
-            .recv_timeout(Duration::from_secs(120))
+            .recv_timeout(super::util::PATIENCE)
             .unwrap_or_else(|_| panic!("tmws mcp stopped answering after {} answers", seen.len()));
         assert!(answer.get("error").is_none(), "{answer}");
         seen.insert(answer["id"].as_u64().unwrap());

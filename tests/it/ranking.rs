@@ -7,7 +7,7 @@ use tmws::query::api::SearchRequest;
 use tmws::query::{Engine, SyncOptions};
 
 use super::eval_sets::{self, Kind};
-use super::util::{TestRoot, copy_tree, corpora, front_matter_field, full_corpora};
+use super::util::{PATIENCE, TestRoot, copy_tree, corpora, eventually, front_matter_field, full_corpora};
 
 /// MRR@10 each kind reached (seed 7, 200 queries a kind at most; the paraphrases are the
 /// person-written ones of `testdata/paraphrases`), on the samples in `testdata/corpora` and
@@ -372,13 +372,17 @@ fn clean_rankings(root: &TestRoot) -> Rankings {
 /// Rankings as (query, hits); a failure names the queries that differ.
 type Rankings = Vec<(String, Vec<(String, u64)>)>;
 
-fn assert_same(got: &Rankings, want: &Rankings) {
-    let differ: Vec<String> = got
-        .iter()
+/// The queries whose rankings differ, each with both rankings.
+fn differences(got: &Rankings, want: &Rankings) -> Vec<String> {
+    got.iter()
         .zip(want)
         .filter(|(g, w)| g != w)
         .map(|((q, g), (_, w))| format!("{q:?}:\n  got  {g:?}\n  want {w:?}"))
-        .collect();
+        .collect()
+}
+
+fn assert_same(got: &Rankings, want: &Rankings) {
+    let differ = differences(got, want);
     assert!(
         differ.is_empty(),
         "{} of {} queries differ from a clean rebuild:\n{}",
@@ -457,8 +461,7 @@ fn ranking_after_incremental_syncs_and_the_watcher_is_a_clean_rebuilds() {
             }
         }
     });
-    let wait = std::time::Duration::from_secs(30);
-    assert!(lines.recv_timeout(wait).is_ok_and(|l| l.starts_with("synced")), "the watcher never synced");
+    assert!(lines.recv_timeout(PATIENCE).is_ok_and(|l| l.starts_with("synced")), "the watcher never synced");
     for _ in 0..25 {
         let n = live[rng.next(live.len())];
         root.write(&note_path(n), note(&mut rng, n));
@@ -468,12 +471,9 @@ fn ranking_after_incremental_syncs_and_the_watcher_is_a_clean_rebuilds() {
         std::fs::remove_file(root.path().join(note_path(n))).unwrap();
     }
     let want = clean_rankings(&root);
-    // The watcher applies the changes, then merges; wait for both (at most a minute).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let mut got = rankings(&root);
-    while got != want && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        got = rankings(&root);
-    }
-    assert_same(&got, &want);
+    // The watcher applies the changes, then merges; wait for both.
+    eventually("the rankings of a clean rebuild", || {
+        let differ = differences(&rankings(&root), &want);
+        if differ.is_empty() { Ok(()) } else { Err(differ) }
+    });
 }

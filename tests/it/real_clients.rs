@@ -10,6 +10,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use super::clients::Serve;
+use super::util::eventually;
 use super::util::{TestRoot, mcp_tools, repo, user_config};
 
 /// The program `var` names, else the one `.ci/run` installs at `default` (below the repo).
@@ -158,12 +159,7 @@ fn check_session_recorded(root: &TestRoot) {
             .filter(|v| v["kind"] == "session" && v["session"]["automatic"] == true)
             .collect()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while automatic().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no session entry when the client left");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let recorded = automatic();
+    let recorded = eventually("a session entry once the client left", || Some(automatic()).filter(|r| !r.is_empty()));
     assert_eq!(recorded.len(), 1, "{recorded:?}");
     let s = &recorded[0]["session"];
     assert_eq!((&s["agents"], &s["verifications"][0]["agent"]), (&json!(["sdk-agent"]), &json!("writer-bot")), "{s}");
@@ -205,7 +201,7 @@ fn a_scripted_sdk_session_is_recorded_and_its_solution_recalled_by_the_next_clie
         ".mcp.json",
         json!({"mcpServers": {"mock": {"command": super::util::mock(), "args": ["--name", "mock"]}}}).to_string(),
     );
-    let built = root.run(&["registry", "build", "--yes", "--timeout-ms", "20000"]);
+    let built = root.run(&["registry", "build", "--yes", "--timeout-ms", "60000"]);
     assert_eq!(built.code, 0, "{}{}", built.stdout, built.stderr);
     let session = |name: &str, mode: &str| -> Vec<Value> {
         let out = Command::new(&python)
@@ -229,12 +225,10 @@ fn a_scripted_sdk_session_is_recorded_and_its_solution_recalled_by_the_next_clie
     let sessions = || -> Vec<Value> {
         log().lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|v| v["kind"] == "session").collect()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while sessions().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no session entry: {}", log());
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let recorded = sessions();
+    let recorded = eventually("a session entry", || {
+        let recorded = sessions();
+        if recorded.is_empty() { Err(log()) } else { Ok(recorded) }
+    });
     assert_eq!(recorded.len(), 1, "{recorded:?}");
     let s = &recorded[0]["session"];
     assert_eq!(

@@ -30,7 +30,7 @@ fn registry(root: &TestRoot) -> Value {
 #[test]
 fn build_introspects_keeps_hand_edits_and_redoes_only_changed_servers() {
     let root = TestRoot::new().file(".mcp.json", mcp_json("2"));
-    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "10000"]);
+    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "60000"]);
     assert_eq!(out.code, 1, "a server failed: {}{}", out.stdout, out.stderr);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{}", out.stdout);

@@ -264,7 +264,7 @@ fn the_registry_stores_no_secret_of_a_client_config() {
     }});
     let root = TestRoot::new().file(".mcp.json", config.to_string());
     let secrets = vec![gh.clone(), pw.to_owned(), api.to_owned()];
-    let out = root.run(&["--json", "registry", "build", "--yes", "--timeout-ms", "10000"]);
+    let out = root.run(&["--json", "registry", "build", "--yes", "--timeout-ms", "60000"]);
     assert_eq!(out.code, 1, "two servers fail: {}{}", out.stdout, out.stderr);
     assert!(leaked(&format!("{}{}", out.stdout, out.stderr), &secrets).is_empty(), "{}{}", out.stdout, out.stderr);
     let index = root.read(".tmws/registry/index.json");
@@ -291,7 +291,7 @@ fn the_registry_stores_no_secret_of_a_client_config() {
     assert!(leaked(&list.stdout, &secrets).is_empty(), "{}", list.stdout);
     // The stored form is stable: a second build finds nothing changed but the failures.
     let again = json_of(&{
-        let mut o = root.run(&["--json", "registry", "build", "--yes", "--timeout-ms", "10000"]);
+        let mut o = root.run(&["--json", "registry", "build", "--yes", "--timeout-ms", "60000"]);
         o.code = 0;
         o
     });

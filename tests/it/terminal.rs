@@ -8,10 +8,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use super::cli::strip_ansi;
-use super::util::{TestRoot, repo};
+use super::util::{TestRoot, eventually, repo};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tmws");
 
@@ -82,20 +81,15 @@ impl Tmux {
         lines
     }
 
-    /// Waits until the screen holds a line for which `done` holds (at most 20 s).
+    /// Waits until the screen holds a line for which `done` holds.
     fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
+        eventually(&format!("the screen showing {what}"), || {
             let screen = self.screen();
-            if screen.iter().any(|l| done(&strip_ansi(l))) {
-                return screen;
-            }
-            assert!(Instant::now() < deadline, "the screen never showed {what}:\n{}", screen.join("\n"));
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            if screen.iter().any(|l| done(&strip_ansi(l))) { Ok(screen) } else { Err(screen.join("\n")) }
+        })
     }
 
-    /// Waits until the command is done (at most 20 s) and returns its last screen.
+    /// Waits until the command is done and returns its last screen.
     fn finished(&self) -> Vec<String> {
         let mut screen = self.wait_for("the end of the command", |l| l == END);
         let end = screen.iter().position(|l| strip_ansi(l) == END).unwrap_or(screen.len());

@@ -1,7 +1,9 @@
 //! The harness: throwaway roots built file by file, and the real binary run in them.
 
+use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
@@ -14,11 +16,85 @@ pub fn mcp_tools() -> Vec<&'static str> {
 /// test return: but where `TMWS_REQUIRE_ALL` is set, as `.ci/run` sets it, the test fails,
 /// so that a run cannot count a skip as a pass.
 pub fn missing(what: &str) {
-    let required = std::env::var_os("TMWS_REQUIRE_ALL").is_some_and(|v| !v.is_empty() && v != "0");
-    assert!(!required, "missing prerequisite: {what} (TMWS_REQUIRE_ALL is set)");
+    assert!(!require_all(), "missing prerequisite: {what} (TMWS_REQUIRE_ALL is set)");
     #[allow(clippy::print_stderr, reason = "a skipped test says why")]
     {
         eprintln!("skipped: {what}");
+    }
+}
+
+/// Whether every prerequisite is required (`TMWS_REQUIRE_ALL`, which `.ci/run` sets).
+fn require_all() -> bool {
+    std::env::var_os("TMWS_REQUIRE_ALL").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// How long a test waits for something that must happen before it says it did not: long
+/// enough for a machine loaded many times over (a debug build, every test at once, other
+/// work besides), since a test that passes only on an idle machine tests the machine. A
+/// wait that ends sooner costs nothing; only a failure waits this long.
+pub const PATIENCE: Duration = Duration::from_secs(120);
+
+/// What a probe of [`eventually`] gives: `Some(value)` or `Ok(value)` once the awaited
+/// thing happened; `None`, or `Err(state)` with what it saw instead (shown if the wait
+/// fails), until then.
+pub trait Probe<T> {
+    fn outcome(self) -> Result<T, Option<String>>;
+}
+
+impl<T> Probe<T> for Option<T> {
+    fn outcome(self) -> Result<T, Option<String>> {
+        self.ok_or(None)
+    }
+}
+
+impl<T, E: Debug> Probe<T> for Result<T, E> {
+    fn outcome(self) -> Result<T, Option<String>> {
+        self.map_err(|e| Some(format!("{e:?}")))
+    }
+}
+
+/// Polls `probe` until it gives a value, and returns that value; fails naming `what` (and
+/// the last state the probe reported) once [`PATIENCE`] has passed. The pause between
+/// polls grows from 5 ms to 200 ms, so that a probe that runs a process does not crowd a
+/// busy machine.
+#[track_caller]
+pub fn eventually<T, P: Probe<T>>(what: &str, mut probe: impl FnMut() -> P) -> T {
+    let deadline = Instant::now() + PATIENCE;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        let last = match probe().outcome() {
+            Ok(value) => return value,
+            Err(last) => last,
+        };
+        if Instant::now() > deadline {
+            match last {
+                Some(last) => panic!("{what}: not within {} s; last seen: {last}", PATIENCE.as_secs()),
+                None => panic!("{what}: not within {} s", PATIENCE.as_secs()),
+            }
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(200));
+    }
+}
+
+/// [`eventually`] for async tests: the probe is a future, and the pause does not block the
+/// runtime.
+pub async fn eventually_async<T, P: Probe<T>, F: Future<Output = P>>(what: &str, mut probe: impl FnMut() -> F) -> T {
+    let deadline = Instant::now() + PATIENCE;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        let last = match probe().await.outcome() {
+            Ok(value) => return value,
+            Err(last) => last,
+        };
+        if Instant::now() > deadline {
+            match last {
+                Some(last) => panic!("{what}: not within {} s; last seen: {last}", PATIENCE.as_secs()),
+                None => panic!("{what}: not within {} s", PATIENCE.as_secs()),
+            }
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(200));
     }
 }
 
@@ -36,12 +112,18 @@ pub fn repo() -> PathBuf {
 }
 
 /// Real-world Markdown nobody here wrote: the folder `TMWS_CORPORA` names (the full
-/// corpora, which CI provides), else the samples of them in `testdata/corpora`.
+/// corpora, which CI provides), else the samples of them in `testdata/corpora`; but where
+/// `TMWS_REQUIRE_ALL` is set, a run without the full corpora fails rather than pass on
+/// the samples.
 pub fn corpora() -> PathBuf {
-    match std::env::var_os("TMWS_CORPORA") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => repo().join("testdata/corpora"),
+    if full_corpora() {
+        return PathBuf::from(std::env::var_os("TMWS_CORPORA").unwrap_or_default());
     }
+    assert!(
+        !require_all(),
+        "missing prerequisite: the full corpora, which TMWS_CORPORA names (TMWS_REQUIRE_ALL is set)"
+    );
+    repo().join("testdata/corpora")
 }
 
 /// Whether the tests run on the full corpora rather than the samples.

@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
-use super::util::{TestRoot, tmws_at};
+use super::util::{PATIENCE, TestRoot, eventually, tmws_at};
 
 /// A running `tmws watch` whose stdout lines arrive on a channel.
 struct Watch {
@@ -54,18 +54,18 @@ impl Watch {
         Watch { child, lines: rx, seen: Vec::new() }
     }
 
-    /// Waits (at most 15 s) for a line that starts with `prefix`.
+    /// Waits for a line that starts with `prefix`.
     fn expect(&mut self, prefix: &str) -> String {
         self.expect_where(prefix, |line| line.starts_with(prefix))
     }
 
-    /// Waits (at most 15 s) for a line that holds `text`.
+    /// Waits for a line that holds `text`.
     fn expect_holding(&mut self, text: &str) -> String {
         self.expect_where(text, |line| line.contains(text))
     }
 
     fn expect_where(&mut self, what: &str, found: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(15);
+        let deadline = Instant::now() + PATIENCE;
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             match self.lines.recv_timeout(left) {
                 Ok(line) => {
@@ -86,14 +86,8 @@ impl Watch {
     }
 
     fn wait(mut self) -> i32 {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code().unwrap_or(-1);
-            }
-            assert!(Instant::now() < deadline, "watch did not exit");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let status = eventually("the exit of watch", || self.child.try_wait().unwrap());
+        status.code().unwrap_or(-1)
     }
 }
 
@@ -312,17 +306,12 @@ fn a_checkout_of_hundreds_of_files_is_applied() {
         );
     }
     // Well applied, it takes a few batches (under a second on a quiet host); only a run
-    // that loses changes waits the whole minute.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    // that loses changes waits the tests' whole patience.
+    eventually("400 items in the index", || {
         let out = root.run(&["--json", "index"]);
         let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-        if v["items"].as_u64() == Some(400) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "index never reached 400 items: {}", out.stdout);
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        if v["items"].as_u64() == Some(400) { Ok(()) } else { Err(out.stdout) }
+    });
     assert_eq!(found(&root, "plan399").len(), 1);
 }
 
@@ -433,15 +422,14 @@ fn a_commit_is_searchable_while_the_watcher_runs() {
     let head = super::memory_git::git(root.path(), &["rev-parse", "HEAD"]).trim().to_owned();
     // The search is a reader (the watcher holds the writer): it finds what the watcher
     // committed.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    eventually("the commit in the index", || {
         let out = root.run(&["--json", "search", "teach watcher commits", "--kind", "commit"]);
         if out.stdout.contains(&format!("commit:{head}")) {
-            break;
+            Ok(())
+        } else {
+            Err(format!("{}{}", out.stdout, out.stderr))
         }
-        assert!(Instant::now() < deadline, "the commit was not indexed: {}{}", out.stdout, out.stderr);
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    });
 }
 
 /// The pid of the process that keeps the index of `root`, as `tmws index` reports it (None
@@ -459,17 +447,6 @@ fn alive(pid: u64) -> bool {
         .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
-fn poll<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "{what}: not within {secs} s");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Regression: without a running tmws process, every `tmws search` stat'ed every file of
 /// the root before it answered (112 ms at 48k files). Now a query that had to do so on a
 /// root of `[watch] auto_min_files` files starts `tmws watch --idle-exit` in the
@@ -478,18 +455,23 @@ fn poll<T>(what: &str, secs: u64, mut f: impl FnMut() -> Option<T>) -> T {
 /// query asked for `auto_idle_secs`.
 #[test]
 fn a_query_on_a_large_root_starts_a_watcher_that_stops_when_idle() {
-    let root = searched_with("auto_min_files = 10\nauto_idle_secs = 2");
-    let pid = poll("a watcher keeps the index", 15, || keeper_pid(&root));
+    // Idle for 10 s: far more than the time between two queries below, however busy the
+    // machine, so that it stops only once they are done.
+    let root = searched_with("auto_min_files = 10\nauto_idle_secs = 10");
+    let started = started_watchers(&root);
+    assert_eq!(started.len(), 1, "the query started one watcher: {started:?}");
+    let pid = eventually("a watcher keeps the index", || keeper_pid(&root));
+    assert_eq!(started, [pid]);
     assert!(alive(pid));
     let lesson = "resources/workspaces/nihongo/mobile/_lessons/260915-connection-pool.md";
     root.write(lesson, root.read(lesson) + "\nA zanzibar-shaped pool.\n");
-    poll("the edit is found", 15, || {
+    eventually("the edit is found", || {
         let out = root.run(&["--json", "search", "zanzibar"]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         out.stdout.contains(lesson).then_some(())
     });
     assert_eq!(keeper_pid(&root), Some(pid), "the same watcher keeps the index");
-    poll("the idle watcher stops", 20, || (!alive(pid)).then_some(()));
+    eventually("the idle watcher stops", || (!alive(pid)).then_some(()));
     assert_eq!(keeper_pid(&root), None, "nobody keeps the index once the watcher stopped");
 }
 
@@ -497,12 +479,25 @@ fn a_query_on_a_large_root_starts_a_watcher_that_stops_when_idle() {
 #[test]
 fn no_watcher_starts_when_auto_is_off() {
     let root = searched_with("auto = false\nauto_min_files = 1");
-    // Longer than a started watcher takes to keep the index (well under a second).
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < deadline {
-        assert_eq!(keeper_pid(&root), None);
-        std::thread::sleep(Duration::from_millis(200));
+    // A query starts its watcher before it exits (the test above sees it at once).
+    assert_eq!(started_watchers(&root), Vec::<u64>::new());
+    assert_eq!(keeper_pid(&root), None);
+}
+
+/// The pids of the `tmws watch --idle-exit` processes started for `root`, which a query
+/// starts before it exits.
+fn started_watchers(root: &TestRoot) -> Vec<u64> {
+    let root = root.path().as_os_str().as_encoded_bytes();
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u64>().ok()) else { continue };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        if args.contains(&&b"--idle-exit"[..]) && args.contains(&root) && alive(pid) {
+            pids.push(pid);
+        }
     }
+    pids
 }
 
 /// A copy of the sample root with `watch` as its `[watch]` settings, searched once.
@@ -519,9 +514,9 @@ fn searched_with(watch: &str) -> TestRoot {
 #[test]
 fn a_started_watcher_stops_when_its_root_is_deleted() {
     let root = searched_with("auto_min_files = 10");
-    let pid = poll("a watcher keeps the index", 15, || keeper_pid(&root));
+    let pid = eventually("a watcher keeps the index", || keeper_pid(&root));
     drop(root);
-    poll("the watcher of a deleted root stops", 10, || (!alive(pid)).then_some(()));
+    eventually("the watcher of a deleted root stops", || (!alive(pid)).then_some(()));
 }
 
 /// Regression: a watcher that a query started went on running the binary it was started
@@ -544,11 +539,11 @@ fn a_started_watcher_stops_when_its_binary_is_replaced_and_the_next_query_starts
         v["by_pid"].as_u64()
     };
     run(&["search", "pool"]);
-    let old = poll("a watcher keeps the index", 15, keeper);
+    let old = eventually("a watcher keeps the index", keeper);
     upgrade(&exe);
-    poll("the watcher of the replaced binary stops", 10, || (!alive(old)).then_some(()));
+    eventually("the watcher of the replaced binary stops", || (!alive(old)).then_some(()));
     run(&["search", "pool"]);
-    let new = poll("a watcher of the new binary keeps the index", 15, keeper);
+    let new = eventually("a watcher of the new binary keeps the index", keeper);
     assert_ne!(new, old);
     assert!(alive(new));
 }

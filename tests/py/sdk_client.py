@@ -86,8 +86,8 @@ async def exercise(session):
     for name, args in calls.items():
         r = await session.call_tool(name, args)
         # As an agent does: an answer that says the index is catching up (`stale`, after a
-        # wait of 200 ms, on a loaded machine) is asked again.
-        for _ in range(100):
+        # wait of 200 ms, on a loaded machine) is asked again, for two minutes at least.
+        for _ in range(1200):
             if r.is_error or args.get("format") != "json" or not json.loads(text_of(r)).get("stale"):
                 break
             await asyncio.sleep(0.1)

@@ -45,8 +45,9 @@ async def run(session, mode, name):
     report = []
     for tool, args in calls:
         r = await session.call_tool(tool, args)
-        # An answer that says the index is catching up is asked again, as an agent does.
-        for _ in range(100):
+        # An answer that says the index is catching up is asked again, as an agent does (for
+        # two minutes at least: a busy machine may take long to catch up).
+        for _ in range(1200):
             if r.is_error or args.get("format") != "json" or not json.loads(text_of(r)).get("stale"):
                 break
             await asyncio.sleep(0.1)
