@@ -196,3 +196,42 @@ fn memory_add_process_full_20k_log(bencher: Bencher) {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     });
 }
+
+/// `memory_add` in-process into a full long-term log (20,000 entries): the writer alone
+/// (its fold kept from the add before, the append, the fold brought up to the end), without
+/// a process start or an index sync.
+#[divan::bench(sample_count = 200, sample_size = 1)]
+fn memory_add_in_process_full_20k_log(bencher: Bencher) {
+    let root = std::env::temp_dir().join("tmws-bench-memory-add-20k-in-process");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
+    std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log_text(20_000, 0)).unwrap();
+    let engine = Engine::open(&root).unwrap();
+    let n = AtomicUsize::new(0);
+    bencher.bench_local(|| {
+        let mut req =
+            MemoryAddRequest::new(format!("in-process note about {}", letters(n.fetch_add(1, Ordering::Relaxed))));
+        req.namespace = Some("long-term".into());
+        engine.ask(&tmws::query::catalog::MemoryAdd, &req).unwrap()
+    });
+}
+
+/// `memory_add` in-process into a log of a few hundred entries, without fsync: what the
+/// writer costs beyond the disk (redaction, the op, the append and bringing its fold up to
+/// the end), with no eviction to look for.
+#[divan::bench(sample_count = 500, sample_size = 1)]
+fn memory_add_in_process_small_log_no_fsync(bencher: Bencher) {
+    let root = std::env::temp_dir().join("tmws-bench-memory-add-small");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
+    std::fs::write(root.join(".tmws/config.toml"), "[memory]\nfsync = false\n").unwrap();
+    std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log_text(200, 0)).unwrap();
+    let engine = Engine::open(&root).unwrap();
+    let n = AtomicUsize::new(0);
+    bencher.bench_local(|| {
+        let note = format!("small-log note about {}", letters(n.fetch_add(1, Ordering::Relaxed)));
+        let mut req = MemoryAddRequest::new(note);
+        req.namespace = Some("long-term".into());
+        engine.ask(&tmws::query::catalog::MemoryAdd, &req).unwrap()
+    });
+}
