@@ -30,6 +30,8 @@ pub mod tools;
 pub mod trust;
 pub mod upkeep;
 pub mod write;
+#[cfg(test)]
+mod written;
 pub(crate) mod yaml;
 
 pub use self::answer::{Answer, Reply};
