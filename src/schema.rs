@@ -1,6 +1,9 @@
 //! The JSON Schemas of front-matter, log ops, the registry and skills (DESIGN §2.2–2.4).
 //!
-//! The schema files under `schemas/` are embedded into the binary at build time. A project
+//! The schema files of front-matter and skills under `schemas/` are embedded into the
+//! binary at build time, and so is the one of memory ops; those of the registry and the
+//! trust log are generated from their types ([`generator`]), and a test holds their files
+//! under `schemas/` equal to what the types generate. A project
 //! may override the schema of a topic with `.tmws/schemas/{topic}.schema.json`. Validation
 //! errors are reduced to `Violation`s that name a rule, a JSON pointer and a message a
 //! person can act on; the caller turns the pointer into a file position.
@@ -10,6 +13,67 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::model::Rule;
+
+/// The generator of the schemas of tmws' own formats (`memory-op`, `registry`, `trust`):
+/// JSON Schema 2020-12, describing what tmws writes (a field it always writes is
+/// required; an option it leaves out when empty is not).
+pub fn generator() -> schemars::SchemaGenerator {
+    // Inline: a violation's schema path then leads to the schema that explains it.
+    schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .with(|s| s.inline_subschemas = true)
+        .with_transform(schemars::transform::RecursiveTransform(as_written as fn(&mut schemars::Schema)))
+        .into_generator()
+}
+
+/// A generated schema as tmws writes its format: a field it leaves out when empty is
+/// never null (only a field it always writes can be), descriptions are the doc comments'
+/// paragraphs unwrapped, and what describes reading rather than writing (the defaults of
+/// missing fields, Rust's number formats such as `double` or `uint64`) is left out.
+fn as_written(schema: &mut schemars::Schema) {
+    let Some(obj) = schema.as_object_mut() else { return };
+    obj.remove("default");
+    if let Some(Value::String(d)) = obj.get_mut("description") {
+        *d = d
+            .split("\n\n")
+            .map(|p| p.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+    }
+    if obj.get("format").and_then(Value::as_str).is_some_and(|f| f == "double" || f == "float" || f.contains("int")) {
+        obj.remove("format");
+    }
+    let required: Vec<String> = obj
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .unwrap_or_default();
+    let Some(Value::Object(props)) = obj.get_mut("properties") else { return };
+    for (_, prop) in props.iter_mut().filter(|(name, _)| !required.contains(name)) {
+        not_null(prop);
+    }
+}
+
+/// A property's schema without `null`: what a field that is never written as null reads.
+pub fn not_null(prop: &mut Value) {
+    let Value::Object(p) = prop else { return };
+    if let Some(Value::Array(types)) = p.get("type") {
+        let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        let kept = if kept.len() == 1 { kept[0].clone() } else { Value::Array(kept) };
+        p.insert("type".into(), kept);
+    }
+    if let Some(Value::Array(any)) = p.get("anyOf") {
+        let kept: Vec<Value> = any.iter().filter(|a| a.get("type") != Some(&Value::from("null"))).cloned().collect();
+        if let [Value::Object(one)] = &kept[..] {
+            p.remove("anyOf");
+            for (k, v) in one {
+                p.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        } else {
+            p.insert("anyOf".into(), Value::Array(kept));
+        }
+    }
+}
 
 /// The built-in schemas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -53,9 +117,10 @@ impl Builtin {
         }
     }
 
-    /// The schema's text as shipped.
-    pub fn text(self) -> &'static str {
-        match self {
+    /// The schema: the file as shipped, or for tmws' own formats the schema their types
+    /// generate (which the file under `schemas/` is held equal to).
+    fn make(self) -> Value {
+        let text = match self {
             Builtin::Overview => include_str!("../schemas/overview.schema.json"),
             Builtin::TopicOverview => include_str!("../schemas/topic-overview.schema.json"),
             Builtin::Plan => include_str!("../schemas/plan.schema.json"),
@@ -63,9 +128,10 @@ impl Builtin {
             Builtin::Lesson => include_str!("../schemas/lesson.schema.json"),
             Builtin::Entry => include_str!("../schemas/entry.schema.json"),
             Builtin::MemoryOp => include_str!("../schemas/memory-op.schema.json"),
-            Builtin::Registry => include_str!("../schemas/registry.schema.json"),
+            Builtin::Registry => return crate::parse::registry::schema().to_value(),
             Builtin::Skills => include_str!("../schemas/skills.schema.json"),
-        }
+        };
+        serde_json::from_str(text).unwrap_or(Value::Bool(true))
     }
 
     /// The built-in schema of a topic's entries.
@@ -82,7 +148,7 @@ impl Builtin {
     pub fn json(self) -> &'static Value {
         static CELLS: [OnceLock<Value>; 9] = [const { OnceLock::new() }; 9];
         let i = Builtin::ALL.iter().position(|b| *b == self).unwrap_or(0);
-        CELLS[i].get_or_init(|| serde_json::from_str(self.text()).unwrap_or(Value::Bool(true)))
+        CELLS[i].get_or_init(|| self.make())
     }
 
     /// The compiled validator of the schema as shipped.
@@ -387,6 +453,34 @@ mod tests {
         assert_eq!(got, vec![(Rule::MissingField, String::new(), "missing required field `commit`".into())]);
         let got = check(Builtin::MemoryOp, json!({"op": "drop", "id": "x", "at": "yesterday"}));
         assert_eq!(got.len(), 3, "{got:?}");
+    }
+
+    /// The schemas of `schemas/` generated from the types of tmws' own formats, by file name.
+    fn generated() -> [(&'static str, schemars::Schema); 2] {
+        [
+            ("registry.schema.json", crate::parse::registry::schema()),
+            ("trust.schema.json", generator().into_root_schema_for::<crate::parse::trust::Event>()),
+        ]
+    }
+
+    #[test]
+    fn the_schemas_of_tmws_formats_are_those_their_types_generate() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+        let bless = std::env::var_os("TMWS_BLESS").is_some();
+        for (name, schema) in generated() {
+            let mut text = serde_json::to_string_pretty(&schema).unwrap();
+            text.push('\n');
+            if bless {
+                std::fs::write(dir.join(name), &text).unwrap();
+                continue;
+            }
+            let committed = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+            assert!(
+                committed == text,
+                "schemas/{name} is not what its type generates: run `TMWS_BLESS=1 cargo test --lib schema::` to write \
+it again, and commit it\n--- generated\n{text}"
+            );
+        }
     }
 
     #[test]

@@ -122,26 +122,26 @@ fn skills(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
 /// tool's `server/tool`; a tool's category is its `category`, its body the usage hint and
 /// the names of its parameters (so that `path` finds a tool taking a `path`).
 fn registry(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
-    let Ok(serde_json::Value::Object(root)) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+    let Some(registry) =
+        std::str::from_utf8(bytes).ok().and_then(|t| crate::parse::registry::Registry::read(t).ok().flatten())
+    else {
         return Vec::new();
     };
-    let Some(servers) = root.get("servers").and_then(serde_json::Value::as_object) else { return Vec::new() };
-    let text =
-        |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
     let mut out = Vec::new();
-    for (server, entry) in servers {
+    for (server, entry) in registry.servers {
         out.push(IndexDoc {
             ref_id: server.clone(),
             kind: Some(DocKind::Server),
             name: server.clone(),
-            description: text(entry, "description"),
+            description: entry.description.unwrap_or_default(),
             path: rel.to_owned(),
             ..IndexDoc::default()
         });
-        let Some(tools) = entry.get("tools").and_then(serde_json::Value::as_object) else { continue };
-        for (tool, t) in tools {
+        for (tool, t) in entry.tools {
             let params: Vec<&str> = t
-                .pointer("/input_schema/properties")
+                .input_schema
+                .as_ref()
+                .and_then(|s| s.get("properties"))
                 .and_then(serde_json::Value::as_object)
                 .map(|p| p.keys().map(String::as_str).collect())
                 .unwrap_or_default();
@@ -149,9 +149,11 @@ fn registry(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
                 ref_id: format!("{server}/{tool}"),
                 kind: Some(DocKind::Tool),
                 name: tool.clone(),
-                description: text(t, "description"),
-                category: Some(text(t, "category")).filter(|c| !c.is_empty()),
-                body: format!("{}\n{}", text(t, "usage_hint"), params.join(" ")).trim().to_owned(),
+                description: t.description.clone().unwrap_or_default(),
+                category: t.category.clone().filter(|c| !c.is_empty()),
+                body: format!("{}\n{}", t.usage_hint.as_deref().unwrap_or_default(), params.join(" "))
+                    .trim()
+                    .to_owned(),
                 namespace: Some(server.clone()),
                 path: rel.to_owned(),
                 ..IndexDoc::default()

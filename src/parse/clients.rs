@@ -26,8 +26,9 @@ use serde_json::Value;
 use crate::model::{Diagnostic, Rule};
 use crate::redact;
 
-/// How to reach one server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// How to reach one server: a command over stdio, or a URL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = connection_kinds)]
 pub struct Connection {
     /// `stdio`, `http`, `sse` or `streamable-http`.
     #[serde(rename = "type")]
@@ -42,6 +43,23 @@ pub struct Connection {
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+}
+
+/// The kinds of connection in the schema of [`Connection`], and what each needs: a stdio
+/// server a `command`, the others a `url`.
+fn connection_kinds(schema: &mut schemars::Schema) {
+    const KINDS: [&str; 4] = ["stdio", "http", "sse", "streamable-http"];
+    if let Some(Value::Object(kind)) = schema.get_mut("properties").and_then(|p| p.get_mut("type")) {
+        kind.remove("type");
+        kind.insert("enum".into(), Value::from(KINDS.to_vec()));
+    }
+    let needs = |kinds: &[&str], field: &str| {
+        serde_json::json!({
+            "if": {"properties": {"type": {"enum": kinds}}, "required": ["type"]},
+            "then": {"required": [field]},
+        })
+    };
+    schema.insert("allOf".into(), Value::Array(vec![needs(&KINDS[..1], "command"), needs(&KINDS[1..], "url")]));
 }
 
 impl Connection {

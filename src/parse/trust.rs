@@ -11,15 +11,56 @@
 //! several verifiers can lift an agent far. tmws records at most one verification of an
 //! agent by a verifier in one second and at most [`PER_AGENT_SECOND`] of an agent in one
 //! second; lines past that were written some other way, and are reported and not counted.
+//!
+//! A line is an [`Event`], written by `tmws trust verify` and read here; the schema
+//! `schemas/trust.schema.json` is generated from it (a test in `schema` holds them equal).
 
 use std::collections::BTreeMap;
 
 use icu_normalizer::ComposingNormalizerBorrowed;
-use serde_json::Value;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::jsonl;
 use super::text::{escape_controls, is_default_ignorable};
+use super::{jsonl, lenient};
 use crate::model::{Diagnostic, Rule};
+
+/// One line of the trust log (`.tmws/trust.jsonl`): one verification of an agent's work.
+/// Read leniently: a field of the wrong type is read as missing, and the line is then
+/// reported and not counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(
+    title = "One line of the trust log (.tmws/trust.jsonl)",
+    extend("$id" = "https://tmws.dev/schemas/trust.schema.json")
+)]
+pub struct Event {
+    /// The agent whose work was checked, its name as names compare (`normalize`).
+    #[serde(default, deserialize_with = "lenient::or_default")]
+    pub agent: String,
+    /// Who checked it: `human` at the command line, else the session's identity; never
+    /// the agent itself.
+    #[serde(default, deserialize_with = "lenient::or_default")]
+    pub verifier: String,
+    /// Whether the work held up.
+    #[serde(default, deserialize_with = "lenient::option")]
+    #[schemars(with = "bool")]
+    pub success: Option<bool>,
+    /// What was checked: a test run, a review, a commit (secrets redacted).
+    #[serde(default, deserialize_with = "lenient::or_default")]
+    pub evidence: String,
+    /// When: RFC 3339, UTC seconds with `Z`.
+    #[serde(default, deserialize_with = "lenient::or_default")]
+    #[schemars(extend("format" = "date-time"))]
+    pub at: String,
+}
+
+impl Event {
+    /// The line that holds it (without its `\n`).
+    pub fn line(&self) -> String {
+        // Strings and a boolean always serialize.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
 
 /// The person at the command line: the verifier of `tmws trust verify` and the writer of
 /// what `tmws memory add` stores. Never scored; its trust is [`HUMAN_TRUST`].
@@ -111,12 +152,12 @@ pub fn read(bytes: &[u8]) -> TrustLog {
     for line in lines {
         let raw = raw_line(bytes, line.offset);
         let column = |field: &str| raw.find(&format!("\"{field}\"")).map_or(1, |i| raw[..i].chars().count() + 1);
-        let v = &line.value;
-        let text = |k: &str| v.get(k).and_then(Value::as_str);
+        // Every field is read leniently: this cannot fail on an object.
+        let event = Event::deserialize(&line.value).unwrap_or_default();
         let skipped = |rule: Rule, field: &str, message: String| {
             Diagnostic::error(rule, line.line, column(field), format!("{message}; line skipped"))
         };
-        let agent = text("agent").map(normalize).unwrap_or_default();
+        let agent = normalize(&event.agent);
         if agent.is_empty() {
             problems.push(
                 skipped(Rule::JsonlLine, "agent", "a verification of no agent".into())
@@ -135,11 +176,11 @@ pub fn read(bytes: &[u8]) -> TrustLog {
             );
             continue;
         }
-        let Some(success) = v.get("success").and_then(Value::as_bool) else {
+        let Some(success) = event.success else {
             problems.push(skipped(Rule::JsonlLine, "success", "`success` is not true or false".into()));
             continue;
         };
-        let raw_verifier = text("verifier").unwrap_or_default();
+        let raw_verifier = event.verifier.as_str();
         let verifier = normalize(raw_verifier);
         if verifier.is_empty() {
             problems.push(
@@ -176,7 +217,7 @@ written some other way",
                 ),
             );
         }
-        let at = text("at").unwrap_or_default();
+        let at = event.at.as_str();
         let Some(second) = chrono::DateTime::parse_from_rfc3339(at).ok().map(|t| t.timestamp()) else {
             problems.push(
                 skipped(Rule::JsonlLine, "at", "no time: `at` is missing or not an RFC 3339 time".into())
@@ -292,6 +333,18 @@ fn shown(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_line_tmws_wrote_reads_and_writes_back_byte_for_byte() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/formats/trust.jsonl");
+        let text = std::fs::read_to_string(path).unwrap();
+        let (lines, problems) = jsonl::parse(text.as_bytes());
+        assert!(problems.is_empty() && lines.len() == 2);
+        for (line, raw) in lines.iter().zip(text.lines()) {
+            assert_eq!(Event::deserialize(&line.value).unwrap().line(), raw);
+        }
+        assert_eq!(read(text.as_bytes()).counted.len(), 2);
+    }
 
     #[test]
     fn spellings_of_one_name_compare_equal() {

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::approval;
 use crate::config::Config;
@@ -30,6 +30,7 @@ use crate::error::{Chain, Error, Result};
 use crate::layout::REGISTRY_FILE;
 use crate::parse::clients::{self, Connection, Server, Vars};
 use crate::parse::jsonl;
+use crate::parse::registry::{self as file, Metadata, Registry, Tool};
 use crate::pool::{self, Introspection};
 use crate::store;
 
@@ -93,60 +94,57 @@ pub fn configured_servers(root: &Path, config: &Config) -> Result<Vec<Configured
 }
 
 /// The registry as it is on disk (an empty one when there is none).
-pub fn load(root: &Path) -> Result<Map<String, Value>> {
+pub fn load(root: &Path) -> Result<Registry> {
     let Some(text) = store::read_text_opt(root, &root.join(REGISTRY_FILE), store::cap::CONFIG)? else {
-        return Ok(Map::new());
+        return Ok(Registry::default());
     };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(Error::Environment(format!("{REGISTRY_FILE}: not a JSON object"))),
+    match Registry::read(&text) {
+        Ok(Some(registry)) => Ok(registry),
+        Ok(None) => Err(Error::Environment(format!("{REGISTRY_FILE}: not a JSON object"))),
         Err(e) => Err(Error::environment(format!("{REGISTRY_FILE}:{}:{}", e.line(), e.column()), e)),
     }
 }
 
-/// Copies `keys` of `old` over `new` where `old` has them.
-fn keep(new: &mut Map<String, Value>, old: Option<&Value>, keys: &[&str]) {
-    let Some(Value::Object(old)) = old else { return };
-    for k in keys {
-        if let Some(v) = old.get(*k) {
-            new.insert((*k).to_owned(), v.clone());
-        }
-    }
-}
-
 /// A server's entry from what it said, keeping the hand-edited fields of `old`.
-fn entry(conn: &Connection, seen: &Introspection, old: Option<&Value>) -> Value {
-    let mut tools = Map::new();
+fn entry(conn: &Connection, seen: &Introspection, old: Option<&file::Server>) -> file::Server {
     let mut sorted: Vec<&(String, String, Value)> = seen.tools.iter().collect();
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, description, schema) in sorted {
-        let mut t = Map::new();
-        t.insert("description".into(), json!(description));
-        t.insert("input_schema".into(), schema.clone());
-        keep(
-            &mut t,
-            old.and_then(|o| o.get("tools")).and_then(|t| t.get(name)),
-            &["description", "category", "usage_hint", "dependencies"],
-        );
-        tools.insert(name.clone(), Value::Object(t));
-    }
-    let mut e = Map::new();
+    let tools = sorted
+        .into_iter()
+        .map(|(name, description, schema)| {
+            let old = old.and_then(|o| o.tools.get(name));
+            let tool = Tool {
+                description: old.and_then(|t| t.description.clone()).or_else(|| Some(description.clone())),
+                input_schema: match schema {
+                    Value::Object(m) => Some(m.clone()),
+                    _ => None,
+                },
+                category: old.and_then(|t| t.category.clone()),
+                usage_hint: old.and_then(|t| t.usage_hint.clone()),
+                dependencies: old.and_then(|t| t.dependencies.clone()),
+                other: serde_json::Map::new(),
+            };
+            (name.clone(), tool)
+        })
+        .collect();
     let description = seen.instructions.clone().unwrap_or_else(|| seen.name.clone());
-    e.insert("description".into(), json!(description.lines().next().unwrap_or_default()));
-    e.insert("config_hash".into(), json!(conn.config_hash()));
-    e.insert("connection".into(), serde_json::to_value(conn.stored()).unwrap_or(Value::Null));
-    e.insert("persistent".into(), json!(false));
-    keep(&mut e, old, &["description", "persistent", "ttl_secs"]);
-    e.insert(
-        "metadata".into(),
-        json!({
-            "cold_start_ms": u64::try_from(seen.cold_start.as_millis()).unwrap_or(u64::MAX),
-            "introspected_at": Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
-            "popularity": 0.0,
+    file::Server {
+        description: old
+            .and_then(|o| o.description.clone())
+            .or_else(|| Some(description.lines().next().unwrap_or_default().to_owned())),
+        config_hash: Some(conn.config_hash()),
+        connection: serde_json::to_value(conn.stored()).ok(),
+        persistent: old.and_then(|o| o.persistent).or(Some(false)),
+        ttl_secs: old.and_then(|o| o.ttl_secs),
+        metadata: Some(Metadata {
+            cold_start_ms: Some(u64::try_from(seen.cold_start.as_millis()).unwrap_or(u64::MAX)),
+            introspected_at: Some(Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)),
+            popularity: Some(0.0),
+            ..Metadata::default()
         }),
-    );
-    e.insert("tools".into(), Value::Object(tools));
-    Value::Object(e)
+        tools,
+        other: serde_json::Map::new(),
+    }
 }
 
 /// What `build` did.
@@ -170,19 +168,19 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
         // client configs; one that is not JSON is a person's edit, and stays an error.
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::InvalidData => {
             problems.push(format!("{REGISTRY_FILE}: {source}: built again from the client configs"));
-            Map::new()
+            Registry::default()
         }
         Err(e) => return Err(e),
     };
-    let old_servers = old.get("servers").and_then(Value::as_object).cloned().unwrap_or_default();
+    let old_servers = old.servers;
     let mut waiting = std::collections::BTreeSet::new();
     let mut unlaunched: BTreeMap<String, String> = BTreeMap::new();
     let mut todo: Vec<(String, Connection, pool::Exec)> = Vec::new();
     for s in servers.values() {
+        let old = old_servers.get(&s.name);
         let stale = force
-            || old_servers.get(&s.name).and_then(|o| o.get("config_hash")).and_then(Value::as_str)
-                != Some(s.raw.config_hash().as_str())
-            || old_servers.get(&s.name).and_then(|o| o.pointer("/metadata/error")).is_some();
+            || old.and_then(|o| o.config_hash.as_deref()) != Some(s.raw.config_hash().as_str())
+            || old.and_then(|o| o.metadata.as_ref()).is_some_and(|m| m.error.is_some());
         let Ok(live) = &s.live else { continue };
         // What it runs is looked at for every server, so that one awaiting approval is
         // named even when its entry is up to date.
@@ -226,11 +224,11 @@ pub fn build(root: &Path, config: &Config, force: bool, timeout: Duration) -> Re
         out
     });
     let mut outcomes = Vec::new();
-    let mut new_servers = Map::new();
+    let mut new_servers = BTreeMap::new();
     for (name, server) in &servers {
         let conn = &server.raw;
         let old_entry = old_servers.get(name);
-        let tools_of = |v: &Value| v.get("tools").and_then(Value::as_object).map_or(0, Map::len);
+        let tools_of = |e: &file::Server| e.tools.len();
         let failed = server.live.as_ref().err().or(unlaunched.get(name)).map(|why| Err(why.clone()));
         let result = seen.get(name).or(failed.as_ref()).map(|r| match r {
             Ok(s) if s.tools.len() > MAX_TOOLS => Err(format!(
@@ -242,14 +240,13 @@ is kept",
         });
         match result {
             None if waiting.contains(name) => {
-                let e = old_entry.cloned().unwrap_or(Value::Null);
                 outcomes.push((name.clone(), Outcome::AwaitingApproval));
-                if !e.is_null() {
-                    new_servers.insert(name.clone(), e);
+                if let Some(e) = old_entry {
+                    new_servers.insert(name.clone(), e.clone());
                 }
             }
             None => {
-                let e = old_entry.cloned().unwrap_or(Value::Null);
+                let e = old_entry.cloned().unwrap_or_default();
                 outcomes.push((name.clone(), Outcome::Unchanged { tools: tools_of(&e) }));
                 new_servers.insert(name.clone(), e);
             }
@@ -261,54 +258,34 @@ is kept",
             }
             Some(Err(why)) => {
                 let why = &shown_error(&why);
-                let mut e = match old_entry {
-                    Some(Value::Object(o)) => o.clone(),
-                    _ => {
-                        let mut m = Map::new();
-                        m.insert("description".into(), json!(""));
-                        m.insert("config_hash".into(), json!(conn.config_hash()));
-                        m.insert("connection".into(), serde_json::to_value(conn.stored()).unwrap_or(Value::Null));
-                        m.insert("persistent".into(), json!(false));
-                        m.insert("metadata".into(), json!({}));
-                        m.insert("tools".into(), json!({}));
-                        m
-                    }
-                };
-                if let Some(Value::Object(meta)) = e.get_mut("metadata") {
-                    meta.insert("error".into(), json!(why));
-                } else {
-                    e.insert("metadata".into(), json!({"error": why}));
-                }
+                let mut e = old_entry.cloned().unwrap_or_else(|| file::Server {
+                    description: Some(String::new()),
+                    config_hash: Some(conn.config_hash()),
+                    connection: serde_json::to_value(conn.stored()).ok(),
+                    persistent: Some(false),
+                    metadata: Some(Metadata::default()),
+                    ..file::Server::default()
+                });
+                e.metadata.get_or_insert_default().error = Some(why.clone());
                 outcomes.push((name.clone(), Outcome::Failed(why.clone())));
-                new_servers.insert(name.clone(), Value::Object(e));
+                new_servers.insert(name.clone(), e);
             }
         }
     }
     let popular = popularity(root, Utc::now());
-    for (name, e) in new_servers.iter_mut() {
-        let share = json!(popular.get(name).copied().unwrap_or(0.0));
-        match e.get_mut("metadata") {
-            Some(Value::Object(meta)) => {
-                meta.insert("popularity".into(), share);
-            }
-            _ => {
-                if let Value::Object(e) = e {
-                    e.insert("metadata".into(), json!({"popularity": share}));
-                }
-            }
-        }
+    for (name, e) in &mut new_servers {
+        e.metadata.get_or_insert_default().popularity = Some(popular.get(name).copied().unwrap_or(0.0));
     }
-    let mut registry = json!({"version": "1", "servers": new_servers});
     // What a server says of itself (instructions, tool descriptions, errors) and what an
     // old registry kept are redacted like everything else tmws writes.
-    crate::redact::redact_value(&mut registry);
-    let mut text = serde_json::to_string_pretty(&registry).map_err(|e| Error::environment("", e))?;
-    text.push('\n');
+    let registry = redacted(Registry { version: file::VERSION.to_owned(), servers: new_servers });
+    let text = registry.text().map_err(|e| Error::environment("", e))?;
     // Every reader takes the registry up to the cap: one it would refuse is never written.
     if text.len() as u64 > MAX_REGISTRY_BYTES {
-        let biggest = new_servers
+        let biggest = registry
+            .servers
             .iter()
-            .map(|(n, e)| (n.as_str(), e.to_string().len()))
+            .map(|(n, e)| (n.as_str(), serde_json::to_string(e).map_or(0, |t| t.len())))
             .max_by_key(|(_, len)| *len)
             .map(|(n, len)| format!("; the largest server is `{n}` ({} MiB)", len >> 20))
             .unwrap_or_default();
@@ -321,6 +298,13 @@ written (the old one is kept): remove servers with many or large tools from the 
     }
     store::write_atomic(root, &root.join(REGISTRY_FILE), text.as_bytes())?;
     Ok(Built { outcomes, problems })
+}
+
+/// The registry with every string in it redacted.
+fn redacted(registry: Registry) -> Registry {
+    let Ok(mut value) = serde_json::to_value(&registry) else { return registry };
+    crate::redact::redact_value(&mut value);
+    serde_json::from_value(value).unwrap_or(registry)
 }
 
 /// The most tools one server may have in the registry (DESIGN §11 budgets 1,000 tools over
@@ -588,8 +572,7 @@ pub fn popularity(root: &Path, now: DateTime<Utc>) -> BTreeMap<String, f64> {
 /// with its popularity now and whether it is approved on this machine.
 pub fn list(root: &Path, config: &Config) -> Result<Vec<Listed>> {
     let popular = popularity(root, Utc::now());
-    let reg = load(root)?;
-    let servers = reg.get("servers").and_then(Value::as_object).cloned().unwrap_or_default();
+    let servers = load(root)?.servers;
     let (configured, _) = configured(root, config)?;
     let mut approvals = BTreeMap::new();
     for (name, s) in &configured {
@@ -610,10 +593,10 @@ pub fn list(root: &Path, config: &Config) -> Result<Vec<Listed>> {
         .iter()
         .map(|(name, e)| Listed {
             server: name.clone(),
-            tools: e.get("tools").and_then(Value::as_object).map_or(0, Map::len),
-            cold_start_ms: e.pointer("/metadata/cold_start_ms").and_then(Value::as_u64),
+            tools: e.tools.len(),
+            cold_start_ms: e.metadata.as_ref().and_then(|m| m.cold_start_ms),
             popularity: popular.get(name).copied().unwrap_or(0.0),
-            error: e.pointer("/metadata/error").and_then(Value::as_str).map(shown_error),
+            error: e.metadata.as_ref().and_then(|m| m.error.as_deref()).map(shown_error),
             approval: approval_of(name),
         })
         .collect();

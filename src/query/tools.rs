@@ -20,6 +20,7 @@ use crate::error::{Chain, Error, Result};
 use crate::index::{Index, TextQuery};
 use crate::layout::{self, REGISTRY_FILE};
 use crate::model::DocKind;
+use crate::parse::registry::{self as file, Registry as RegistryFile};
 use crate::pool::{Called, Pool, Target};
 use crate::query::api::ToolSearchRequest;
 use crate::query::{approval, registry};
@@ -67,15 +68,16 @@ pub(crate) fn search(index: &Index, registry: &Registry, req: &ToolSearchRequest
         };
         let reg = registry.get()?;
         let entry = server_entry(&reg, server)?;
-        let results = tools_of(entry)
+        let results = entry
+            .tools
             .iter()
-            .filter(|(_, t)| req.category.as_ref().is_none_or(|c| t.get("category").and_then(Value::as_str) == Some(c)))
+            .filter(|(_, t)| req.category.as_ref().is_none_or(|c| t.category.as_ref() == Some(c)))
             .take(limit)
             .map(|(name, t)| ToolHit {
                 server: server.clone(),
-                tool: (*name).clone(),
-                summary: first_line(t.get("description").and_then(Value::as_str).unwrap_or_default()),
-                category: t.get("category").and_then(Value::as_str).map(str::to_owned),
+                tool: name.clone(),
+                summary: first_line(t.description.as_deref().unwrap_or_default()),
+                category: t.category.clone(),
                 score: 100,
             })
             .collect();
@@ -123,15 +125,15 @@ pub(crate) fn describe(registry: &Registry, server: &str, tool: &str) -> Result<
     let reg = registry.get()?;
     let entry = server_entry(&reg, server)?;
     let t = tool_entry(entry, server, tool)?;
-    let field = |k: &str| t.get(k).filter(|v| !v.is_null() && v.as_str() != Some("")).cloned();
+    let text = |v: &Option<String>| v.clone().filter(|s| !s.is_empty()).map(Value::from);
     Ok(ToolDescription {
         server: server.to_owned(),
         tool: tool.to_owned(),
-        description: field("description"),
-        usage_hint: field("usage_hint"),
-        category: field("category"),
-        dependencies: field("dependencies"),
-        input_schema: t.get("input_schema").cloned().unwrap_or_else(|| json!({"type": "object"})),
+        description: text(&t.description),
+        usage_hint: text(&t.usage_hint),
+        category: text(&t.category),
+        dependencies: t.dependencies.clone().map(Value::from),
+        input_schema: t.input_schema.clone().map_or_else(|| json!({"type": "object"}), Value::Object),
     })
 }
 
@@ -193,7 +195,7 @@ and a registry entry that runs tmws itself must not start servers again; remove 
                 config.registry.sources.join(", ")
             )));
         };
-        let recorded = entry.get("config_hash").and_then(Value::as_str).unwrap_or_default();
+        let recorded = entry.config_hash.as_deref().unwrap_or_default();
         if found.raw.config_hash() != recorded {
             return Err(Error::Conflict(format!(
                 "the config of `{server}` changed since the registry was built; run `tmws registry build` to introspect \
@@ -219,9 +221,9 @@ allow it"
         let target = Target {
             server,
             connection,
-            persistent: entry.get("persistent").and_then(Value::as_bool).unwrap_or(false),
+            persistent: entry.persistent.unwrap_or(false),
             // A hand-edited TTL is taken up to the longest the config allows.
-            ttl: entry.get("ttl_secs").and_then(Value::as_u64).map(|s| Duration::from_secs(s.min(MAX_TTL_SECS))),
+            ttl: entry.ttl_secs.map(|s| Duration::from_secs(s.min(MAX_TTL_SECS))),
             exec: &launch.exec,
             approval: &approval,
         };
@@ -286,13 +288,11 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or_default().trim().to_owned()
 }
 
-fn server_entry<'a>(reg: &'a Map<String, Value>, server: &str) -> Result<&'a Map<String, Value>> {
-    let servers = reg.get("servers").and_then(Value::as_object);
-    if let Some(e) = servers.and_then(|s| s.get(server)).and_then(Value::as_object) {
+fn server_entry<'a>(reg: &'a RegistryFile, server: &str) -> Result<&'a file::Server> {
+    if let Some(e) = reg.servers.get(server) {
         return Ok(e);
     }
-    let names: Vec<&str> =
-        servers.map(|s| s.keys().map(String::as_str).take(NAMES_SHOWN).collect()).unwrap_or_default();
+    let names: Vec<&str> = reg.servers.keys().map(String::as_str).take(NAMES_SHOWN).collect();
     Err(Error::NotFound(if names.is_empty() {
         format!("no server `{server}`: the registry is empty; run `tmws registry build`")
     } else {
@@ -300,15 +300,11 @@ fn server_entry<'a>(reg: &'a Map<String, Value>, server: &str) -> Result<&'a Map
     }))
 }
 
-fn tools_of(entry: &Map<String, Value>) -> Vec<(&String, &Value)> {
-    entry.get("tools").and_then(Value::as_object).map(|t| t.iter().collect()).unwrap_or_default()
-}
-
-fn tool_entry<'a>(entry: &'a Map<String, Value>, server: &str, tool: &str) -> Result<&'a Value> {
-    if let Some(t) = entry.get("tools").and_then(|t| t.get(tool)) {
+fn tool_entry<'a>(entry: &'a file::Server, server: &str, tool: &str) -> Result<&'a file::Tool> {
+    if let Some(t) = entry.tools.get(tool) {
         return Ok(t);
     }
-    let names: Vec<&str> = tools_of(entry).into_iter().map(|(n, _)| n.as_str()).take(NAMES_SHOWN).collect();
+    let names: Vec<&str> = entry.tools.keys().map(String::as_str).take(NAMES_SHOWN).collect();
     Err(Error::NotFound(format!(
         "`{server}` has no tool `{tool}` in the registry; its tools: {}",
         if names.is_empty() { "none".to_owned() } else { names.join(", ") }
@@ -317,8 +313,8 @@ fn tool_entry<'a>(entry: &'a Map<String, Value>, server: &str, tool: &str) -> Re
 
 /// A file's (length, modification time) when it was read (None: it did not exist).
 type Stamp = Option<(u64, std::time::SystemTime)>;
-/// The registry's top-level object, shared between readers.
-type Snapshot = Arc<Map<String, Value>>;
+/// The registry as read, shared between readers.
+type Snapshot = Arc<RegistryFile>;
 
 /// The registry file, read again only when it changed on disk.
 #[derive(Debug)]

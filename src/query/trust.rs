@@ -14,7 +14,6 @@ use std::path::Path;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
-use serde_json::json;
 
 use crate::error::{Error, Result};
 use crate::layout::{TRUST_FILE, TRUST_LOCK};
@@ -133,13 +132,13 @@ Unicode NFKC, without invisible characters)"
     }
     let evidence = redact(evidence).text;
     let at = now.to_rfc3339_opts(SecondsFormat::Secs, true);
-    let line = json!({"agent": agent, "verifier": verifier, "success": success, "evidence": evidence, "at": at});
+    let event = log::Event { agent: agent.clone(), verifier: verifier.clone(), success: Some(success), evidence, at };
     let mut file = LockedLog::open(root, &root.join(TRUST_FILE), &root.join(TRUST_LOCK))?;
     let mut bytes = file.read_all()?;
     if let Some(why) = log::refusal(&log::read(&bytes), &agent, &verifier, now.timestamp()) {
         return Err(Error::Usage(why));
     }
-    let line = line.to_string();
+    let line = event.line();
     file.append(std::slice::from_ref(&line), true)?;
     drop(file);
     // The standing from the log as it was, this line after it.
