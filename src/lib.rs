@@ -17,6 +17,7 @@ pub(crate) mod index;
 pub mod init;
 pub(crate) mod layout;
 pub mod limits;
+pub(crate) mod memory;
 pub mod model;
 pub(crate) mod parse;
 pub(crate) mod pool;

@@ -1,8 +1,8 @@
 //! The JSON Schemas of front-matter, log ops, the registry and skills (DESIGN §2.2–2.4).
 //!
 //! The schema files of front-matter and skills under `schemas/` are embedded into the
-//! binary at build time, and so is the one of memory ops; those of the registry and the
-//! trust log are generated from their types ([`generator`]), and a test holds their files
+//! binary at build time; those of tmws' own formats (memory ops, the registry, the trust
+//! log) are generated from their types ([`generator`]), and a test holds their files
 //! under `schemas/` equal to what the types generate. A project
 //! may override the schema of a topic with `.tmws/schemas/{topic}.schema.json`. Validation
 //! errors are reduced to `Violation`s that name a rule, a JSON pointer and a message a
@@ -127,7 +127,7 @@ impl Builtin {
             Builtin::Decision => include_str!("../schemas/decision.schema.json"),
             Builtin::Lesson => include_str!("../schemas/lesson.schema.json"),
             Builtin::Entry => include_str!("../schemas/entry.schema.json"),
-            Builtin::MemoryOp => include_str!("../schemas/memory-op.schema.json"),
+            Builtin::MemoryOp => return crate::memory::op::schema().to_value(),
             Builtin::Registry => return crate::parse::registry::schema().to_value(),
             Builtin::Skills => include_str!("../schemas/skills.schema.json"),
         };
@@ -456,8 +456,9 @@ mod tests {
     }
 
     /// The schemas of `schemas/` generated from the types of tmws' own formats, by file name.
-    fn generated() -> [(&'static str, schemars::Schema); 2] {
+    fn generated() -> [(&'static str, schemars::Schema); 3] {
         [
+            ("memory-op.schema.json", crate::memory::op::schema()),
             ("registry.schema.json", crate::parse::registry::schema()),
             ("trust.schema.json", generator().into_root_schema_for::<crate::parse::trust::Event>()),
         ]

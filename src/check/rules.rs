@@ -9,9 +9,10 @@ use serde_json::Value;
 use super::Checker;
 use crate::config::Config;
 use crate::layout::{self, FileKind};
+use crate::memory::{self, Op};
 use crate::model::{Diagnostic, Rule};
 use crate::parse::markdown::{self, FrontMatterState, MarkdownDoc};
-use crate::parse::{self, json, jsonl, memlog, yaml};
+use crate::parse::{self, json, jsonl, yaml};
 use crate::schema::{Builtin, Compiled, Violation};
 
 impl Checker {
@@ -281,24 +282,54 @@ fn suggest_name(name: &str, created: Option<&str>) -> String {
     format!("{date}-{}.md", if kebab.is_empty() { "name" } else { kebab })
 }
 
-/// A memory log's findings. The errors ("line skipped") are exactly the lines the fold
-/// that every reader uses skips; what the fold can do without is a warning.
+/// A memory log's findings. The errors ("line skipped") are the lines every reader skips,
+/// read by the type of a line (`memory::Op::read`); a field that tmws always writes and the
+/// line lacks is a warning, since readers do without it.
 fn memory_log(namespace: &str, bytes: &[u8]) -> Vec<Diagnostic> {
-    let fold = memlog::Fold::of(bytes, false);
-    let mut diags = fold.problems.clone();
-    let done = memlog::complete(bytes);
+    let done = jsonl::complete(bytes);
+    let mut diags = Vec::new();
+    let mut problems = jsonl::each_line(
+        done,
+        |text| Ok(Some((text, Op::read(text)?))),
+        |line, _, (text, op)| match op {
+            Err(skip) => diags.push(memory::op::skipped(line, text, &skip)),
+            Ok(op) => {
+                let column_of = |f: &str| text.find(&format!("\"{f}\"")).map_or(1, |i| text[..i].chars().count() + 1);
+                if let Some(ns) = op.ns.as_deref()
+                    && ns != namespace
+                {
+                    diags.push(Diagnostic::warning(
+                        Rule::JsonlLine,
+                        line,
+                        column_of("ns"),
+                        format!("op says namespace `{ns}` but it is in the `{namespace}` log"),
+                    ));
+                }
+                let missing = op.missing();
+                if !missing.is_empty() {
+                    let list = missing.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
+                    diags.push(
+                        Diagnostic::warning(Rule::JsonlLine, line, 1, format!("an op without {list}"))
+                            .with_hint("tmws writes every field; the entry is read without them"),
+                    );
+                }
+            }
+        },
+    );
+    diags.append(&mut problems);
+    let lines = done.iter().filter(|b| **b == b'\n').count();
     let tail = &bytes[done.len()..];
     if !tail.iter().all(u8::is_ascii_whitespace) {
         let (good, torn) = jsonl::parse(tail);
         diags.extend(torn.into_iter().map(|mut d| {
-            d.line += fold.lines;
+            d.line += lines;
             d
         }));
         if !good.is_empty() {
             diags.push(
                 Diagnostic::warning(
                     Rule::JsonlLine,
-                    fold.lines + 1,
+                    lines + 1,
                     1,
                     "the last line has no newline: not read until it has one",
                 )
@@ -306,38 +337,7 @@ fn memory_log(namespace: &str, bytes: &[u8]) -> Vec<Diagnostic> {
             );
         }
     }
-    let (lines, _) = jsonl::parse(done);
-    for line in lines.iter().filter(|l| !fold.bad.contains(&l.line)) {
-        let raw_end = done[line.offset..].iter().position(|b| *b == b'\n').map_or(done.len(), |i| line.offset + i);
-        let raw = String::from_utf8_lossy(&done[line.offset..raw_end]);
-        let column_of = |f: &str| raw.find(&format!("\"{f}\"")).map_or(1, |i| raw[..i].chars().count() + 1);
-        if let Some(ns) = line.value.get("ns").and_then(Value::as_str)
-            && ns != namespace
-        {
-            diags.push(Diagnostic::warning(
-                Rule::JsonlLine,
-                line.line,
-                column_of("ns"),
-                format!("op says namespace `{ns}` but it is in the `{namespace}` log"),
-            ));
-        }
-        let wanted: &[&str] = match line.value.get("op").and_then(Value::as_str) {
-            Some("add") => &["at", "ns", "content", "summary", "expires_at", "hash"],
-            Some("update") => &["at", "set"],
-            Some("link") => &["at", "commit"],
-            _ => &["at"],
-        };
-        {
-            let missing: Vec<&str> = wanted.iter().copied().filter(|f| line.value.get(*f).is_none()).collect();
-            if !missing.is_empty() {
-                let list = missing.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
-                diags.push(
-                    Diagnostic::warning(Rule::JsonlLine, line.line, 1, format!("an op without {list}"))
-                        .with_hint("tmws writes every field; the entry is read without them"),
-                );
-            }
-        }
-    }
+    diags.sort_by_key(|d| d.line);
     diags
 }
 

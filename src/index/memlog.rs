@@ -7,59 +7,22 @@
 //! `update` or `link` line, a log that shrank, or one whose bytes before the checkpoint
 //! changed (compaction, a hand edit) make the whole log be folded again.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::memory::LogMark;
+use crate::memory::fold::{DEFAULT_IMPORTANCE, Fold, Record};
+use crate::memory::op::{Kind, Op};
 use crate::model::{Diagnostic, DocKind, IndexDoc, MemoryAttrs};
-use crate::parse::jsonl;
-use crate::parse::memlog::{self, DEFAULT_IMPORTANCE, Fold, complete};
+use crate::parse::jsonl::{self, complete};
 use crate::parse::text::{cut, first_sentences};
+use crate::parse::time::normalise_time;
 
-/// How many bytes before a checkpoint its hash covers.
-const TAIL_BYTES: u64 = 256;
 /// DESIGN §2.3 `max_summary_chars`.
 const MAX_SUMMARY_CHARS: usize = 1200;
 
-/// Where the index stands in one log.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LogMark {
-    /// Bytes indexed: the end of the last complete line read.
-    pub offset: u64,
-    /// blake3 (hex) of the `TAIL_BYTES` before `offset` (fewer at the start of a file).
-    pub tail: String,
-    /// The latest time of an op before `offset` (the index's marks only): a line after it
-    /// with an earlier time came from a merge and may be a dead `add`, so the log is read
-    /// whole.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub last_at: String,
-}
-
-impl LogMark {
-    /// The mark after reading a file up to `end`, given its bytes `before` ending there.
-    pub fn at(end: u64, before: &[u8]) -> LogMark {
-        let n = usize::try_from(TAIL_BYTES.min(end)).unwrap_or(0).min(before.len());
-        LogMark {
-            offset: end,
-            tail: blake3::hash(&before[before.len() - n..]).to_hex().to_string(),
-            last_at: String::new(),
-        }
-    }
-
-    /// Where to start reading to check this mark: `TAIL_BYTES` before it.
-    pub fn check_from(&self) -> u64 {
-        self.offset - TAIL_BYTES.min(self.offset)
-    }
-
-    /// Whether `bytes`, read from `check_from()`, still hold what was indexed.
-    pub fn holds(&self, bytes: &[u8]) -> bool {
-        let n = usize::try_from(self.offset - self.check_from()).unwrap_or(usize::MAX);
-        bytes.len() >= n && blake3::hash(&bytes[..n]).to_hex().as_str() == self.tail
-    }
-}
-
 /// One change to the index from a log.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Op {
+pub enum Change {
     Add(Box<IndexDoc>),
     Delete(String),
 }
@@ -67,10 +30,10 @@ pub enum Op {
 /// What reading a log gave.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogRead {
-    /// True when `ops` are the whole log's live entries (replace everything it made);
+    /// True when `changes` are the whole log's live entries (replace everything it made);
     /// false when they continue from the previous checkpoint.
     pub whole: bool,
-    pub ops: Vec<Op>,
+    pub changes: Vec<Change>,
     pub mark: LogMark,
     pub problems: Vec<Diagnostic>,
 }
@@ -83,28 +46,27 @@ pub fn read_tail(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Op
     }
     let skip = usize::try_from(mark.offset - mark.check_from()).ok()?;
     let new = complete(&bytes[skip..]);
-    // Each line is read as the fold reads it (a line it skips, or whose op has no id, is
-    // passed over), so that reading on from a mark gives what a whole read gives.
-    let (lines, problems) = jsonl::parse_as(new, |text| {
-        let (op, id) = memlog::op_and_id(text)?;
-        Ok(Some((op, id, serde_json::from_str::<Value>(text)?)))
-    });
-    let mut ops = Vec::new();
+    // Each line is read as the fold reads it (a line it skips is passed over), so that
+    // reading on from a mark gives what a whole read gives.
+    let (lines, problems) = jsonl::parse_as(new, |text| Op::read(text).map(|op| op.ok()));
+    let mut changes = Vec::new();
     let mut last_at = mark.last_at.clone();
-    for (_, _, (op, id, value)) in lines {
-        let Some(id) = id else { continue };
+    for (_, _, op) in lines {
         // Ops in time order apply one by one as the fold applies them; one older than what
         // came before (a merge's doing) may meet a tombstone: the fold decides, read whole.
-        let at = value.get("at").and_then(Value::as_str).map(memlog::normalise_time);
-        match (op.as_deref(), at) {
-            (Some("add" | "delete"), Some(at)) if at < last_at => return None,
-            (Some("add" | "delete"), Some(at)) => last_at = at,
-            (Some("delete"), None) => {}
+        let at = op.at.as_deref().filter(|t| !t.trim().is_empty()).map(normalise_time);
+        match (op.op, at) {
+            (Kind::Add | Kind::Delete, Some(at)) if at < last_at => return None,
+            (Kind::Add | Kind::Delete, Some(at)) => last_at = at,
+            (Kind::Delete, None) => {}
             _ => return None,
         }
-        match op.as_deref() {
-            Some("add") => ops.extend(memory_doc(rel, namespace, &value).map(|d| Op::Add(Box::new(d)))),
-            _ => ops.push(Op::Delete(id)),
+        match op.op {
+            Kind::Add => {
+                let record = Record { add: op, updated_at: None };
+                changes.extend(memory_doc(rel, namespace, &record).map(|d| Change::Add(Box::new(d))));
+            }
+            _ => changes.push(Change::Delete(op.id)),
         }
     }
     for p in &problems {
@@ -113,87 +75,79 @@ pub fn read_tail(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Op
     let end = mark.offset + new.len() as u64;
     let upto = skip + new.len();
     let mark = LogMark { last_at, ..LogMark::at(end, &bytes[..upto]) };
-    Some(LogRead { whole: false, ops, mark, problems: Vec::new() })
+    Some(LogRead { whole: false, changes, mark, problems: Vec::new() })
 }
 
 /// Folds a whole log into its live entries.
 pub fn read_whole(rel: &str, namespace: &str, bytes: &[u8]) -> LogRead {
     let fold = Fold::of(bytes, false);
-    let ops = fold
+    let changes = fold
         .records(bytes)
-        .filter_map(|map| memory_doc(rel, namespace, &Value::Object(map)))
-        .map(|d| Op::Add(Box::new(d)))
+        .filter_map(|record| memory_doc(rel, namespace, &record))
+        .map(|d| Change::Add(Box::new(d)))
         .collect();
     let done = complete(bytes);
     let mark = LogMark { last_at: fold.max_at, ..LogMark::at(done.len() as u64, done) };
-    LogRead { whole: true, ops, mark, problems: fold.problems }
+    LogRead { whole: true, changes, mark, problems: fold.problems }
 }
 
-fn id_of(v: &Value) -> Option<&str> {
-    v.get("id").and_then(Value::as_str).filter(|id| !id.is_empty())
+/// A string field's text, when it is not blank.
+fn text(field: &Option<String>) -> Option<String> {
+    field.as_deref().filter(|s| !s.trim().is_empty()).map(str::to_owned)
 }
 
-/// The item of one `add` line (after any updates folded into it).
-fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
-    let id = id_of(v)?;
-    let text = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.trim().is_empty()).map(str::to_owned);
-    let mut content = text("content").unwrap_or_default();
+/// The item of one entry: its `add` with any updates folded into it.
+fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
+    let v = &record.add;
+    let mut content = text(&v.content).unwrap_or_default();
     // A problem's fields are searched with its content and kept for answers to show.
-    let problem: serde_json::Map<String, Value> = ["problem", "solution", "outcome", "files"]
-        .into_iter()
-        .filter_map(|k| v.get(k).map(|x| (k.to_owned(), x.clone())))
-        .collect();
-    for k in ["problem", "solution"] {
-        if let Some(t) = problem.get(k).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty())
-            && !content.contains(t)
-        {
+    for t in [&v.problem, &v.solution].into_iter().flatten().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        if !content.contains(t) {
             content.push_str("\n\n");
             content.push_str(t);
         }
     }
+    let mut meta_fields = serde_json::Map::new();
+    if v.problem.is_some() {
+        let fields = [
+            ("problem", v.problem.clone().map(Value::from)),
+            ("solution", v.solution.clone().map(Value::from)),
+            ("outcome", v.outcome.clone().map(Value::from)),
+            ("files", v.files.clone().map(Value::from)),
+        ];
+        meta_fields.extend(fields.into_iter().filter_map(|(k, x)| Some((k.to_owned(), x?))));
+    }
     // How it was written (`author.surface`, filled by tmws: cli, mcp, http) is kept for
     // answers to say where a memory's text came from (DESIGN §12).
-    let surface = v.get("author").and_then(|a| a.get("surface")).and_then(Value::as_str).filter(|s| !s.is_empty());
-    let mut meta_fields =
-        if problem.get("problem").and_then(Value::as_str).is_some() { problem } else { serde_json::Map::new() };
-    if let Some(s) = surface {
-        meta_fields.insert("surface".into(), Value::from(s));
+    if let Some(a) = v.author.as_ref().filter(|a| !a.surface.is_empty()) {
+        meta_fields.insert("surface".into(), Value::from(a.surface.clone()));
     }
     let meta = (!meta_fields.is_empty()).then(|| Value::Object(meta_fields).to_string());
     let summary =
-        text("summary").map(|s| cut(s.trim(), MAX_SUMMARY_CHARS)).unwrap_or_else(|| first_sentences(&content));
-    let tags = v
-        .get("tags")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default();
+        text(&v.summary).map(|s| cut(s.trim(), MAX_SUMMARY_CHARS)).unwrap_or_else(|| first_sentences(&content));
+    let git = v.git.as_ref();
     Some(IndexDoc {
-        ref_id: id.to_owned(),
+        ref_id: v.id.clone(),
         kind: Some(DocKind::Memory),
         name: summary.clone(),
         description: summary,
-        tags,
-        category: text("kind"),
-        created: text("at"),
-        updated: text("updated_at"),
+        tags: v.tags.clone().unwrap_or_default(),
+        category: text(&v.kind),
+        created: text(&v.at),
+        updated: text(&record.updated_at),
         path: rel.to_owned(),
         body: content,
         store_body: true,
         meta,
-        namespace: Some(text("ns").unwrap_or_else(|| namespace.to_owned())),
+        namespace: Some(text(&v.ns).unwrap_or_else(|| namespace.to_owned())),
         memory: Some(MemoryAttrs {
             // Normalised to UTC seconds with `Z`, so that text order is time order.
-            expires_at: text("expires_at").map(|t| crate::parse::memlog::normalise_time(&t)),
-            importance: Some(v.get("importance").and_then(Value::as_f64).unwrap_or(DEFAULT_IMPORTANCE).clamp(0.0, 1.0)),
-            agent: text("agent"),
-            branch: v.get("git").and_then(|g| g.get("branch")).and_then(Value::as_str).map(str::to_owned),
-            commit: v
-                .get("git")
-                .and_then(|g| g.get("commit"))
-                .and_then(Value::as_str)
-                .filter(|c| !c.is_empty())
-                .map(str::to_owned),
-            key: text("key"),
+            expires_at: text(&v.expires_at).map(|t| normalise_time(&t)),
+            importance: Some(v.importance.unwrap_or(DEFAULT_IMPORTANCE).clamp(0.0, 1.0)),
+            agent: text(&v.agent),
+            branch: git.and_then(|g| g.branch.clone()),
+            commit: git.and_then(|g| g.commit.clone()).filter(|c| !c.is_empty()),
+            key: text(&v.key),
         }),
         ..IndexDoc::default()
     })
@@ -214,11 +168,11 @@ mod tests {
     }
 
     fn ids(read: &LogRead) -> Vec<String> {
-        read.ops
+        read.changes
             .iter()
-            .map(|op| match op {
-                Op::Add(d) => format!("+{}", d.ref_id),
-                Op::Delete(id) => format!("-{id}"),
+            .map(|c| match c {
+                Change::Add(d) => format!("+{}", d.ref_id),
+                Change::Delete(id) => format!("-{id}"),
             })
             .collect()
     }
@@ -237,7 +191,7 @@ mod tests {
         .concat();
         let read = read_whole(REL, "long-term", log.as_bytes());
         assert_eq!(ids(&read), ["+m_2", "+m_3"]);
-        let Op::Add(d) = &read.ops[0] else { panic!() };
+        let Change::Add(d) = &read.changes[0] else { panic!() };
         assert_eq!(d.tags, ["x"]);
         assert_eq!(d.updated.as_deref(), Some("2026-11-22T12:00:00Z"));
         assert_eq!(d.memory.as_ref().unwrap().importance, Some(0.9));
@@ -263,7 +217,7 @@ mod tests {
         assert_eq!(read.mark.offset as usize, more.rfind('\n').unwrap() + 1);
         // Reading on from that mark with nothing new gives nothing.
         let again = &more.as_bytes()[usize::try_from(read.mark.check_from()).unwrap()..];
-        assert_eq!(read_tail(REL, "long-term", &read.mark, again).unwrap().ops, []);
+        assert_eq!(read_tail(REL, "long-term", &read.mark, again).unwrap().changes, []);
     }
 
     /// The items a sequence of reads leaves in the index.
@@ -271,12 +225,12 @@ mod tests {
         if read.whole {
             items.clear();
         }
-        for op in read.ops {
-            match op {
-                Op::Add(d) => {
+        for c in read.changes {
+            match c {
+                Change::Add(d) => {
                     items.insert(d.ref_id.clone(), *d);
                 }
-                Op::Delete(id) => {
+                Change::Delete(id) => {
                     items.remove(&id);
                 }
             }

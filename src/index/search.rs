@@ -20,8 +20,8 @@ use super::schema::ref_rank;
 use super::stats::Stats;
 use super::{Fields, Index, tantivy_err};
 use crate::error::{Error, Result};
+use crate::memory::fold::DEFAULT_IMPORTANCE;
 use crate::model::{DocKind, Scope};
-use crate::parse::memlog::DEFAULT_IMPORTANCE;
 
 /// A text search over the index: `workspace_search`, `memory_search` and `tool_search` all
 /// make one.

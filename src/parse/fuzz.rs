@@ -15,8 +15,8 @@ use proptest::sample::select;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
 use super::markdown::{self, FrontMatterState, MAX_FRONT_MATTER_BYTES};
-use super::memlog::{Entry, Fold};
 use super::yaml;
+use crate::memory::{Entry, Fold};
 use crate::model::{Rule, Severity};
 
 /// Runs `test` on `cases` values of `strategy`, from a seed of its own (the name's).

@@ -21,6 +21,11 @@ pub struct Line {
     pub value: Value,
 }
 
+/// The complete lines of `bytes`: up to and including the last `\n`.
+pub fn complete(bytes: &[u8]) -> &[u8] {
+    bytes.iter().rposition(|b| *b == b'\n').map_or(&[], |i| &bytes[..=i])
+}
+
 /// Parses a whole log. Blank lines are allowed and ignored.
 pub fn parse(bytes: &[u8]) -> (Vec<Line>, Vec<Diagnostic>) {
     let (lines, diags) =

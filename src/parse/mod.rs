@@ -12,10 +12,10 @@ pub mod json;
 pub mod jsonl;
 pub mod lenient;
 pub mod markdown;
-pub mod memlog;
 pub mod registry;
 pub mod rules;
 pub mod text;
+pub mod time;
 pub mod trust;
 pub mod yaml;
 

@@ -8,16 +8,21 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use chrono::{DateTime, Duration, NaiveDate, SecondsFormat, Utc};
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::api::MemoryAddRequest;
-use super::memory::{self, Add, namespaces};
+use super::memory::{self, namespaces};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::layout;
+use crate::memory::Fold;
+use crate::memory::op::Author;
+use crate::memory::session::{
+    ActivityRecord, Calls, CommitRecord, Query, SessionRecord, VerificationRecord, WindowRecord,
+};
 use crate::parse::jsonl;
-use crate::parse::memlog::{Fold, normalise_time};
+use crate::parse::time::normalise_time;
 use crate::store;
 
 /// The window when `--since` is not given and no session was recorded before.
@@ -76,8 +81,7 @@ fn window_start(root: &Path, config: &Config, since: Option<&str>, now: DateTime
         .max_by(|a, b| a.at.cmp(&b.at));
     Ok(match last {
         Some(e) => {
-            let head =
-                e.record.as_ref().and_then(|r| r.get("session")).and_then(|s| s.get("head")).and_then(Value::as_str);
+            let head = e.record.as_ref().and_then(|r| r.add.session.as_ref()).and_then(SessionRecord::head);
             Window { from: e.at, exclusive: true, after_commit: head.map(str::to_owned) }
         }
         None => {
@@ -87,6 +91,7 @@ fn window_start(root: &Path, config: &Config, since: Option<&str>, now: DateTime
 }
 
 /// A commit in the window.
+#[derive(Clone)]
 struct Commit {
     hash: String,
     subject: String,
@@ -95,16 +100,27 @@ struct Commit {
 
 impl Commit {
     /// As a session's structured fields keep it: at most `MAX_FILES` files.
-    fn to_json(&self) -> Value {
-        let mut commit = json!({"commit": self.hash, "subject": self.subject, "files": self.files.iter().take(MAX_FILES).collect::<Vec<_>>()});
-        if self.files.len() > MAX_FILES {
-            commit["more_files"] = json!(self.files.len() - MAX_FILES);
+    fn record(&self) -> CommitRecord {
+        CommitRecord {
+            commit: self.hash.clone(),
+            subject: self.subject.clone(),
+            files: self.files.iter().take(MAX_FILES).cloned().collect(),
+            more_files: (self.files.len() > MAX_FILES).then(|| self.files.len() - MAX_FILES),
         }
-        commit
     }
 }
 
-/// Writes a session entry: long-term, `kind: session`, its structured fields in `extra`,
+/// The latest `n` of `items`.
+fn latest<T: Clone>(items: &[T], n: usize) -> Vec<T> {
+    items[items.len().saturating_sub(n)..].to_vec()
+}
+
+/// Tool calls as a session's record keeps them.
+fn calls_of(calls: &BTreeMap<String, (u64, u64)>) -> BTreeMap<String, Calls> {
+    calls.iter().map(|(t, (n, f))| (t.clone(), Calls { calls: *n, failed: *f })).collect()
+}
+
+/// Writes a session entry: long-term, `kind: session`, its structured fields in `record`,
 /// and `author` (how the session came: surface and client) when a surface said it.
 fn write_entry(
     root: &Path,
@@ -112,12 +128,10 @@ fn write_entry(
     content: String,
     summary: String,
     (agent, author): (Option<&str>, Option<&Value>),
-    mut extra: Map<String, Value>,
+    record: SessionRecord,
     now: DateTime<Utc>,
 ) -> Result<memory::AddAnswer> {
-    if let Some(author) = author {
-        extra.insert("author".into(), author.clone());
-    }
+    let author = author.and_then(|a| Author::deserialize(a).ok());
     let req = MemoryAddRequest {
         content,
         namespace: Some("long-term".into()),
@@ -127,7 +141,7 @@ fn write_entry(
         agent: agent.map(str::to_owned),
         ..MemoryAddRequest::default()
     };
-    memory::add(root, config, &Add { req: &req, extra }, now)
+    memory::add_entry(root, config, &req, (author, Some(record)), now)
 }
 
 /// The commits in the window (none outside git).
@@ -305,23 +319,20 @@ pub(crate) fn record(
         }
     }
 
-    let mut extra = Map::new();
-    let mut session = json!({
-            "since": from,
-            "until": until,
-            "head": store::git_head(root).and_then(|h| h.commit),
-            "memories": added.iter().rev().take(MAX_IDS).rev().map(|a| &a.1).collect::<Vec<_>>(),
-            "commits": commits.iter().rev().take(MAX_COMMITS).rev().map(Commit::to_json).collect::<Vec<_>>(),
-            "more_commits": commits.len().saturating_sub(MAX_COMMITS),
-            "more_memories": added.len().saturating_sub(MAX_IDS),
-            "tool_calls": calls.iter().map(|(t, (n, f))| (t.clone(), json!({"calls": n, "failed": f}))).collect::<Map<_, _>>(),
-            "agents": agents,
+    let ids: Vec<String> = added.iter().map(|a| a.1.clone()).collect();
+    let more = |n: usize, kept: usize| (n > kept).then(|| n - kept);
+    let record = SessionRecord::Window(WindowRecord {
+        since: from.clone(),
+        until: until.clone(),
+        head: store::git_head(root).and_then(|h| h.commit),
+        memories: latest(&ids, MAX_IDS),
+        commits: latest(&commits, MAX_COMMITS).iter().map(Commit::record).collect(),
+        more_commits: more(commits.len(), MAX_COMMITS),
+        more_memories: more(added.len(), MAX_IDS),
+        tool_calls: calls_of(&calls),
+        agents: agents.into_iter().collect(),
     });
-    if let Some(fields) = session.as_object_mut() {
-        fields.retain(|k, v| !(k.starts_with("more_") && *v == json!(0)));
-    }
-    extra.insert("session".into(), session);
-    let answer = write_entry(root, config, content, summary, (agent, author), extra, now)?;
+    let answer = write_entry(root, config, content, summary, (agent, author), record, now)?;
     Ok(SessionAnswer::recorded(answer, from, until, added.len(), commits.len(), n_calls))
 }
 
@@ -437,24 +448,27 @@ verifications, {n_calls} tool calls, {} commits",
             .collect(),
     );
     list("Commits", commits.iter().map(|c| format!("{} {}", c.hash, c.subject)).collect());
-    let session = json!({
-        "since": from,
-        "until": until,
-        "duration_secs": duration,
-        "branch": branch,
-        "head": head.and_then(|h| h.commit),
-        "agents": agent.into_iter().collect::<Vec<_>>(),
-        "queries": activity.queries.iter().rev().take(MAX_IDS).rev().map(|(t, q)| json!({"tool": t, "query": q})).collect::<Vec<_>>(),
-        "memories": activity.memories.iter().rev().take(MAX_IDS).rev().map(|m| &m.0).collect::<Vec<_>>(),
-        "entries": activity.entries.iter().rev().take(MAX_IDS).rev().collect::<Vec<_>>(),
-        "verifications": activity.verifications.iter().map(|(a, ok, t)| json!({"agent": a, "success": ok, "trust": t})).collect::<Vec<_>>(),
-        "tool_calls": activity.tool_calls.iter().map(|(t, (n, f))| (t.clone(), json!({"calls": n, "failed": f}))).collect::<Map<_, _>>(),
-        "commits": commits.iter().rev().take(MAX_COMMITS).rev().map(Commit::to_json).collect::<Vec<_>>(),
-        "automatic": true,
+    let memories: Vec<String> = activity.memories.iter().map(|m| m.0.clone()).collect();
+    let record = SessionRecord::Activity(ActivityRecord {
+        since: from.clone(),
+        until: until.clone(),
+        duration_secs: duration,
+        branch,
+        head: head.and_then(|h| h.commit),
+        agents: agent.into_iter().map(str::to_owned).collect(),
+        queries: latest(&activity.queries, MAX_IDS).into_iter().map(|(tool, query)| Query { tool, query }).collect(),
+        memories: latest(&memories, MAX_IDS),
+        entries: latest(&activity.entries, MAX_IDS),
+        verifications: activity
+            .verifications
+            .iter()
+            .map(|(a, ok, t)| VerificationRecord { agent: a.clone(), success: *ok, trust: *t })
+            .collect(),
+        tool_calls: calls_of(&activity.tool_calls),
+        commits: latest(&commits, MAX_COMMITS).iter().map(Commit::record).collect(),
+        automatic: true,
     });
-    let mut extra = Map::new();
-    extra.insert("session".into(), session);
-    let answer = write_entry(root, config, content, summary, (agent, author), extra, now)?;
+    let answer = write_entry(root, config, content, summary, (agent, author), record, now)?;
     Ok(SessionAnswer::recorded(answer, from, until, activity.memories.len(), commits.len(), n_calls))
 }
 

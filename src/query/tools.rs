@@ -274,7 +274,7 @@ fn log_usage(root: &Path, server: &str, tool: &str, took: Duration, ok: bool) ->
 }
 
 fn jsonl_complete(bytes: &[u8]) -> &[u8] {
-    crate::parse::memlog::complete(bytes)
+    crate::parse::jsonl::complete(bytes)
 }
 
 /// The usage log (DESIGN §5): this machine's tool calls, in `.tmws/cache/usage.jsonl`;

@@ -9,7 +9,7 @@ use tantivy::{IndexWriter, TantivyDocument, Term};
 
 use super::super::manifest::{FileState, Manifest};
 use super::super::markup;
-use super::super::memlog::{LogMark, Op};
+use super::super::memlog::{Change, LogMark};
 use super::super::schema::ref_rank;
 use super::super::{Fields, tantivy_err};
 use super::SyncReport;
@@ -70,9 +70,9 @@ impl Apply<'_, '_> {
         let is_new = old.is_none();
         if let Some(log) = read.log.take() {
             self.flush()?;
-            let changed = log.whole || !log.ops.is_empty();
+            let changed = log.whole || !log.changes.is_empty();
             let old_refs: Vec<String> = old.map(|o| o.refs.clone()).unwrap_or_default();
-            read.state.refs = self.log_ops(old_refs, log.whole, log.ops)?;
+            read.state.refs = self.log_changes(old_refs, log.whole, log.changes)?;
             if self.logs.get(&read.rel) != Some(&log.mark) {
                 self.logs.insert(read.rel.clone(), log.mark);
                 self.dirty = true;
@@ -160,26 +160,26 @@ impl Apply<'_, '_> {
     /// those it adds, which another file may hold) before its adds: tantivy keeps each
     /// delete operation, about a kilobyte, until every indexing thread has moved past it,
     /// and one per entry held 100 MB after a 100k-entry log was read again.
-    fn log_ops(&mut self, old: Vec<String>, whole: bool, ops: Vec<Op>) -> Result<Vec<String>> {
+    fn log_changes(&mut self, old: Vec<String>, whole: bool, changes: Vec<Change>) -> Result<Vec<String>> {
         if whole {
             let f = self.fields.ref_id;
             let mut gone: Vec<Term> = old.iter().map(|r| Term::from_field_text(f, r)).collect();
-            gone.extend(ops.iter().filter_map(|op| match op {
-                Op::Add(d) => Some(Term::from_field_text(f, &d.ref_id)),
-                Op::Delete(_) => None,
+            gone.extend(changes.iter().filter_map(|c| match c {
+                Change::Add(d) => Some(Term::from_field_text(f, &d.ref_id)),
+                Change::Delete(_) => None,
             }));
             if !gone.is_empty() && !self.full {
                 self.writer.delete_query(Box::new(TermSetQuery::new(gone))).map_err(tantivy_err)?;
             }
             let mut refs = BTreeSet::new();
-            for op in ops {
-                match op {
-                    Op::Add(d) => {
+            for c in changes {
+                match c {
+                    Change::Add(d) => {
                         self.writer.add_document(to_document(self.fields, &d)).map_err(tantivy_err)?;
                         refs.insert(d.ref_id);
                     }
                     // A whole read gives the live entries only.
-                    Op::Delete(id) => {
+                    Change::Delete(id) => {
                         refs.remove(&id);
                     }
                 }
@@ -187,14 +187,14 @@ impl Apply<'_, '_> {
             return Ok(refs.into_iter().collect());
         }
         let mut refs: BTreeSet<String> = old.into_iter().collect();
-        for op in ops {
-            match op {
-                Op::Add(d) => {
+        for c in changes {
+            match c {
+                Change::Add(d) => {
                     self.writer.delete_term(Term::from_field_text(self.fields.ref_id, &d.ref_id));
                     self.writer.add_document(to_document(self.fields, &d)).map_err(tantivy_err)?;
                     refs.insert(d.ref_id);
                 }
-                Op::Delete(id) => {
+                Change::Delete(id) => {
                     self.writer.delete_term(Term::from_field_text(self.fields.ref_id, &id));
                     refs.remove(&id);
                 }

@@ -108,7 +108,7 @@ fn doc(c: &CommitInfo) -> IndexDoc {
             body.push_str(line);
         }
     }
-    let date = crate::parse::memlog::normalise_time(&c.date);
+    let date = crate::parse::time::normalise_time(&c.date);
     IndexDoc {
         ref_id: ref_id(&c.sha),
         kind: Some(DocKind::Commit),

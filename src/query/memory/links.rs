@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Chain, Result};
 use crate::layout;
-use crate::parse::memlog;
+use crate::memory::{Kind, Op};
 use crate::store;
 
 /// At most this many changed files of a commit are kept (and shown).
@@ -122,11 +122,11 @@ fn update(root: &Path, head: &str) -> Result<Links> {
         if !added.starts_with('{') || commit.is_empty() {
             continue;
         }
-        if let Ok((Some(op), Some(id))) = memlog::op_and_id(added)
-            && op == "add"
-            && !links.entries.contains_key(&id)
+        if let Ok(Ok(op)) = Op::read(added)
+            && op.op == Kind::Add
+            && !links.entries.contains_key(&op.id)
         {
-            links.entries.insert(id, commit.to_owned());
+            links.entries.insert(op.id, commit.to_owned());
             if !links.commits.contains_key(commit) && !new_commits.iter().any(|c| c == commit) {
                 new_commits.push(commit.to_owned());
             }

@@ -1,16 +1,7 @@
-//! Keeping the memory logs small and true (DESIGN §2.3, §6): compaction (by hand with
-//! `memory cleanup`, and automatically once dead lines pass `compact_garbage_ratio`),
-//! `memory clear`, `memory prune --below`, `memory gc-branches`, `memory link-commit`,
-//! and the access counts that decay is computed with.
-//!
-//! Every rewrite happens under the log's lock and replaces the log atomically (temporary
-//! file, fsync, rename): a process killed at any point leaves the old log or the new one.
-//! Compaction keeps the exact bytes of every line of every live entry (its `add` and the
-//! `update` and `link` ops after it), of every bad line (a person's hand edit, reported
-//! by `check`, is theirs to fix) and of every tombstone still needed (the latest delete of
-//! an id, until the entry it deleted would have expired: a merge with a branch that still
-//! holds the `add` must not bring it back) in their order, and drops the rest: deleted,
-//! superseded and expired entries, older deletes, blank lines and a torn final line.
+//! Keeping the memory logs small and true (DESIGN §2.3, §6), as the tools ask for it:
+//! `memory cleanup` (every log compacted by `crate::memory::compact`), `memory clear`,
+//! `memory prune --below`, `memory gc-branches`, `memory link-commit`, and the access
+//! counts that decay is computed with.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,72 +10,14 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::{Writer, delete_op, namespace, namespaces, stamp};
+use super::{namespace, namespaces, stamp};
 use crate::config::Config;
 use crate::error::{Chain, Error, Result};
 use crate::index::current_importance;
 use crate::layout;
+use crate::memory::compact::{compact, compact_if_worth_it};
+use crate::memory::{Fold, Op, Writer};
 use crate::store;
-
-/// Logs shorter than this are never compacted automatically.
-const MIN_AUTO_COMPACT_LINES: usize = 64;
-
-/// What one compaction did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Compacted {
-    pub removed_expired: usize,
-    pub bytes_before: u64,
-    pub bytes_after: u64,
-}
-
-/// Rewrites the writer's log with only the lines of its entries live at `now`.
-pub(crate) fn compact(writer: &mut Writer, now: &str) -> Result<Compacted> {
-    let bytes = writer.bytes()?;
-    let removed_expired = writer.fold.live.values().filter(|e| e.expired(now)).count();
-    let (keep, mut fold) = std::mem::take(&mut writer.fold).compacted(now);
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut wanted = keep.iter().peekable();
-    // Line numbers count every line, as the fold does; a torn final line is dropped.
-    for (n, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
-        if wanted.peek() == Some(&&(n + 1)) {
-            wanted.next();
-            if line.last() == Some(&b'\n') {
-                out.extend_from_slice(line);
-            }
-        }
-    }
-    fold.offset = out.len() as u64;
-    if out == bytes {
-        // Nothing to take out: the log stays as it is (a tracked log stays clean in git,
-        // and the watcher has nothing to read again).
-        writer.fold = fold;
-    } else {
-        writer.replace(&out, fold)?;
-    }
-    Ok(Compacted { removed_expired, bytes_before: bytes.len() as u64, bytes_after: out.len() as u64 })
-}
-
-/// Compacts when dead lines pass `compact_garbage_ratio` of a log of some size. The ratio
-/// is of the lines entries hold, dead or alive: tombstones, which compaction keeps, are
-/// left out, or a log whose garbage all came from deletes would never reach it.
-pub(crate) fn compact_if_worth_it(writer: &mut Writer, config: &Config, now: &str) -> Result<()> {
-    let lines = writer.fold.lines;
-    if lines < MIN_AUTO_COMPACT_LINES {
-        return Ok(());
-    }
-    let dead = writer.fold.dead_lines(now);
-    let held = lines.saturating_sub(writer.fold.kept_tombstones(now)).max(1);
-    if dead as f64 / held as f64 > config.memory.compact_garbage_ratio {
-        let done = compact(writer, now)?;
-        tracing::info!(
-            "compacted {} ({dead} of {lines} lines dead): {} → {} bytes",
-            layout::memory_log(&writer.namespace),
-            done.bytes_before,
-            done.bytes_after
-        );
-    }
-    Ok(())
-}
 
 /// `memory_cleanup`'s answer.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -207,7 +140,7 @@ pub(crate) fn clear(root: &Path, config: &Config, ns: Option<&str>, all: bool, c
         }
         let mut writer = Writer::open(root, ns)?;
         cleared += writer.fold.live_at(&now).count();
-        writer.replace(&[], crate::parse::memlog::Fold::new(false))?;
+        writer.replace(&[], Fold::new(false))?;
     }
     Ok(Cleared { cleared, namespaces: targets })
 }
@@ -264,9 +197,9 @@ pub(crate) fn prune(
         if gone.is_empty() {
             continue;
         }
-        let lines: Vec<String> = gone.iter().map(|id| delete_op(&writer.fold, id, &at)).collect();
-        writer.append(&lines, config.memory.fsync)?;
-        compact_if_worth_it(&mut writer, config, &at)?;
+        let ops: Vec<Op> = gone.iter().map(|id| writer.fold.tombstone(id, &at)).collect();
+        writer.append(&ops, config.memory.fsync)?;
+        compact_if_worth_it(&mut writer, config.memory.compact_garbage_ratio, &at)?;
         pruned.extend(gone);
     }
     Ok(Pruned { pruned: pruned.len(), ids: pruned })
@@ -305,9 +238,9 @@ pub(crate) fn gc_branches(root: &Path, config: &Config, leave: &BTreeSet<String>
             }
         }
         if !removed.is_empty() {
-            let lines: Vec<String> = removed.iter().map(|id| delete_op(&writer.fold, id, &at)).collect();
-            writer.append(&lines, config.memory.fsync)?;
-            compact_if_worth_it(&mut writer, config, &at)?;
+            let ops: Vec<Op> = removed.iter().map(|id| writer.fold.tombstone(id, &at)).collect();
+            writer.append(&ops, config.memory.fsync)?;
+            compact_if_worth_it(&mut writer, config.memory.compact_garbage_ratio, &at)?;
         }
     }
     Ok(GcBranches { removed: removed.len(), branches: gone_branches, ids: removed })

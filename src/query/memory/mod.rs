@@ -1,13 +1,11 @@
 //! Memories (DESIGN §2.3, §4.3): add, get, delete, search and stats over the append-only
-//! logs `.tmws/memory/{namespace}.jsonl`.
+//! logs `.tmws/memory/{namespace}.jsonl`, as the tools answer them.
 //!
-//! Writes go to the log under its lock: the live entries are folded from the log itself
-//! (so deduplication, key upserts and eviction see every process's writes), secrets are
-//! redacted and content is cut before anything is written, and each op is one line.
-//! A process keeps its fold of each log it wrote and, under the lock, reads only the lines
-//! appended since (checked against a hash of the bytes before them), so an add costs the
-//! same at ten entries as at ten thousand.
-//! Reads go through the index, which the sync and the watcher keep in step with the logs.
+//! Writes go to the log through `crate::memory::Writer`, under its lock, with the live
+//! entries folded from the log itself (so deduplication, key upserts and eviction see
+//! every process's writes); secrets are redacted and content is cut before anything is
+//! written, and each op is one line. Reads go through the index, which the sync and the
+//! watcher keep in step with the logs.
 
 pub mod links;
 pub mod maint;
@@ -15,24 +13,25 @@ mod visible;
 pub(crate) use visible::tracked_namespaces;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::path::Path;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::api::{MemoryAddRequest, MemoryListRequest, MemorySearchRequest};
 use crate::config::{Config, NamespaceConfig};
 use crate::error::{Error, Result};
-use crate::index::memlog::LogMark;
 use crate::index::{Index, ItemQuery, Ranking, TextQuery};
 use crate::layout;
+use crate::memory::compact::compact_if_worth_it;
+use crate::memory::op::{Author, Git, Kind, Op, Set};
+use crate::memory::session::SessionRecord;
+use crate::memory::{Fold, Writer};
 use crate::model::{DocKind, validate_component};
-use crate::parse::memlog::Fold;
 use crate::parse::text::{cut, first_sentences};
 use crate::redact::redact;
-use crate::store::{self, log::LockedLog};
+use crate::store;
 
 /// The namespace of an add that names none.
 pub const DEFAULT_NAMESPACE: &str = "short-term";
@@ -41,8 +40,9 @@ const EXTRACTED_SUMMARY_CHARS: usize = 280;
 /// `include_content` previews are this long (DESIGN §4.3).
 pub const PREVIEW_CHARS: usize = 1200;
 
-/// An add: what `memory_add` asks for, and further fields of the entry that only tmws
-/// itself writes (a session's structured summary).
+/// An add: what `memory_add` asks for, and the fields of the op that only tmws writes:
+/// `author` (how the add came, `{surface, client}`); other keys are not fields of an op
+/// and are left out.
 #[derive(Debug, Clone)]
 pub(crate) struct Add<'a> {
     pub req: &'a MemoryAddRequest,
@@ -68,149 +68,6 @@ pub struct AddAnswer {
     /// Entries evicted to stay within the namespace's `max_entries`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evicted: Vec<String>,
-}
-
-/// The logs this process writes, by path: whether a writer of this process has it open,
-/// and the fold it left with the mark it stopped at.
-static FOLDS: Mutex<BTreeMap<PathBuf, Arc<Slot>>> = Mutex::new(BTreeMap::new());
-
-/// One log's place in [`FOLDS`]. The writers of a process take their turns here before
-/// they take the log's lock, so each finds the fold the one before left, instead of
-/// folding the whole log on its own while another holds the fold (under load, dozens of
-/// whole folds at once, each the size of the log).
-#[derive(Debug, Default)]
-struct Slot {
-    state: Mutex<SlotState>,
-    turn: Condvar,
-}
-
-#[derive(Debug, Default)]
-struct SlotState {
-    busy: bool,
-    cached: Option<(Fold, LogMark)>,
-}
-
-impl Slot {
-    /// Waits for this process's writer of the log to finish, and takes the fold it left.
-    fn take(&self) -> Option<(Fold, LogMark)> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while state.busy {
-            state = self.turn.wait(state).unwrap_or_else(PoisonError::into_inner);
-        }
-        state.busy = true;
-        state.cached.take()
-    }
-
-    /// Gives the turn to the next writer, with the fold (None: it must fold again).
-    fn give_back(&self, cached: Option<(Fold, LogMark)>) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.busy = false;
-        state.cached = cached;
-        drop(state);
-        self.turn.notify_one();
-    }
-}
-
-/// The slot of the log at `path`.
-fn slot(path: &Path) -> Arc<Slot> {
-    let mut folds = FOLDS.lock().unwrap_or_else(PoisonError::into_inner);
-    folds.entry(path.to_path_buf()).or_default().clone()
-}
-
-/// A namespace's log, locked, with its fold caught up to the end.
-#[derive(Debug)]
-pub(crate) struct Writer {
-    pub namespace: String,
-    slot: Arc<Slot>,
-    log: LockedLog,
-    pub fold: Fold,
-    mark: LogMark,
-}
-
-impl Writer {
-    /// Takes the namespace's lock and folds what was appended since this process last
-    /// looked (the whole log when it was rewritten meanwhile).
-    pub fn open(root: &Path, namespace: &str) -> Result<Writer> {
-        let path = root.join(layout::memory_log(namespace));
-        // A process that has not folded this log yet folds it before it takes the lock:
-        // lines are appended whole, so the complete lines read now are a prefix of the log
-        // (or, after a compaction meanwhile, the check of the mark sends it to a whole
-        // fold). Under the lock only what was appended since is folded, so writers in
-        // other processes wait for an append and its fsync, not for a fold of the log.
-        let slot = slot(&path);
-        let cached = slot.take().or_else(|| unlocked_fold(root, &path));
-        let opened = LockedLog::open(root, &path, &root.join(layout::memory_lock(namespace))).and_then(|mut log| {
-            let (fold, mark) = match cached {
-                Some((fold, mark)) => catch_up(&mut log, fold, mark)?,
-                None => whole(&mut log)?,
-            };
-            Ok((log, fold, mark))
-        });
-        match opened {
-            Ok((log, fold, mark)) => Ok(Writer { namespace: namespace.to_owned(), slot, log, fold, mark }),
-            Err(e) => {
-                slot.give_back(None);
-                Err(e)
-            }
-        }
-    }
-
-    /// Appends op lines and folds them.
-    pub fn append(&mut self, lines: &[String], fsync: bool) -> Result<()> {
-        self.log.append(lines, fsync)?;
-        let (fold, mark) = catch_up(&mut self.log, std::mem::take(&mut self.fold), self.mark.clone())?;
-        (self.fold, self.mark) = (fold, mark);
-        Ok(())
-    }
-
-    /// The whole log as it is.
-    pub fn bytes(&mut self) -> Result<Vec<u8>> {
-        self.log.read_all()
-    }
-
-    /// Replaces the log atomically with `bytes` (compaction, clear), whose fold is `fold`.
-    pub fn replace(&mut self, bytes: &[u8], fold: Fold) -> Result<()> {
-        self.log.replace(bytes)?;
-        self.fold = fold;
-        self.mark = LogMark::at(self.fold.offset, &bytes[..usize::try_from(self.fold.offset).unwrap_or(0)]);
-        Ok(())
-    }
-}
-
-impl Drop for Writer {
-    fn drop(&mut self) {
-        self.slot.give_back(Some((std::mem::take(&mut self.fold), self.mark.clone())));
-    }
-}
-
-/// The fold of the log at `path` as it is now, read without its lock; None when it cannot
-/// be read (the locked read then says why).
-fn unlocked_fold(root: &Path, path: &Path) -> Option<(Fold, LogMark)> {
-    let bytes = store::read_opt(root, path, store::cap::LOG).ok()??;
-    let fold = Fold::of(&bytes, false);
-    let mark = LogMark::at(fold.offset, &bytes[..usize::try_from(fold.offset).unwrap_or(0)]);
-    Some((fold, mark))
-}
-
-/// Folds a whole log.
-fn whole(log: &mut LockedLog) -> Result<(Fold, LogMark)> {
-    let bytes = log.read_all()?;
-    let fold = Fold::of(&bytes, false);
-    let mark = LogMark::at(fold.offset, &bytes[..usize::try_from(fold.offset).unwrap_or(0)]);
-    Ok((fold, mark))
-}
-
-/// Goes on folding from `mark` when the bytes before it are still those folded.
-fn catch_up(log: &mut LockedLog, mut fold: Fold, mark: LogMark) -> Result<(Fold, LogMark)> {
-    let from = mark.check_from();
-    let bytes = log.read_from(from)?;
-    if fold.offset != mark.offset || !mark.holds(&bytes) {
-        return whole(log);
-    }
-    let skip = usize::try_from(mark.offset - from).unwrap_or(0);
-    let used = fold.read(&bytes[skip..]);
-    let mark = LogMark::at(fold.offset, &bytes[..skip + used]);
-    Ok((fold, mark))
 }
 
 fn stamp(t: DateTime<Utc>) -> String {
@@ -240,7 +97,19 @@ pub fn memory_id(namespace: &str, content: &str) -> String {
 /// Adds a memory (DESIGN §2.3): redacted, cut, deduplicated, upserted by key, with the
 /// namespace kept within `max_entries`; returns what was stored.
 pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc>) -> Result<AddAnswer> {
-    let req = add.req;
+    let author = add.extra.get("author").and_then(|a| Author::deserialize(a).ok());
+    add_entry(root, config, add.req, (author, None), now)
+}
+
+/// [`add`] with the fields only tmws writes as they are: how the add came, and a session
+/// entry's record.
+pub(crate) fn add_entry(
+    root: &Path,
+    config: &Config,
+    req: &MemoryAddRequest,
+    (author, session): (Option<Author>, Option<SessionRecord>),
+    now: DateTime<Utc>,
+) -> Result<AddAnswer> {
     // Problems and their solutions are kept for the next agent that meets them.
     let ns_name =
         req.namespace.as_deref().unwrap_or(if req.problem.is_some() { "long-term" } else { DEFAULT_NAMESPACE });
@@ -264,13 +133,6 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
     let source = clean(req.source.as_deref().unwrap_or("user"));
     let agent = req.agent.as_deref().map(&mut clean);
     let tags: Vec<String> = req.tags.iter().map(|t| clean(t)).collect();
-    let mut extra = add.extra.clone();
-    for v in extra.values_mut() {
-        redacted += crate::redact::redact_value(v);
-    }
-    if let Some(p) = &problem {
-        extra.extend(p.fields());
-    }
     let truncated = content.chars().count() > ns.max_content_chars;
     let mut content: String = if truncated { content.chars().take(ns.max_content_chars).collect() } else { content };
     let summary = match summary {
@@ -310,7 +172,8 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
     if let Some(existing) = fold.live.get(&id).filter(|e| !e.expired(&at)) {
         // The same content again: stored once, with the tags and the kind this add brings
         // merged into the entry by one `update` op.
-        let mut set = Map::new();
+        let mut set = Set::default();
+        let mut updated = Vec::new();
         let mut merged = existing.tags.clone();
         for t in &tags {
             if !merged.contains(t) {
@@ -318,10 +181,12 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
             }
         }
         if merged != existing.tags {
-            set.insert("tags".into(), json!(merged));
+            set.tags = Some(merged);
+            updated.push("tags".to_owned());
         }
         if (req.kind.is_some() || problem.is_some()) && existing.kind.as_deref() != Some(kind.as_str()) {
-            set.insert("kind".into(), json!(kind));
+            set.kind = Some(kind);
+            updated.push("kind".to_owned());
         }
         let answer = AddAnswer {
             id: id.clone(),
@@ -330,91 +195,77 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
             content_length: content.chars().count(),
             expires_at: existing.expires_at.clone().unwrap_or_default(),
             deduplicated: true,
-            updated: set.keys().cloned().collect(),
+            updated,
             superseded: None,
             truncated,
             redacted,
             evicted: Vec::new(),
         };
-        if !set.is_empty() {
-            let at = existing.at.as_str().max(at.as_str()).to_owned();
-            writer
-                .append(&[json!({"op": "update", "id": id, "at": at, "set": set}).to_string()], config.memory.fsync)?;
+        if !answer.updated.is_empty() {
+            let mut update = Op::new(Kind::Update, id);
+            update.at = Some(existing.at.as_str().max(at.as_str()).to_owned());
+            update.set = Some(Box::new(set));
+            writer.append(&[update], config.memory.fsync)?;
         }
         return Ok(answer);
     }
-    let mut lines = Vec::new();
-    let delete = |id: &str| delete_op(fold, id, &at);
+    let mut ops = Vec::new();
     let superseded = key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone());
     if let Some(old) = &superseded {
-        lines.push(delete(old));
+        ops.push(fold.tombstone(old, &at));
     }
     // Over max_entries: the oldest live entries go. (Expired entries count in `live.len()`,
     // so when it is within the limit there is nothing to look at.)
     let limit = ns.max_entries.max(1);
     let mut evicted: Vec<String> = Vec::new();
     if fold.live.len() + 1 > limit {
-        let mut oldest: Vec<(&String, &crate::parse::memlog::Entry)> =
+        let mut oldest: Vec<(&String, &crate::memory::Entry)> =
             fold.live_at(&at).filter(|(i, _)| Some(*i) != superseded.as_ref()).collect();
         oldest.sort_by(|a, b| a.1.at.cmp(&b.1.at).then(a.1.line.cmp(&b.1.line)));
         let over = (oldest.len() + 1).saturating_sub(limit);
         evicted = oldest.iter().take(over).map(|(i, _)| (*i).clone()).collect();
     }
-    for old in &evicted {
-        lines.push(delete(old));
-    }
-    let mut entry = Map::new();
-    entry.insert("op".into(), json!("add"));
-    entry.insert("id".into(), json!(id));
-    entry.insert("ns".into(), json!(ns_name));
-    entry.insert("at".into(), json!(at));
-    entry.insert("expires_at".into(), json!(expires_at));
-    entry.insert("kind".into(), json!(kind));
-    if let Some(k) = &key {
-        entry.insert("key".into(), json!(k));
-    }
-    entry.insert("content".into(), json!(content));
-    entry.insert("summary".into(), json!(summary));
-    entry.insert("tags".into(), json!(tags));
-    entry.insert("source".into(), json!(source));
-    if let Some(a) = &agent {
-        entry.insert("agent".into(), json!(a));
-    }
-    entry.insert("importance".into(), json!(req.importance.unwrap_or(0.5)));
-    if let Some(head) = store::git_head(root) {
-        let mut git = Map::new();
-        if let Some(b) = head.branch {
-            git.insert("branch".into(), json!(b));
-        }
-        if let Some(c) = head.commit {
-            git.insert("commit".into(), json!(c.chars().take(12).collect::<String>()));
-        }
-        entry.insert("git".into(), Value::Object(git));
-    }
-    for (k, v) in &extra {
-        if !entry.contains_key(k) {
-            entry.insert(k.clone(), v.clone());
-        }
+    ops.extend(evicted.iter().map(|old| fold.tombstone(old, &at)));
+    let mut entry = Op::new(Kind::Add, id.clone());
+    entry.ns = Some(ns_name.to_owned());
+    entry.at = Some(at.clone());
+    entry.expires_at = Some(expires_at);
+    entry.kind = Some(kind);
+    entry.key = key;
+    entry.summary = Some(summary);
+    entry.tags = Some(tags);
+    entry.source = Some(source);
+    entry.agent = agent;
+    entry.importance = Some(req.importance.unwrap_or(0.5));
+    entry.git = store::git_head(root)
+        .map(|head| Git { branch: head.branch, commit: head.commit.map(|c| c.chars().take(12).collect()) });
+    entry.session = session;
+    entry.author = author;
+    if let Some(p) = problem {
+        entry.problem = Some(p.problem);
+        entry.solution = p.solution;
+        entry.outcome = Some(p.outcome);
+        entry.files = (!p.files.is_empty()).then_some(p.files);
     }
     // Every field but the content (redacted above, and hashed as it is) is redacted once
-    // more as it is written, the ones derived here (the summary, the branch) included: what
-    // the log holds is what was redacted, and the answer is made from it.
-    for (k, v) in entry.iter_mut() {
-        if k != "content" {
-            redacted += crate::redact::redact_value(v);
-        }
-    }
-    entry.insert("hash".into(), json!(blake3::hash(content.as_bytes()).to_hex().to_string()));
-    let stored = |k: &str| entry.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-    let (summary, expires_at) = (stored("summary"), stored("expires_at"));
-    lines.push(Value::Object(entry).to_string());
-    writer.append(&lines, config.memory.fsync)?;
-    maint::compact_if_worth_it(&mut writer, config, &at)?;
+    // more as it is written, the ones derived here (the summary, the branch) and those
+    // tmws fills in (the author, a session's record) included: what the log holds is what
+    // was redacted, and the answer is made from it.
+    let (mut entry, count) = redacted_but_content(entry);
+    redacted += count;
+    entry.hash = Some(blake3::hash(content.as_bytes()).to_hex().to_string());
+    let content_length = content.chars().count();
+    entry.content = Some(content);
+    let (summary, expires_at) =
+        (entry.summary.clone().unwrap_or_default(), entry.expires_at.clone().unwrap_or_default());
+    ops.push(entry);
+    writer.append(&ops, config.memory.fsync)?;
+    compact_if_worth_it(&mut writer, config.memory.compact_garbage_ratio, &at)?;
     Ok(AddAnswer {
         id,
         namespace: ns_name.to_owned(),
         summary,
-        content_length: content.chars().count(),
+        content_length,
         expires_at,
         deduplicated: false,
         updated: Vec::new(),
@@ -423,6 +274,22 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
         redacted,
         evicted,
     })
+}
+
+/// `op` with every string of every field but the content redacted, and how many secrets
+/// that took out.
+fn redacted_but_content(op: Op) -> (Op, usize) {
+    let Ok(Value::Object(mut fields)) = serde_json::to_value(&op) else { return (op, 0) };
+    let mut count = 0;
+    for (k, v) in &mut fields {
+        if k != "content" {
+            count += crate::redact::redact_value(v);
+        }
+    }
+    match serde_json::from_value(Value::Object(fields)) {
+        Ok(redacted) => (redacted, count),
+        Err(_) => (op, count),
+    }
 }
 
 /// The kind of a problem entry (DESIGN §6).
@@ -450,20 +317,6 @@ impl Problem {
             text.push_str(s.trim());
         }
         text
-    }
-
-    /// The fields of its `add` op.
-    fn fields(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert("problem".into(), json!(self.problem));
-        if let Some(s) = &self.solution {
-            m.insert("solution".into(), json!(s));
-        }
-        m.insert("outcome".into(), json!(self.outcome));
-        if !self.files.is_empty() {
-            m.insert("files".into(), json!(self.files));
-        }
-        m
     }
 
     /// The problem of a log record or an index item's stored fields, if it holds one.
@@ -494,20 +347,6 @@ fn problem_fields(req: &MemoryAddRequest, clean: &mut impl FnMut(&str) -> String
         outcome: outcome.to_owned(),
         files: req.files.iter().map(|f| clean(f.trim())).filter(|f| !f.is_empty()).collect(),
     })
-}
-
-/// A `delete` op for live entry `id` of `fold` at `now`: a tombstone (DESIGN §2.3) with
-/// the time it was deleted (never before the entry was added, whatever the clocks of the
-/// machines that wrote the log) and when the entry would have expired, after which
-/// compaction drops it.
-pub(crate) fn delete_op(fold: &Fold, id: &str, now: &str) -> String {
-    let entry = fold.live.get(id);
-    let at = entry.map_or(now, |e| e.at.as_str().max(now));
-    let mut op = json!({"op": "delete", "id": id, "at": at});
-    if let Some(until) = entry.and_then(|e| e.expires_at.as_deref()) {
-        op["expires_at"] = json!(until);
-    }
-    op.to_string()
 }
 
 /// Whether `text` is shaped like a memory id.
@@ -718,8 +557,9 @@ pub(crate) fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> R
     if writer.fold.live.get(id).is_none_or(|e| e.expired(&at)) {
         return Err(Error::NotFound(format!("no memory `{id}`")));
     }
-    writer.append(&[delete_op(&writer.fold, id, &at)], config.memory.fsync)?;
-    maint::compact_if_worth_it(&mut writer, config, &at)?;
+    let tombstone = writer.fold.tombstone(id, &at);
+    writer.append(&[tombstone], config.memory.fsync)?;
+    compact_if_worth_it(&mut writer, config.memory.compact_garbage_ratio, &at)?;
     Ok(Deleted { id: id.to_owned(), namespace: ns.to_owned(), deleted: true })
 }
 
