@@ -220,6 +220,16 @@ impl Fold {
         done.len()
     }
 
+    /// Applies ops that continue the log: the lines a writer just appended (`bytes` of
+    /// them, ending in `\n`), read back as they were written.
+    pub fn extend(&mut self, ops: &[Op], bytes: u64) {
+        for op in ops {
+            self.lines += 1;
+            self.apply(self.lines, op);
+        }
+        self.offset += bytes;
+    }
+
     fn note_expiry(&mut self, e: Option<&String>) {
         if let Some(e) = e
             && self.first_expiry.as_ref().is_none_or(|f| e < f)

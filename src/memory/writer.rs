@@ -5,7 +5,10 @@
 //! appended since (checked against a hash of the bytes before them), so an add costs the
 //! same at ten entries as at ten thousand. The threads of a process take turns per log
 //! (a slot holding the fold the last one left) before they take the lock, so that each
-//! finds the fold the one before left instead of folding the whole log on its own.
+//! finds the fold the one before left instead of folding the whole log on its own. Ops a
+//! writer appends are applied to its fold as they were written, without reading them back;
+//! when the log was not where the fold left it (a torn last line ended first, a checkout
+//! that replaced it meanwhile), what was written is read again.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,6 +19,7 @@ use super::mark::{LogMark, TAIL_BYTES};
 use super::op::Op;
 use crate::error::Result;
 use crate::layout;
+use crate::parse::jsonl::MAX_LINE_BYTES;
 use crate::store::{self, log::LockedLog};
 
 /// A fold with the bytes of the log just before where it stopped (at most `TAIL_BYTES`):
@@ -136,10 +140,24 @@ impl Writer {
         }
     }
 
-    /// Appends one line per op and folds them.
+    /// Appends one line per op and folds them: as they were written when they follow the
+    /// end the fold stopped at, else by reading back what was appended.
     pub fn append(&mut self, ops: &[Op], fsync: bool) -> Result<()> {
         let lines: Vec<String> = ops.iter().map(Op::line).collect();
-        self.log.append(&lines, fsync)?;
+        let appended = self.log.append(&lines, fsync)?;
+        // A line a reader would skip (none that tmws builds) is read back, so the fold
+        // stays what every reader makes of the log.
+        let as_read = lines.iter().all(|l| l.len() <= MAX_LINE_BYTES) && ops.iter().all(|op| op.problem().is_none());
+        if appended.at == Some(self.fold.offset) && as_read {
+            let mut written = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+            for line in &lines {
+                written.extend_from_slice(line.as_bytes());
+                written.push(b'\n');
+            }
+            self.fold.extend(ops, written.len() as u64);
+            self.tail = tail_of(&self.tail, &written);
+            return Ok(());
+        }
         let folded = self.take_folded();
         let folded = catch_up(&mut self.log, folded)?;
         (self.fold, self.tail) = (folded.fold, folded.tail);
@@ -201,7 +219,56 @@ fn catch_up(log: &mut LockedLog, mut folded: Folded) -> Result<Folded> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
     use super::*;
+    use crate::parse::fuzz::{NOW, check, log_lines, render};
+
+    /// What a fold says, for comparing two.
+    fn view(f: &Fold) -> impl PartialEq + std::fmt::Debug {
+        let problems: Vec<(usize, String)> = f.problems.iter().map(|d| (d.line, d.message.clone())).collect();
+        (
+            f.live.clone(),
+            f.keys.clone(),
+            f.lines,
+            f.offset,
+            f.max_at.clone(),
+            f.dead_lines(NOW),
+            f.bad.clone(),
+            problems,
+        )
+    }
+
+    #[test]
+    fn the_ops_a_writer_appends_fold_as_the_log_reads_whole() {
+        let appends = vec(vec(log_lines(), 1..3), 1..4);
+        check("writer-append", 48, (log_lines(), appends, any::<bool>()), |(before, appends, torn)| {
+            let root = tempfile::tempdir().unwrap();
+            let path = root.path().join(layout::memory_log("long-term"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let mut log = render(&before);
+            if torn {
+                // A writer killed mid-line: the next append ends the line first.
+                log.extend_from_slice(b"{\"op\":\"add\",\"id\":\"m_0000");
+            }
+            std::fs::write(&path, &log).unwrap();
+            for batch in appends {
+                let mut writer = Writer::open(root.path(), "long-term").unwrap();
+                for lines in batch {
+                    // Ops as the writer builds them: the lines of the log that read as ops.
+                    let text = String::from_utf8_lossy(&render(&lines)).into_owned();
+                    let ops: Vec<Op> = text.lines().filter_map(|l| Op::read(l).ok()?.ok()).collect();
+                    writer.append(&ops, false).unwrap();
+                    let bytes = std::fs::read(&path).unwrap();
+                    let whole = Folded::of(&bytes);
+                    prop_assert_eq!(view(&writer.fold), view(&whole.fold));
+                    prop_assert_eq!(LogMark::at(writer.fold.offset, &writer.tail), whole.mark());
+                }
+            }
+            Ok(())
+        });
+    }
 
     #[test]
     fn a_tail_keeps_the_last_bytes_before_the_mark() {

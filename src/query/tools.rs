@@ -268,9 +268,9 @@ fn log_usage(root: &Path, server: &str, tool: &str, took: Duration, ok: bool) ->
         let old = String::from_utf8_lossy(jsonl_complete(&old)).into_owned();
         let mut lines: Vec<String> = old.lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect();
         lines.push(line.to_string());
-        return log.append(&lines, false);
+        return log.append(&lines, false).map(drop);
     }
-    log.append(&[line.to_string()], false)
+    log.append(&[line.to_string()], false).map(drop)
 }
 
 fn jsonl_complete(bytes: &[u8]) -> &[u8] {

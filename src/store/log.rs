@@ -22,6 +22,15 @@ use nix::fcntl::OFlag;
 use super::{beneath, guard};
 use crate::error::{Error, Result};
 
+/// Where an append put its lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// The offset of the first line, when the lines follow the log's old end directly:
+    /// None when a `\n` had to end a torn last line first, or when the log was replaced
+    /// meanwhile and the lines were written again to the new one.
+    pub at: Option<u64>,
+}
+
 /// A log opened for appending, locked exclusively until dropped.
 #[derive(Debug)]
 pub struct LockedLog {
@@ -102,14 +111,14 @@ impl LockedLog {
     /// Appends `lines` (each one JSON text without its `\n`) with one `write` each, after a
     /// `\n` when the log ends in a torn line; then fsyncs when `sync`. When any of it fails
     /// (a full disk), the log is cut back to its length before the call.
-    pub fn append(&mut self, lines: &[String], sync: bool) -> Result<()> {
+    pub fn append(&mut self, lines: &[String], sync: bool) -> Result<Appended> {
         let before = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
         let result = self.append_from(before, lines, sync);
         if result.is_err() {
             // Best effort: the lock is held, so nobody else appended since `before`.
             let _ = self.file.set_len(before).and_then(|()| self.file.sync_data());
         }
-        result.map_err(|e| Error::io(&self.path, e))?;
+        let at = result.map_err(|e| Error::io(&self.path, e))?;
         // Git does not take tmws' lock: a checkout, a stash or a pull may have put another
         // file at the log's path (or none) while these lines were written to the old one.
         // Then they are written again, to the file that is there now.
@@ -123,8 +132,9 @@ impl LockedLog {
             (self.dir, self.name) = (dir, name);
             let len = self.len()?;
             self.append_from(len, lines, sync).map_err(|e| Error::io(&self.path, e))?;
+            return Ok(Appended { at: None });
         }
-        Ok(())
+        Ok(Appended { at })
     }
 
     /// Whether the file at the log's path, reached again from the root, is no longer the
@@ -139,13 +149,17 @@ impl LockedLog {
         }
     }
 
-    fn append_from(&mut self, len: u64, lines: &[String], sync: bool) -> io::Result<()> {
+    /// Appends at `len`, the log's length; gives `len` back when nothing went before the
+    /// lines (None when a torn last line was ended first).
+    fn append_from(&mut self, len: u64, lines: &[String], sync: bool) -> io::Result<Option<u64>> {
+        let mut at = Some(len);
         if len > 0 {
             let mut last = [0u8; 1];
             self.file.seek(SeekFrom::Start(len - 1))?;
             self.file.read_exact(&mut last)?;
             if last[0] != b'\n' {
                 self.file.write_all(b"\n")?;
+                at = None;
             }
         }
         for line in lines {
@@ -162,7 +176,7 @@ impl LockedLog {
         if sync {
             self.file.sync_data()?;
         }
-        Ok(())
+        Ok(at)
     }
 }
 
