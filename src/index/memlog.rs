@@ -177,6 +177,31 @@ mod tests {
             .collect()
     }
 
+    /// The logs of `testdata/formats/` as the index and the fold read them, against what
+    /// the reader before the `memory::Op` type made of them (`testdata/formats/read.txt`).
+    #[test]
+    fn logs_tmws_wrote_read_as_they_always_read() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/formats");
+        let mut out = String::new();
+        for log in [
+            "memory/short-term.jsonl",
+            "memory/long-term.jsonl",
+            "outside-git/short-term.jsonl",
+            "outside-git/long-term.jsonl",
+        ] {
+            let bytes = std::fs::read(dir.join(log)).unwrap();
+            let ns = if log.contains("short") { "short-term" } else { "long-term" };
+            let read = read_whole(&format!(".tmws/memory/{ns}.jsonl"), ns, &bytes);
+            let fold = Fold::of(&bytes, false);
+            out.push_str(&format!(
+                "== {log}\n{:#?}\n{:#?}\n{:#?}\n{:#?} {} {} {}\n",
+                read.changes, read.mark, fold.live, fold.keys, fold.lines, fold.offset, fold.max_at
+            ));
+        }
+        let want = std::fs::read_to_string(dir.join("read.txt")).unwrap();
+        assert!(out == want, "the logs of testdata/formats/ read otherwise than before:\n{out}");
+    }
+
     #[test]
     fn a_whole_log_folds_to_its_live_entries() {
         let log = [
