@@ -274,6 +274,16 @@ fn parse_and_model_are_pure() {
 }
 
 #[test]
+fn the_memory_logs_know_nothing_of_the_index_or_the_tools() {
+    for s in sources(&repo().join("src/memory")) {
+        let (r, text) = (rel(&s.path), &s.code);
+        for banned in ["crate::index", "crate::query", "crate::surface", "crate::pool"] {
+            assert!(!text.contains(banned), "{r} uses `{banned}`: the memory logs sit below the index and the tools");
+        }
+    }
+}
+
+#[test]
 fn no_placeholders_and_every_module_says_what_it_is() {
     for dir in ["src", "tests", "benches", "examples"] {
         for s in sources(&repo().join(dir)) {
