@@ -467,7 +467,7 @@ fn located(text: &str, e: &serde_json::Error, in_set: bool) -> Skip {
     let base = text.as_ptr() as usize;
     let at_fault = fields
         .iter()
-        .map(|(name, raw)| (name, raw.get().as_ptr() as usize - base, raw.get()))
+        .map(|(name, raw)| (name, (raw.get().as_ptr() as usize).saturating_sub(base), raw.get()))
         .filter(|(_, start, _)| *start <= stop)
         .max_by_key(|(_, start, _)| *start);
     let Some((field, _, raw)) = at_fault else { return Skip { field: None, why: in_set_too(message) } };

@@ -146,11 +146,6 @@ pub struct Tool {
 }
 
 impl Registry {
-    /// An empty registry of this version.
-    pub fn new() -> Registry {
-        Registry { version: VERSION.to_owned(), servers: BTreeMap::new() }
-    }
-
     /// Reads the registry's text: an error when it is not JSON, None when it is JSON but
     /// not an object; every field that is there is read as far as it has its shape.
     pub fn read(text: &str) -> serde_json::Result<Option<Registry>> {

@@ -278,7 +278,7 @@ is kept",
     }
     // What a server says of itself (instructions, tool descriptions, errors) and what an
     // old registry kept are redacted like everything else tmws writes.
-    let registry = redacted(Registry { version: file::VERSION.to_owned(), servers: new_servers });
+    let registry = redacted(&Registry { version: file::VERSION.to_owned(), servers: new_servers })?;
     let text = registry.text().map_err(|e| Error::environment("", e))?;
     // Every reader takes the registry up to the cap: one it would refuse is never written.
     if text.len() as u64 > MAX_REGISTRY_BYTES {
@@ -300,11 +300,15 @@ written (the old one is kept): remove servers with many or large tools from the 
     Ok(Built { outcomes, problems })
 }
 
-/// The registry with every string in it redacted.
-fn redacted(registry: Registry) -> Registry {
-    let Ok(mut value) = serde_json::to_value(&registry) else { return registry };
+/// The registry with every string in it redacted; one that cannot be read back once
+/// redacted is never written.
+fn redacted(registry: &Registry) -> Result<Registry> {
+    let failed = |e| {
+        Error::environment(format!("{REGISTRY_FILE}: the registry could not be redacted, so it was not written"), e)
+    };
+    let mut value = serde_json::to_value(registry).map_err(failed)?;
     crate::redact::redact_value(&mut value);
-    serde_json::from_value(value).unwrap_or(registry)
+    serde_json::from_value(value).map_err(failed)
 }
 
 /// The most tools one server may have in the registry (DESIGN §11 budgets 1,000 tools over

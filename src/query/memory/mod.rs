@@ -251,7 +251,7 @@ pub(crate) fn add_entry(
     // more as it is written, the ones derived here (the summary, the branch) and those
     // tmws fills in (the author, a session's record) included: what the log holds is what
     // was redacted, and the answer is made from it.
-    let (mut entry, count) = redacted_but_content(entry);
+    let (mut entry, count) = redacted_but_content(&entry)?;
     redacted += count;
     entry.hash = Some(blake3::hash(content.as_bytes()).to_hex().to_string());
     let content_length = content.chars().count();
@@ -277,19 +277,19 @@ pub(crate) fn add_entry(
 }
 
 /// `op` with every string of every field but the content redacted, and how many secrets
-/// that took out.
-fn redacted_but_content(op: Op) -> (Op, usize) {
-    let Ok(Value::Object(mut fields)) = serde_json::to_value(&op) else { return (op, 0) };
+/// that took out. An op that cannot be read back once redacted is never written.
+fn redacted_but_content(op: &Op) -> Result<(Op, usize)> {
+    let failed = |e| Error::environment("a memory could not be redacted, so it was not written", e);
+    let Value::Object(mut fields) = serde_json::to_value(op).map_err(failed)? else {
+        return Err(Error::Environment("a memory could not be redacted, so it was not written".into()));
+    };
     let mut count = 0;
     for (k, v) in &mut fields {
         if k != "content" {
             count += crate::redact::redact_value(v);
         }
     }
-    match serde_json::from_value(Value::Object(fields)) {
-        Ok(redacted) => (redacted, count),
-        Err(_) => (op, count),
-    }
+    Ok((serde_json::from_value(Value::Object(fields)).map_err(failed)?, count))
 }
 
 /// The kind of a problem entry (DESIGN §6).
