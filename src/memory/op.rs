@@ -40,7 +40,7 @@ pub enum Kind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(
     title = "One line of a memory log (.tmws/memory/{namespace}.jsonl)",
-    extend("$id" = "https://tmws.dev/schemas/memory-op.schema.json"),
+    extend("$id" = "memory-op.schema.json"),
     transform = written
 )]
 pub struct Op {

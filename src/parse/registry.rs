@@ -26,7 +26,7 @@ pub const VERSION: &str = "1";
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(
     title = "Sparse registry of MCP servers (.tmws/registry/index.json)",
-    extend("$id" = "https://tmws.dev/schemas/registry.schema.json", "additionalProperties" = false)
+    extend("$id" = "registry.schema.json", "additionalProperties" = false)
 )]
 pub struct Registry {
     /// The format's version.

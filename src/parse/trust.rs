@@ -31,7 +31,7 @@ use crate::model::{Diagnostic, Rule};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(
     title = "One line of the trust log (.tmws/trust.jsonl)",
-    extend("$id" = "https://tmws.dev/schemas/trust.schema.json")
+    extend("$id" = "trust.schema.json")
 )]
 pub struct Event {
     /// The agent whose work was checked, its name as names compare (`normalize`).
