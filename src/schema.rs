@@ -1,4 +1,5 @@
-//! The JSON Schemas of front-matter, log ops, the registry and skills (DESIGN §2.2–2.4).
+//! The JSON Schemas of front-matter, log ops, the registry and skills (docs/workspace-documents.md,
+//! docs/memory-log.md, docs/registry.md).
 //!
 //! The schema files under `schemas/` are embedded into the binary at build time. A project
 //! may override the schema of a topic with `.tmws/schemas/{topic}.schema.json`. Validation

@@ -1,4 +1,4 @@
-//! Memory logs in the index (DESIGN §2.3, §3): the live entries of
+//! Memory logs in the index (docs/memory-log.md, docs/search-index.md): the live entries of
 //! `.tmws/memory/{namespace}.jsonl` as items of kind `memory`, keyed on their `id`.
 //!
 //! A log is read from the offset the last commit recorded (its checkpoint, kept in the
@@ -17,7 +17,7 @@ use crate::parse::text::{cut, first_sentences};
 
 /// How many bytes before a checkpoint its hash covers.
 const TAIL_BYTES: u64 = 256;
-/// DESIGN §2.3 `max_summary_chars`.
+/// The namespace's `max_summary_chars` (docs/config.md).
 const MAX_SUMMARY_CHARS: usize = 1200;
 
 /// Where the index stands in one log.
@@ -152,7 +152,7 @@ fn memory_doc(rel: &str, namespace: &str, v: &Value) -> Option<IndexDoc> {
         }
     }
     // How it was written (`author.surface`, filled by tmws: cli, mcp, http) is kept for
-    // answers to say where a memory's text came from (DESIGN §12).
+    // answers to say where a memory's text came from (docs/trust-boundary.md).
     let surface = v.get("author").and_then(|a| a.get("surface")).and_then(Value::as_str).filter(|s| !s.is_empty());
     let mut meta_fields =
         if problem.get("problem").and_then(Value::as_str).is_some() { problem } else { serde_json::Map::new() };

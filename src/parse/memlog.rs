@@ -1,4 +1,4 @@
-//! The fold of a memory log (DESIGN §2.3): its ops, in order, into the live entries.
+//! The fold of a memory log (docs/memory-log.md): its ops, in order, into the live entries.
 //!
 //! One fold serves every reader: the writer (deduplication, key upserts, eviction,
 //! compaction, pruning, links), the index (the entries it makes searchable) and the

@@ -1,5 +1,5 @@
-//! Secret redaction (DESIGN §2.3, §2.4): what tmws never writes to a file, an answer, an
-//! error or a log.
+//! Secret redaction (docs/trust-boundary.md#secrets): what tmws never writes to a file, an answer,
+//! an error or a log.
 //!
 //! A secret is found by a rule of [`rules::RULES`]: a regular expression over a family of
 //! formats (provider tokens with fixed prefixes, key blocks, JWTs, credentials in URLs and
@@ -1402,7 +1402,8 @@ mod tests {
         assert!(texts.len() > 500, "{} texts", texts.len());
         for text in &texts {
             let everywhere = find_everywhere(text);
-            // `.pgpass` lines shorter than a run are left (see `rules_searched_in_runs_fit_in_runs`).
+            // `.pgpass` lines shorter than a run are left (see
+            // `rules_searched_in_runs_fit_in_runs`).
             let everywhere: Vec<Found> = everywhere.into_iter().filter(|f| f.rule != "pgpass-password").collect();
             let picked = find(text);
             for f in &everywhere {

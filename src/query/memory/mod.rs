@@ -1,4 +1,4 @@
-//! Memories (DESIGN §2.3, §4.3): add, get, delete, search and stats over the append-only
+//! Memories (docs/memory-log.md): add, get, delete, search and stats over the append-only
 //! logs `.tmws/memory/{namespace}.jsonl`.
 //!
 //! Writes go to the log under its lock: the live entries are folded from the log itself
@@ -36,9 +36,9 @@ use crate::store::{self, log::LockedLog};
 
 /// The namespace of an add that names none.
 pub const DEFAULT_NAMESPACE: &str = "short-term";
-/// An extracted summary is at most this long (DESIGN §2.3).
+/// An extracted summary is at most this long (docs/memory-log.md).
 const EXTRACTED_SUMMARY_CHARS: usize = 280;
-/// `include_content` previews are this long (DESIGN §4.3).
+/// `include_content` previews are this long (docs/tools.md).
 pub const PREVIEW_CHARS: usize = 1200;
 
 /// An add: what `memory_add` asks for, and further fields of the entry that only tmws
@@ -237,7 +237,7 @@ pub fn memory_id(namespace: &str, content: &str) -> String {
     format!("m_{}", &h.finalize().to_hex()[..12])
 }
 
-/// Adds a memory (DESIGN §2.3): redacted, cut, deduplicated, upserted by key, with the
+/// Adds a memory (docs/memory-log.md): redacted, cut, deduplicated, upserted by key, with the
 /// namespace kept within `max_entries`; returns what was stored.
 pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc>) -> Result<AddAnswer> {
     let req = add.req;
@@ -425,11 +425,11 @@ pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc
     })
 }
 
-/// The kind of a problem entry (DESIGN §6).
+/// The kind of a problem entry (docs/memory-log.md#problems).
 pub const PROBLEM_KIND: &str = "problem";
 
-/// A problem and its solution (DESIGN §6): the structured fields of a `kind: problem`
-/// entry, as the log holds them (`problem`, `solution`, `outcome`, `files`) and answers
+/// A problem and its solution (docs/memory-log.md#problems): the structured fields of a `kind:
+/// problem` entry, as the log holds them (`problem`, `solution`, `outcome`, `files`) and answers
 /// show them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Problem {
@@ -496,7 +496,7 @@ fn problem_fields(req: &MemoryAddRequest, clean: &mut impl FnMut(&str) -> String
     })
 }
 
-/// A `delete` op for live entry `id` of `fold` at `now`: a tombstone (DESIGN §2.3) with
+/// A `delete` op for live entry `id` of `fold` at `now`: a tombstone (docs/memory-log.md) with
 /// the time it was deleted (never before the entry was added, whatever the clocks of the
 /// machines that wrote the log) and when the entry would have expired, after which
 /// compaction drops it.
@@ -553,7 +553,8 @@ pub struct MemoryHit {
     /// The git branch it was written on (`memory_get`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// The commit that introduced the entry, once it is committed (DESIGN §6).
+    /// The commit that introduced the entry, once it is committed
+    /// (docs/memory-log.md#commit-links).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub introduced_in: Option<links::IntroducedIn>,
     /// A problem's `problem`, `solution`, `outcome` and `files`.
@@ -561,7 +562,7 @@ pub struct MemoryHit {
     pub problem: Option<Problem>,
 }
 
-/// Where a memory's text came from (DESIGN §12): recalled text is data, never
+/// Where a memory's text came from (docs/trust-boundary.md): recalled text is data, never
 /// instructions, so every answer that carries it says whose it is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Provenance {
@@ -674,7 +675,7 @@ pub struct Stats {
     /// How often sessions of this server asked again for context defaults they had.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub defaults_redundant: Option<u64>,
-    /// The last memory upkeep (DESIGN §6): when it ran and what it did.
+    /// The last memory upkeep (docs/memory-log.md#upkeep): when it ran and what it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upkeep: Option<super::upkeep::UpkeepRun>,
 }
@@ -688,7 +689,7 @@ fn find(index: &Index, id: &str) -> Result<Option<crate::index::Item>> {
 }
 
 /// `memory_get`: the entry, with its content when asked; an unknown id is not found.
-/// Each read counts towards the entry's current importance (DESIGN §6).
+/// Each read counts towards the entry's current importance (docs/ranking.md).
 pub(crate) fn get(root: &Path, index: &Index, id: &str, include_content: bool) -> Result<MemoryHit> {
     match find(index, id.trim())? {
         Some(item) => {
@@ -734,7 +735,7 @@ pub(crate) fn ranking(root: &Path, config: &Config) -> Ranking {
 }
 
 /// `memory_search`: BM25 over summary, content and tags, times current importance and
-/// the writer's trust (DESIGN §6); an id finds that entry.
+/// the writer's trust (docs/ranking.md); an id finds that entry.
 pub(crate) fn search(
     root: &Path,
     config: &Config,
@@ -824,7 +825,7 @@ pub(crate) fn problems_of(index: &Index, ids: Vec<String>) -> Result<BTreeMap<St
         .collect())
 }
 
-/// The memories visible on the checked-out branch (DESIGN §2.3).
+/// The memories visible on the checked-out branch (docs/memory-log.md).
 pub(crate) fn visible_on_branch(root: &Path, index: &Index) -> Result<Option<crate::index::search::Visible>> {
     visible::visible(root, index, None)
 }
