@@ -1,4 +1,4 @@
-//! `tmws check` throughput (DESIGN §11: ≥ 30,000 files/s on 2 cores).
+//! `tmws check` throughput (≥ 30,000 files/s on 2 cores: docs/performance.md).
 //!
 //! Run with `cargo bench --bench check`. The 100k-file root is generated once under the
 //! system temp folder and reused; the real-world corpora are read from the folder

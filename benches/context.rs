@@ -1,4 +1,4 @@
-//! Context and MCP budgets (DESIGN §11): `workspace_get_context` in-process on a workspace
+//! Context and MCP budgets (docs/performance.md): `workspace_get_context` in-process on a workspace
 //! of 10k files, `tmws context` as a process, and `tmws mcp` from spawn to `initialize` and
 //! `tools/list` answered.
 //!

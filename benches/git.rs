@@ -1,5 +1,4 @@
-//! Git as the sync engine: what it costs (the budgets of the issue "Git is the sync
-//! engine" and DESIGN §11).
+//! Git as the sync engine: what it costs (docs/performance.md).
 //!
 //! - `commits_index_50k`: a full sync of a root whose repository has 50,000 commits (goal:
 //!   under 10 s): the history read with `git log` and indexed as kind `commit`.

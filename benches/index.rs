@@ -1,5 +1,6 @@
-//! Index budgets (DESIGN §11): full build (and of a win32-shaped tree), no-op sync, search, save → searchable through
-//! the watcher, `tmws search` as a process, and indexing the real-world corpora.
+//! Index budgets (docs/performance.md): full build (and of a win32-shaped tree), no-op sync,
+//! search, save → searchable through the watcher, `tmws search` as a process, and indexing the
+//! real-world corpora.
 //!
 //! Run with `cargo bench --bench index`. The 100k-document root is generated once under
 //! the system temp folder and reused.

@@ -1,4 +1,4 @@
-//! Memory budgets (DESIGN §11): `memory_add` with fsync until the entry is searchable,
+//! Memory budgets (docs/performance.md): `memory_add` with fsync until the entry is searchable,
 //! `memory_search` (ranked by text × decay × trust) at 100k and 10k entries, in-process,
 //! `recall` over 100k memories and 10k documents, and `memory cleanup` compacting a log of
 //! 100k entries.

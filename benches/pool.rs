@@ -1,4 +1,4 @@
-//! Registry and pool budgets (DESIGN §11) on a generated registry of 200 servers and 1,000
+//! Registry and pool budgets (docs/performance.md) on a generated registry of 200 servers and 1,000
 //! tools: `tmws mcp` from spawn to `initialize` and `tools/list` answered, `tool_search` in
 //! process, and a lazy connect plus first call through the pool to the example server.
 //!

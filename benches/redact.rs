@@ -1,6 +1,6 @@
-//! Redaction cost (issue budget: `memory add` of 100 KB of ordinary prose at most 10 % slower
-//! than without redaction): `redact` over 100 KB of real documentation, next to
-//! `memory_add` of the same 100 KB (fsync on, the default), whose difference is what
+//! Redaction cost (budget, docs/performance.md: `memory add` of 100 KB of ordinary prose at
+//! most 10 % slower than without redaction): `redact` over 100 KB of real documentation, next
+//! to `memory_add` of the same 100 KB (fsync on, the default), whose difference is what
 //! redaction may cost.
 //!
 //! Run with `cargo bench --bench redact`. The prose is the Markdown of the thanos docs in

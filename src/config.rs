@@ -1,4 +1,4 @@
-//! The configuration: `.tmws/config.toml`, every key optional (DESIGN §9).
+//! The configuration: `.tmws/config.toml`, every key optional (docs/config.md).
 //!
 //! `Config` is plain data with the defaults of the contract. This module is the only reader
 //! of the TOML text; the store hands it the text. An unknown key, a wrong type or a value
@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -17,11 +18,16 @@ use crate::model::{Diagnostic, Rule, validate_component};
 use crate::layout::{self, CONFIG_FILE};
 use crate::limits::{self, Limit, Number};
 
-/// The hard cap of `pool.max_size` (DESIGN §5).
+/// The hard cap of `pool.max_size` (docs/pool.md).
 pub const POOL_HARD_CAP: usize = limits::POOL_SIZE.max as usize;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Every section of `.tmws/config.toml`. The doc comments of the sections' fields are the
+/// descriptions of `docs/config.md`, which a test generates from this type.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Config {
+    /// Memory namespaces, one log each (`.tmws/memory/{name}.jsonl`): `short-term` and
+    /// `long-term` always exist; any other name may be added, with the defaults of
+    /// `short-term` for the keys it leaves out.
     pub namespaces: BTreeMap<String, NamespaceConfig>,
     pub retrieval: RetrievalConfig,
     pub memory: MemoryConfig,
@@ -34,37 +40,57 @@ pub struct Config {
     pub upkeep: UpkeepConfig,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One memory namespace: how long its entries live, how many it keeps, how fast they fade.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct NamespaceConfig {
+    /// Days an entry lives after it was added; an expired entry is invisible at once and
+    /// compacted away later.
     pub ttl_days: u64,
+    /// The most live entries the namespace keeps: an add beyond it evicts the oldest.
     pub max_entries: usize,
+    /// The longest content, in characters: longer content is cut and the answer says
+    /// `truncated`.
     pub max_content_chars: usize,
+    /// The longest summary a caller may give, in characters (an extracted one is at most
+    /// 280).
     pub max_summary_chars: usize,
+    /// Days in which a memory's importance halves, for ranking.
     pub half_life_days: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Defaults of the tools that search and answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RetrievalConfig {
+    /// How many results `memory_search` gives when the request names no `limit`.
     pub top_k: usize,
+    /// Results scoring under this fraction of the best are left out (`memory_search`'s
+    /// default `min_score`, and `recall`'s floor).
     pub min_score: f64,
+    /// The default answer cap in characters of every tool that takes `max_chars`.
     pub answer_cap_chars: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// How memory logs are written and kept small.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MemoryConfig {
+    /// Whether each append to a memory log is synced to disk before it is answered.
     pub fsync: bool,
+    /// A log of 64 lines or more is compacted by itself once more than this fraction of the
+    /// lines its entries hold are dead (expired, deleted or superseded; the tombstones that
+    /// compaction keeps are not counted).
     pub compact_garbage_ratio: f64,
     /// The upkeep prunes entries whose current importance is below this (off when unset).
     pub prune_below: Option<f64>,
 }
 
-/// Sessions recorded without being asked (DESIGN §6): when a client session of `tmws mcp`
-/// or `tmws serve` ends, or after `idle_minutes` without a call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Sessions recorded without being asked (docs/memory-log.md#sessions): when a client session of
+/// `tmws mcp` or `tmws serve` ends, or after `idle_minutes` without a call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SessionsConfig {
+    /// Whether client sessions of `tmws mcp` and `tmws serve` are recorded by themselves.
     pub auto: bool,
     /// Minutes without a call after which a session is recorded (fractions allowed).
     pub idle_minutes: f64,
@@ -73,10 +99,12 @@ pub struct SessionsConfig {
 /// Memory upkeep inside `tmws watch`, `mcp` and `serve`: cleanup of expired entries,
 /// prune below `memory.prune_below`, gc-branches, every `every_secs` (0: never), once no
 /// request came for `idle_secs`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct UpkeepConfig {
+    /// Seconds between two upkeeps (0: never).
     pub every_secs: u64,
+    /// Seconds without a request before a due upkeep runs.
     pub idle_secs: u64,
 }
 
@@ -92,51 +120,70 @@ impl Default for UpkeepConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The watcher of `tmws watch`, `mcp` and `serve`, and the one a command-line query starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WatchConfig {
+    /// Milliseconds a watcher waits after the last file event before it applies a batch.
     pub debounce_ms: u64,
     /// A CLI query that had to stat a root of at least `auto_min_files` files itself (no
     /// tmws process keeps its index) starts `tmws watch --idle-exit auto_idle_secs` in the
     /// background, so that the next queries skip that scan.
     pub auto: bool,
+    /// The least number of files whose stat by a command-line query starts a watcher.
     pub auto_min_files: usize,
+    /// Seconds without a query after which a watcher started that way stops.
     pub auto_idle_secs: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// What the index holds besides the canonical folders.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct IndexConfig {
+    /// Extra Markdown folders or globs inside the root (`docs/adr`, `docs/**/*.md`),
+    /// indexed in place as kind `doc` and checked by `tmws check`.
     pub include: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The pool of downstream MCP servers inside `tmws mcp` and `tmws serve`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PoolConfig {
+    /// The most downstream server processes alive at once (at most 10).
     pub max_size: usize,
+    /// Seconds a downstream connection lives after its last use, unless its registry entry
+    /// sets `ttl_secs` or `persistent`.
     pub default_ttl_secs: u64,
+    /// Read and range-checked but unused: the pool closes the connection idle longest
+    /// first, which puts those idle past any grace period first anyway.
     pub grace_secs: u64,
+    /// Seconds one downstream call (and a server's start) may take.
     pub call_timeout_secs: u64,
     /// How long a call waits for a place when every one is busy or persistent.
     pub queue_timeout_secs: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Where `tmws registry build` finds the MCP servers of the project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RegistryConfig {
+    /// The MCP client configs, paths inside the root, whose servers `tmws registry build`
+    /// catalogues.
     pub sources: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Hot memory: the rule files' total budget, and what `tmws build-rules` writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RulesConfig {
+    /// The most lines all hot-memory rule files may hold together.
     pub total_budget_lines: usize,
-    /// The files `build-rules` writes for the agents that read them (DESIGN §8).
+    /// The files `build-rules` writes for the agents that read them (docs/hot-rules.md).
     pub targets: Vec<RulesTarget>,
 }
 
 /// An agent's file of hot memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RulesTarget {
     /// `AGENTS.md` and `.agents/rules/` links (Codex, Gemini with a setting, and others).
@@ -348,7 +395,7 @@ impl Config {
                 half_life_days: ns.half_life_days.unwrap_or(base.half_life_days),
             };
             // Upper bounds keep times within year 9999 and a memory's line within the
-            // 16 MiB a reader takes (DESIGN §9, §12).
+            // 16 MiB a reader takes (docs/config.md and docs/trust-boundary.md).
             for (key, limit, value) in [
                 ("ttl_days", &limits::TTL_DAYS, merged.ttl_days),
                 ("max_entries", &limits::MAX_ENTRIES, merged.max_entries as u64),

@@ -120,7 +120,7 @@ impl Category {
         }
     }
 
-    /// The CLI's exit code (DESIGN §7.1): 1 when the command ran and found a problem (no such
+    /// The CLI's exit code (docs/errors.md): 1 when the command ran and found a problem (no such
     /// id, a conflict, a failed downstream server), 2 for usage and environment errors.
     pub fn exit_code(self) -> u8 {
         match self {
@@ -190,7 +190,7 @@ impl Error {
     }
 
     /// Whether this says that nothing can be written where it was tried: a read-only file
-    /// system, a full disk, no permission (DESIGN §12: reads go on from what exists).
+    /// system, a full disk, no permission (reads go on from what exists: docs/trust-boundary.md).
     pub fn cannot_write(&self) -> bool {
         match self {
             Error::Io { source, .. } => matches!(

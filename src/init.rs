@@ -1,4 +1,4 @@
-//! `tmws init`: make a folder a tmws root (DESIGN §2).
+//! `tmws init`: make a folder a tmws root (docs/layout.md).
 //!
 //! Creates `.tmws/` with a commented `config.toml`, git-ignores the derived cache, marks
 //! the JSONL logs `merge=union` so that two people appending merge cleanly, and optionally

@@ -1,4 +1,4 @@
-//! The canonical layout (DESIGN §2): every root-relative path tmws reads or writes, where a
+//! The canonical layout (docs/layout.md): every root-relative path tmws reads or writes, where a
 //! file belongs, and the one decision of which files the index holds and `check` checks.
 //!
 //! Pure: it looks only at paths, never at the disk. Below `resources/workspaces/`, folders
@@ -27,12 +27,12 @@ pub const MEMORY_DIR: &str = ".tmws/memory";
 pub const REGISTRY_DIR: &str = ".tmws/registry";
 /// The sparse registry.
 pub const REGISTRY_FILE: &str = ".tmws/registry/index.json";
-/// The log of tool calls (DESIGN §5).
+/// The log of tool calls (docs/pool.md).
 pub const USAGE_FILE: &str = ".tmws/cache/usage.jsonl";
 /// Where the usage log was kept before it moved to the cache (it is this machine's, and
 /// appending to a tracked file dirtied the tree on every call): read once, left alone.
 pub const OLD_USAGE_FILE: &str = ".tmws/registry/usage.jsonl";
-/// Agent verifications (DESIGN §6).
+/// Agent verifications (docs/trust.md).
 pub const TRUST_FILE: &str = ".tmws/trust.jsonl";
 /// The loaded skills.
 pub const SKILLS_FILE: &str = ".tmws/skills.yaml";
@@ -60,7 +60,7 @@ pub const GEMINI_CONFIG: &str = ".gemini/settings.json";
 /// Ignore rules of tmws' own, beside `.gitignore` and `.ignore`.
 pub const IGNORE_FILE: &str = ".tmwsignore";
 
-/// The folder of every version's index (DESIGN §3).
+/// The folder of every version's index (docs/search-index.md).
 pub const INDEX_PARENT: &str = ".tmws/cache/index";
 
 /// A path in this version's folder of the index.
@@ -108,7 +108,7 @@ pub const LEGACY_INDEX_FILES: [&str; 7] = [
     ".tmws/cache/manifest.bin",
     ".tmws/cache/manifest.log",
 ];
-/// What the last memory upkeep did, and when (DESIGN §6).
+/// What the last memory upkeep did, and when (docs/memory-log.md#upkeep).
 pub const UPKEEP_FILE: &str = ".tmws/cache/upkeep.json";
 /// How often each memory was read (a derived count).
 pub const ACCESS_FILE: &str = ".tmws/cache/memory-access.json";
@@ -355,7 +355,7 @@ pub fn index_starts(includes: &Includes) -> Vec<String> {
         .collect()
 }
 
-/// Where `tmws check` with no PATH looks (DESIGN §7.1): what tmws owns, and the includes.
+/// Where `tmws check` with no PATH looks (docs/surfaces.md): what tmws owns, and the includes.
 pub fn check_starts(includes: &Includes) -> Vec<String> {
     [WORKSPACES_DIR, AGENT_RULES_DIR, TMWS_DIR]
         .iter()

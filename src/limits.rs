@@ -8,7 +8,7 @@
 //! the same limit: a config that loads can never make a tool fail on a value its caller
 //! did not give, which is what happened when the two were written apart and disagreed.
 //!
-//! The sizes of DESIGN's inputs (a query's bytes, a name's characters, tags) are plain
+//! The sizes of inputs (docs/trust-boundary.md: a query's bytes, a name's characters, tags) are plain
 //! maximums here too, so that the config's namespace names obey the same limit as the
 //! `namespace` parameter that names them.
 
@@ -121,14 +121,14 @@ pub const RECALL_RESULTS: Limit<u64> = Limit::new(1, 50, 10, "how many items a r
 pub const MEMORY_LIST_RESULTS: Limit<u64> = Limit::new(1, 100, 20, "how many memories a memory list answers with");
 /// `tool_search`'s `limit`.
 pub const TOOL_SEARCH_RESULTS: Limit<u64> = Limit::new(1, 50, 8, "how many tools a tool search answers with");
-/// The longest query a search takes, in bytes (DESIGN §12).
+/// The longest query a search takes, in bytes (docs/trust-boundary.md).
 pub const MAX_QUERY_BYTES: usize = 4096;
-/// The longest key, agent, source, kind, namespace or name, in characters (DESIGN §12):
+/// The longest key, agent, source, kind, namespace or name, in characters (docs/trust-boundary.md):
 /// also the longest namespace name the config may define.
 pub const MAX_NAME_CHARS: usize = 256;
-/// The most tags one request may carry (DESIGN §12).
+/// The most tags one request may carry (docs/trust-boundary.md).
 pub const MAX_TAGS: usize = 64;
-/// The longest tag, in characters (DESIGN §12).
+/// The longest tag, in characters (docs/trust-boundary.md).
 pub const MAX_TAG_CHARS: usize = 64;
 
 // The config's keys. A namespace's defaults are `short-term`'s; `long-term` has its own
@@ -159,7 +159,7 @@ pub const AUTO_MIN_FILES: Limit<u64> =
 /// `watch.auto_idle_secs`.
 pub const AUTO_IDLE_SECS: Limit<u64> =
     Limit::new(1, MAX_SECS, 600, "seconds without a query after which a started watcher exits");
-/// `pool.max_size`: the hard cap of DESIGN §5.
+/// `pool.max_size`: the pool's hard cap (docs/pool.md).
 pub const POOL_SIZE: Limit<u64> = Limit::new(1, 10, 10, "downstream servers running at once");
 /// `pool.default_ttl_secs`, and the most a registry entry's `ttl_secs` gives.
 pub const POOL_TTL_SECS: Limit<u64> = Limit::new(0, MAX_SECS, 900, "seconds an idle downstream server is kept running");

@@ -24,7 +24,7 @@ impl Severity {
     }
 }
 
-/// The short kebab-case id of each kind of finding (DESIGN §7.1).
+/// The short kebab-case id of each kind of finding (docs/check-rules.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rule {
     /// The front-matter is not valid YAML.
@@ -75,7 +75,7 @@ pub enum Rule {
     Schema,
     /// A file could not be read.
     Io,
-    /// A secret in a file tmws owns (DESIGN §2.3): a token, a key, a password.
+    /// A secret in a file tmws owns (docs/trust-boundary.md#secrets): a token, a key, a password.
     Secret,
     /// A file tmws no longer keeps there (the usage log, now in `.tmws/cache/`).
     Moved,
@@ -208,7 +208,7 @@ impl Diagnostic {
 /// order, in `extra`, so nothing a person wrote is lost.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct FrontMatter {
-    /// `name`, or `title` where `name` is absent (DESIGN §2.2).
+    /// `name`, or `title` where `name` is absent (docs/workspace-documents.md).
     pub name: Option<String>,
     pub description: Option<String>,
     pub tags: Vec<String>,
@@ -260,7 +260,7 @@ impl FrontMatter {
     }
 }
 
-/// The kinds of searchable items (DESIGN §3).
+/// The kinds of searchable items (docs/search-index.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DocKind {
@@ -359,7 +359,7 @@ pub struct IndexDoc {
     /// An overview's topic fields (`folder_structure`, `status_values`, `category_values`,
     /// `tag_values`) as a JSON object, when it has any.
     pub meta: Option<String>,
-    /// What only memories carry (DESIGN §2.3).
+    /// What only memories carry (docs/memory-log.md).
     pub memory: Option<MemoryAttrs>,
 }
 
@@ -376,7 +376,8 @@ pub struct MemoryAttrs {
     pub key: Option<String>,
 }
 
-/// A scope: `workspace[/domain[/repository]]` below `resources/workspaces/` (DESIGN §2.1).
+/// A scope: `workspace[/domain[/repository]]` below `resources/workspaces/`
+/// (docs/workspace-documents.md).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Scope {
     pub workspace: String,

@@ -1,4 +1,4 @@
-//! `tmws build-rules`: hot memory for agents (DESIGN §8).
+//! `tmws build-rules`: hot memory for agents (docs/hot-rules.md).
 //!
 //! Concatenates `agent/rules/common/*.md` (sorted by name) into `AGENTS.md` under a
 //! generated header naming its sources, and links each rule file from `.agents/rules/`.

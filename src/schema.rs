@@ -1,4 +1,5 @@
-//! The JSON Schemas of front-matter, log ops, the registry and skills (DESIGN §2.2–2.4).
+//! The JSON Schemas of front-matter, log ops, the registry and skills (docs/workspace-documents.md,
+//! docs/memory-log.md, docs/registry.md).
 //!
 //! The schema files of front-matter and skills under `schemas/` are embedded into the
 //! binary at build time; those of tmws' own formats (memory ops, the registry, the trust

@@ -3,7 +3,7 @@
 //! The binary allocates through mimalloc (declared in `main.rs`: a full index build spends
 //! most of its time creating and dropping small strings and vectors on several threads, and
 //! mimalloc's thread-local free lists made it ~25 % cheaper in CPU than glibc's malloc,
-//! DESIGN §11 full build). A program that links the library with another allocator loses
+//! docs/performance.md, full build). A program that links the library with another allocator loses
 //! nothing here: these calls then act on mimalloc's empty heap.
 //!
 //! mimalloc returns freed memory to the operating system one second (ten for whole arenas)

@@ -1,4 +1,4 @@
-//! Hot-memory budgets (DESIGN §2.2): each rule file within the budget it declares, and all
+//! Hot-memory budgets (docs/hot-rules.md): each rule file within the budget it declares, and all
 //! rule files within `rules.total_budget_lines`.
 
 use std::path::Path;

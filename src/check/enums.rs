@@ -1,6 +1,6 @@
 //! The enums a topic overview imposes on its entries (`status_values`, `category_values`,
-//! DESIGN §2.2), and the schemas they make: a project's override or the built-in schema
-//! of the topic, with the nearest overview's enums applied. Each is compiled once per check.
+//! docs/workspace-documents.md), and the schemas they make: a project's override or the built-in
+//! schema of the topic, with the nearest overview's enums applied. Each is compiled once per check.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! `tmws check`: every canonical file against the rules of the contract (DESIGN §2.2, §7.1).
+//! `tmws check`: every canonical file against the rules of the contract (docs/check-rules.md).
 //!
 //! A check lists the given paths with the index's own scan and ignore rules (`walk`),
 //! classifies each file by its place in the layout, parses it (parsing never fails) and
@@ -13,6 +13,7 @@ mod enums;
 mod rules;
 mod secrets;
 mod stash;
+mod table;
 mod walk;
 
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 pub use self::rules::entry_name_ok;
+pub use self::table::{Level, RULES, RuleDoc};
 use self::walk::{File, Target};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -36,7 +38,7 @@ const SHOWN_CHARS: usize = 240;
 pub struct CheckOptions {
     /// The root to use instead of finding one from each path.
     pub root: Option<PathBuf>,
-    /// Files or folders; empty means what tmws owns in the root (DESIGN §7.1).
+    /// Files or folders; empty means what tmws owns in the root (docs/surfaces.md).
     pub paths: Vec<PathBuf>,
     /// The folder that relative paths and root-finding start from.
     pub cwd: PathBuf,

@@ -1,6 +1,6 @@
-//! The `secret` finding (DESIGN §2.3): a secret in a file tmws owns — the front-matter or
-//! body of a workspace document or rule, a line of a log, the registry, the config — with
-//! its line and column, named by what it is and never shown.
+//! The `secret` finding (docs/trust-boundary.md#secrets): a secret in a file tmws owns — the
+//! front-matter or body of a workspace document or rule, a line of a log, the registry, the config
+//! — with its line and column, named by what it is and never shown.
 //!
 //! Markdown and TOML are searched as they are. JSON (a log line, the registry) is searched
 //! string by string, as its values read once unescaped (`"password=\"x\""` holds

@@ -1,4 +1,4 @@
-//! Text analysis for every searchable field (DESIGN §3).
+//! Text analysis for every searchable field (docs/search-index.md).
 //!
 //! Words are split the way people and code write them: at spaces and punctuation, and
 //! inside identifiers at `_`, `-`, `.` and camelCase boundaries (`get_symbols_overview`,

@@ -2,7 +2,7 @@
 //!
 //! Pure: the caller reads the file and classifies its path. A document whose front-matter
 //! does not parse is still indexed by its body and file name, and flagged, so it never
-//! silently disappears (DESIGN §1.4).
+//! silently disappears.
 
 use crate::layout::FileKind;
 use crate::model::{Diagnostic, DocKind, IndexDoc};
@@ -11,7 +11,7 @@ use crate::parse::text::{first_heading, first_sentences};
 use crate::parse::{self, yaml};
 
 /// Longest description taken from a body when the front-matter has none.
-/// The front-matter fields of an overview that answers carry (DESIGN §2.2, §4.1).
+/// The front-matter fields of an overview that answers carry (docs/workspace-documents.md).
 pub const OVERVIEW_META: [&str; 4] = ["folder_structure", "status_values", "category_values", "tag_values"];
 
 /// The items of one file. `rel` is its root-relative path with `/` separators.
@@ -118,7 +118,7 @@ fn skills(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
     out
 }
 
-/// The servers and tools of the registry (DESIGN §2.4): a server's refId is its name, a
+/// The servers and tools of the registry (docs/registry.md): a server's refId is its name, a
 /// tool's `server/tool`; a tool's category is its `category`, its body the usage hint and
 /// the names of its parameters (so that `path` finds a tool taking a `path`).
 fn registry(rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {

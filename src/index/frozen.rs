@@ -1,7 +1,7 @@
-//! The index folder as a read-only mount or a full disk leaves it (DESIGN §12): tantivy's
-//! directory, but nothing is written and no lock is taken. A reader takes tantivy's meta
-//! lock, a file it creates, to open the segments; where nothing can be written, the lock
-//! protects nothing (no writer can run either), so it is a no-op here.
+//! The index folder as a read-only mount or a full disk leaves it (docs/trust-boundary.md):
+//! tantivy's directory, but nothing is written and no lock is taken. A reader takes tantivy's meta
+//! lock, a file it creates, to open the segments; where nothing can be written, the lock protects
+//! nothing (no writer can run either), so it is a no-op here.
 
 use std::io;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Memory logs in the index (DESIGN §2.3, §3): the live entries of
+//! Memory logs in the index (docs/memory-log.md, docs/search-index.md): the live entries of
 //! `.tmws/memory/{namespace}.jsonl` as items of kind `memory`, keyed on their `id`.
 //!
 //! A log is read from the offset the last commit recorded (its checkpoint, kept in the
@@ -17,7 +17,7 @@ use crate::parse::jsonl::{self, complete};
 use crate::parse::text::{cut, first_sentences};
 use crate::parse::time::normalise_time;
 
-/// DESIGN §2.3 `max_summary_chars`.
+/// docs/memory-log.md `max_summary_chars`.
 const MAX_SUMMARY_CHARS: usize = 1200;
 
 /// One change to the index from a log.
@@ -118,7 +118,7 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
         meta_fields.extend(fields.into_iter().filter_map(|(k, x)| Some((k.to_owned(), x?))));
     }
     // How it was written (`author.surface`, filled by tmws: cli, mcp, http) is kept for
-    // answers to say where a memory's text came from (DESIGN §12).
+    // answers to say where a memory's text came from (docs/trust-boundary.md).
     if let Some(a) = v.author.as_ref().filter(|a| !a.surface.is_empty()) {
         meta_fields.insert("surface".into(), Value::from(a.surface.clone()));
     }

@@ -1,4 +1,4 @@
-//! The derived full-text index (DESIGN §3): tantivy under `.tmws/cache/index/`, in this
+//! The derived full-text index (docs/search-index.md): tantivy under `.tmws/cache/index/`, in this
 //! version's folder ([`crate::layout::INDEX_HOME`]).
 //!
 //! The index is disposable: every item in it is derived from a file, keyed on its refId,
@@ -219,7 +219,7 @@ impl Index {
     }
 
     /// The existing index, to read only, when nothing can be written below the root
-    /// (DESIGN §12): answers come from it, marked stale. Without an index, `why` (the
+    /// (docs/trust-boundary.md): answers come from it, marked stale. Without an index, `why` (the
     /// write that failed) is the error.
     fn open_read_only(root: &Path, why: &Error) -> Result<Index> {
         let dir = root.join(INDEX_DIR);
@@ -344,7 +344,7 @@ impl Index {
 
     /// Merges away the deleted documents of the committed segments, each segment on its
     /// own, without waiting: tantivy's merge threads commit each result when it is done.
-    /// What a writer does once idle (DESIGN §3 "Consistency"): deleted documents still
+    /// What a writer does once idle (docs/search-index.md#consistency): deleted documents still
     /// count in BM25's statistics (document frequencies, field lengths), so until they are
     /// merged away, scores differ from a clean rebuild's. A segment that a merge of the
     /// merge policy holds already is left to it (that merge drops its deleted documents

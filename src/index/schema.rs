@@ -41,7 +41,7 @@ pub struct Fields {
     /// A memory's expiry, RFC 3339 UTC: text order is time order.
     pub expires: Field,
     pub importance: Field,
-    /// When a memory was added, in seconds since the epoch (decay, DESIGN §6).
+    /// When a memory was added, in seconds since the epoch (decay: docs/ranking.md).
     pub added: Field,
     pub agent: Field,
     pub branch: Field,

@@ -1,5 +1,5 @@
 //! Search: BM25 over the analyzed fields with boosts, filters that do not score, and
-//! minimal answers (DESIGN §3, §4.2).
+//! minimal answers (docs/ranking.md).
 //!
 //! User text is never handed to a query parser: it is analyzed into terms, and only double
 //! quotes have a meaning (a phrase). Filters are constant-score clauses, so they narrow
@@ -40,11 +40,11 @@ pub struct TextQuery {
     pub namespaces: Vec<String>,
     /// Memories of these kinds only (`note`, `problem`, …).
     pub categories: Vec<String>,
-    /// The memories that may be shown (all when None): DESIGN §2.3's visibility.
+    /// The memories that may be shown (all when None), as docs/memory-log.md says.
     pub visible: Option<Visible>,
-    /// Memories ranked by BM25 × current importance × trust (DESIGN §6).
+    /// Memories ranked by BM25 × current importance × trust (docs/ranking.md).
     pub ranking: Option<Ranking>,
-    /// What `recall` looks at (DESIGN §4.5), in place of `kinds` and `topics`.
+    /// What `recall` looks at (docs/tools.md), in place of `kinds` and `topics`.
     pub recall: Option<RecallFilter>,
 }
 
@@ -66,7 +66,7 @@ pub enum Visible {
     Except { tracked: Vec<String>, hidden: Vec<String>, partly: Vec<(String, Vec<String>)> },
 }
 
-/// What ranks memories beyond their text: decay, access counts and trust (DESIGN §6).
+/// What ranks memories beyond their text: decay, access counts and trust (docs/ranking.md).
 #[derive(Debug, Clone, Default)]
 pub struct Ranking {
     /// Now, in seconds since the epoch.
@@ -84,12 +84,12 @@ pub struct Ranking {
 /// excluded by the query (which would be slower for every search).
 const EXPIRED_DROPPED_AFTER: usize = 256;
 
-/// The half-life of a namespace that names none (DESIGN §9).
+/// The half-life of a namespace that names none (docs/config.md).
 pub const DEFAULT_HALF_LIFE_DAYS: f64 = 30.0;
-/// The trust of an agent nobody has verified (DESIGN §6).
+/// The trust of an agent nobody has verified (docs/ranking.md).
 pub const DEFAULT_TRUST: f64 = crate::parse::trust::START;
 
-/// A memory's current importance (DESIGN §6): `importance × exp(−ln2 × age / half_life)
+/// A memory's current importance (docs/ranking.md): `importance × exp(−ln2 × age / half_life)
 /// × min(1 + 0.05 × accesses, 1.5)`, clamped to 0–1.
 pub fn current_importance(importance: f64, age_days: f64, half_life_days: f64, accesses: u64) -> f64 {
     let decay = (-std::f64::consts::LN_2 * age_days.max(0.0) / half_life_days.max(f64::MIN_POSITIVE)).exp();
@@ -144,8 +144,8 @@ pub struct SearchHit {
     pub status: Option<String>,
     /// 0–100: the score relative to the best result.
     pub score: u32,
-    /// A memory's writer, its trust and how it was written (DESIGN §12), which the query
-    /// layer fills in: stored text is data, and answers say whose.
+    /// A memory's writer, its trust and how it was written (docs/trust-boundary.md), which the
+    /// query layer fills in: stored text is data, and answers say whose.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -280,7 +280,7 @@ fn terms_by_position(text: &str) -> Vec<Vec<String>> {
     groups
 }
 
-/// How a result matched a query of several words, best first (DESIGN §3): its whole name
+/// How a result matched a query of several words, best first (docs/ranking.md): its whole name
 /// is the query; the query is a phrase of it; it holds every word; it holds some.
 /// Within a tier, results rank by their BM25 score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -420,7 +420,7 @@ fn filter(field: Field, values: &[String]) -> Box<dyn Query> {
     Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0))
 }
 
-/// Memories whose expiry has passed: invisible to every query at once (DESIGN §2.3).
+/// Memories whose expiry has passed: invisible to every query at once (docs/memory-log.md).
 pub(crate) fn expired(f: &Fields) -> Box<dyn Query> {
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     Box::new(RangeQuery::new(
@@ -797,7 +797,7 @@ impl Index {
 }
 
 impl Index {
-    /// The current importance (DESIGN §6) of every live memory, by namespace (`/metrics`).
+    /// The current importance (docs/ranking.md) of every live memory, by namespace (`/metrics`).
     pub fn importance_by_namespace(&self, r: &Ranking) -> Result<std::collections::BTreeMap<String, Vec<f64>>> {
         let f = &self.fields;
         let query = BooleanQuery::new(vec![

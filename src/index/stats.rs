@@ -1,5 +1,5 @@
 //! BM25 statistics that depend only on the documents the index holds, not on how they fell
-//! into segments (DESIGN §3 "Consistency").
+//! into segments (docs/search-index.md#consistency).
 //!
 //! BM25 divides each document's field length by the average one. tantivy takes the total
 //! behind that average from each segment's token count, which is exact for a segment it

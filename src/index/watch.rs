@@ -1,4 +1,4 @@
-//! Keeping the index in sync while files change (DESIGN §3 "Watch").
+//! Keeping the index in sync while files change (docs/search-index.md#watch).
 //!
 //! Each debounced batch of file events becomes one `sync_paths` over exactly the changed
 //! paths (a folder means its subtree), committed at once. An overflow, an error, or a
@@ -26,9 +26,9 @@ const TICK: Duration = Duration::from_millis(100);
 /// How long the writer keeps its manifest in memory after a sync: a burst of saves reuses
 /// it, and an idle server does not hold it (100k files' worth is ~11 MB).
 const KEEP_MANIFEST: Duration = Duration::from_secs(1);
-/// How long the writer waits without events after a sync that changed the index before it
-/// merges away the documents replaced or removed (DESIGN §3 "Consistency"): a burst of saves
-/// is merged once, after it.
+/// How long the writer waits without events after a sync that changed the index before it merges
+/// away the documents replaced or removed (docs/search-index.md#consistency): a burst of saves is
+/// merged once, after it.
 const MERGE_AFTER: Duration = Duration::from_secs(1);
 /// After a failed sync, everything is synced again this long after it, then twice as long
 /// after each further failure, up to `LAST_RETRY`.
@@ -63,7 +63,7 @@ pub enum WatchUpdate<'a> {
 
 /// A sync asked of the process that holds the writer role: `tmws index` beside a running
 /// `tmws mcp`, `serve` or `watch` writes one, and the writer's loop takes it on its next
-/// tick, syncs (or rebuilds) and answers with its report (DESIGN §3).
+/// tick, syncs (or rebuilds) and answers with its report (docs/search-index.md).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SyncRequest {
     pub id: String,

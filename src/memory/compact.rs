@@ -1,4 +1,4 @@
-//! Compaction of a memory log (DESIGN §2.3): by hand with `memory cleanup`, and on its own
+//! Compaction of a memory log (docs/memory-log.md): by hand with `memory cleanup`, and on its own
 //! once dead lines pass `compact_garbage_ratio`.
 //!
 //! Every rewrite happens under the log's lock and replaces the log atomically (temporary

@@ -1,4 +1,4 @@
-//! The fold of a memory log (DESIGN §2.3): its ops, in order, into the live entries.
+//! The fold of a memory log (docs/memory-log.md): its ops, in order, into the live entries.
 //!
 //! One fold serves every reader: the writer (deduplication, key upserts, eviction,
 //! compaction, pruning, links), the index (the entries it makes searchable) and the
@@ -452,7 +452,7 @@ impl Fold {
         (keep, fold)
     }
 
-    /// A `delete` op for live entry `id` at `now`: a tombstone (DESIGN §2.3) with the time
+    /// A `delete` op for live entry `id` at `now`: a tombstone (docs/memory-log.md) with the time
     /// it was deleted (never before the entry was added, whatever the clocks of the
     /// machines that wrote the log) and when the entry would have expired, after which
     /// compaction drops it.

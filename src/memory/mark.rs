@@ -1,5 +1,5 @@
-//! Where a reader of a memory log stands in it: a checkpoint of the bytes read (DESIGN
-//! §2.3, §3). A log is appended to, so a reader that keeps its fold goes on from its mark
+//! Where a reader of a memory log stands in it: a checkpoint of the bytes read
+//! (docs/memory-log.md, docs/search-index.md). A log is appended to, so a reader that keeps its fold goes on from its mark
 //! and reads only the lines added since; a hash of the bytes just before the mark tells it
 //! when the log was rewritten meanwhile (a compaction, a hand edit, a checkout), and then
 //! it reads the log whole. The index keeps one mark per log in its commit payload; a

@@ -1,4 +1,4 @@
-//! The memory logs (DESIGN §2.3): `.tmws/memory/{namespace}.jsonl`, one op a line,
+//! The memory logs (docs/memory-log.md): `.tmws/memory/{namespace}.jsonl`, one op a line,
 //! appended, rewritten only by compaction. This module owns the format and everything
 //! that reads or writes it below the tools: [`op`] the type of a line (and of a session
 //! entry's record, [`session`]), [`fold`] the ops of a log into its live entries, [`mark`]

@@ -1,4 +1,4 @@
-//! One line of a memory log (DESIGN §2.3): the [`Op`] type, which every writer builds and
+//! One line of a memory log (docs/memory-log.md): the [`Op`] type, which every writer builds and
 //! every reader reads, and from which `schemas/memory-op.schema.json` is generated.
 //!
 //! Reading is as tolerant as the fold needs to be: only `op` and `id` are required, and a
@@ -186,7 +186,7 @@ pub struct Git {
     pub commit: Option<String>,
 }
 
-/// How an op came to be written (DESIGN §2.3): answers say where recalled text came from.
+/// How an op came to be written (docs/memory-log.md): answers say where recalled text came from.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Author {
     /// tmws' surface: `cli`, `mcp`, `http` or `hook`.

@@ -1,4 +1,4 @@
-//! The structured fields of a session entry (DESIGN §6): the `session` field of a
+//! The structured fields of a session entry (docs/trust.md): the `session` field of a
 //! `kind: session` memory, recorded by `tmws session record` over a window of work
 //! ([`WindowRecord`]) or when a client session of a server ends ([`ActivityRecord`]).
 //!

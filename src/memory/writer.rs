@@ -1,4 +1,4 @@
-//! The writer of a memory log (DESIGN §2.3): the log's lock, held with the log's fold
+//! The writer of a memory log (docs/memory-log.md): the log's lock, held with the log's fold
 //! caught up to its end, and the ops appended under it.
 //!
 //! A process keeps its fold of each log it wrote and, under the lock, reads only the lines

@@ -1,4 +1,4 @@
-//! MCP client configs (DESIGN §2.4), read as their clients read them: the `mcpServers` map
+//! MCP client configs (docs/registry.md), read as their clients read them: the `mcpServers` map
 //! of `.mcp.json` (Claude Code), `.cursor/mcp.json` and `.gemini/settings.json`, the
 //! `servers` map of `.vscode/mcp.json` — JSON with comments and trailing commas — and the
 //! `[mcp_servers.NAME]` tables of `.codex/config.toml`.
@@ -63,7 +63,7 @@ fn connection_kinds(schema: &mut schemars::Schema) {
 }
 
 impl Connection {
-    /// The connection as the registry stores it (DESIGN §2.4): an env or header value under
+    /// The connection as the registry stores it (docs/registry.md): an env or header value under
     /// a secret-looking name as a `${VAR}` reference; any other secret in the command, args,
     /// env, headers or URL (user info, query parameters) redacted; the value after a
     /// secret-looking flag (`--token X`) redacted whole.

@@ -1,9 +1,9 @@
 //! Splitting a Markdown file into its YAML front-matter block and its body.
 //!
-//! The block must open with `---` on line 1 (after an optional UTF-8 BOM) and close with
-//! `---` or `...`; fences may carry trailing whitespace and lines may end in CRLF
-//! (DESIGN §2.2). The split keeps line numbers so that every later diagnostic can name the
-//! line in the whole file, not in the block.
+//! The block must open with `---` on line 1 (after an optional UTF-8 BOM) and close with `---` or
+//! `...`; fences may carry trailing whitespace and lines may end in CRLF
+//! (docs/workspace-documents.md). The split keeps line numbers so that every later diagnostic can
+//! name the line in the whole file, not in the block.
 
 /// Where the front-matter is, if anywhere.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! Append-only JSONL logs, read line by line (DESIGN §2.3).
+//! Append-only JSONL logs, read line by line (docs/memory-log.md).
 //!
 //! One JSON object per line. A line that is not valid UTF-8, not valid JSON or not an
 //! object is reported with its line number and skipped; it never stops the reading of the
@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::model::{Diagnostic, Rule};
 
-/// The longest line read (DESIGN §12); a longer one is reported and skipped unparsed.
+/// The longest line read (docs/trust-boundary.md); a longer one is reported and skipped unparsed.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// One good line of a log.

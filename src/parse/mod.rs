@@ -2,7 +2,7 @@
 //!
 //! Nothing here touches the disk or fails: every parser returns what it could make of its
 //! input together with the diagnostics it found, so that one bad file or line never stops
-//! the rest (DESIGN §1.4).
+//! the rest.
 
 pub mod clients;
 pub mod frontmatter;

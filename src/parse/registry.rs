@@ -1,4 +1,4 @@
-//! The sparse registry of MCP servers (DESIGN §2.4), `.tmws/registry/index.json`: the
+//! The sparse registry of MCP servers (docs/registry.md), `.tmws/registry/index.json`: the
 //! [`Registry`] type, which `registry build` writes and every reader reads, and from which
 //! `schemas/registry.schema.json` is generated.
 //!

@@ -1,4 +1,4 @@
-//! Hot-memory rule files (`agent/rules/common/*.md`) and their line budgets (DESIGN §2.2, §8).
+//! Hot-memory rule files (`agent/rules/common/*.md`) and their line budgets (docs/hot-rules.md).
 
 /// A rule file's declared budget: `<!-- budget: N lines -->` on one of its first lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Text as answers show it: summaries made from bodies, and texts cut at a word.
 
-/// An extracted summary is at most this long (DESIGN §2.3).
+/// An extracted summary is at most this long (docs/memory-log.md).
 pub const SUMMARY_CHARS: usize = 280;
 
 /// The first meaningful sentences of a body as plain text (inline Markdown taken away), at
@@ -57,7 +57,7 @@ fn list_item_text(line: &str) -> &str {
 
 /// The first heading of a Markdown body (ATX `#` to `######`, or setext underlined with
 /// `=` or `-`) as plain text, outside code fences: what names a doc without `name` or
-/// `title` (DESIGN §3).
+/// `title` (docs/search-index.md).
 pub fn first_heading(body: &str) -> Option<String> {
     let mut in_code = false;
     let mut previous: Option<&str> = None;
@@ -245,7 +245,7 @@ mod tests {
 }
 
 /// `text` with the characters a terminal acts on or hides written as escapes, for anything
-/// printed to a terminal (DESIGN §12): control characters (C0, DEL, C1) as `\x1b`, so a
+/// printed to a terminal (docs/trust-boundary.md): control characters (C0, DEL, C1) as `\x1b`, so a
 /// value from a file cannot clear the screen or set the window title, and the invisible
 /// format characters of [`is_hidden_format`] as `\u{202e}`, so that bidirectional
 /// overrides cannot show a line in another order than it has ("Trojan Source") and

@@ -1,4 +1,4 @@
-//! The trust log, `.tmws/trust.jsonl` (DESIGN §6), read without touching the disk: how
+//! The trust log, `.tmws/trust.jsonl` (docs/trust.md), read without touching the disk: how
 //! names compare, which verifications count towards an agent's score, and the lines tmws
 //! would never have written.
 //!

@@ -1,4 +1,4 @@
-//! The lazy connection pool (DESIGN §5): a downstream server is started on the first call
+//! The lazy connection pool (docs/pool.md): a downstream server is started on the first call
 //! of one of its tools and kept for the next ones, within limits.
 //!
 //! - At most `max_size` processes exist at any moment (started, serving, or being closed):

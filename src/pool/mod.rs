@@ -1,5 +1,5 @@
-//! Downstream MCP servers (DESIGN §2.4, §5): starting one from its registry connection and
-//! talking to it with rmcp's client.
+//! Downstream MCP servers (docs/registry.md, docs/pool.md): starting one from its registry
+//! connection and talking to it with rmcp's client.
 //!
 //! `start` is the one way a server is started, for `tmws registry build` (`introspect`:
 //! start, read `initialize` and `tools/list`, measure the cold start, stop) and for the
@@ -24,7 +24,7 @@ pub use lazy::{Called, Pool, Settings, Target};
 /// The variable tmws sets in the environment of every downstream server it starts. A tmws
 /// that finds it in its own environment was started, directly or through a wrapper, as a
 /// server of another tmws, and serves no `tool_call`: a registry entry that runs tmws
-/// itself can never make calls that start tmws again and again (DESIGN §12).
+/// itself can never make calls that start tmws again and again (docs/trust-boundary.md).
 pub const DOWNSTREAM_MARKER: &str = "TMWS_DOWNSTREAM";
 
 /// Whether this process runs as a downstream server of a tmws (or below one).

@@ -1,4 +1,5 @@
-//! A stdio server's process and rmcp's transport to it (DESIGN §5, §12 "Servers").
+//! A stdio server's process and rmcp's transport to it (docs/pool.md,
+//! docs/trust-boundary.md#servers).
 //!
 //! On Linux, when this executable is tmws, a server runs under a supervisor of its own
 //! (`supervisor.rs`: tmws re-executed), which ends everything the server started when the
@@ -37,8 +38,8 @@ use super::{Exec, resolve};
 use crate::error::Chain;
 use crate::parse::clients::Connection;
 
-/// The longest message (one JSON-RPC line, without its newline) a server may send: the
-/// line limit of DESIGN §12, the same as rmcp's own and as its HTTP client's event limit.
+/// The longest message (one JSON-RPC line, without its newline) a server may send: the line limit
+/// of docs/trust-boundary.md, the same as rmcp's own and as its HTTP client's event limit.
 pub(crate) const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// How the message of a server that could not be started begins (a supervisor writes it

@@ -1,7 +1,7 @@
 //! The supervisor of one downstream stdio server, on Linux: `tmws` re-executed by the pool
 //! as `tmws __supervise FD -- COMMAND ARGS…`, standing between tmws and the server so that
 //! closing the server, or tmws dying however it dies, ends everything the server started
-//! (DESIGN §5).
+//! (docs/pool.md).
 //!
 //! Why a process of its own. A process group reaches only the children that stay in it; a
 //! server's helper in a group of its own, or a `setsid` daemon, escapes it. tmws itself as a

@@ -1,4 +1,4 @@
-//! Answers as text, within their cap (DESIGN §4): YAML by default, JSON on request, never
+//! Answers as text, within their cap (docs/answers.md): YAML by default, JSON on request, never
 //! longer than `max_chars` characters however small it is.
 //!
 //! An answer is a `Serialize` struct. It says what may be cut from it when it is too long
@@ -166,8 +166,9 @@ pub fn to_text<T: Serialize + ?Sized>(value: &T, format: Format) -> String {
     render(&shown(value), format)
 }
 
-/// An answer's JSON form as it may be shown: every string redacted (DESIGN §2.3), so that a
-/// secret in a hand-edited file or an old log never reaches a client, whatever the surface.
+/// An answer's JSON form as it may be shown: every string redacted
+/// (docs/trust-boundary.md#secrets), so that a secret in a hand-edited file or an old log never
+/// reaches a client, whatever the surface.
 fn shown<T: Serialize + ?Sized>(answer: &T) -> Value {
     let mut value = serde_json::to_value(answer).unwrap_or(Value::Null);
     crate::redact::redact_value(&mut value);

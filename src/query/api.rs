@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::limits::{self, Limit};
 pub use crate::limits::{MAX_NAME_CHARS, MAX_QUERY_BYTES, MAX_TAG_CHARS, MAX_TAGS};
 
-/// The most `max_chars` may ask for (DESIGN §4).
+/// The most `max_chars` may ask for (docs/answers.md).
 pub const MAX_MAX_CHARS: usize = limits::ANSWER_CHARS.max as usize;
 /// The least `max_chars` may ask for: room to say that the answer was cut, and how to get
 /// the rest.
@@ -79,8 +79,8 @@ pub trait Params: DeserializeOwned + JsonSchema + Clone + std::fmt::Debug + Send
     /// list values known only in code.
     fn amend_schema(_props: &mut Map<String, Value>) {}
 
-    /// Checks every parameter against its range and the limits of DESIGN §12 (a value
-    /// out of range is an error, never clamped); returns the answer's cap in characters.
+    /// Checks every parameter against its range and the input limits of docs/trust-boundary.md (a
+    /// value out of range is an error, never clamped); returns the answer's cap in characters.
     fn validate(&self, _config: &Config) -> Result<usize> {
         Ok(MAX_MAX_CHARS)
     }
@@ -287,7 +287,7 @@ pub(crate) fn within(what: &str, text: &str, max: usize) -> Result<()> {
     Ok(())
 }
 
-/// Checks a list of tags against the limits of DESIGN §12.
+/// Checks a list of tags against the input limits (docs/trust-boundary.md).
 pub(crate) fn tags_within(tags: &[String]) -> Result<()> {
     if tags.len() > MAX_TAGS {
         return Err(Error::Usage(format!("{} tags, over the limit of {MAX_TAGS}", tags.len())));
@@ -352,7 +352,7 @@ fn cap_default(config: &Config) -> (&'static str, Value) {
     ("max_chars", Value::from(config.retrieval.answer_cap_chars))
 }
 
-/// Parameters of `workspace_get_context` (DESIGN §4.1).
+/// Parameters of `workspace_get_context` (docs/tools.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContextRequest {
@@ -436,7 +436,7 @@ impl Params for ContextRequest {
     }
 }
 
-/// Parameters of `workspace_search` (DESIGN §4.2).
+/// Parameters of `workspace_search` (docs/tools.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
@@ -520,7 +520,7 @@ impl Params for SearchRequest {
     }
 }
 
-/// Parameters of `recall` (DESIGN §4.5).
+/// Parameters of `recall` (docs/tools.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallRequest {
@@ -572,7 +572,7 @@ impl Params for RecallRequest {
     }
 }
 
-/// Parameters of `memory_add` (DESIGN §4.3).
+/// Parameters of `memory_add` (docs/tools.md).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryAddRequest {
@@ -626,7 +626,7 @@ pub struct MemoryAddRequest {
     pub format: Format,
 }
 
-/// How a problem can end (DESIGN §6).
+/// How a problem can end (docs/memory-log.md#problems).
 pub const OUTCOMES: [&str; 3] = ["solved", "workaround", "open"];
 
 /// At most this many files are named by one problem.
@@ -648,9 +648,9 @@ impl Params for MemoryAddRequest {
     ];
     const STDIN_UNLESS: &'static [&'static str] = &["problem"];
 
-    /// Content there to remember (or a problem), an importance within 0..1, problem
-    /// fields only on a problem, and the limits of DESIGN §12 on the names and tags an add
-    /// writes (the content's is the namespace's, which cuts it).
+    /// Content there to remember (or a problem), an importance within 0..1, problem fields only on
+    /// a problem, and the input limits (docs/trust-boundary.md) on the names and tags an add writes
+    /// (the content's is the namespace's, which cuts it).
     fn validate(&self, _config: &Config) -> Result<usize> {
         let problem = self.problem.as_deref().is_some_and(|p| !p.trim().is_empty());
         if self.content.trim().is_empty() && !problem {
@@ -698,7 +698,7 @@ impl Params for MemoryAddRequest {
     }
 }
 
-/// Parameters of `memory_search` (DESIGN §4.3).
+/// Parameters of `memory_search` (docs/tools.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemorySearchRequest {
@@ -914,7 +914,7 @@ impl Params for MemoryDeleteRequest {
     }
 }
 
-/// Parameters of `trust_verify` (DESIGN §6). The verifier is the session's identity (the
+/// Parameters of `trust_verify` (docs/trust.md). The verifier is the session's identity (the
 /// server's `--agent`, else the name the client gave in `initialize`): never a parameter,
 /// so an agent cannot vouch for itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -963,12 +963,12 @@ impl Params for WorkspaceListRequest {
     }
 }
 
-/// The longest body `entry_write` takes (DESIGN §12).
+/// The longest body `entry_write` takes (docs/trust-boundary.md).
 pub const MAX_BODY_CHARS: usize = 1_000_000;
 /// The longest description `entry_write` takes.
 pub const MAX_DESCRIPTION_CHARS: usize = 2_000;
 
-/// Parameters of `entry_write` (DESIGN §4.5) and `tmws new`.
+/// Parameters of `entry_write` (docs/tools.md) and `tmws new`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EntryWriteRequest {
@@ -1156,7 +1156,7 @@ impl Params for SessionRecordRequest {
     }
 }
 
-/// Parameters of `tool_search` (DESIGN §4.4).
+/// Parameters of `tool_search` (docs/tools.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSearchRequest {

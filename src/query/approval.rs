@@ -1,5 +1,6 @@
-//! Which servers of the client configs the user approved on this machine (DESIGN §2.4,
-//! §12): nothing a repository names is started — for introspection or a call — until then.
+//! Which servers of the client configs the user approved on this machine
+//! (docs/registry.md#approval, docs/trust-boundary.md): nothing a repository names is started — for
+//! introspection or a call — until then.
 //!
 //! An approval covers *what runs*, not only the line that starts it. A stdio server runs
 //! in the root (never in the folder tmws happens to run in), its command resolved against

@@ -1,6 +1,6 @@
 //! The watcher a command-line query starts (`[watch] auto`): without a tmws process that
 //! keeps the index, every query from the command line stats every file before it answers
-//! (DESIGN §3 "Sync"), which on a root of tens of thousands of files costs more than the
+//! (docs/search-index.md#sync), which on a root of tens of thousands of files costs more than the
 //! search. A query that paid for such a scan starts `tmws watch --idle-exit SECS` in the
 //! background; the next queries find a process that keeps the index and only wait for its
 //! pending changes (at most `STALE_WAIT`, then `stale: true`), so no answer is stale

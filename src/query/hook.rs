@@ -1,7 +1,7 @@
-//! `tmws hook install` (DESIGN §6): an optional git `post-commit` hook that runs
-//! `tmws memory link-commit`, which reads the new commit into the commit-link cache under
-//! `.tmws/cache/`, so that the next answer that shows `introduced_in` need not. It writes
-//! nothing git tracks: the tree is as clean after the commit as the commit left it.
+//! `tmws hook install` (docs/memory-log.md#commit-links): an optional git `post-commit` hook that
+//! runs `tmws memory link-commit`, which reads the new commit into the commit-link cache under
+//! `.tmws/cache/`, so that the next answer that shows `introduced_in` need not. It writes nothing
+//! git tracks: the tree is as clean after the commit as the commit left it.
 //!
 //! The hook names no root: git runs it at the top of the work tree, where tmws finds the
 //! root, so a repository that moves keeps working. A failure never fails the commit, and

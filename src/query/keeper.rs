@@ -1,4 +1,5 @@
-//! Who keeps the index in step with the files, and how fresh an answer is (DESIGN §3, §4).
+//! Who keeps the index in step with the files, and how fresh an answer is
+//! (docs/search-index.md#freshness).
 //!
 //! A one-shot process (the CLI) keeps it on demand: each query syncs first when this
 //! process holds the writer role, and otherwise waits for the writer. A server (`tmws mcp`,
@@ -18,10 +19,11 @@ use crate::error::{Chain, Error, Result};
 use crate::index::watch::WatchUpdate;
 use crate::index::{Index, SyncOptions};
 
-/// How long a query waits for a pending sync before it answers `stale: true` (DESIGN §4).
+/// How long a query waits for a pending sync before it answers `stale: true`
+/// (docs/search-index.md#freshness).
 pub const STALE_WAIT: Duration = Duration::from_millis(200);
-/// How long a query on a root that was never indexed waits for its first sync to finish
-/// rather than answering empty (DESIGN §7.2); the first sync of a large root takes seconds.
+/// How long a query on a root that was never indexed waits for its first sync to finish rather than
+/// answering empty (docs/search-index.md#freshness); the first sync of a large root takes seconds.
 pub const FIRST_SYNC_WAIT: Duration = Duration::from_secs(30);
 
 /// What `Keeper::freshen` found.
@@ -240,7 +242,7 @@ impl Keeper {
                         watched.set_done();
                         tracing::info!("synced {} files in {} ms", r.files, r.millis);
                         // A whole sync's scratch memory is freed now: give it back, so an
-                        // idle server holds only what it uses (DESIGN §11).
+                        // idle server holds only what it uses (docs/performance.md).
                         crate::sys::release_free_memory();
                     }
                     WatchUpdate::Applied(r) => {
@@ -284,7 +286,7 @@ impl Keeper {
                 }
                 let report = match index.sync(config, &SyncOptions::default()) {
                     Ok(r) => r,
-                    // A full disk: answer from the index as it is (DESIGN §12).
+                    // A full disk: answer from the index as it is (docs/trust-boundary.md).
                     Err(e) if e.cannot_write() => {
                         tracing::warn!("{}: answering from the index as it is", Chain(&e));
                         index.reload()?;
@@ -353,8 +355,9 @@ impl Keeper {
         }
     }
 
-    /// Syncs an on-demand index now (`tmws index`), then merges away the documents that
-    /// sync and earlier ones deleted, so that scores are a clean rebuild's (DESIGN §3).
+    /// Syncs an on-demand index now (`tmws index`), then merges away the documents that sync and
+    /// earlier ones deleted, so that scores are a clean rebuild's
+    /// (docs/search-index.md#consistency).
     pub(crate) fn sync(&self, config: &Config, opts: &SyncOptions) -> Result<crate::index::SyncReport> {
         match self {
             Keeper::OnDemand(m) => {
@@ -415,7 +418,7 @@ impl Drop for Background {
 }
 
 /// The watch loop, with the registry rebuilt in the background when a client config
-/// changes (DESIGN §2.4): the new registry is then indexed like any changed file.
+/// changes (docs/registry.md): the new registry is then indexed like any changed file.
 fn watch(
     index: &mut Index,
     root: &Path,

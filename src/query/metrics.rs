@@ -1,4 +1,4 @@
-//! The counters of one tmws process, and their Prometheus text (`/metrics`, DESIGN §7.3).
+//! The counters of one tmws process, and their Prometheus text (`/metrics`, docs/surfaces.md).
 //!
 //! The engine counts what every surface does (search and context latency, stale answers,
 //! redundant context defaults, lazy connects, tool calls); the HTTP surface adds requests by

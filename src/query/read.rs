@@ -1,4 +1,4 @@
-//! `workspace_list` and `workspace_read` (DESIGN §4.5): what an agent needs to name a scope
+//! `workspace_list` and `workspace_read` (docs/tools.md): what an agent needs to name a scope
 //! without failing a call first, and the whole of one thing it found.
 //!
 //! `workspace_read` reads what the index knows by its refId, and nothing else: a document

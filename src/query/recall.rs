@@ -1,14 +1,14 @@
-//! `recall` (DESIGN §4.5): what an agent should know before a task, in one answer.
+//! `recall` (docs/tools.md): what an agent should know before a task, in one answer.
 //!
 //! One search over the memories (but session records), the decisions and lessons on the
 //! scope's ladder, and the indexed commits, ranked together: BM25 over the same fields
 //! with the same statistics, times a memory's current importance and its writer's trust
-//! (DESIGN §6); a document or commit counts as a fresh memory of default importance by an
+//! (docs/ranking.md); a document or commit counts as a fresh memory of default importance by an
 //! agent nobody verified. A problem with a solution is lifted above a bare note of the same
 //! words (it is what an agent meeting the problem again needs first). Each result says why
 //! it matched: the task's words it holds, and what lifted it; each memory says who wrote
 //! it, its writer's trust and how it was written, since recalled text is data to weigh,
-//! never instructions (DESIGN §12).
+//! never instructions (docs/trust-boundary.md).
 
 use std::collections::BTreeSet;
 use std::path::Path;

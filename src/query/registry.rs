@@ -1,4 +1,4 @@
-//! The sparse registry (DESIGN §2.4): `.tmws/registry/index.json`, built from the MCP
+//! The sparse registry (docs/registry.md): `.tmws/registry/index.json`, built from the MCP
 //! client configs by introspecting each server once.
 //!
 //! Only servers the user approved on this machine, as they are now, are started
@@ -311,11 +311,11 @@ fn redacted(registry: &Registry) -> Result<Registry> {
     serde_json::from_value(value).map_err(failed)
 }
 
-/// The most tools one server may have in the registry (DESIGN §11 budgets 1,000 tools over
+/// The most tools one server may have in the registry (docs/performance.md budgets 1,000 tools over
 /// 200 servers); a server that lists more fails its build and keeps its previous entry.
 pub const MAX_TOOLS: usize = 10_000;
 
-/// The largest registry a build writes: what every reader takes (DESIGN §12).
+/// The largest registry a build writes: what every reader takes (docs/trust-boundary.md).
 const MAX_REGISTRY_BYTES: u64 = store::cap::CONFIG;
 
 /// An error of a server as it is stored and shown: every URL in it as scheme, host and
@@ -418,10 +418,10 @@ pub struct Listed {
     pub approval: &'static str,
 }
 
-/// A server of the client configs that awaits the user's approval, as the user is shown
-/// it before approving (DESIGN §2.4): what it runs and where, which names of the user's
-/// environment it takes, which files of the root it runs. No value of a variable, header
-/// or secret is shown.
+/// A server of the client configs that awaits the user's approval, as the user is shown it before
+/// approving (docs/registry.md#approval): what it runs and where, which names of the user's
+/// environment it takes, which files of the root it runs. No value of a variable, header or secret
+/// is shown.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Pending {
     pub server: String,

@@ -1,7 +1,7 @@
-//! Sessions (DESIGN §6): `tmws session record [--since TIME|COMMIT]` sums up a window of
-//! work in one long-term `kind: session` memory: the memories added, the commits made
-//! (subjects and files), the tool calls logged in `.tmws/cache/usage.jsonl`, and the
-//! agents involved, as a short narrative plus structured fields under `session`.
+//! Sessions (docs/memory-log.md#sessions): `tmws session record [--since TIME|COMMIT]` sums up a
+//! window of work in one long-term `kind: session` memory: the memories added, the commits made
+//! (subjects and files), the tool calls logged in `.tmws/cache/usage.jsonl`, and the agents
+//! involved, as a short narrative plus structured fields under `session`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -337,7 +337,7 @@ pub(crate) fn record(
 }
 
 /// What one client session of `tmws mcp` or `tmws serve` did: the makings of the session
-/// entry recorded when it ends (DESIGN §6, automatic sessions).
+/// entry recorded when it ends (docs/memory-log.md#sessions).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Activity {
     /// When its first call came (since the last record, if one was made).

@@ -1,11 +1,11 @@
-//! The tools of other MCP servers (DESIGN §4.4): `tool_search` and `tool_describe` answer
+//! The tools of other MCP servers (docs/tools.md): `tool_search` and `tool_describe` answer
 //! from the index and the registry file without contacting any server; `tool_call` checks
 //! the server's live config against the registry and its approval against what it runs
 //! now (`approval`), and goes through the lazy pool. A tmws running as another tmws'
 //! downstream server serves no `tool_call`.
 //!
 //! Every call, answered or not, appends `{server, tool, at, ms, ok}` to
-//! `.tmws/registry/usage.jsonl` (DESIGN §5), which popularity and sessions read.
+//! `.tmws/cache/usage.jsonl` (docs/pool.md), which popularity and sessions read.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -176,7 +176,7 @@ pub(crate) async fn call(
     let began = Instant::now();
     let answer = async {
         // A tmws that another tmws started as a downstream server, directly or through a
-        // wrapper, calls nothing: each call could start one more tmws (DESIGN §12).
+        // wrapper, calls nothing: each call could start one more tmws (docs/trust-boundary.md).
         if crate::pool::is_downstream() {
             return Err(Error::Conflict(format!(
                 "tool_call is not served here: this tmws runs as a downstream server of another tmws ({} is set), \
@@ -204,7 +204,7 @@ and a registry entry that runs tmws itself must not start servers again; remove 
         }
         let connection = found.live.as_ref().map_err(|why| Error::Usage(why.clone()))?;
         // Nothing a repository names runs before the user approved it here, as it is now:
-        // its connection and the files of the root it runs (DESIGN §2.4).
+        // its connection and the files of the root it runs (docs/registry.md#approval).
         let launch = approval::launch(root, connection)?;
         let why = match approval::status(root, server, &launch)? {
             approval::Status::Approved => None,
@@ -277,7 +277,7 @@ fn jsonl_complete(bytes: &[u8]) -> &[u8] {
     crate::parse::jsonl::complete(bytes)
 }
 
-/// The usage log (DESIGN §5): this machine's tool calls, in `.tmws/cache/usage.jsonl`;
+/// The usage log (docs/pool.md): this machine's tool calls, in `.tmws/cache/usage.jsonl`;
 /// until tmws has written there, the log tracked at its old place, read and left alone.
 pub(crate) fn usage_bytes(root: &Path) -> Vec<u8> {
     let read = |rel: &str| store::read_opt(root, &root.join(rel), store::cap::LOG).ok().flatten();

@@ -1,4 +1,4 @@
-//! Trust between agents (DESIGN §6): `.tmws/trust.jsonl` holds one verification per line,
+//! Trust between agents (docs/trust.md): `.tmws/trust.jsonl` holds one verification per line,
 //! `{agent, verifier, success, evidence, at}`, read by `parse::trust` (names compared
 //! normalised, at most three verifications per verifier counted, lines tmws never writes
 //! left out). An agent's score starts at 0.5 and moves +0.05 per success and −0.10 per

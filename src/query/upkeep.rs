@@ -1,12 +1,11 @@
-//! Upkeep without a person (DESIGN §6): inside `tmws watch`, `mcp` and `serve`, every
-//! `upkeep.every_secs` (a day) once no request came for `upkeep.idle_secs`: expired
-//! entries are compacted away (`memory cleanup`), entries below `memory.prune_below` are
-//! pruned (when set), and short-term entries of branches that are gone unmerged are
-//! deleted (`memory gc-branches`), in the logs git does not track: a tracked log changes
-//! only by a command someone gave, never by itself. What the last run did, and when, is kept in
-//! `.tmws/cache/upkeep.json` (this machine's; never tracked), which `memory stats` and
-//! `/metrics` show and which keeps several processes of one root from running it twice
-//! in a period.
+//! Upkeep without a person (docs/memory-log.md#upkeep): inside `tmws watch`, `mcp` and `serve`,
+//! every `upkeep.every_secs` (a day) once no request came for `upkeep.idle_secs`: expired entries
+//! are compacted away (`memory cleanup`), entries below `memory.prune_below` are pruned (when set),
+//! and short-term entries of branches that are gone unmerged are deleted (`memory gc-branches`), in
+//! the logs git does not track: a tracked log changes only by a command someone gave, never by
+//! itself. What the last run did, and when, is kept in `.tmws/cache/upkeep.json` (this machine's;
+//! never tracked), which `memory stats` and `/metrics` show and which keeps several processes of
+//! one root from running it twice in a period.
 
 use std::path::Path;
 

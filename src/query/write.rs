@@ -1,4 +1,4 @@
-//! `entry_write` and `tmws new` (DESIGN §4.5): a decision, lesson, plan, any topic entry or
+//! `entry_write` and `tmws new` (docs/tools.md): a decision, lesson, plan, any topic entry or
 //! a scope's overview, written as a file a person would have written.
 //!
 //! One function serves every surface. The file is made whole in memory (front-matter from

@@ -1,5 +1,5 @@
-//! Secret redaction (DESIGN §2.3, §2.4): what tmws never writes to a file, an answer, an
-//! error or a log.
+//! Secret redaction (docs/trust-boundary.md#secrets): what tmws never writes to a file, an answer,
+//! an error or a log.
 //!
 //! A secret is found by a rule of [`rules::RULES`]: a regular expression over a family of
 //! formats (provider tokens with fixed prefixes, key blocks, JWTs, credentials in URLs and

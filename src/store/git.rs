@@ -1,7 +1,7 @@
-//! Git, as memories see it (DESIGN §6): the branch and commit of HEAD, the default branch
-//! and the local branches, read from `.git` without running git; and, where only git can
-//! answer (a commit's parent and changed files, the hooks folder, the log of a window),
-//! `git` run as a child process.
+//! Git, as memories see it (docs/memory-log.md#visibility-across-branches): the branch and commit
+//! of HEAD, the default branch and the local branches, read from `.git` without running git; and,
+//! where only git can answer (a commit's parent and changed files, the hooks folder, the log of a
+//! window), `git` run as a child process.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -345,7 +345,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// A commit as the index holds it (DESIGN §3, kind `commit`).
+/// A commit as the index holds it (kind `commit`, docs/search-index.md#git-history).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommitInfo {
     /// The full hash.

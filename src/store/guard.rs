@@ -1,4 +1,4 @@
-//! The trust boundary on disk (DESIGN §12): a repository is untrusted input.
+//! The trust boundary on disk (docs/trust-boundary.md): a repository is untrusted input.
 //!
 //! Every path the store reads or writes lies below a root, and `confine` checks that it
 //! stays there: a symlink on the way whose target is outside the root (or that loops) is
@@ -12,7 +12,7 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
-/// The most bytes read from one file of each kind (DESIGN §12). The parsers cap what is
+/// The most bytes read from one file of each kind (docs/trust-boundary.md). The parsers cap what is
 /// inside: a front-matter at 1 MiB (`parse::markdown`), a log line at 16 MiB
 /// (`parse::jsonl`).
 pub mod cap {

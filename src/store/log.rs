@@ -1,4 +1,4 @@
-//! Append-only JSONL logs on disk (DESIGN §2.3): an exclusive lock while a writer reads and
+//! Append-only JSONL logs on disk (docs/memory-log.md): an exclusive lock while a writer reads and
 //! appends, one `write` per line, fsync on request.
 //!
 //! The lock is the operating system's advisory file lock (`File::lock`) on a lock file
@@ -10,7 +10,7 @@
 //! so the torn line stays alone and never swallows the next one. An append that fails
 //! (a full disk) cuts the log back to its length before it, so no partial line is left.
 //! A log is never written through a symlink (`O_NOFOLLOW`), and its folders must be inside
-//! the root (DESIGN §12).
+//! the root (docs/trust-boundary.md).
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 
 pub use crate::layout::TMWS_DIR;
 
-/// Walks up from `start` to the first folder holding `.tmws/`: a root (DESIGN §2). A git
+/// Walks up from `start` to the first folder holding `.tmws/`: a root (docs/layout.md). A git
 /// repository where `tmws init` never ran is not one, so nothing is written there.
 pub fn find_root(start: &Path) -> Option<PathBuf> {
     up_to(start, |dir| dir.join(TMWS_DIR).is_dir())
@@ -80,7 +80,7 @@ pub fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     Some((m.len(), m.modified().ok()?))
 }
 
-/// Reads a whole regular file below `root`, at most `cap` bytes (DESIGN §12).
+/// Reads a whole regular file below `root`, at most `cap` bytes (docs/trust-boundary.md).
 pub fn read(root: &Path, path: &Path, cap: u64) -> Result<Vec<u8>> {
     let (file, len) = guard::open_read(root, path, cap).map_err(|e| Error::io(path, e))?;
     guard::read_capped(file, len, cap).map_err(|e| Error::io(path, e))
@@ -314,7 +314,7 @@ impl FileStamp {
 }
 
 /// What a path is, without following a final symlink: what an approval of the files a
-/// server runs looks at (DESIGN §2.4).
+/// server runs looks at (docs/registry.md#approval).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Probe {
     Missing,

@@ -13,7 +13,7 @@
 //!
 //! Skipped always: `.git/`, `.tmws/` folders met while walking (the derived cache, or a
 //! nested root's state), folders that hold a `.tmws/` (nested roots) and symlinks. What
-//! the repository should not hold (DESIGN §12) is skipped and reported as a problem: a
+//! the repository should not hold (docs/trust-boundary.md) is skipped and reported as a problem: a
 //! symlink out of the root or one that loops, a FIFO, a device or a socket, a name that is
 //! not UTF-8, a folder that cannot be read, a start reached through a symlink out of the
 //! root.

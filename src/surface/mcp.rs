@@ -1,4 +1,4 @@
-//! The MCP surface (DESIGN §7.2): the engine's tool catalogue over MCP, and `tmws mcp`,
+//! The MCP surface (docs/surfaces.md): the engine's tool catalogue over MCP, and `tmws mcp`,
 //! which serves it over stdio.
 //!
 //! `tools/list` is the catalogue, each tool's input schema made from its request type;
@@ -142,7 +142,7 @@ pub fn run_stdio(root: &Path, agent: Option<&str>) -> Result<()> {
             Err(e) => Err(Error::environment("mcp", e)),
         };
         pumps.finish().await;
-        // stdin closed: the client session is over, and recorded (DESIGN §6).
+        // stdin closed: the client session is over, and recorded (docs/trust.md).
         let _ = tokio::task::spawn_blocking(move || session.end()).await;
         engine.shutdown().await;
         result

@@ -1,4 +1,4 @@
-//! The stdio transport of `tmws mcp`: every request gets an answer (DESIGN §12).
+//! The stdio transport of `tmws mcp`: every request gets an answer (docs/trust-boundary.md).
 //!
 //! rmcp's own stdio transport drops a message over its line limit, a line that is not
 //! UTF-8 or not JSON, and says nothing, so a client waits for ever; and a second request

@@ -1,4 +1,4 @@
-//! `tmws new` (and through it `entry_write`, DESIGN §4.5) as a person uses it: the README's
+//! `tmws new` (and through it `entry_write`, docs/tools.md) as a person uses it: the README's
 //! worked example run word for word, refusals that write nothing (an invalid entry, an
 //! existing file, a stale hash), changes that keep what they do not name, the body from
 //! stdin, secrets redacted, and no write out of the root. (MCP: `mcp.rs`; HTTP: `serve.rs`.)

@@ -1,4 +1,4 @@
-//! Git as the sync engine (DESIGN §1 principle 7, §2.3, §6): two clones of one bare
+//! Git as the sync engine (docs/memory-log.md): two clones of one bare
 //! remote, each with the post-commit hook, go through what people do with branches —
 //! fast-forward and three-way merges, `pull --rebase`, rebase, cherry-pick, `stash -u` and
 //! `pop`, a linked worktree, branches deleted after a merge and unmerged, compaction on one

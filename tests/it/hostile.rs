@@ -1,4 +1,4 @@
-//! A hostile repository (DESIGN §1 principle 6, §12): symlinks out of the root, FIFOs and
+//! A hostile repository (docs/trust-boundary.md): symlinks out of the root, FIFOs and
 //! devices, endless files, bad config values, unreadable folders, names that are not UTF-8,
 //! terminal escapes; and read-only or full disks. Every test drives the real binary on real
 //! files.

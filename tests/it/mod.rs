@@ -5,6 +5,7 @@ mod cli;
 mod clients;
 mod context;
 mod corpora;
+mod docs;
 mod entries;
 mod eval_sets;
 mod git_sync;

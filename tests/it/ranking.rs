@@ -1,7 +1,7 @@
 //! Ranking: a document's own title, as a query, finds it first (EIPs corpus); every kind of
 //! known-item query of `eval_sets` finds its document at the level reached, on every corpus
 //! (English and Japanese); and after incremental syncs and the watcher, answers are those
-//! of a clean rebuild (DESIGN §3).
+//! of a clean rebuild (docs/search-index.md#consistency).
 
 use tmws::query::api::SearchRequest;
 use tmws::query::{Engine, SyncOptions};

@@ -189,10 +189,10 @@ fn the_python_sdk_uses_every_tool_over_streamable_http() {
     check_session_recorded(&root);
 }
 
-/// The scripted agent session of DESIGN §6 through the official SDK: one client recalls,
-/// adds the problem it met with its solution, searches, calls another server's tool and
-/// verifies another agent, then disconnects; its session is recorded once, naming each of
-/// those; a second client recalling a similar task gets the problem and its solution first.
+/// A scripted agent session (docs/memory-log.md, sessions) through the official SDK: one client
+/// recalls, adds the problem it met with its solution, searches, calls another server's tool and
+/// verifies another agent, then disconnects; its session is recorded once, naming each of those; a
+/// second client recalling a similar task gets the problem and its solution first.
 #[test]
 fn a_scripted_sdk_session_is_recorded_and_its_solution_recalled_by_the_next_client() {
     let Some(python) = python() else { return };

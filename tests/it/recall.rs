@@ -1,4 +1,4 @@
-//! `recall` (DESIGN §4.5), problems and their solutions, sessions recorded without being
+//! `recall` (docs/tools.md), problems and their solutions, sessions recorded without being
 //! asked, the upkeep and their metrics — through the CLI, MCP (rmcp over `tmws mcp`) and
 //! HTTP (`tmws serve` with reqwest).
 

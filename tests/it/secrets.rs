@@ -1,7 +1,7 @@
-//! Secrets never reach disk, an answer, an error or a log (DESIGN §2.3, §2.4): planted in
-//! every field of every write path, through the CLI, MCP and HTTP, then looked for in the
-//! files and the answers; and `tmws check` finds the ones written by hand, at their line and
-//! column, without printing them.
+//! Secrets never reach disk, an answer, an error or a log (docs/trust-boundary.md#secrets): planted
+//! in every field of every write path, through the CLI, MCP and HTTP, then looked for in the files
+//! and the answers; and `tmws check` finds the ones written by hand, at their line and column,
+//! without printing them.
 
 use serde_json::{Value, json};
 

@@ -462,7 +462,7 @@ fn every_surface_gives_the_engines_answers_and_error_categories() {
     }
 }
 
-/// What the contract says each category is on the CLI (DESIGN §7.1).
+/// What the contract says each category is on the CLI (docs/errors.md).
 fn category_exit_code(category: &str) -> i32 {
     match category {
         "not_found" | "conflict" | "downstream" => 1,

@@ -1,4 +1,4 @@
-//! Downstream servers over https (DESIGN §2.4): a TLS front made here — a certificate
+//! Downstream servers over https (docs/registry.md): a TLS front made here — a certificate
 //! authority and a certificate for 127.0.0.1 and localhost, made by the test — before a
 //! real MCP server (`tmws serve`'s `/mcp`), trusted by tmws through `SSL_CERT_FILE`.
 

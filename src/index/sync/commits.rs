@@ -1,5 +1,5 @@
-//! Git history in the index (DESIGN §3): the commits HEAD can reach, as items of kind
-//! `commit` (refId `commit:<sha>`), so that "why did this change" is a search.
+//! Git history in the index (docs/search-index.md#git-history): the commits HEAD can reach, as
+//! items of kind `commit` (refId `commit:<sha>`), so that "why did this change" is a search.
 //!
 //! The commit payload records the HEAD whose history is indexed. A sync that finds HEAD
 //! elsewhere indexes the difference: what the new HEAD reaches and the old one did not

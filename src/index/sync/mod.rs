@@ -1,4 +1,4 @@
-//! Sync: converge the index to the files (DESIGN §3), in four steps.
+//! Sync: converge the index to the files (docs/search-index.md), in four steps.
 //!
 //! `plan`: a scan stats the canonical folders (and the configured extra folders) without
 //! reading anything, and one merge with the manifest finds what vanished and what changed

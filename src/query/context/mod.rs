@@ -1,4 +1,4 @@
-//! `workspace_get_context` (DESIGN §4.1): one answer that orients an agent in a scope.
+//! `workspace_get_context` (docs/tools.md): one answer that orients an agent in a scope.
 //!
 //! Everything comes from the index (so it is as fresh as the watcher), except the
 //! directory-only tree of the scope (`tree`), which is read from the disk only as deep as
@@ -31,7 +31,8 @@ use crate::model::{DocKind, validate_component};
 /// scope's tree leaves room for the overviews, decisions and lessons.
 const TREE_SHARE: usize = 4;
 
-/// Plan statuses a filter may name when the topic overview lists none (DESIGN §2.2).
+/// Plan statuses a filter may name when the topic overview lists none
+/// (docs/workspace-documents.md).
 const PLAN_STATUSES: [&str; 5] = ["new", "in_progress", "partial", "done", "abandoned"];
 
 /// The default lists, in the order they are cut.

@@ -1,5 +1,5 @@
 //! Scopes as a request names them: the names checked, the folders found, and an unknown
-//! one answered with what exists at the nearest level that does (DESIGN §2.1).
+//! one answered with what exists at the nearest level that does (docs/workspace-documents.md).
 
 use std::collections::BTreeMap;
 use std::path::Path;

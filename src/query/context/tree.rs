@@ -1,5 +1,5 @@
-//! The folder tree of a scope (DESIGN §4.1 `folder_structure`): folders only, read level
-//! by level, only as deep as fits in its share of the answer.
+//! The folder tree of a scope (`folder_structure` of `workspace_get_context`, docs/tools.md):
+//! folders only, read level by level, only as deep as fits in its share of the answer.
 
 use std::path::Path;
 

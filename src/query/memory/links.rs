@@ -1,4 +1,5 @@
-//! The commit that introduced each memory (DESIGN §6), derived from git history.
+//! The commit that introduced each memory (docs/memory-log.md#commit-links), derived from git
+//! history.
 //!
 //! An entry was introduced by the first commit whose version of its log holds its `add`
 //! line: `git log -p` over the memory logs, oldest first, says which. Nothing is written

@@ -1,4 +1,4 @@
-//! Keeping the memory logs small and true (DESIGN §2.3, §6), as the tools ask for it:
+//! Keeping the memory logs small and true (docs/memory-log.md and docs/trust.md), as the tools ask for it:
 //! `memory cleanup` (every log compacted by `crate::memory::compact`), `memory clear`,
 //! `memory prune --below`, `memory gc-branches`, `memory link-commit`, and the access
 //! counts that decay is computed with.
@@ -164,7 +164,7 @@ pub(crate) fn count_access(root: &Path, id: &str) {
 }
 
 /// `memory prune --below F`: delete ops for the live entries whose current importance
-/// (DESIGN §6) is under `below`, except in the logs of the namespaces in `leave`.
+/// (docs/ranking.md) is under `below`, except in the logs of the namespaces in `leave`.
 pub(crate) fn prune(
     root: &Path,
     config: &Config,
@@ -246,8 +246,8 @@ pub(crate) fn gc_branches(root: &Path, config: &Config, leave: &BTreeSet<String>
     Ok(GcBranches { removed: removed.len(), branches: gone_branches, ids: removed })
 }
 
-/// `memory link-commit` (run by the post-commit hook, which is optional): reads git
-/// history up to HEAD into the commit-link cache (DESIGN §6) and says which entries HEAD
+/// `memory link-commit` (run by the post-commit hook, which is optional): reads git history up to
+/// HEAD into the commit-link cache (docs/memory-log.md#commit-links) and says which entries HEAD
 /// introduced. Nothing is written to a tracked file.
 pub(crate) fn link_commit(root: &Path) -> Result<Linked> {
     let head = store::git_head(root)

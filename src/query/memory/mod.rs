@@ -1,4 +1,4 @@
-//! Memories (DESIGN §2.3, §4.3): add, get, delete, search and stats over the append-only
+//! Memories (docs/memory-log.md): add, get, delete, search and stats over the append-only
 //! logs `.tmws/memory/{namespace}.jsonl`, as the tools answer them.
 //!
 //! Writes go to the log through `crate::memory::Writer`, under its lock, with the live
@@ -35,9 +35,9 @@ use crate::store;
 
 /// The namespace of an add that names none.
 pub const DEFAULT_NAMESPACE: &str = "short-term";
-/// An extracted summary is at most this long (DESIGN §2.3).
+/// An extracted summary is at most this long (docs/memory-log.md).
 const EXTRACTED_SUMMARY_CHARS: usize = 280;
-/// `include_content` previews are this long (DESIGN §4.3).
+/// `include_content` previews are this long (docs/tools.md).
 pub const PREVIEW_CHARS: usize = 1200;
 
 /// An add: what `memory_add` asks for, and the fields of the op that only tmws writes:
@@ -94,7 +94,7 @@ pub fn memory_id(namespace: &str, content: &str) -> String {
     format!("m_{}", &h.finalize().to_hex()[..12])
 }
 
-/// Adds a memory (DESIGN §2.3): redacted, cut, deduplicated, upserted by key, with the
+/// Adds a memory (docs/memory-log.md): redacted, cut, deduplicated, upserted by key, with the
 /// namespace kept within `max_entries`; returns what was stored.
 pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc>) -> Result<AddAnswer> {
     let author = add.extra.get("author").and_then(|a| Author::deserialize(a).ok());
@@ -292,11 +292,11 @@ fn redacted_but_content(op: &Op) -> Result<(Op, usize)> {
     Ok((serde_json::from_value(Value::Object(fields)).map_err(failed)?, count))
 }
 
-/// The kind of a problem entry (DESIGN §6).
+/// The kind of a problem entry (docs/memory-log.md#problems).
 pub const PROBLEM_KIND: &str = "problem";
 
-/// A problem and its solution (DESIGN §6): the structured fields of a `kind: problem`
-/// entry, as the log holds them (`problem`, `solution`, `outcome`, `files`) and answers
+/// A problem and its solution (docs/memory-log.md#problems): the structured fields of a `kind:
+/// problem` entry, as the log holds them (`problem`, `solution`, `outcome`, `files`) and answers
 /// show them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Problem {
@@ -392,7 +392,8 @@ pub struct MemoryHit {
     /// The git branch it was written on (`memory_get`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// The commit that introduced the entry, once it is committed (DESIGN §6).
+    /// The commit that introduced the entry, once it is committed
+    /// (docs/memory-log.md#commit-links).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub introduced_in: Option<links::IntroducedIn>,
     /// A problem's `problem`, `solution`, `outcome` and `files`.
@@ -400,7 +401,7 @@ pub struct MemoryHit {
     pub problem: Option<Problem>,
 }
 
-/// Where a memory's text came from (DESIGN §12): recalled text is data, never
+/// Where a memory's text came from (docs/trust-boundary.md): recalled text is data, never
 /// instructions, so every answer that carries it says whose it is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Provenance {
@@ -513,7 +514,7 @@ pub struct Stats {
     /// How often sessions of this server asked again for context defaults they had.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub defaults_redundant: Option<u64>,
-    /// The last memory upkeep (DESIGN §6): when it ran and what it did.
+    /// The last memory upkeep (docs/memory-log.md#upkeep): when it ran and what it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upkeep: Option<super::upkeep::UpkeepRun>,
 }
@@ -527,7 +528,7 @@ fn find(index: &Index, id: &str) -> Result<Option<crate::index::Item>> {
 }
 
 /// `memory_get`: the entry, with its content when asked; an unknown id is not found.
-/// Each read counts towards the entry's current importance (DESIGN §6).
+/// Each read counts towards the entry's current importance (docs/ranking.md).
 pub(crate) fn get(root: &Path, index: &Index, id: &str, include_content: bool) -> Result<MemoryHit> {
     match find(index, id.trim())? {
         Some(item) => {
@@ -574,7 +575,7 @@ pub(crate) fn ranking(root: &Path, config: &Config) -> Ranking {
 }
 
 /// `memory_search`: BM25 over summary, content and tags, times current importance and
-/// the writer's trust (DESIGN §6); an id finds that entry.
+/// the writer's trust (docs/ranking.md); an id finds that entry.
 pub(crate) fn search(
     root: &Path,
     config: &Config,
@@ -664,7 +665,7 @@ pub(crate) fn problems_of(index: &Index, ids: Vec<String>) -> Result<BTreeMap<St
         .collect())
 }
 
-/// The memories visible on the checked-out branch (DESIGN §2.3).
+/// The memories visible on the checked-out branch (docs/memory-log.md).
 pub(crate) fn visible_on_branch(root: &Path, index: &Index) -> Result<Option<crate::index::search::Visible>> {
     visible::visible(root, index, None)
 }

@@ -1,4 +1,4 @@
-//! Which memories a search shows (DESIGN §2.3, visibility across branches).
+//! Which memories a search shows (docs/memory-log.md#visibility-across-branches).
 //!
 //! A log git tracks is the checked-out branch's history: every live entry in it is
 //! visible (a merge brings the other branch's entries, a checkout takes them away). In a
@@ -41,7 +41,7 @@ struct Cached {
 }
 
 /// The memories a search shows: all (`None`) for `branch: "*"` and outside git; those
-/// written on `B` for `branch: B`; by default, DESIGN §2.3's rule.
+/// written on `B` for `branch: B`; by default, the rule above.
 pub(crate) fn visible(root: &Path, index: &Index, asked: Option<&str>) -> Result<Option<Visible>> {
     match asked.map(str::trim) {
         Some("*") => return Ok(None),

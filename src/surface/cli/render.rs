@@ -26,7 +26,7 @@ pub(super) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string_pretty(&value).unwrap_or_default()
 }
 
-/// The JSON shape of diagnostics: exactly the fields of DESIGN §7.1.
+/// The JSON shape of diagnostics: exactly the fields docs/surfaces.md lists.
 pub(super) fn json_diagnostics(diags: &[Diagnostic]) -> Vec<serde_json::Value> {
     diags
         .iter()

@@ -1,5 +1,5 @@
 //! Who may ask: every request to `tmws serve`, REST or `/mcp`, is checked here first
-//! (DESIGN §7.3). `/health` alone is answered to anyone: it tells only that the server
+//! (docs/surfaces.md). `/health` alone is answered to anyone: it tells only that the server
 //! runs, its version and whether its index is ready, and probes send what `Host` they like.
 //!
 //! - `Host` must name this server: `localhost`, a loopback address, or the address it is

@@ -1,4 +1,4 @@
-//! `tmws serve`: REST routes and MCP streamable HTTP on one port (DESIGN §7.3).
+//! `tmws serve`: REST routes and MCP streamable HTTP on one port (docs/surfaces.md).
 //!
 //! Every request but `/health` passes one guard first (`guard.rs`): its `Host` must name
 //! this server, a present `Origin` must be the server's own, and it needs
@@ -121,7 +121,7 @@ fn query_args(uri: &Uri) -> std::result::Result<Map<String, Value>, ApiError> {
 }
 
 /// Runs `tool` with `args` and answers with its text: YAML, or JSON when `format=json` or
-/// when the client accepts JSON first (DESIGN §4).
+/// when the client accepts JSON first (docs/answers.md).
 async fn run(app: &AppState, headers: &HeaderMap, tool: &'static dyn Tool, mut args: Map<String, Value>) -> Response {
     if !args.contains_key("format") {
         let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");

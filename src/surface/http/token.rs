@@ -1,4 +1,4 @@
-//! The bearer token of `tmws serve` (DESIGN §7.3): where it comes from, and what a server
+//! The bearer token of `tmws serve` (docs/surfaces.md): where it comes from, and what a server
 //! that others on the network can reach demands of it.
 //!
 //! The token is `TMWS_TOKEN`, else `.tmws/cache/token`, which the first start on a loopback
