@@ -334,3 +334,37 @@ fn after() {}
     );
     assert_eq!(files, ["fuzz"]);
 }
+
+/// The repository explains itself: what its code and pages cite is a page of `docs/` (whose
+/// existence `docs.rs` checks), never a section number of a document it does not hold.
+#[test]
+fn nothing_cites_a_document_outside_the_repository() {
+    let marker = ["DESIGN", " §"].concat();
+    let mut found = Vec::new();
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "benches", "examples", "docs", "schemas", ".ci"] {
+        walk(&repo().join(dir), &mut files);
+    }
+    files.extend(["README.md", "ARCHITECTURE.md", "Cargo.toml"].map(|f| repo().join(f)));
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        for (n, line) in text.lines().enumerate() {
+            if line.contains(&marker) {
+                found.push(format!("{}:{}", rel(&file), n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "cite the docs/ page instead: {found:#?}");
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
