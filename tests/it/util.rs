@@ -67,13 +67,19 @@ pub fn eventually<T, P: Probe<T>>(what: &str, mut probe: impl FnMut() -> P) -> T
             Err(last) => last,
         };
         if Instant::now() > deadline {
-            match last {
-                Some(last) => panic!("{what}: not within {} s; last seen: {last}", PATIENCE.as_secs()),
-                None => panic!("{what}: not within {} s", PATIENCE.as_secs()),
-            }
+            give_up(what, last);
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(200));
+    }
+}
+
+/// The failure of [`eventually`]: what was waited for, and what was last seen.
+#[track_caller]
+fn give_up(what: &str, last: Option<String>) -> ! {
+    match last {
+        Some(last) => panic!("{what}: not within {} s; last seen: {last}", PATIENCE.as_secs()),
+        None => panic!("{what}: not within {} s", PATIENCE.as_secs()),
     }
 }
 
@@ -88,10 +94,7 @@ pub async fn eventually_async<T, P: Probe<T>, F: Future<Output = P>>(what: &str,
             Err(last) => last,
         };
         if Instant::now() > deadline {
-            match last {
-                Some(last) => panic!("{what}: not within {} s; last seen: {last}", PATIENCE.as_secs()),
-                None => panic!("{what}: not within {} s", PATIENCE.as_secs()),
-            }
+            give_up(what, last);
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_millis(200));
