@@ -332,12 +332,13 @@ impl Config {
         let Some(text) = crate::store::read_text_opt(root, &path, crate::store::cap::CONFIG)? else {
             return Ok(Config::default());
         };
-        Config::parse(&text).map_err(|d| Error::WithLine {
+        Config::parse_keeping_cause(&text).map_err(|(d, cause)| Error::WithLine {
             path: PathBuf::from(CONFIG_FILE),
             line: d.line,
             column: d.column,
             message: d.message,
             hint: d.hint,
+            cause: cause.map(|e| e.into()),
         })
     }
 
@@ -345,12 +346,28 @@ impl Config {
     /// and column of the offending key or value.
     #[allow(clippy::result_large_err, reason = "one diagnostic per file at most; boxing it buys nothing")]
     pub fn parse(text: &str) -> Result<Config, Diagnostic> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let (line, column) = e.span().map_or((1, 1), |s| super::parse::line_col(text, s.start));
-            let message = e.message().trim().to_owned();
-            Diagnostic::error(Rule::Config, line, column, message)
-                .with_hint("every key is optional; see the commented defaults written by `tmws init`")
-        })?;
+        Config::parse_keeping_cause(text).map_err(|(d, _)| d)
+    }
+
+    /// [`Config::parse`], keeping the TOML parser's own error when the text is not TOML.
+    #[allow(clippy::result_large_err, reason = "one diagnostic per file at most; boxing it buys nothing")]
+    fn parse_keeping_cause(text: &str) -> Result<Config, (Diagnostic, Option<toml::de::Error>)> {
+        let raw: RawConfig = match toml::from_str(text) {
+            Ok(raw) => raw,
+            Err(e) => {
+                let (line, column) = e.span().map_or((1, 1), |s| super::parse::line_col(text, s.start));
+                let message = e.message().trim().to_owned();
+                let d = Diagnostic::error(Rule::Config, line, column, message)
+                    .with_hint("every key is optional; see the commented defaults written by `tmws init`");
+                return Err((d, Some(e)));
+            }
+        };
+        Config::from_raw(text, raw).map_err(|d| (d, None))
+    }
+
+    /// The config `raw` was read as, each value checked against its limit.
+    #[allow(clippy::result_large_err, reason = "one diagnostic per file at most; boxing it buys nothing")]
+    fn from_raw(text: &str, raw: RawConfig) -> Result<Config, Diagnostic> {
         let mut config = Config {
             retrieval: raw.retrieval,
             memory: raw.memory,
@@ -517,6 +534,21 @@ mod tests {
         std::fs::write(dir.path().join(CONFIG_FILE), "[watch]\ndebounce = 5\n").unwrap();
         let err = Config::load(dir.path()).unwrap_err().to_string();
         assert!(err.starts_with(".tmws/config.toml:2:1: unknown field `debounce`"), "{err}");
+    }
+
+    #[test]
+    fn a_config_that_is_not_toml_keeps_the_parsers_error_as_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".tmws")).unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), "[watch]\ndebounce_ms = = 5\n").unwrap();
+        let err = Config::load(dir.path()).unwrap_err();
+        let cause = std::error::Error::source(&err).expect("the TOML error is kept");
+        assert!(cause.downcast_ref::<toml::de::Error>().is_some(), "{cause:?}");
+        // A value the checks refuse has no parser error under it.
+        std::fs::write(dir.path().join(CONFIG_FILE), "[retrieval]\ntop_k = 0\n").unwrap();
+        let err = Config::load(dir.path()).unwrap_err();
+        assert!(std::error::Error::source(&err).is_none());
+        assert_eq!(err.to_string(), ".tmws/config.toml:2:1: `retrieval.top_k` must be between 1 and 100");
     }
 
     #[test]

@@ -28,8 +28,17 @@ pub enum Error {
     Io { path: PathBuf, source: io::Error },
 
     /// A file tmws must read (a config) that is not valid, at a place in it.
+    /// `cause` keeps the parser's own error where there is one (a TOML or UTF-8 error).
     #[error("{}:{line}:{column}: {message}", path.display())]
-    WithLine { path: PathBuf, line: usize, column: usize, message: String, hint: Option<String> },
+    WithLine {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+        hint: Option<String>,
+        #[source]
+        cause: Option<Cause>,
+    },
 
     #[error("no tmws root at or above {} (no .tmws/ folder)", .0.display())]
     NoRoot(PathBuf),
@@ -249,7 +258,9 @@ impl fmt::Display for Chain<'_> {
         let mut said = self.0.to_string();
         let mut next = self.0.source();
         while let Some(cause) = next {
-            let text = cause.to_string();
+            // A parser's error may span lines (TOML shows the offending line under its
+            // message): a log line stays one line.
+            let text = cause.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
             if !said.contains(&text) {
                 said.push_str(": ");
                 said.push_str(&text);

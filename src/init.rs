@@ -266,6 +266,7 @@ fn register_client(root: &Path, client: McpClient, command: &str) -> Result<Chan
         column,
         message: format!("{why}; the file was left as it is"),
         hint: Some("fix the file, then run `tmws init` again".into()),
+        cause: None,
     };
     let entry = client.entry(command);
     let text = existing.as_deref().filter(|t| !t.trim().is_empty());

@@ -78,12 +78,13 @@ pub fn build_rules(root: &Path, targets: &[RulesTarget], check: bool, force: boo
     for name in &names {
         let path = dir.join(name);
         let bytes = store::read(root, &path, store::cap::MARKDOWN)?;
-        let text = String::from_utf8(bytes).map_err(|_| Error::WithLine {
+        let text = String::from_utf8(bytes).map_err(|e| Error::WithLine {
             path: PathBuf::from(format!("{RULES_DIR}/{name}")),
             line: 1,
             column: 1,
             message: "not valid UTF-8".into(),
             hint: Some("`tmws check` names the line".into()),
+            cause: Some(Box::new(e)),
         })?;
         sources.push((name.clone(), text));
     }
