@@ -36,8 +36,9 @@ use crate::index::{Freshness, Index, SyncOptions};
 pub const STALE_WAIT: Duration = Duration::from_millis(200);
 /// How long a query waits for memory lines that were in their log when it came (writes
 /// acknowledged before it) to be committed, before it answers `stale: true` all the same:
-/// a bound for a writer that is wedged or gone, not a time the ordinary path waits for.
-pub const WRITTEN_WAIT: Duration = Duration::from_secs(10);
+/// a bound for a writer that is wedged or busy with a long rebuild, not a time the
+/// ordinary path waits for (a loaded machine of two cores took up to 3 s).
+pub const WRITTEN_WAIT: Duration = Duration::from_secs(30);
 /// How often a query looks at the commit again while another process keeps the index.
 const POLL: Duration = Duration::from_millis(5);
 /// How long a query on a root that was never indexed waits for its first sync to finish rather than
