@@ -78,6 +78,8 @@ pub(crate) struct SyncState {
     writer: AtomicBool,
     /// Queries' asks that the watcher apply the memory logs now.
     pub(crate) asks: LogAsks,
+    /// The watcher has stopped: nothing more will be committed or signalled.
+    stopped: AtomicBool,
 }
 
 impl Default for SyncState {
@@ -94,6 +96,7 @@ impl Default for SyncState {
             ended_notify: tokio::sync::Notify::new(),
             writer: AtomicBool::new(false),
             asks: LogAsks::default(),
+            stopped: AtomicBool::new(false),
         }
     }
 }
@@ -308,6 +311,7 @@ impl Keeper {
                 if let Err(e) = result {
                     tracing::error!("the index watcher stopped: {}", Chain(&e));
                 }
+                watched.stopped.store(true, Ordering::Release);
                 watched.set_done();
             })
             .map_err(|e| Error::environment("cannot start the watcher thread", e))?;
@@ -525,6 +529,10 @@ impl<'a> Target<'a> {
         if ours_done && self.index.has_caught_up(&self.then) {
             return Step::Fresh;
         }
+        // A watcher that stopped (its error is in the log) commits nothing more.
+        if self.ours.is_some_and(|(s, _)| s.stopped.load(Ordering::Acquire)) {
+            return Step::Stale;
+        }
         if Instant::now() >= self.deadline {
             if self.then.has_unindexed_lines() {
                 tracing::warn!(
@@ -535,8 +543,8 @@ impl<'a> Target<'a> {
             return Step::Stale;
         }
         // Our watcher read the logs after our ask and that sync has ended: what is still
-        // missing cannot be indexed now (a log it could not read, a sync that failed and is
-        // tried again later), and waiting longer would not change the answer.
+        // missing cannot be indexed now (a log it could not read), and waiting longer would
+        // not change the answer. (A sync that failed takes no ask: its retry does.)
         if let (Some(ask), Some((state, _))) = (self.ask, self.ours)
             && state.asks.taken(ask)
             && !state.busy.load(Ordering::Acquire)
