@@ -97,6 +97,14 @@ pub struct Freshness {
     logs: std::collections::BTreeMap<String, u64>,
 }
 
+impl Freshness {
+    /// Whether a memory log held complete lines past what was committed: writes that were
+    /// acknowledged, not indexed yet.
+    pub fn has_unindexed_lines(&self) -> bool {
+        !self.logs.is_empty()
+    }
+}
+
 /// An open index: always a reader, and the writer when no other process holds it.
 pub struct Index {
     root: PathBuf,

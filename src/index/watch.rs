@@ -9,7 +9,7 @@
 //! are reported and it is indexed anyway. Once idle after changes, the writer merges the
 //! deleted documents away, so that scores are those of a clean rebuild.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::Index;
@@ -59,6 +59,41 @@ pub enum WatchUpdate<'a> {
     Failed(&'a Error),
     /// An MCP client config of `registry.sources` changed (the registry may be behind).
     ClientConfigs,
+}
+
+/// Queries of this process asking the writer's loop to apply the memory logs now, rather
+/// than when their file events come: a query that waits for lines a write added
+/// (read-your-writes) asks, and learns from `taken` that a sync which read the logs after
+/// its ask has ended, so that what it waited for is committed or cannot be.
+#[derive(Debug, Default)]
+pub struct LogAsks {
+    /// The number of the latest ask.
+    asked: AtomicU64,
+    /// The latest ask a sync that has ended took (it read the logs after that ask).
+    taken: AtomicU64,
+}
+
+impl LogAsks {
+    /// Asks for the memory logs to be applied; returns the ask's number.
+    pub fn ask(&self) -> u64 {
+        self.asked.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Whether a sync that read the logs after ask `n` has ended.
+    pub fn taken(&self, n: u64) -> bool {
+        self.taken.load(Ordering::Acquire) >= n
+    }
+
+    /// The latest ask not taken yet, if any.
+    fn pending(&self) -> Option<u64> {
+        let asked = self.asked.load(Ordering::Acquire);
+        (asked > self.taken.load(Ordering::Acquire)).then_some(asked)
+    }
+
+    /// A sync that started after ask `n` was made has ended.
+    fn took(&self, n: u64) {
+        self.taken.fetch_max(n, Ordering::AcqRel);
+    }
 }
 
 /// A sync asked of the process that holds the writer role: `tmws index` beside a running
@@ -144,8 +179,15 @@ fn answer_request(root: &std::path::Path, request: &SyncRequest, result: &Result
     }
 }
 
-/// Syncs, then applies file changes until `stop` is set. Returns when stopped.
-pub fn run(index: &mut Index, config: &Config, stop: &AtomicBool, on: impl FnMut(WatchUpdate<'_>)) -> Result<()> {
+/// Syncs, then applies file changes (and the memory logs when `asks` asks) until `stop` is
+/// set. Returns when stopped.
+pub fn run(
+    index: &mut Index,
+    config: &Config,
+    stop: &AtomicBool,
+    asks: &LogAsks,
+    on: impl FnMut(WatchUpdate<'_>),
+) -> Result<()> {
     let mut dirs = layout::watched_dirs(&Includes::new(&config.index.include)?);
     // The folders of the client configs (`.cursor`, `.vscode`); the root is watched anyway.
     for source in &config.registry.sources {
@@ -154,7 +196,7 @@ pub fn run(index: &mut Index, config: &Config, stop: &AtomicBool, on: impl FnMut
         }
     }
     let mut watcher = FileWatcher::new(index.root(), &dirs, Duration::from_millis(config.watch.debounce_ms))?;
-    run_with(index, config, stop, &mut watcher, on)
+    run_with(index, config, stop, asks, &mut watcher, on)
 }
 
 /// The loop of `run`, over any source of changes.
@@ -162,6 +204,7 @@ pub fn run_with(
     index: &mut Index,
     config: &Config,
     stop: &AtomicBool,
+    asks: &LogAsks,
     events: &mut dyn Events,
     mut on: impl FnMut(WatchUpdate<'_>),
 ) -> Result<()> {
@@ -174,12 +217,14 @@ pub fn run_with(
     let mut retry: Option<Retry> = None;
     if index.is_writer() {
         on(WatchUpdate::Syncing);
+        let asked = asks.asked.load(Ordering::Acquire);
         // A first sync that fails (a full disk) is tried again like any other: the watcher
         // stays, and the index answers as it is meanwhile.
         match index.sync(config, &opts) {
             Ok(report) => {
                 merge_due = !report.changes.is_empty();
                 indexed_head.clone_from(&report.head);
+                asks.took(asked);
                 on(WatchUpdate::Synced(&report));
             }
             Err(e) => {
@@ -208,10 +253,12 @@ pub fn run_with(
             if index.try_take_writer()? {
                 on(WatchUpdate::TookOver);
                 on(WatchUpdate::Syncing);
+                let asked = asks.asked.load(Ordering::Acquire);
                 match index.sync(config, &opts) {
                     Ok(r) => {
                         merge_due = true;
                         last_head.clone_from(&r.head);
+                        asks.took(asked);
                         on(WatchUpdate::Synced(&r));
                     }
                     Err(e) => {
@@ -228,6 +275,7 @@ pub fn run_with(
         if let Some(request) = take_request(index_root) {
             // Asked by `tmws index`: everything (the batch too), or a rebuild.
             on(WatchUpdate::Syncing);
+            let asked = asks.asked.load(Ordering::Acquire);
             let result = index.sync(config, &SyncOptions { rebuild: request.rebuild, ..SyncOptions::default() });
             answer_request(index_root, &request, &result);
             match &result {
@@ -235,6 +283,7 @@ pub fn run_with(
                     retry = None;
                     merge_due = true;
                     last_head.clone_from(&r.head);
+                    asks.took(asked);
                     on(WatchUpdate::Synced(r));
                 }
                 Err(e) => on(WatchUpdate::Failed(e)),
@@ -244,8 +293,12 @@ pub fn run_with(
         }
         let due = retry.is_some_and(|r| r.at <= Instant::now());
         let moved = head() != last_head;
-        let Some(changes) =
-            changes.filter(|c| !c.paths.is_empty() || c.rescan).or((due || moved).then(Changes::default))
+        // A query waits for lines of the memory logs: they are read now, whether or not
+        // their events came yet.
+        let asked = asks.pending();
+        let Some(mut changes) = changes
+            .filter(|c| !c.paths.is_empty() || c.rescan)
+            .or((due || moved || asked.is_some()).then(Changes::default))
         else {
             if merge_due && last_sync.elapsed() >= MERGE_AFTER {
                 merge_due = false;
@@ -260,6 +313,9 @@ pub fn run_with(
             }
             continue;
         };
+        if asked.is_some() {
+            changes.paths.insert(layout::MEMORY_DIR.to_owned());
+        }
         let paths: Vec<String> = changes.paths.into_iter().collect();
         let sources = &config.registry.sources;
         if paths.iter().any(|p| sources.iter().any(|s| s == p || s.starts_with(&format!("{p}/")))) {
@@ -277,6 +333,9 @@ pub fn run_with(
                 retry = None;
                 merge_due |= !r.changes.is_empty();
                 last_head.clone_from(&r.head);
+                if let Some(asked) = asked {
+                    asks.took(asked);
+                }
                 on(if whole { WatchUpdate::Synced(&r) } else { WatchUpdate::Applied(&r) });
             }
             Err(e) => {
@@ -303,7 +362,7 @@ mod tests {
     /// Plays a script: each step may change files behind the loop's back, then hands it
     /// a batch. When the script ends the loop is stopped.
     struct Script<'a> {
-        steps: VecDeque<(Box<dyn FnOnce()>, Changes)>,
+        steps: VecDeque<(Box<dyn FnOnce() + 'a>, Changes)>,
         stop: &'a AtomicBool,
     }
 
@@ -350,13 +409,20 @@ mod tests {
         // past KEEP_MANIFEST): the manifest is kept for the next batch.
         let stop = AtomicBool::new(false);
         let mut quiet = Quiet { ticks: 1, at_once: true, stop: &stop };
-        run_with(&mut index, &Config::default(), &stop, &mut quiet, |_| {}).unwrap();
+        run_with(&mut index, &Config::default(), &stop, &LogAsks::default(), &mut quiet, |_| {}).unwrap();
         assert!(index.holds_manifest());
         // Idle past KEEP_MANIFEST: let go, and the next sync reads it from the files.
         let stop = AtomicBool::new(false);
         let ticks = (KEEP_MANIFEST.as_millis() / TICK.as_millis()) as usize + 3;
-        run_with(&mut index, &Config::default(), &stop, &mut Quiet { ticks, at_once: false, stop: &stop }, |_| {})
-            .unwrap();
+        run_with(
+            &mut index,
+            &Config::default(),
+            &stop,
+            &LogAsks::default(),
+            &mut Quiet { ticks, at_once: false, stop: &stop },
+            |_| {},
+        )
+        .unwrap();
         assert!(!index.holds_manifest());
         let report = index.sync(&Config::default(), &SyncOptions::default()).unwrap();
         assert_eq!((report.new, report.changed, report.removed, report.rebuilt), (0, 0, 0, false));
@@ -408,7 +474,7 @@ mod tests {
         ]);
         let mut script = Script { steps, stop: &stop };
         let mut seen = Vec::new();
-        run_with(&mut index, &Config::default(), &stop, &mut script, |u| match u {
+        run_with(&mut index, &Config::default(), &stop, &LogAsks::default(), &mut script, |u| match u {
             WatchUpdate::Synced(r) => seen.push(("synced", r.new, r.removed)),
             WatchUpdate::Applied(r) => seen.push(("applied", r.new, r.removed)),
             WatchUpdate::Syncing => {}
@@ -455,7 +521,7 @@ mod tests {
         ]);
         let mut script = Script { steps, stop: &stop };
         let mut seen = Vec::new();
-        run_with(&mut index, &Config::default(), &stop, &mut script, |u| match u {
+        run_with(&mut index, &Config::default(), &stop, &LogAsks::default(), &mut script, |u| match u {
             WatchUpdate::Synced(r) => seen.push(format!("synced {} new", r.new)),
             WatchUpdate::Applied(r) => seen.push(format!("applied {} new", r.new)),
             WatchUpdate::Failed(_) => seen.push("failed".to_owned()),
@@ -466,5 +532,40 @@ mod tests {
         assert_eq!(seen, ["synced 1 new", "failed", "synced 2 new"]);
         assert_eq!(hits(&index, "bravo"), [path("260102-b.md")]);
         assert_eq!(hits(&index, "charlie"), [path("260103-c.md")]);
+    }
+
+    /// A memory line in the log's JSONL form, about `word`.
+    fn memory_line(id: &str, word: &str) -> String {
+        format!("{{\"op\":\"add\",\"id\":\"{id}\",\"at\":\"2026-11-22T10:00:00Z\",\"content\":\"about {word}\"}}\n")
+    }
+
+    #[test]
+    fn an_ask_applies_the_memory_logs_before_any_of_their_events_comes() {
+        let (dir, _, mut index) = one_lesson();
+        let log = dir.path().join(".tmws/memory/short-term.jsonl");
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        std::fs::write(&log, memory_line("m_1", "wombat")).unwrap();
+        let stop = AtomicBool::new(false);
+        let asks = LogAsks::default();
+        let asked = std::cell::Cell::new(0);
+        let (log2, asks2, asked2) = (log.clone(), &asks, &asked);
+        let steps: VecDeque<(Box<dyn FnOnce() + '_>, Changes)> = VecDeque::from([
+            // A line is appended and a query asks; no event for the log ever comes.
+            (
+                Box::new(move || {
+                    let mut f = std::fs::OpenOptions::new().append(true).open(&log2).unwrap();
+                    std::io::Write::write_all(&mut f, memory_line("m_2", "quokka").as_bytes()).unwrap();
+                    asked2.set(asks2.ask());
+                }) as Box<dyn FnOnce() + '_>,
+                Changes::default(),
+            ),
+        ]);
+        let mut script = Script { steps, stop: &stop };
+        assert!(!asks.taken(1));
+        run_with(&mut index, &Config::default(), &stop, &asks, &mut script, |_| {}).unwrap();
+        assert_eq!(asked.get(), 1);
+        assert!(asks.taken(1), "the sync that read the logs after the ask has ended");
+        assert_eq!(hits(&index, "wombat").len(), 1);
+        assert_eq!(hits(&index, "quokka").len(), 1, "the line the query asked for is committed");
     }
 }

@@ -4,9 +4,21 @@
 //! A one-shot process (the CLI) keeps it on demand: each query syncs first when this
 //! process holds the writer role, and otherwise waits for the writer. A server (`tmws mcp`,
 //! `tmws serve`) keeps it in the background: a thread runs the first sync and then the
-//! watcher, and queries read the latest commit through a reader of their own. Either way
-//! one rule decides freshness: a query waits at most `STALE_WAIT` for a sync under way
-//! (this process's or another's) and otherwise answers `stale: true`.
+//! watcher, and queries read the latest commit through a reader of their own.
+//!
+//! Either way one rule decides freshness. A query takes the state of the files when it
+//! came (`Index::freshness_now`): a sync under way, and the end of the complete lines of
+//! each memory log. A memory write is acknowledged only once its line is in the log, so
+//! the line's end is the write's number, and the commit payload says up to where each log
+//! is indexed. A query whose moment holds lines not indexed yet (a write acknowledged
+//! before it, by this process or another) waits until a commit holds them, at most
+//! `WRITTEN_WAIT`; any other query waits at most `STALE_WAIT` for the sync under way.
+//! Past the bound it answers `stale: true`.
+//!
+//! When this process's watcher holds the writer role, a waiting query asks it to apply the
+//! memory logs at once (`LogAsks`) and sleeps until the watcher signals the end of a sync
+//! (a condvar for a thread, a `Notify` for a future). When another process writes, no
+//! signal can reach this one: the query looks at the commit again every `POLL`.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -16,12 +28,19 @@ use std::time::{Duration, Instant};
 use super::registry::Rebuilder;
 use crate::config::Config;
 use crate::error::{Chain, Error, Result};
-use crate::index::watch::WatchUpdate;
-use crate::index::{Index, SyncOptions};
+use crate::index::watch::{LogAsks, WatchUpdate};
+use crate::index::{Freshness, Index, SyncOptions};
 
 /// How long a query waits for a pending sync before it answers `stale: true`
 /// (docs/search-index.md#freshness).
 pub const STALE_WAIT: Duration = Duration::from_millis(200);
+/// How long a query waits for memory lines that were in their log when it came (writes
+/// acknowledged before it) to be committed, before it answers `stale: true` all the same:
+/// a bound for a writer that is wedged or busy with a long rebuild, not a time the
+/// ordinary path waits for (a loaded machine of two cores took up to 3 s).
+pub const WRITTEN_WAIT: Duration = Duration::from_secs(30);
+/// How often a query looks at the commit again while another process keeps the index.
+const POLL: Duration = Duration::from_millis(5);
 /// How long a query on a root that was never indexed waits for its first sync to finish rather than
 /// answering empty (docs/search-index.md#freshness); the first sync of a large root takes seconds.
 pub const FIRST_SYNC_WAIT: Duration = Duration::from_secs(30);
@@ -50,9 +69,17 @@ pub(crate) struct SyncState {
     behind_since: AtomicU64,
     epoch: Instant,
     /// How many syncs ended (applied, committed or failed), signalled to whoever waits for
-    /// the next one.
+    /// the next one: threads through the condvar, futures through the `Notify`.
     ends: Mutex<u64>,
     ended_signal: Condvar,
+    ended_notify: tokio::sync::Notify,
+    /// This process's watcher holds the writer role: its commits are the only ones, and
+    /// the end of each is signalled.
+    writer: AtomicBool,
+    /// Queries' asks that the watcher apply the memory logs now.
+    pub(crate) asks: LogAsks,
+    /// The watcher has stopped: nothing more will be committed or signalled.
+    stopped: AtomicBool,
 }
 
 impl Default for SyncState {
@@ -66,6 +93,10 @@ impl Default for SyncState {
             epoch: Instant::now(),
             ends: Mutex::new(0),
             ended_signal: Condvar::new(),
+            ended_notify: tokio::sync::Notify::new(),
+            writer: AtomicBool::new(false),
+            asks: LogAsks::default(),
+            stopped: AtomicBool::new(false),
         }
     }
 }
@@ -102,6 +133,16 @@ impl SyncState {
     fn signal_end(&self) {
         *lock(&self.ends) += 1;
         self.ended_signal.notify_all();
+        self.ended_notify.notify_waiters();
+    }
+
+    /// Whether this process's watcher holds the writer role (its sync ends are signalled).
+    fn is_writer(&self) -> bool {
+        self.writer.load(Ordering::Acquire)
+    }
+
+    fn set_writer(&self) {
+        self.writer.store(true, Ordering::Release);
     }
 
     /// How many syncs have ended so far.
@@ -232,11 +273,14 @@ impl Keeper {
         let stop = Arc::new(AtomicBool::new(false));
         let (flag, watched, config) = (stop.clone(), state.clone(), config.clone());
         let root_owned = root.to_path_buf();
+        if index.is_writer() {
+            state.set_writer();
+        }
         state.set_busy();
         let thread = std::thread::Builder::new()
             .name("tmws-watch".into())
             .spawn(move || {
-                let result = watch(&mut index, &root_owned, &config, &flag, |update| match update {
+                let result = watch(&mut index, &root_owned, &config, &flag, &watched.asks, |update| match update {
                     WatchUpdate::Syncing => watched.set_busy(),
                     WatchUpdate::Synced(r) => {
                         watched.set_done();
@@ -251,7 +295,11 @@ impl Keeper {
                         }
                         watched.set_done();
                     }
-                    WatchUpdate::Following | WatchUpdate::TookOver => watched.set_done(),
+                    WatchUpdate::Following => watched.set_done(),
+                    WatchUpdate::TookOver => {
+                        watched.set_writer();
+                        watched.set_done();
+                    }
                     WatchUpdate::ClientConfigs => {
                         tracing::info!("a client config changed: introspecting changed servers in the background");
                     }
@@ -263,6 +311,7 @@ impl Keeper {
                 if let Err(e) = result {
                     tracing::error!("the index watcher stopped: {}", Chain(&e));
                 }
+                watched.stopped.store(true, Ordering::Release);
                 watched.set_done();
             })
             .map_err(|e| Error::environment("cannot start the watcher thread", e))?;
@@ -270,8 +319,9 @@ impl Keeper {
         Ok(Keeper::Background(Background { reader, state, stop, thread: Mutex::new(Some(thread)) }))
     }
 
-    /// Brings the index up to date as far as this process can (a sync, or a wait of at most
-    /// `STALE_WAIT` for the writer's), and says whether it may still be behind the files.
+    /// Brings the index up to date as far as this process can (a sync, or a wait for the
+    /// writer's, bounded as the module says), and says whether it may still be behind the
+    /// files.
     pub(crate) fn freshen(&self, config: &Config) -> Result<Freshened> {
         let stale = |stale| Freshened { stale, scanned_alone: 0 };
         match self {
@@ -298,7 +348,7 @@ impl Keeper {
                     // Another process keeps the index: a `tmws watch --idle-exit` among
                     // them stays while it is asked.
                     super::autowatch::mark_queried(index.root());
-                    settle(&index, || true, || false).map(stale)
+                    settle(&index, None).map(stale)
                 } else {
                     Ok(Freshened { stale: false, scanned_alone: report.files })
                 }
@@ -309,10 +359,7 @@ impl Keeper {
                     b.reader.reload()?;
                     return Ok(stale(was_stale));
                 }
-                // Our watcher's sync under way now may have found its changes before this
-                // request: the wait is for it to finish, not for the watcher to go idle.
-                let ticket = b.state.ticket();
-                settle(&b.reader, || b.state.done_with(ticket), || b.state.busy.load(Ordering::Acquire)).map(stale)
+                settle(&b.reader, Some(&b.state)).map(stale)
             }
         }
     }
@@ -326,17 +373,25 @@ impl Keeper {
         if !b.state.is_ready() {
             return None;
         }
-        let ticket = b.state.ticket();
-        let then = b.reader.freshness_now();
-        let fresh = || b.state.done_with(ticket) && b.reader.has_caught_up(&then);
-        let started = Instant::now();
-        while !fresh() {
-            if started.elapsed() >= STALE_WAIT {
-                return Some(true);
+        let target = Target::now(&b.reader, Some(&b.state));
+        loop {
+            // Registered before the look, so that a sync ending between the two wakes it.
+            let ended = b.state.ended_notify.notified();
+            let mut ended = std::pin::pin!(ended);
+            ended.as_mut().enable();
+            match target.step() {
+                Step::Fresh => return Some(false),
+                Step::Stale => return Some(true),
+                Step::Wait => {}
             }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            let until = tokio::time::Instant::from_std(target.deadline);
+            if b.state.is_writer() {
+                let _ = tokio::time::timeout_at(until, ended).await;
+            } else {
+                // Another process commits: nothing here is told when it does.
+                tokio::time::sleep_until(until.min(tokio::time::Instant::now() + POLL)).await;
+            }
         }
-        Some(false)
     }
 
     /// The index to read.
@@ -392,7 +447,8 @@ impl Keeper {
         on: impl FnMut(WatchUpdate<'_>),
     ) -> Result<()> {
         match self {
-            Keeper::OnDemand(m) => watch(&mut lock(m), root, config, stop, on),
+            // `tmws watch`: no query of this process waits on it.
+            Keeper::OnDemand(m) => watch(&mut lock(m), root, config, stop, &LogAsks::default(), on),
             Keeper::Background(_) => Err(Error::Usage("a serving engine watches already".into())),
         }
     }
@@ -424,10 +480,11 @@ fn watch(
     root: &Path,
     config: &Config,
     stop: &AtomicBool,
+    asks: &LogAsks,
     mut on: impl FnMut(WatchUpdate<'_>),
 ) -> Result<()> {
     let rebuilder = Rebuilder::new(root, config);
-    crate::index::watch::run(index, config, stop, |update| {
+    crate::index::watch::run(index, config, stop, asks, |update| {
         if matches!(update, WatchUpdate::ClientConfigs) {
             rebuilder.poke();
         }
@@ -435,28 +492,158 @@ fn watch(
     })
 }
 
-/// Waits at most `STALE_WAIT` until `ours_fresh` holds and no writer has a sync pending,
-/// then reads the latest commit. Returns whether the index may still be behind the files.
-/// While the first sync of the root is under way (here or in the writer) and nothing was
-/// committed yet, it waits up to `FIRST_SYNC_WAIT` instead: an empty answer then would
-/// be wrong, not merely late.
-fn settle(index: &Index, ours_fresh: impl Fn() -> bool, ours_busy: impl Fn() -> bool) -> Result<bool> {
+/// What a query waits for: the files as they were when it came, and until when.
+struct Target<'a> {
+    index: &'a Index,
+    /// This process's watcher, if it keeps the index, with the sync it had under way when
+    /// the query came: that sync may have found its changes before the query, so the
+    /// wait is for it to end, not for the watcher to go idle.
+    ours: Option<(&'a SyncState, Option<u64>)>,
+    then: Freshness,
+    /// The ask made of this process's watcher to apply the memory logs.
+    ask: Option<u64>,
+    deadline: Instant,
+}
+
+/// Where a wait stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Fresh,
+    Stale,
+    Wait,
+}
+
+impl<'a> Target<'a> {
+    /// The state of the files now, as `index` and this process's watcher (if any) see it.
+    fn now(index: &'a Index, ours: Option<&'a SyncState>) -> Target<'a> {
+        let ticket = ours.and_then(SyncState::ticket);
+        let then = index.freshness_now();
+        let written = then.has_unindexed_lines();
+        let ask = ours.filter(|s| written && s.is_writer()).map(|s| s.asks.ask());
+        let deadline = Instant::now() + if written { WRITTEN_WAIT } else { STALE_WAIT };
+        Target { index, ours: ours.map(|s| (s, ticket)), then, ask, deadline }
+    }
+
+    fn step(&self) -> Step {
+        let ours_done = self.ours.is_none_or(|(s, ticket)| s.done_with(ticket));
+        if ours_done && self.index.has_caught_up(&self.then) {
+            return Step::Fresh;
+        }
+        // A watcher that stopped (its error is in the log) commits nothing more.
+        if self.ours.is_some_and(|(s, _)| s.stopped.load(Ordering::Acquire)) {
+            return Step::Stale;
+        }
+        if Instant::now() >= self.deadline {
+            if self.then.has_unindexed_lines() {
+                tracing::warn!(
+                    "memory written before a query was not indexed within {} s: answering stale",
+                    WRITTEN_WAIT.as_secs()
+                );
+            }
+            return Step::Stale;
+        }
+        // Our watcher read the logs after our ask and that sync has ended: what is still
+        // missing cannot be indexed now (a log it could not read), and waiting longer would
+        // not change the answer. (A sync that failed takes no ask: its retry does.)
+        if let (Some(ask), Some((state, _))) = (self.ask, self.ours)
+            && state.asks.taken(ask)
+            && !state.busy.load(Ordering::Acquire)
+        {
+            return Step::Stale;
+        }
+        Step::Wait
+    }
+}
+
+/// Waits until `then` (the files when the query came) is committed, or until its bound
+/// (`WRITTEN_WAIT` for memory lines written before the query, `STALE_WAIT` for any other
+/// sync under way), then reads the latest commit. Returns whether the index may still be
+/// behind the files. `ours` is this process's watcher, when it runs. While the first sync
+/// of the root is under way (here or in the writer) and nothing was committed yet, it waits
+/// up to `FIRST_SYNC_WAIT` first: an empty answer then would be wrong, not merely late.
+fn settle(index: &Index, ours: Option<&SyncState>) -> Result<bool> {
+    let ours_busy = || ours.is_some_and(|s| s.busy.load(Ordering::Acquire));
     let first_sync = || (ours_busy() || index.sync_pending()) && index.payload().is_ok_and(|p| p.epoch == 0);
-    // What was on disk when the request came is what it waits for: a memory another
-    // process added before it is found; one added while it waits need not be.
-    let then = index.freshness_now();
-    let fresh = || ours_fresh() && index.has_caught_up(&then);
-    let started = Instant::now();
-    // The ordinary wait starts once the first sync (if one was under way) has committed.
-    let mut since = started;
-    while started.elapsed() < FIRST_SYNC_WAIT {
-        if first_sync() {
-            since = Instant::now();
-        } else if fresh() || since.elapsed() >= STALE_WAIT {
+    // The ends of this process's watcher's syncs are signalled when it holds the writer
+    // role; otherwise another process commits and the wait looks again every `POLL`.
+    let signalled = ours.filter(|s| s.is_writer());
+    let pause = |seen: Option<u64>, deadline: Instant| match (signalled, seen) {
+        (Some(state), Some(seen)) => {
+            state.wait_end_after(seen, deadline);
+        }
+        _ => std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now()))),
+    };
+    let first_deadline = Instant::now() + FIRST_SYNC_WAIT;
+    loop {
+        let seen = signalled.map(SyncState::ends);
+        if Instant::now() >= first_deadline || !first_sync() {
             break;
         }
-        std::thread::sleep(Duration::from_millis(5));
+        pause(seen, first_deadline);
     }
+    // What was on disk when the request came (after a first sync) is what it waits for: a
+    // memory added before it is found; one added while it waits need not be.
+    let target = Target::now(index, ours);
+    let stale = loop {
+        let seen = signalled.map(SyncState::ends);
+        match target.step() {
+            Step::Fresh => break false,
+            Step::Stale => break true,
+            Step::Wait => pause(seen, target.deadline),
+        }
+    };
     index.reload()?;
-    Ok(!fresh())
+    Ok(stale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::TextQuery;
+
+    /// Appends a memory about `word` to the default log, as a writer of another process
+    /// would (the watcher learns of it from the file alone).
+    fn append(root: &Path, id: &str, word: &str) {
+        let line = format!(
+            "{{\"op\":\"add\",\"id\":\"{id}\",\"at\":\"2026-11-22T10:00:00Z\",\"content\":\"about {word}\"}}\n"
+        );
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(root.join(crate::layout::memory_log("short-term")))
+            .unwrap();
+        std::io::Write::write_all(&mut f, line.as_bytes()).unwrap();
+    }
+
+    fn found(keeper: &Keeper, word: &str) -> usize {
+        let req = TextQuery { query: word.into(), limit: 5, ..TextQuery::default() };
+        keeper.index().search(&req).unwrap().results.len()
+    }
+
+    /// Whatever the machine's load, a query waits for the commit that holds the memory
+    /// lines written before it, woken by the watcher's signal, on a thread and as a future.
+    #[test]
+    fn a_query_after_a_write_waits_for_the_commit_that_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(crate::layout::MEMORY_DIR)).unwrap();
+        let config = Config::default();
+        let keeper = Keeper::background(root, &config).unwrap();
+        assert!(!keeper.freshen(&config).unwrap().stale, "the first sync");
+        assert!(keeper.state().unwrap().is_writer());
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        for i in 0..10 {
+            let word = format!("thread{}", char::from(b'a' + i));
+            append(root, &format!("m_t{i}"), &word);
+            assert!(!keeper.freshen(&config).unwrap().stale, "{word}");
+            assert_eq!(found(&keeper, &word), 1, "{word}");
+
+            let word = format!("future{}", char::from(b'a' + i));
+            append(root, &format!("m_f{i}"), &word);
+            assert_eq!(rt.block_on(keeper.settle_async()), Some(false), "{word}");
+            assert!(!settled_as(false, || keeper.freshen(&config)).unwrap().stale);
+            assert_eq!(found(&keeper, &word), 1, "{word}");
+        }
+        keeper.stop();
+    }
 }

@@ -21,6 +21,7 @@ mod memory_maint;
 mod pool;
 mod protocol;
 mod ranking;
+mod read_your_writes;
 mod real_clients;
 mod recall;
 mod redaction;
