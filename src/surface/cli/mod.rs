@@ -342,11 +342,20 @@ pub fn run() -> ExitCode {
     }
 }
 
+/// What the CLI prints of a message about its input: the one redaction every error it
+/// writes goes through, clap's included, so that an argument holding a key or a token is
+/// never echoed.
+fn shown(text: &str) -> String {
+    crate::redact::redact(text).text
+}
+
 /// Writes an error to stderr: `tmws: what: why` and a hint line, or with `--json` one line
 /// of `{"error", "category", "hint"}` as MCP and HTTP answer errors.
 fn report(answer: &ErrorAnswer, json: bool) {
+    let answer =
+        ErrorAnswer { error: shown(&answer.error), category: answer.category, hint: answer.hint.as_deref().map(shown) };
     if json {
-        eprintln!("{}", serde_json::to_string(answer).unwrap_or_default());
+        eprintln!("{}", serde_json::to_string(&answer).unwrap_or_default());
         return;
     }
     let esc = crate::parse::text::escape_controls;
@@ -362,9 +371,10 @@ fn report(answer: &ErrorAnswer, json: bool) {
 /// they are.
 fn print_parse_error(e: &clap::Error) {
     if e.use_stderr() {
-        let shown = crate::redact::redact(&e.render().to_string());
-        if shown.count > 0 {
-            eprint!("{}", shown.text);
+        let text = e.render().to_string();
+        let redacted = shown(&text);
+        if redacted != text {
+            eprint!("{redacted}");
             return;
         }
     }
@@ -372,9 +382,9 @@ fn print_parse_error(e: &clap::Error) {
 }
 
 /// A parse error of clap's as an error answer: its first paragraph is the error; its
-/// tips, or else the usage line, the hint; both redacted.
+/// tips, or else the usage line, the hint; both redacted (by [`report`]).
 fn usage_answer(e: &clap::Error) -> ErrorAnswer {
-    let text = e.render().to_string();
+    let text = shown(&e.render().to_string());
     let mut paragraphs = text.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "));
     let first = paragraphs.next().unwrap_or_default();
     let error = first.strip_prefix("error: ").unwrap_or(&first).to_owned();
@@ -385,8 +395,7 @@ fn usage_answer(e: &clap::Error) -> ErrorAnswer {
     } else {
         Some(tips.join("; "))
     };
-    let hint = hint.map(|h| crate::redact::redact(&h).text);
-    ErrorAnswer { error: crate::redact::redact(&error).text, category: crate::error::Category::Usage, hint }
+    ErrorAnswer { error, category: crate::error::Category::Usage, hint }
 }
 
 fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
