@@ -661,7 +661,9 @@ impl Params for MemoryAddRequest {
             return Err(Error::Usage("empty content: give the text to remember (or a problem)".into()));
         }
         if !problem && (self.solution.is_some() || self.outcome.is_some() || !self.files.is_empty()) {
-            return Err(Error::Usage("solution, outcome and files belong to a problem: give `problem` too".into()));
+            return Err(Error::Usage(
+                "`solution`, `outcome` and `files` belong to a problem: give `problem` too".into(),
+            ));
         }
         if problem && self.kind.as_deref().is_some_and(|k| k != "problem") {
             return Err(Error::Usage(format!(
@@ -1508,7 +1510,7 @@ mod tests {
         assert_eq!(err(add(json!({"content": " \n "}))), "empty content: give the text to remember (or a problem)");
         assert_eq!(
             err(add(json!({"content": "x", "solution": "y"}))),
-            "solution, outcome and files belong to a problem: give `problem` too"
+            "`solution`, `outcome` and `files` belong to a problem: give `problem` too"
         );
         assert_eq!(
             err(add(json!({"problem": "x", "kind": "note"}))),

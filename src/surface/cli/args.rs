@@ -179,16 +179,14 @@ pub(crate) fn in_cli_words(message: &str, spellings: &[(String, String)]) -> Str
     out
 }
 
-/// A tool's error as the command line shows it: a usage error's message and hint in the
-/// command line's words ([`in_cli_words`]); any other error as it is.
+/// A tool's error as the command line shows it: a usage error's message, and any error's
+/// hint, in the command line's words ([`in_cli_words`]).
 pub(crate) fn cli_error(e: crate::error::Error, tool: &dyn Tool) -> crate::error::Error {
     use crate::error::Error;
     let words = spellings(tool);
     match e {
         Error::Usage(m) => Error::Usage(in_cli_words(&m, &words)),
-        Error::Hinted { error, hint } if matches!(*error, Error::Usage(_)) => {
-            cli_error(*error, tool).with_hint(in_cli_words(&hint, &words))
-        }
+        Error::Hinted { error, hint } => cli_error(*error, tool).with_hint(in_cli_words(&hint, &words)),
         other => other,
     }
 }
