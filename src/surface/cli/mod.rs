@@ -69,7 +69,8 @@ enum Command {
     /// Make this folder a tmws root: .tmws/config.toml, .gitignore and .gitattributes entries.
     #[command(after_help = help::INIT)]
     Init {
-        /// Also register `tmws mcp` in this MCP client's project config (repeatable).
+        /// Also register `tmws mcp --agent CLIENT` in this MCP client's project config, and
+        /// add its rules file to `rules.targets` (repeatable).
         #[arg(long = "mcp-client", value_enum, value_delimiter = ',', value_name = "CLIENT")]
         mcp_client: Vec<ClientArg>,
     },
