@@ -273,7 +273,11 @@ fn object_of(name: &str, texts: &[String]) -> Result<Map<String, Value>> {
 /// knows, and its start would be shown.
 pub fn preview(text: &str) -> String {
     const SHOWN: usize = 60;
-    let redacted = crate::redact::redact(text);
+    // What is shown comes from the start: the redactor reads a window of it large enough
+    // to hold a whole key that begins there, not the megabytes an over-long input may have.
+    const READ: usize = 64 << 10;
+    let window = text.char_indices().nth(READ).map_or(text, |(at, _)| &text[..at]);
+    let redacted = crate::redact::redact(window);
     let shown = redacted.text.as_str();
     if shown.chars().count() <= SHOWN {
         return shown.to_owned();

@@ -128,6 +128,13 @@ fn limits_out_of_range_are_usage_errors_on_every_command() {
         assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{args:?}: {}", out.stderr);
         assert_eq!(out.stderr, format!("tmws: {error}\n"), "{args:?}");
     }
+    let out = root.run(&["watch", "--idle-exit", "0"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.starts_with("error: invalid value '0' for '--idle-exit <SECS>': must be 1 or more\n"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// Regression: `retrieval.answer_cap_chars = 50` was taken, and then every tool with an
@@ -212,7 +219,11 @@ fn queries_of_several_words_need_no_quotes_on_every_query_command() {
 fn with_json_an_error_is_one_json_object_on_stderr_and_the_exit_code_stays() {
     let root = TestRoot::sample();
     let cases: [(&[&str], i32, &str); 5] = [
-        (&["--json", "search", "x", "--limit", "0"], 2, r#"{"error":"limit 0 is outside 1..=100","category":"usage"}"#),
+        (
+            &["--json", "search", "x", "--limit", "0"],
+            2,
+            r#"{"error":"--limit 0 is outside 1 to 100","category":"usage"}"#,
+        ),
         (
             &["--json", "search", "x", "--bogus"],
             2,

@@ -143,7 +143,7 @@ with `name` and `description` in its front-matter"
         assert!(out.stderr.contains("scope name"), "{bad}: {}", out.stderr);
     }
     let out = root.run(&["context", "-w", "devtools", "-r", "tmws-cli"]);
-    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: a `repository` needs its `domain`\n"));
+    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: a `--repository` needs its `--domain`\n"));
 }
 
 #[test]

@@ -120,7 +120,7 @@ enum Command {
     Watch {
         /// Stop after SECS seconds in which no query from the command line asked this
         /// process, or as soon as another tmws process keeps the index.
-        #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, value_name = "SECS", value_parser = whole_seconds)]
         idle_exit: Option<u64>,
     },
     /// The commands that run a tool, from the tool table.
@@ -289,6 +289,16 @@ impl Early {
             }
         }
         early
+    }
+}
+
+/// A number of seconds, 1 or more, with an error in words (clap's own range parser says
+/// `0 is not in 1..18446744073709551615`).
+fn whole_seconds(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number of seconds".into()),
     }
 }
 
