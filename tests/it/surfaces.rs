@@ -161,6 +161,14 @@ fn cases() -> Vec<Case> {
             "scope: devtools/common\n",
         ),
         ok(
+            "context with topics named in the singular",
+            "workspace_get_context",
+            json!({"workspace": "devtools", "domain": "common", "topics": ["lesson", "_spikes"]}),
+            words("context -w devtools -d common --topics lesson,_spikes"),
+            Some(Http::Get("/workspace/context?workspace=devtools&domain=common&topics=lesson,_spikes".into())),
+            "\nlessons:\n",
+        ),
+        ok(
             "context at a repository, every topic, no defaults",
             "workspace_get_context",
             json!({"workspace": "devtools", "domain": "common", "repository": "tmws-cli", "topics": ["*"], "include_defaults": false}),
