@@ -188,12 +188,14 @@ pub struct RulesConfig {
 pub enum RulesTarget {
     /// `AGENTS.md` and `.agents/rules/` links (Codex, Gemini with a setting, and others).
     Agents,
-    /// `CLAUDE.md`, importing `@AGENTS.md` (Claude Code).
+    /// `CLAUDE.md` with the rules themselves (Claude Code, every version).
     Claude,
     /// `.cursor/rules/tmws.mdc`, always applied (Cursor).
     Cursor,
     /// `.github/copilot-instructions.md` (GitHub Copilot in VS Code).
     Copilot,
+    /// `GEMINI.md` (Gemini CLI).
+    Gemini,
 }
 
 impl NamespaceConfig {

@@ -2,14 +2,17 @@
 //!
 //! Creates `.tmws/` with a commented `config.toml`, git-ignores the derived cache, marks
 //! the JSONL logs `merge=union` so that two people appending merge cleanly, and optionally
-//! registers `tmws mcp` in MCP client configs. Running it again changes nothing; existing
-//! files are merged into, never replaced.
+//! registers `tmws mcp --agent CLIENT` in MCP client configs, adding the client's
+//! hot-rules target to `rules.targets`. Running it again changes nothing but what it
+//! brings up to date: an entry of its own that runs this machine's path once `tmws` is on
+//! PATH, an entry without `--agent`. Existing files are merged into, never replaced.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::config::RulesTarget;
 use crate::error::{Error, Result};
 use crate::layout::{self, CONFIG_FILE};
 use crate::store;
@@ -46,14 +49,41 @@ impl McpClient {
         }
     }
 
-    /// The arguments of the entry: the root named with the client's own workspace-folder
-    /// variable where it has one (VS Code and Cursor may start a server in another folder);
-    /// Claude Code, Codex and Gemini start it in the folder they run in (Claude Code also
-    /// says `CLAUDE_PROJECT_DIR`), from where tmws finds the root by walking up.
+    /// The client's name as tmws knows it: what `--mcp-client` takes, and the agent a
+    /// server it starts writes and verifies as (`tmws mcp --agent NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            McpClient::Claude => "claude",
+            McpClient::Cursor => "cursor",
+            McpClient::Vscode => "vscode",
+            McpClient::Codex => "codex",
+            McpClient::Gemini => "gemini",
+        }
+    }
+
+    /// The hot-rules file the client's agent reads (docs/hot-rules.md): Codex reads
+    /// `AGENTS.md`, which is always written; VS Code's agent is Copilot's.
+    pub fn rules_target(self) -> RulesTarget {
+        match self {
+            McpClient::Claude => RulesTarget::Claude,
+            McpClient::Cursor => RulesTarget::Cursor,
+            McpClient::Vscode => RulesTarget::Copilot,
+            McpClient::Codex => RulesTarget::Agents,
+            McpClient::Gemini => RulesTarget::Gemini,
+        }
+    }
+
+    /// The arguments of the entry: the agent the server writes as, and the root named
+    /// with the client's own workspace-folder variable where it has one (VS Code and
+    /// Cursor may start a server in another folder); Claude Code, Codex and Gemini start it
+    /// in the folder they run in (Claude Code also says `CLAUDE_PROJECT_DIR`), from where
+    /// tmws finds the root by walking up.
     fn args(self) -> Vec<&'static str> {
         match self {
-            McpClient::Vscode | McpClient::Cursor => vec!["mcp", "--root", "${workspaceFolder}"],
-            McpClient::Claude | McpClient::Codex | McpClient::Gemini => vec!["mcp"],
+            McpClient::Vscode | McpClient::Cursor => {
+                vec!["mcp", "--root", "${workspaceFolder}", "--agent", self.name()]
+            }
+            McpClient::Claude | McpClient::Codex | McpClient::Gemini => vec!["mcp", "--agent", self.name()],
         }
     }
 
@@ -68,18 +98,26 @@ impl McpClient {
     }
 }
 
-/// The command an entry runs: `tmws` when a `tmws` is on PATH, else this binary's absolute
-/// path (a client starts servers with its own PATH, and `cargo build` puts tmws nowhere
-/// on it).
+/// The command an entry runs: `tmws` when a `tmws` is on PATH (any tmws: the entry is
+/// committed and runs on every machine), else this binary's absolute path, which is this
+/// machine's only (a client starts servers with its own PATH, and `cargo build` puts tmws
+/// nowhere on it).
 pub fn command_for_clients(this_binary: Option<&Path>) -> String {
     let on_path = std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path)
-            .any(|dir| store::is_file(&dir.join("tmws")) || store::is_file(&dir.join("tmws.exe")))
+        std::env::split_paths(&path).any(|dir| {
+            dir.is_absolute() && (store::is_executable(&dir.join("tmws")) || store::is_file(&dir.join("tmws.exe")))
+        })
     });
     match this_binary {
         Some(exe) if !on_path => exe.display().to_string(),
         _ => "tmws".to_owned(),
     }
+}
+
+/// Whether `command` names a file of this machine (an absolute path) rather than one
+/// PATH finds.
+fn machine_specific(command: &str) -> bool {
+    Path::new(command).is_absolute()
 }
 
 /// What happened to one file.
@@ -188,27 +226,48 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # [rules]
 # total_budget_lines = 500
 # The files `tmws build-rules` writes: agents (AGENTS.md, always), claude (CLAUDE.md),
-# cursor (.cursor/rules/tmws.mdc), copilot (.github/copilot-instructions.md).
+# gemini (GEMINI.md), cursor (.cursor/rules/tmws.mdc), copilot
+# (.github/copilot-instructions.md). `tmws init --mcp-client NAME` adds the client's.
 # targets = ["agents"]
 "#;
 
-/// Initialises `root` (which need not exist yet); `command` is what client entries run.
-pub fn init(root: &Path, clients: &[McpClient], command: &str) -> Result<InitReport> {
+/// Initialises `root` (which need not exist yet); `command` is what client entries run,
+/// `this_binary` the running tmws (an entry running it by its path is tmws's own).
+pub fn init(root: &Path, clients: &[McpClient], command: &str, this_binary: Option<&Path>) -> Result<InitReport> {
     store::create_dir_all(root)?;
     let root = store::canonicalize(root)?;
     let mut changes = Vec::new();
 
     let config = root.join(CONFIG_FILE);
-    if store::exists(&config) {
-        changes.push(Change { path: CONFIG_FILE.into(), action: Action::Unchanged, detail: "kept as it is".into() });
-    } else {
+    let created = !store::exists(&config);
+    if created {
         store::write_atomic(&root, &config, CONFIG_TEMPLATE.as_bytes())?;
-        changes.push(Change {
+    }
+    let mut targets: Vec<RulesTarget> = Vec::new();
+    for c in clients {
+        if !targets.contains(&c.rules_target()) {
+            targets.push(c.rules_target());
+        }
+    }
+    let added = add_rules_targets(&root, &targets)?;
+    let said = |added: &[RulesTarget]| {
+        let names: Vec<String> = added.iter().map(|t| format!("`{}`", target_name(*t))).collect();
+        format!("rules.targets gets {} (tmws build-rules writes its file)", names.join(", "))
+    };
+    changes.push(match (created, added.is_empty()) {
+        (true, true) => Change {
             path: CONFIG_FILE.into(),
             action: Action::Created,
             detail: "every key commented, with its default".into(),
-        });
-    }
+        },
+        (true, false) => Change {
+            path: CONFIG_FILE.into(),
+            action: Action::Created,
+            detail: format!("every key commented, with its default; {}", said(&added)),
+        },
+        (false, true) => Change { path: CONFIG_FILE.into(), action: Action::Unchanged, detail: "kept as it is".into() },
+        (false, false) => Change { path: CONFIG_FILE.into(), action: Action::Updated, detail: said(&added) },
+    });
     changes.push(ensure_line(&root, ".gitignore", GITIGNORE_LINE, &[".tmws/cache", "/.tmws/cache/", "/.tmws/cache"])?);
     changes.push(ensure_line(&root, ".gitattributes", GITATTRIBUTES_LINE, &[])?);
 
@@ -216,10 +275,86 @@ pub fn init(root: &Path, clients: &[McpClient], command: &str) -> Result<InitRep
     for &client in clients {
         if !seen.contains(&client) {
             seen.push(client);
-            changes.push(register_client(&root, client, command)?);
+            changes.push(register_client(&root, client, command, this_binary)?);
         }
     }
     Ok(InitReport { root, changes })
+}
+
+/// A target's name in the config.
+fn target_name(t: RulesTarget) -> String {
+    serde_json::to_value(t).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// Adds `wanted` to `rules.targets` in the config (whose default is `["agents"]`), keeping
+/// its comments: the template's commented `[rules]` and `targets` lines are uncommented
+/// where they are, else the table is edited or added. Returns the targets it added.
+fn add_rules_targets(root: &Path, wanted: &[RulesTarget]) -> Result<Vec<RulesTarget>> {
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let path = root.join(CONFIG_FILE);
+    let text = store::read_text_opt(root, &path, store::cap::CONFIG)?.unwrap_or_default();
+    let invalid = |why: String| Error::WithLine {
+        path: PathBuf::from(CONFIG_FILE),
+        line: 1,
+        column: 1,
+        message: format!("{why}; the file was left as it is"),
+        hint: Some("fix the file, then run `tmws init` again".into()),
+        cause: None,
+    };
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e: toml_edit::TomlError| invalid(format!("invalid TOML: {}", e.message())))?;
+    let rules = doc.get("rules");
+    if rules.is_some_and(|r| !r.is_table_like()) {
+        return Err(invalid("`rules` is not a table".into()));
+    }
+    let current: Vec<String> = match rules.and_then(|r| r.get("targets")) {
+        None => vec![target_name(RulesTarget::Agents)],
+        Some(t) => match t.as_array() {
+            Some(a) => a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+            None => return Err(invalid("`rules.targets` is not an array".into())),
+        },
+    };
+    let added: Vec<RulesTarget> = wanted.iter().copied().filter(|t| !current.contains(&target_name(*t))).collect();
+    if added.is_empty() {
+        return Ok(added);
+    }
+    let all: Vec<String> = current.iter().cloned().chain(added.iter().map(|t| target_name(*t))).collect();
+    let commented_table = "# [rules]\n";
+    let commented_targets = "# targets = [\"agents\"]\n";
+    let new_text = if rules.is_none()
+        && text.starts_with("# tmws configuration.")
+        && text.matches(commented_table).count() == 1
+        && text.matches(commented_targets).count() == 1
+        && text.find(commented_table) < text.find(commented_targets)
+    {
+        let list: Vec<String> = all.iter().map(|t| format!("\"{t}\"")).collect();
+        text.replacen(commented_table, "[rules]\n", 1).replacen(
+            commented_targets,
+            &format!("targets = [{}]\n", list.join(", ")),
+            1,
+        )
+    } else {
+        let table = doc.entry("rules").or_insert(toml_edit::Item::Table(toml_edit::Table::new()));
+        match table.get_mut("targets").and_then(toml_edit::Item::as_array_mut) {
+            Some(array) => {
+                for t in &added {
+                    array.push(target_name(*t));
+                }
+            }
+            None => {
+                let mut array = toml_edit::Array::new();
+                for t in &all {
+                    array.push(t.as_str());
+                }
+                table["targets"] = toml_edit::value(array);
+            }
+        }
+        doc.to_string()
+    };
+    store::write_atomic(root, &path, new_text.as_bytes())?;
+    Ok(added)
 }
 
 /// Appends `line` to a text file unless it (or an equivalent) is already there.
@@ -242,21 +377,61 @@ fn ensure_line(root: &Path, name: &str, line: &str, equivalents: &[&str]) -> Res
     Ok(Change { path: name.into(), action, detail: format!("added `{line}`") })
 }
 
-/// Whether a server entry runs `tmws mcp`.
+/// Whether a server entry runs `tmws mcp`, by the name of its program (`tmws`, or a
+/// copy named `tmws-dev`, `tmws.exe`…); `parse::clients` also knows `cargo run -- mcp`.
 pub fn runs_tmws_mcp(entry: &Value) -> bool {
     let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
-    let program = Path::new(command).file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    let args: Vec<&str> = entry
+    let args: Vec<String> = entry
         .get("args")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
         .unwrap_or_default();
-    program == "tmws" && args.contains(&"mcp")
+    crate::parse::clients::Connection { command: Some(command.to_owned()), args, ..Default::default() }
+        .is_tmws_by_name()
+}
+
+/// What an entry of tmws's own lacks: `tmws` for the machine's path it runs, once `tmws`
+/// is on PATH; `--agent NAME` (never replacing the one a user chose).
+struct Missing {
+    command: Option<String>,
+    agent: bool,
+}
+
+impl Missing {
+    fn of(entry: &Value, command: &str, this_binary: Option<&Path>) -> Missing {
+        let current = entry.get("command").and_then(Value::as_str).unwrap_or("");
+        let own_path = machine_specific(current)
+            && (Path::new(current).file_stem().is_some_and(|s| s == "tmws")
+                || this_binary.is_some_and(|exe| store::same_file(Path::new(current), exe)));
+        let command = (command == "tmws" && current != "tmws" && own_path).then(|| command.to_owned());
+        let has_agent = entry
+            .get("args")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().filter_map(Value::as_str).any(|a| a == "--agent" || a.starts_with("--agent=")));
+        Missing { command, agent: !has_agent }
+    }
+
+    fn any(&self) -> bool {
+        self.command.is_some() || self.agent
+    }
+
+    /// What was brought up to date, for the report.
+    fn said(&self, name: &str, client: McpClient) -> String {
+        let mut parts = Vec::new();
+        if let Some(c) = &self.command {
+            parts.push(format!("now runs `{c}` (on PATH) instead of this machine's path"));
+        }
+        if self.agent {
+            parts.push(format!("added `--agent {}`", client.name()));
+        }
+        format!("server `{name}`: {}", parts.join("; "))
+    }
 }
 
 /// Adds a `tmws` server to a client's project config, keeping every other entry and the
-/// user's comments: the file's text is edited where the entry goes, never rewritten.
-fn register_client(root: &Path, client: McpClient, command: &str) -> Result<Change> {
+/// user's comments: the file's text is edited where the entry goes, never rewritten. An
+/// entry that runs tmws already is brought up to date ([`Missing`]) and otherwise kept.
+fn register_client(root: &Path, client: McpClient, command: &str, this_binary: Option<&Path>) -> Result<Change> {
     let rel = client.config_path();
     let path = root.join(rel);
     let existing = store::read_text_opt(root, &path, store::cap::CONFIG)?;
@@ -294,11 +469,37 @@ fn register_client(root: &Path, client: McpClient, command: &str) -> Result<Chan
     if !current.is_object() {
         return Err(invalid(1, 1, "the document is not an object".into()));
     }
-    if let Some((name, _)) = servers.and_then(|m| m.iter().find(|(_, e)| runs_tmws_mcp(e))) {
+    let this_machine = |detail: String, runs: &str| {
+        if machine_specific(runs) {
+            format!(
+                "{detail}; `{runs}` is this machine's path (tmws is not on PATH): run `tmws init --mcp-client {}` again once it is",
+                client.name()
+            )
+        } else {
+            detail
+        }
+    };
+    if let Some((name, found)) = servers.and_then(|m| m.iter().find(|(_, e)| runs_tmws_mcp(e))) {
+        let missing = Missing::of(found, command, this_binary);
+        let runs = found.get("command").and_then(Value::as_str).unwrap_or("");
+        if !missing.any() {
+            return Ok(Change {
+                path: rel.into(),
+                action: Action::Unchanged,
+                detail: this_machine(format!("server `{name}` already runs `tmws mcp`"), runs),
+            });
+        }
+        let text = text.unwrap_or("");
+        let new_text = match client {
+            McpClient::Codex => update_toml(text, client, name, &missing).map_err(|e| invalid(1, 1, e))?,
+            _ => update_json(text, client, name, &missing).map_err(|(line, column, why)| invalid(line, column, why))?,
+        };
+        store::write_atomic(root, &path, new_text.as_bytes())?;
+        let runs = missing.command.as_deref().unwrap_or(runs);
         return Ok(Change {
             path: rel.into(),
-            action: Action::Unchanged,
-            detail: format!("server `{name}` already runs `tmws mcp`"),
+            action: Action::Updated,
+            detail: this_machine(missing.said(name, client), runs),
         });
     }
     let replaced = servers.is_some_and(|m| m.contains_key("tmws"));
@@ -348,12 +549,73 @@ fn register_client(root: &Path, client: McpClient, command: &str) -> Result<Chan
     };
     store::write_atomic(root, &path, new_text.as_bytes())?;
     let action = if existing.is_some() { Action::Updated } else { Action::Created };
+    let runs = format!("{command} {}", client.args().join(" "));
     let detail = if replaced {
-        "replaced server `tmws` with one that runs `tmws mcp`"
+        format!("replaced server `tmws` with one that runs `{runs}`")
     } else {
-        "added server `tmws` (runs `tmws mcp`)"
+        format!("added server `tmws` (runs `{runs}`)")
     };
-    Ok(Change { path: rel.into(), action, detail: detail.into() })
+    Ok(Change { path: rel.into(), action, detail: this_machine(detail, command) })
+}
+
+/// The JSON config's text with the entry `name` brought up to date, its comments kept.
+fn update_json(
+    text: &str,
+    client: McpClient,
+    name: &str,
+    missing: &Missing,
+) -> std::result::Result<String, (usize, usize, String)> {
+    use jsonc_parser::cst::CstInputValue as C;
+    let cst = jsonc_parser::cst::CstRootNode::parse(text, &jsonc_parser::ParseOptions::default())
+        .map_err(|e| (e.line_display(), e.column_display(), format!("invalid JSON: {}", e.kind())))?;
+    let entry = cst
+        .object_value()
+        .and_then(|o| o.object_value(client.servers_key()))
+        .and_then(|s| s.object_value(name))
+        .ok_or_else(|| (1, 1, format!("server `{name}` is not an object")))?;
+    if let Some(command) = &missing.command {
+        match entry.get("command") {
+            Some(prop) => prop.set_value(C::String(command.clone())),
+            None => {
+                entry.append("command", C::String(command.clone()));
+            }
+        }
+    }
+    if missing.agent {
+        let args = entry.array_value_or_set("args");
+        args.append(C::String("--agent".into()));
+        args.append(C::String(client.name().into()));
+    }
+    Ok(cst.to_string())
+}
+
+/// The TOML config's text with the entry `name` brought up to date, its comments kept.
+fn update_toml(text: &str, client: McpClient, name: &str, missing: &Missing) -> std::result::Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let entry = doc
+        .get_mut(client.servers_key())
+        .and_then(|s| s.get_mut(name))
+        .and_then(toml_edit::Item::as_table_like_mut)
+        .ok_or_else(|| format!("server `{name}` is not a table"))?;
+    if let Some(command) = &missing.command {
+        entry.insert("command", toml_edit::value(command.as_str()));
+    }
+    if missing.agent {
+        match entry.get_mut("args").and_then(toml_edit::Item::as_array_mut) {
+            Some(args) => {
+                args.push("--agent");
+                args.push(client.name());
+            }
+            None => {
+                let mut args = toml_edit::Array::new();
+                args.push("mcp");
+                args.push("--agent");
+                args.push(client.name());
+                entry.insert("args", toml_edit::value(args));
+            }
+        }
+    }
+    Ok(doc.to_string())
 }
 
 /// A JSON value as the CST editor inserts it.

@@ -46,6 +46,7 @@ pub const OVERVIEW: &str = "OVERVIEW.md";
 pub const AGENTS_MD: &str = "AGENTS.md";
 /// The hot-memory files of other agents (`rules.targets`).
 pub const CLAUDE_MD: &str = "CLAUDE.md";
+pub const GEMINI_MD: &str = "GEMINI.md";
 pub const CURSOR_RULES: &str = ".cursor/rules/tmws.mdc";
 pub const COPILOT_INSTRUCTIONS: &str = ".github/copilot-instructions.md";
 /// Links to the rule files, made by `build-rules`.
@@ -258,6 +259,21 @@ fn classify_workspace(dirs: &[&str], file: &str) -> FileKind {
     }
 }
 
+/// The topics every workspace may have, by their folder names (plural).
+const BUILT_IN_TOPICS: [&str; 5] = ["plans", "decisions", "lessons", "features", "spikes"];
+
+/// A topic as a person or an agent names it, as its folder is named: without the folder's
+/// `_`, and a built-in topic in the plural (`decision`, `_decisions` → `decisions`). The
+/// one normalisation of topic names: the CLI's flags, the tools' parameters over MCP and
+/// HTTP, and the schema overrides of `.tmws/schemas/` all go through it.
+pub fn topic_name(topic: &str) -> String {
+    let t = topic.trim().trim_start_matches('_');
+    match BUILT_IN_TOPICS.iter().find(|p| p.strip_suffix('s') == Some(t)) {
+        Some(plural) => (*plural).to_owned(),
+        None => t.to_owned(),
+    }
+}
+
 /// The topic folder of `topic` at `scope`.
 pub fn topic_dir(scope: &Scope, topic: &str) -> String {
     format!("{WORKSPACES_DIR}/{scope}/_{topic}")
@@ -417,6 +433,23 @@ pub fn is_indexed(rel: &str, includes: &Includes) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_topic_is_named_in_the_singular_or_the_plural_alike() {
+        for (given, name) in [
+            ("decision", "decisions"),
+            ("decisions", "decisions"),
+            ("_decisions", "decisions"),
+            (" plan ", "plans"),
+            ("lesson", "lessons"),
+            ("spike", "spikes"),
+            ("feature", "features"),
+            ("architecture", "architecture"),
+            ("*", "*"),
+        ] {
+            assert_eq!(topic_name(given), name, "{given}");
+        }
+    }
 
     fn scope(s: &str) -> Scope {
         Scope::parse(s).unwrap()

@@ -14,7 +14,7 @@
 
 use std::fmt::Display;
 
-/// The bounds of one setting: `min..=max` (or above `min` when `min_excluded`), its default
+/// The bounds of one setting: `min` to `max` (or above `min` when `min_excluded`), its default
 /// and what it means, in words for errors and documentation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limit<T> {
@@ -28,28 +28,27 @@ pub struct Limit<T> {
 
 /// A number a limit bounds: a count (`u64`) or a fraction (`f64`).
 pub trait Number: Copy + PartialOrd + Display {
-    /// How a request's error writes the range: `1..=100` for counts, `0..1` for fractions
-    /// (the spellings the tools have always answered with).
-    const SPAN: &'static str;
+    /// Whether the values are whole counts, of which 0 is the least there is.
+    const COUNT: bool;
     fn is_zero(self) -> bool;
 }
 
 impl Number for u64 {
-    const SPAN: &'static str = "..=";
+    const COUNT: bool = true;
     fn is_zero(self) -> bool {
         self == 0
     }
 }
 
 impl Number for f64 {
-    const SPAN: &'static str = "..";
+    const COUNT: bool = false;
     fn is_zero(self) -> bool {
         self == 0.0
     }
 }
 
 impl<T: Number> Limit<T> {
-    /// The values `min..=max`.
+    /// The values from `min` to `max`, both included.
     pub const fn new(min: T, max: T, default: T, means: &'static str) -> Self {
         Limit { min, max, min_excluded: false, default, means }
     }
@@ -69,19 +68,25 @@ impl<T: Number> Limit<T> {
     pub fn rule(&self) -> String {
         match (self.min_excluded, self.min.is_zero()) {
             (true, _) => format!("must be greater than {} and at most {}", self.min, self.max),
-            (false, true) if T::SPAN == "..=" => format!("must be at most {}", self.max),
+            (false, true) if T::COUNT => format!("must be at most {}", self.max),
             (false, _) => format!("must be between {} and {}", self.min, self.max),
         }
     }
 
-    /// `v` if it lies within the limit, else the error a request answers with, naming the
-    /// parameter: `limit 0 is outside 1..=100`.
-    pub fn check(&self, param: &str, v: T) -> Result<T, String> {
-        if self.contains(v) {
-            Ok(v)
+    /// The values in words, as every error says them: `1 to 100`, or `more than 0, up to
+    /// 1` when the least is outside.
+    pub fn span(&self) -> String {
+        if self.min_excluded {
+            format!("more than {}, up to {}", self.min, self.max)
         } else {
-            Err(format!("{param} {v} is outside {}{}{}", self.min, T::SPAN, self.max))
+            format!("{} to {}", self.min, self.max)
         }
+    }
+
+    /// `v` if it lies within the limit, else the error a request answers with, naming the
+    /// parameter as its surface spells it: `limit 0 is outside 1 to 100`.
+    pub fn check(&self, param: &str, v: T) -> Result<T, String> {
+        if self.contains(v) { Ok(v) } else { Err(format!("{param} {v} is outside {}", self.span())) }
     }
 }
 
@@ -193,9 +198,13 @@ mod tests {
         assert_eq!(QUEUE_TIMEOUT_SECS.rule(), "must be at most 86400");
         assert_eq!(MIN_SCORE.rule(), "must be between 0 and 1");
         assert_eq!(COMPACT_GARBAGE_RATIO.rule(), "must be greater than 0 and at most 1");
-        assert_eq!(SEARCH_RESULTS.check("limit", 0), Err("limit 0 is outside 1..=100".to_owned()));
-        assert_eq!(MIN_SCORE.check("min_score", -0.5), Err("min_score -0.5 is outside 0..1".to_owned()));
+        assert_eq!(SEARCH_RESULTS.check("limit", 0), Err("limit 0 is outside 1 to 100".to_owned()));
+        assert_eq!(MIN_SCORE.check("min_score", -0.5), Err("min_score -0.5 is outside 0 to 1".to_owned()));
         assert_eq!(ANSWER_CHARS.check("max_chars", 100), Ok(100));
+        assert_eq!(
+            COMPACT_GARBAGE_RATIO.check("ratio", 0.0),
+            Err("ratio 0 is outside more than 0, up to 1".to_owned())
+        );
         assert!(!COMPACT_GARBAGE_RATIO.contains(0.0) && COMPACT_GARBAGE_RATIO.contains(1.0));
         assert!(!MIN_SCORE.contains(f64::NAN));
     }

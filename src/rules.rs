@@ -2,8 +2,10 @@
 //!
 //! Concatenates `agent/rules/common/*.md` (sorted by name) into `AGENTS.md` under a
 //! generated header naming its sources, and links each rule file from `.agents/rules/`.
-//! `rules.targets` adds the files other agents read: `CLAUDE.md` (importing `@AGENTS.md`),
-//! `.cursor/rules/tmws.mdc` (always applied) and `.github/copilot-instructions.md`. The
+//! `rules.targets` adds the files other agents read: `CLAUDE.md`, `GEMINI.md`,
+//! `.cursor/rules/tmws.mdc` (always applied) and `.github/copilot-instructions.md`, each
+//! holding the rules themselves (an `@AGENTS.md` import is lost on a Claude Code or a
+//! Gemini CLI that does not follow imports). The
 //! output is a pure function of the sources, so running it twice changes nothing and
 //! `--check` can tell CI whether any of them is stale. A file tmws did not generate is
 //! never replaced without `--force`.
@@ -14,7 +16,9 @@ use serde::Serialize;
 
 use crate::config::RulesTarget;
 use crate::error::{Error, Result};
-use crate::layout::{AGENTS_MD, CLAUDE_MD, COPILOT_INSTRUCTIONS, CURSOR_RULES, LINKS_DIR, RULES_DIR, is_markdown};
+use crate::layout::{
+    AGENTS_MD, CLAUDE_MD, COPILOT_INSTRUCTIONS, CURSOR_RULES, GEMINI_MD, LINKS_DIR, RULES_DIR, is_markdown,
+};
 use crate::store::{self, Entry};
 
 /// The first line of every generated `AGENTS.md` starts with this.
@@ -98,10 +102,13 @@ pub fn build_rules(root: &Path, targets: &[RulesTarget], check: bool, force: boo
     for target in targets {
         match target {
             RulesTarget::Agents => {}
-            RulesTarget::Claude => {
-                // Claude Code reads CLAUDE.md and follows its `@` imports.
-                let text = format!("{header}\n@{AGENTS_MD}\n");
-                generated(root, CLAUDE_MD, &text, check, force, names.len(), &mut steps)?;
+            RulesTarget::Claude | RulesTarget::Gemini => {
+                // Claude Code reads CLAUDE.md and only it (never AGENTS.md), Gemini CLI
+                // GEMINI.md; the rules are written out, since not every version follows an
+                // `@` import.
+                let rel = if *target == RulesTarget::Claude { CLAUDE_MD } else { GEMINI_MD };
+                let text = format!("{header}\n{body}");
+                generated(root, rel, &text, check, force, names.len(), &mut steps)?;
             }
             RulesTarget::Cursor => {
                 // A project rule that Cursor applies to every request; its front-matter

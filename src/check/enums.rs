@@ -45,7 +45,14 @@ impl Schemas {
                 let Ok(bytes) = store::read(root, &dir.join(&name), store::cap::CONFIG) else { continue };
                 let Ok(json) = serde_json::from_slice::<Value>(&bytes) else { continue };
                 if let Ok(c) = Compiled::new(json) {
-                    overrides.insert(stem.to_owned(), Arc::new(c));
+                    // A topic's override may be named in the singular (`decision`); the
+                    // folder's own name wins when both are there.
+                    let topic = layout::topic_name(stem);
+                    if topic == stem {
+                        overrides.insert(topic, Arc::new(c));
+                    } else {
+                        overrides.entry(topic).or_insert_with(|| Arc::new(c));
+                    }
                 }
             }
         }

@@ -467,7 +467,8 @@ fn filters(f: &Fields, req: &TextQuery) -> Result<Vec<(Occur, Box<dyn Query>)>> 
         clauses.push((Occur::Must, filter(f.scope_path, &[scope.to_string()])));
     }
     if !req.topics.is_empty() {
-        clauses.push((Occur::Must, filter(f.topic, &req.topics)));
+        let topics: Vec<String> = req.topics.iter().map(|t| crate::layout::topic_name(t)).collect();
+        clauses.push((Occur::Must, filter(f.topic, &topics)));
     }
     if !req.kinds.is_empty() {
         let kinds: Vec<String> = req.kinds.iter().map(|k| k.as_str().to_owned()).collect();

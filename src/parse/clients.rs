@@ -13,7 +13,8 @@
 //! key, a password; or a value shaped like an API key) are `${VAR}` references, never
 //! literal. The `config_hash` is blake3 of the stored connection's canonical JSON (keys
 //! sorted, no spaces), so rotating a secret does not make the registry stale, while any
-//! other change does. An entry that runs `tmws mcp` is tmws itself and is skipped. The
+//! other change does. An entry that runs `tmws mcp` (under any name: `Connection::is_tmws_by_name`) is
+//! tmws itself and is skipped. The
 //! names of the user's environment variables a server's live connection takes are kept
 //! (shown before it is approved), and `url_shown` / `scrub_urls` show a URL, alone or in
 //! an error, as scheme, host and path with its user info and query values replaced.
@@ -27,7 +28,7 @@ use crate::model::{Diagnostic, Rule};
 use crate::redact;
 
 /// How to reach one server: a command over stdio, or a URL.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(transform = connection_kinds)]
 pub struct Connection {
     /// `stdio`, `http`, `sse` or `streamable-http`.
@@ -112,13 +113,59 @@ impl Connection {
         blake3::hash(canonical(&v).as_bytes()).to_hex().to_string()
     }
 
-    /// Whether this entry starts tmws' own MCP server.
-    pub fn is_tmws(&self) -> bool {
+    /// Whether this entry starts tmws' own MCP server, as far as its words tell: a
+    /// program named `tmws` or `tmws-…` / `tmws_…` (a copy kept under another name, with
+    /// or without `.exe`) given `mcp`, or `cargo run … -- mcp` with a `--bin` or
+    /// `--package` named so. The registry also knows tmws by its file (`query::registry`):
+    /// a path to this very binary or a copy of it, whatever it is called, and `cargo run --
+    /// mcp` naming nothing in a package named tmws ([`Connection::cargo_run_mcp`]).
+    pub fn is_tmws_by_name(&self) -> bool {
+        self.cargo_run_mcp().is_some_and(|names| names.iter().any(|n| named_tmws(n))) || self.program_is_tmws()
+    }
+
+    /// A program named like tmws, given `mcp`.
+    fn program_is_tmws(&self) -> bool {
         let Some(cmd) = &self.command else { return false };
         let program = cmd.rsplit(['/', '\\']).next().unwrap_or(cmd);
         let program = program.strip_suffix(".exe").unwrap_or(program);
-        program == "tmws" && self.args.iter().any(|a| a == "mcp")
+        named_tmws(program) && self.args.iter().any(|a| a == "mcp")
     }
+
+    /// For `cargo run [--bin B | -p P]… -- mcp …`: the binaries and packages it names
+    /// (none: the package of the folder it runs in, or of its `--manifest-path`).
+    pub fn cargo_run_mcp(&self) -> Option<Vec<&str>> {
+        let cmd = self.command.as_deref()?;
+        let program = cmd.rsplit(['/', '\\']).next().unwrap_or(cmd);
+        if program.strip_suffix(".exe").unwrap_or(program) != "cargo" {
+            return None;
+        }
+        let dashes = self.args.iter().position(|a| a == "--")?;
+        let (cargo, tool) = self.args.split_at(dashes);
+        if !cargo.iter().any(|a| a == "run") || !tool.iter().skip(1).any(|a| a == "mcp") {
+            return None;
+        }
+        let spaced = cargo.iter().zip(cargo.iter().skip(1)).filter_map(|(flag, value)| {
+            matches!(flag.as_str(), "--bin" | "-p" | "--package").then_some(value.as_str())
+        });
+        let joined = cargo.iter().filter_map(|a| a.strip_prefix("--bin=").or_else(|| a.strip_prefix("--package=")));
+        Some(spaced.chain(joined).collect())
+    }
+
+    /// The `--manifest-path` of a `cargo run`, if it names one.
+    pub fn manifest_path(&self) -> Option<&str> {
+        let args = &self.args;
+        args.iter()
+            .zip(args.iter().skip(1))
+            .find(|(f, _)| *f == "--manifest-path")
+            .map(|(_, v)| v.as_str())
+            .or_else(|| args.iter().find_map(|a| a.strip_prefix("--manifest-path=")))
+    }
+}
+
+/// Whether a program, binary or package is named as tmws is: `tmws`, or `tmws-…`,
+/// `tmws_…`, `tmws.…` (a copy kept under another name).
+pub fn named_tmws(name: &str) -> bool {
+    name == "tmws" || name.strip_prefix("tmws").is_some_and(|rest| rest.starts_with(['-', '_', '.']))
 }
 
 /// JSON text with object keys sorted at every level and no whitespace.
@@ -374,7 +421,7 @@ pub fn parse(source: &str, text: &str, vars: &Vars) -> (Vec<Server>, Vec<Diagnos
             diags.push(at("an HTTP server needs `url`"));
             continue;
         }
-        if raw.is_tmws() {
+        if raw.is_tmws_by_name() {
             continue;
         }
         let mut used = std::collections::BTreeSet::new();
@@ -676,6 +723,30 @@ mod tests {
             messages,
             ["server `empty`: a stdio server needs `command`", "server `weird`: unknown type `carrier-pigeon`"]
         );
+    }
+
+    #[test]
+    fn tmws_is_known_under_any_name_it_runs_by() {
+        let runs = |command: &str, args: &[&str]| {
+            Connection {
+                command: Some(command.to_owned()),
+                args: args.iter().map(|a| (*a).to_owned()).collect(),
+                ..Connection::default()
+            }
+            .is_tmws_by_name()
+        };
+        assert!(runs("tmws", &["mcp"]));
+        assert!(runs("/opt/bin/tmws-dev", &["mcp", "--agent", "claude"]));
+        assert!(runs("C:\\tools\\tmws.exe", &["mcp"]));
+        assert!(runs("./target/debug/tmws_old", &["--root", ".", "mcp"]));
+        assert!(!runs("cargo", &["run", "--", "mcp"]), "the registry looks at the package");
+        assert!(runs("cargo", &["run", "-q", "--bin", "tmws", "--", "mcp", "--agent", "x"]));
+        assert!(runs("cargo", &["run", "--package=tmws", "--", "mcp"]));
+        assert!(!runs("cargo", &["run", "--bin", "other-server", "--", "mcp"]));
+        assert!(!runs("cargo", &["run", "--", "serve"]));
+        assert!(!runs("tmws", &["serve"]));
+        assert!(!runs("tmwsd", &["mcp"]), "another program that only starts like it");
+        assert!(!runs("uvx", &["tmws-mcp", "mcp"]));
     }
 
     #[test]

@@ -268,13 +268,21 @@ fn object_of(name: &str, texts: &[String]) -> Result<Map<String, Value>> {
     Ok(out)
 }
 
-/// The start of an over-long input, for error messages that must not echo it whole.
+/// The start of an over-long input, for error messages that must not echo it whole. The
+/// input is redacted before it is cut: a secret cut short is no longer one the redactor
+/// knows, and its start would be shown.
 pub fn preview(text: &str) -> String {
     const SHOWN: usize = 60;
-    if text.chars().count() <= SHOWN {
-        return text.to_owned();
+    // What is shown comes from the start: the redactor reads a window of it large enough
+    // to hold a whole key that begins there, not the megabytes an over-long input may have.
+    const READ: usize = 64 << 10;
+    let window = text.char_indices().nth(READ).map_or(text, |(at, _)| &text[..at]);
+    let redacted = crate::redact::redact(window);
+    let shown = redacted.text.as_str();
+    if shown.chars().count() <= SHOWN {
+        return shown.to_owned();
     }
-    let head: String = text.chars().take(SHOWN).collect();
+    let head: String = shown.chars().take(SHOWN).collect();
     format!("{head}… ({} chars)", text.chars().count())
 }
 
@@ -657,7 +665,9 @@ impl Params for MemoryAddRequest {
             return Err(Error::Usage("empty content: give the text to remember (or a problem)".into()));
         }
         if !problem && (self.solution.is_some() || self.outcome.is_some() || !self.files.is_empty()) {
-            return Err(Error::Usage("solution, outcome and files belong to a problem: give `problem` too".into()));
+            return Err(Error::Usage(
+                "`solution`, `outcome` and `files` belong to a problem: give `problem` too".into(),
+            ));
         }
         if problem && self.kind.as_deref().is_some_and(|k| k != "problem") {
             return Err(Error::Usage(format!(
@@ -1380,10 +1390,10 @@ mod tests {
         assert!(e.starts_with("key is 10000 characters, over the limit of 256: `xxx"), "{e}");
         assert!(e.len() < 200, "{e}");
         assert!(query_within(&"q".repeat(5000)).unwrap_err().to_string().ends_with("… (5000 chars)`"));
-        assert_eq!(limit_within(0, &limits::SEARCH_RESULTS).unwrap_err().to_string(), "limit 0 is outside 1..=100");
+        assert_eq!(limit_within(0, &limits::SEARCH_RESULTS).unwrap_err().to_string(), "limit 0 is outside 1 to 100");
         assert_eq!(
             answer_cap(Some(10), &Config::default()).unwrap_err().to_string(),
-            "max_chars 10 is outside 100..=100000"
+            "max_chars 10 is outside 100 to 100000"
         );
         assert_eq!(answer_cap(None, &Config::default()).unwrap(), 24_000);
         let tags: Vec<String> = (0..65).map(|i| i.to_string()).collect();
@@ -1504,7 +1514,7 @@ mod tests {
         assert_eq!(err(add(json!({"content": " \n "}))), "empty content: give the text to remember (or a problem)");
         assert_eq!(
             err(add(json!({"content": "x", "solution": "y"}))),
-            "solution, outcome and files belong to a problem: give `problem` too"
+            "`solution`, `outcome` and `files` belong to a problem: give `problem` too"
         );
         assert_eq!(
             err(add(json!({"problem": "x", "kind": "note"}))),
@@ -1515,14 +1525,14 @@ mod tests {
             "outcome `fixed` is not one of solved, workaround, open"
         );
         assert_eq!(add(json!({"problem": "x", "solution": "y", "outcome": "workaround"})).unwrap(), MAX_MAX_CHARS);
-        assert_eq!(err(add(json!({"content": "x", "importance": 1.5}))), "importance 1.5 is outside 0..1");
+        assert_eq!(err(add(json!({"content": "x", "importance": 1.5}))), "importance 1.5 is outside 0 to 1");
         assert_eq!(add(json!({"content": "x"})).unwrap(), MAX_MAX_CHARS);
         let search = |v: Value| MemorySearchRequest::from_args(args(v)).unwrap().validate(&config);
-        assert_eq!(err(search(json!({"query": "x", "min_score": -0.5}))), "min_score -0.5 is outside 0..1");
-        assert_eq!(err(search(json!({"query": "x", "limit": 101}))), "limit 101 is outside 1..=100");
+        assert_eq!(err(search(json!({"query": "x", "min_score": -0.5}))), "min_score -0.5 is outside 0 to 1");
+        assert_eq!(err(search(json!({"query": "x", "limit": 101}))), "limit 101 is outside 1 to 100");
         assert_eq!(search(json!({"query": "x", "max_chars": 500})).unwrap(), 500);
         let tools = |v: Value| ToolSearchRequest::from_args(args(v)).unwrap().validate(&config);
-        assert_eq!(err(tools(json!({"query": "x", "limit": 51}))), "limit 51 is outside 1..=50");
+        assert_eq!(err(tools(json!({"query": "x", "limit": 51}))), "limit 51 is outside 1 to 50");
         assert_eq!(tools(json!({"query": "x"})).unwrap(), 24_000);
     }
 }

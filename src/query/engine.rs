@@ -127,7 +127,7 @@ impl Engine {
         clients: &[crate::init::McpClient],
         this_binary: Option<&Path>,
     ) -> Result<crate::init::InitReport> {
-        crate::init::init(dir, clients, &crate::init::command_for_clients(this_binary))
+        crate::init::init(dir, clients, &crate::init::command_for_clients(this_binary), this_binary)
     }
 
     /// `tmws check`: the findings in the given paths (of any number of roots).

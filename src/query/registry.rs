@@ -64,10 +64,69 @@ pub fn configured(root: &Path, config: &Config) -> Result<(BTreeMap<String, Serv
             problems.push(format!("{source}:{}:{}: {}", d.line, d.column, d.message));
         }
         for server in found {
+            if is_this_tmws(root, &server) {
+                continue;
+            }
             servers.entry(server.name.clone()).or_insert(server);
         }
     }
     Ok((servers, problems))
+}
+
+/// Whether a configured server is tmws itself, which is never catalogued (it would call
+/// itself): named as tmws (`Connection::is_tmws_by_name`, skipped when the config is
+/// read), or whatever its name, a command that is this running binary (the same file) or
+/// a copy of it (the same length and bytes), or `cargo run -- mcp` naming no binary in a
+/// root whose `Cargo.toml` is tmws's package.
+fn is_this_tmws(root: &Path, server: &Server) -> bool {
+    let Ok(live) = &server.live else { return false };
+    if let Some(names) = live.cargo_run_mcp() {
+        if !names.is_empty() {
+            return false;
+        }
+        let manifest = root.join(live.manifest_path().unwrap_or("Cargo.toml"));
+        let Ok(Some(text)) = store::read_text_opt(root, &manifest, store::cap::CONFIG) else { return false };
+        let Ok(cargo) = text.parse::<toml::Table>() else { return false };
+        let name = |v: &toml::Value| v.get("name").and_then(toml::Value::as_str).is_some_and(clients::named_tmws);
+        return cargo.get("package").is_some_and(name)
+            || cargo.get("bin").and_then(toml::Value::as_array).is_some_and(|bins| bins.iter().any(name));
+    }
+    let Some(command) = live.command.as_deref().filter(|c| !c.is_empty() && !c.contains('\0')) else { return false };
+    let Some(exe) = this_binary() else { return false };
+    let program = if command.contains('/') {
+        root.join(command)
+    } else {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        match std::env::split_paths(&path).map(|d| root.join(d).join(command)).find(|p| store::is_executable(p)) {
+            Some(p) => p,
+            None => return false,
+        }
+    };
+    if store::same_file(&program, &exe.path) {
+        return true;
+    }
+    if store::file_len(&program) != Some(exe.len) {
+        return false;
+    }
+    let Some(ours) = exe.hash.get_or_init(|| store::hash_file(&exe.path, exe.len).ok()) else { return false };
+    store::canonicalize(&program).ok().and_then(|p| store::hash_file(&p, exe.len).ok()).as_ref() == Some(ours)
+}
+
+/// The running tmws: its file, length and (once asked) the hash of its bytes.
+struct ThisBinary {
+    path: PathBuf,
+    len: u64,
+    hash: std::sync::OnceLock<Option<String>>,
+}
+
+fn this_binary() -> Option<&'static ThisBinary> {
+    static EXE: std::sync::OnceLock<Option<ThisBinary>> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        let path = std::env::current_exe().ok().and_then(|p| store::canonicalize(&p).ok())?;
+        let len = store::file_len(&path)?;
+        Some(ThisBinary { path, len, hash: std::sync::OnceLock::new() })
+    })
+    .as_ref()
 }
 
 /// A server of the client configs, as `registry build` records it.

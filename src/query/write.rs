@@ -146,11 +146,9 @@ fn place(root: &Path, req: &EntryWriteRequest) -> Result<Place> {
 /// The topic's folder name (`_decisions` → `decisions`, `decision` → `decisions`), or None
 /// for the scope's overview.
 fn topic_name(topic: &str) -> Result<Option<String>> {
-    let t = topic.trim().trim_start_matches('_');
-    let t = match t {
+    let t = match topic.trim().trim_start_matches('_') {
         "overview" | "OVERVIEW" | "OVERVIEW.md" => return Ok(None),
-        "plan" | "decision" | "lesson" | "feature" | "spike" => format!("{t}s"),
-        other => other.to_owned(),
+        other => layout::topic_name(other),
     };
     validate_component(&t).map_err(|e| Error::Usage(format!("topic: {e}")))?;
     if t.starts_with('.') {

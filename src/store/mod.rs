@@ -385,6 +385,28 @@ pub fn probe(path: &Path) -> Result<Probe> {
     Ok(Probe::File { executable, state })
 }
 
+/// Whether `a` and `b` are one file (following symlinks): the same device and inode, or
+/// where there are none, the same canonical path.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (fs::metadata(a), fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
+/// The length of the regular file at `path` (following symlinks), None for anything else.
+pub fn file_len(path: &Path) -> Option<u64> {
+    fs::metadata(path).ok().filter(fs::Metadata::is_file).map(|m| m.len())
+}
+
 /// Whether `path` is a regular file with an execute bit (following symlinks): what a
 /// search of PATH takes.
 pub fn is_executable(path: &Path) -> bool {

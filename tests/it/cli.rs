@@ -104,26 +104,37 @@ fn the_man_page_is_roff_for_every_command() {
     assert!(out.stdout.contains(".nf\nExamples:\n  tmws search connection pool\n"), "examples are preformatted");
 }
 
+/// Regression: the command line's errors named the tools' parameters (`ref_id`,
+/// `expected_hash`) and said ranges as Rust does (`1..=100`). They now name the flag or the
+/// positional a person typed and say `1 to 100`; MCP and HTTP keep the parameter names.
 #[test]
 fn limits_out_of_range_are_usage_errors_on_every_command() {
     let root = TestRoot::sample();
     for (args, error) in [
-        (vec!["search", "x", "--limit", "0"], "limit 0 is outside 1..=100"),
-        (vec!["search", "x", "--limit", "101"], "limit 101 is outside 1..=100"),
-        (vec!["memory", "search", "x", "--limit", "0"], "limit 0 is outside 1..=100"),
-        (vec!["memory", "search", "x", "--limit", "101"], "limit 101 is outside 1..=100"),
-        (vec!["registry", "search", "x", "--limit", "0"], "limit 0 is outside 1..=50"),
-        (vec!["registry", "search", "x", "--limit", "51"], "limit 51 is outside 1..=50"),
-        (vec!["search", "x", "--max-chars", "99"], "max_chars 99 is outside 100..=100000"),
-        (vec!["context", "-w", "devtools", "--max-chars", "100001"], "max_chars 100001 is outside 100..=100000"),
-        (vec!["search", "x", "--limit", "-1"], "limit: `-1` is not a whole number of 0 or more"),
-        (vec!["search", "x", "--limit", "ten"], "limit: `ten` is not a whole number of 0 or more"),
-        (vec!["memory", "search", "x", "--min-score", "-0.5"], "min_score -0.5 is outside 0..1"),
+        (vec!["search", "x", "--limit", "0"], "--limit 0 is outside 1 to 100"),
+        (vec!["search", "x", "--limit", "101"], "--limit 101 is outside 1 to 100"),
+        (vec!["memory", "search", "x", "--limit", "0"], "--limit 0 is outside 1 to 100"),
+        (vec!["memory", "search", "x", "--limit", "101"], "--limit 101 is outside 1 to 100"),
+        (vec!["registry", "search", "x", "--limit", "0"], "--limit 0 is outside 1 to 50"),
+        (vec!["registry", "search", "x", "--limit", "51"], "--limit 51 is outside 1 to 50"),
+        (vec!["search", "x", "--max-chars", "99"], "--max-chars 99 is outside 100 to 100000"),
+        (vec!["context", "-w", "devtools", "--max-chars", "100001"], "--max-chars 100001 is outside 100 to 100000"),
+        (vec!["search", "x", "--limit", "-1"], "--limit: `-1` is not a whole number of 0 or more"),
+        (vec!["search", "x", "--limit", "ten"], "--limit: `ten` is not a whole number of 0 or more"),
+        (vec!["memory", "search", "x", "--min-score", "-0.5"], "--min-score -0.5 is outside 0 to 1"),
+        (vec!["read", " "], "REF_ID is empty: give the refId a search or the context answered"),
     ] {
         let out = root.run(&args);
         assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{args:?}: {}", out.stderr);
         assert_eq!(out.stderr, format!("tmws: {error}\n"), "{args:?}");
     }
+    let out = root.run(&["watch", "--idle-exit", "0"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.starts_with("error: invalid value '0' for '--idle-exit <SECS>': must be 1 or more\n"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// Regression: `retrieval.answer_cap_chars = 50` was taken, and then every tool with an
@@ -208,7 +219,11 @@ fn queries_of_several_words_need_no_quotes_on_every_query_command() {
 fn with_json_an_error_is_one_json_object_on_stderr_and_the_exit_code_stays() {
     let root = TestRoot::sample();
     let cases: [(&[&str], i32, &str); 5] = [
-        (&["--json", "search", "x", "--limit", "0"], 2, r#"{"error":"limit 0 is outside 1..=100","category":"usage"}"#),
+        (
+            &["--json", "search", "x", "--limit", "0"],
+            2,
+            r#"{"error":"--limit 0 is outside 1 to 100","category":"usage"}"#,
+        ),
         (
             &["--json", "search", "x", "--bogus"],
             2,

@@ -143,7 +143,7 @@ with `name` and `description` in its front-matter"
         assert!(out.stderr.contains("scope name"), "{bad}: {}", out.stderr);
     }
     let out = root.run(&["context", "-w", "devtools", "-r", "tmws-cli"]);
-    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: a `repository` needs its `domain`\n"));
+    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: a `--repository` needs its `--domain`\n"));
 }
 
 #[test]
@@ -294,4 +294,33 @@ fn beside_a_writer_that_is_applying_changes_answers_say_stale() {
     let v = json(&root, &["-w", "nihongo", "--no-defaults", "--topics", "lessons"]);
     assert_eq!(v.get("stale"), None);
     assert_eq!(v["lessons"]["entries"][0]["name"], "新しい");
+}
+
+/// Regression: `context --topics decision` answered no topic at all while `new decision`
+/// wrote into `_decisions/`. A topic is named in the singular or the plural, with or
+/// without its folder's `_`, alike on every surface and in `.tmws/schemas/`.
+#[test]
+fn a_topic_named_in_the_singular_answers_as_in_the_plural() {
+    let root = TestRoot::sample();
+    let plural = json(&root, &["-w", "devtools", "--topics", "decisions", "--no-defaults"]);
+    let decisions = paths(&plural["decisions"]["entries"]);
+    assert!(decisions.len() >= 2, "{plural}");
+    for name in ["decision", "_decisions", " decision "] {
+        let answer = json(&root, &["-w", "devtools", "--topics", name, "--no-defaults"]);
+        assert_eq!(answer, plural, "--topics {name}");
+    }
+    let search = |topic: &str| {
+        let out = root.run(&["--json", "search", "binary", "--topic", topic]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str::<Value>(&out.stdout).unwrap()["results"].clone()
+    };
+    let found = search("decisions");
+    assert!(!found.as_array().unwrap().is_empty(), "{found}");
+    assert_eq!(search("decision"), found);
+    // A schema override named in the singular is the topic's.
+    let strict = r#"{"type": "object", "required": ["owner"]}"#;
+    root.write(".tmws/schemas/decision.schema.json", strict);
+    let out = root.run(&["check", &format!("{DT}/_decisions/260310-single-binary.md")]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("owner"), "{}", out.stdout);
 }

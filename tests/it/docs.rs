@@ -560,3 +560,11 @@ fn the_surfaces_page_names_every_tool() {
         assert!(page.contains(&format!("`{}`", t.name)), "docs/surfaces.md does not say where `{}` is served", t.name);
     }
 }
+
+/// The README is the front page (what tmws is, how to set it up and enable it in each
+/// client); the reference is `docs/`. It stays under 12 KB.
+#[test]
+fn the_readme_stays_under_twelve_kilobytes() {
+    let len = std::fs::metadata(repo().join("README.md")).unwrap().len();
+    assert!(len < 12 * 1024, "README.md is {len} bytes, over 12 KB: move the detail to docs/");
+}

@@ -158,7 +158,7 @@ partial, done, abandoned; found `shipped` (use one of the listed values, or add 
         again.stderr,
         format!(
             "tmws: `{path}` exists: an entry is never replaced by a new one\n  hint: to change it, read it with \
-workspace_read and pass its refId as ref_id and its hash as expected_hash\n"
+workspace_read and pass its refId as --ref-id and its hash as --expected-hash\n"
         )
     );
     assert_eq!(root.read(&path), kept);
@@ -251,7 +251,7 @@ updated: {date}\n---\n\nWe chose Postgres, and pgbouncer.\n"
         &fresh,
     ]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.starts_with(&format!("tmws: ref_id `{path}` is not in topic `lessons` of `acme`")));
+    assert!(out.stderr.starts_with(&format!("tmws: --ref-id `{path}` is not in topic `lessons` of `acme`")));
     let out = root.run(&[
         "new",
         "decision",
@@ -270,7 +270,7 @@ updated: {date}\n---\n\nWe chose Postgres, and pgbouncer.\n"
     let out = root.run(&["new", "decision", "X", "-w", "acme", "--description", "d", "--ref-id", &path]);
     assert_eq!(
         (out.code, out.stderr.as_str()),
-        (2, "tmws: ref_id needs expected_hash: read the entry with workspace_read, which gives its hash\n")
+        (2, "tmws: --ref-id needs --expected-hash: read the entry with workspace_read, which gives its hash\n")
     );
 }
 

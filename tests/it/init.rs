@@ -43,7 +43,11 @@ fn init_twice_changes_nothing_and_keeps_existing_config() {
     let root = TestRoot::bare().file(".tmws/config.toml", config).file(".gitignore", ".tmws/cache\n");
     let first = root.run(&["init", "--mcp-client", "claude,vscode"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
-    assert_eq!(root.read(".tmws/config.toml"), config);
+    // The clients' hot-rules targets are added; the rest is kept.
+    assert_eq!(
+        root.read(".tmws/config.toml"),
+        format!("{config}\n[rules]\ntargets = [\"agents\", \"claude\", \"copilot\"]\n")
+    );
     assert_eq!(root.read(".gitignore"), ".tmws/cache\n");
     let before = root.snapshot();
     let second = root.run(&["init", "--mcp-client", "claude,vscode"]);
@@ -101,23 +105,29 @@ fn mcp_client_configs_keep_every_other_entry() {
     let names: Vec<&String> = claude["mcpServers"].as_object().unwrap().keys().collect();
     assert_eq!(names, vec!["serena", "docs", "tmws"]);
     assert_eq!(claude["mcpServers"]["serena"], serde_json::json!({"command": "uvx", "args": ["serena-mcp"]}));
-    assert_eq!(claude["mcpServers"]["tmws"], serde_json::json!({"command": exe, "args": ["mcp"]}));
+    assert_eq!(claude["mcpServers"]["tmws"], serde_json::json!({"command": exe, "args": ["mcp", "--agent", "claude"]}));
     assert_eq!(claude["other"], serde_json::json!(true));
     // VS Code and Cursor may start a server in another folder: the root is named with their
     // workspace-folder variable.
     let cursor: serde_json::Value = serde_json::from_str(&root.read(".cursor/mcp.json")).unwrap();
     assert_eq!(
         cursor,
-        serde_json::json!({"mcpServers": {"tmws": {"command": exe, "args": ["mcp", "--root", "${workspaceFolder}"]}}})
+        serde_json::json!({"mcpServers": {"tmws": {"command": exe, "args": ["mcp", "--root", "${workspaceFolder}", "--agent", "cursor"]}}})
     );
     let vscode: serde_json::Value = serde_json::from_str(&root.read(".vscode/mcp.json")).unwrap();
     assert_eq!(
         vscode,
-        serde_json::json!({"servers": {"tmws": {"type": "stdio", "command": exe, "args": ["mcp", "--root", "${workspaceFolder}"]}}})
+        serde_json::json!({"servers": {"tmws": {"type": "stdio", "command": exe, "args": ["mcp", "--root", "${workspaceFolder}", "--agent", "vscode"]}}})
     );
-    assert_eq!(root.read(".codex/config.toml"), format!("[mcp_servers.tmws]\ncommand = \"{exe}\"\nargs = [\"mcp\"]\n"));
+    assert_eq!(
+        root.read(".codex/config.toml"),
+        format!("[mcp_servers.tmws]\ncommand = \"{exe}\"\nargs = [\"mcp\", \"--agent\", \"codex\"]\n")
+    );
     let gemini: serde_json::Value = serde_json::from_str(&root.read(".gemini/settings.json")).unwrap();
-    assert_eq!(gemini, serde_json::json!({"mcpServers": {"tmws": {"command": exe, "args": ["mcp"]}}}));
+    assert_eq!(
+        gemini,
+        serde_json::json!({"mcpServers": {"tmws": {"command": exe, "args": ["mcp", "--agent", "gemini"]}}})
+    );
 
     // With a `tmws` on PATH, the entries say `tmws`.
     let bin = tempfile::tempdir().unwrap();
@@ -125,7 +135,10 @@ fn mcp_client_configs_keep_every_other_entry() {
     let other = TestRoot::new();
     assert_eq!(init_with_path(&other, bin.path(), &["--mcp-client", "claude"]).code, 0);
     let claude: serde_json::Value = serde_json::from_str(&other.read(".mcp.json")).unwrap();
-    assert_eq!(claude["mcpServers"]["tmws"], serde_json::json!({"command": "tmws", "args": ["mcp"]}));
+    assert_eq!(
+        claude["mcpServers"]["tmws"],
+        serde_json::json!({"command": "tmws", "args": ["mcp", "--agent", "claude"]})
+    );
 }
 
 /// Regression: a `.vscode/mcp.json` with comments was refused; a Codex config lost its
@@ -154,14 +167,118 @@ fn comments_and_other_entries_of_client_configs_are_kept() {
     assert_eq!(root.read(".codex/config.toml"), text);
 }
 
+/// An entry of tmws's own under another server name is recognised, and only brought up to
+/// date: it gets `--agent`, and keeps its command (`/opt/bin/tmws-dev` is not this
+/// binary, and no `tmws` is on PATH).
 #[test]
 fn an_existing_tmws_entry_is_recognised_under_any_name() {
-    let mcp = "{\"mcpServers\": {\"memory\": {\"command\": \"/opt/bin/tmws\", \"args\": [\"mcp\"]}}}";
+    let mcp = "{\"mcpServers\": {\"memory\": {\"command\": \"/opt/bin/tmws-dev\", \"args\": [\"mcp\"]}}}";
     let root = TestRoot::new().file(".mcp.json", mcp);
-    let out = root.run(&["init", "--mcp-client", "claude"]);
-    assert_eq!(out.code, 0);
-    assert_eq!(root.read(".mcp.json"), mcp);
-    assert!(out.stdout.contains("server `memory` already runs `tmws mcp`"), "{}", out.stdout);
+    let empty = tempfile::tempdir().unwrap();
+    let out = init_with_path(&root, empty.path(), &["--mcp-client", "claude"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        root.read(".mcp.json"),
+        "{\"mcpServers\": {\"memory\": {\"command\": \"/opt/bin/tmws-dev\", \"args\": [\"mcp\", \"--agent\", \"claude\"]}}}"
+    );
+    assert!(out.stdout.contains("server `memory`: added `--agent claude`"), "{}", out.stdout);
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_tmws"), bin.path().join("tmws")).unwrap();
+    let again = init_with_path(&root, bin.path(), &["--mcp-client", "claude"]);
+    assert!(again.stdout.contains("server `memory` already runs `tmws mcp`"), "{}", again.stdout);
+    assert!(root.read(".mcp.json").contains("/opt/bin/tmws-dev"), "another tmws's path is the user's choice");
+}
+
+/// Regression: `tmws init` before tmws was installed wrote this machine's path into the
+/// committed `.mcp.json` and kept it for good ("already runs `tmws mcp`"). It now says the
+/// path is this machine's, and a later `init` with `tmws` on PATH rewrites tmws's own
+/// entries to `tmws`, keeping comments and every other server.
+#[test]
+fn an_entry_written_before_tmws_was_on_path_becomes_tmws_once_it_is() {
+    let exe = env!("CARGO_BIN_EXE_tmws");
+    let codex = "# by hand\n[mcp_servers.docs]\ncommand = \"/usr/local/bin/docs\"\n";
+    let root = TestRoot::new().file(".codex/config.toml", codex).file(
+        ".vscode/mcp.json",
+        "{\n  // mine\n  \"servers\": {\"docs\": {\"command\": \"/usr/local/bin/docs\"}},\n}\n",
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let first = init_with_path(&root, empty.path(), &["--mcp-client", "claude,codex,vscode"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(
+        first.stdout.contains(&format!(
+            "added server `tmws` (runs `{exe} mcp --agent claude`); `{exe}` is this machine's path (tmws is not on \
+PATH): run `tmws init --mcp-client claude` again once it is"
+        )),
+        "{}",
+        first.stdout
+    );
+    // Still not on PATH: nothing changes, and it says so again.
+    let before = root.snapshot();
+    let second = init_with_path(&root, empty.path(), &["--mcp-client", "claude,codex,vscode"]);
+    assert_eq!(root.snapshot(), before);
+    assert!(second.stdout.contains("is this machine's path"), "{}", second.stdout);
+
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(exe, bin.path().join("tmws")).unwrap();
+    let third = init_with_path(&root, bin.path(), &["--mcp-client", "claude,codex,vscode"]);
+    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert!(
+        third.stdout.contains("updated    .mcp.json               server `tmws`: now runs `tmws` (on PATH) instead of this machine's path\n"),
+        "{}",
+        third.stdout
+    );
+    let claude: serde_json::Value = serde_json::from_str(&root.read(".mcp.json")).unwrap();
+    assert_eq!(
+        claude["mcpServers"]["tmws"],
+        serde_json::json!({"command": "tmws", "args": ["mcp", "--agent", "claude"]})
+    );
+    assert_eq!(
+        root.read(".codex/config.toml"),
+        format!("{codex}\n[mcp_servers.tmws]\ncommand = \"tmws\"\nargs = [\"mcp\", \"--agent\", \"codex\"]\n")
+    );
+    let vscode = root.read(".vscode/mcp.json");
+    assert!(vscode.starts_with("{\n  // mine\n  \"servers\": {"), "{vscode}");
+    assert!(vscode.contains("\"docs\": {\"command\": \"/usr/local/bin/docs\"}"), "{vscode}");
+    assert!(vscode.contains("\"command\": \"tmws\""), "{vscode}");
+    assert!(!vscode.contains(exe) && !root.read(".mcp.json").contains(exe));
+    // Done: the next run changes nothing.
+    let before = root.snapshot();
+    init_with_path(&root, bin.path(), &["--mcp-client", "claude,codex,vscode"]);
+    assert_eq!(root.snapshot(), before);
+}
+
+/// Regression: an entry `init` wrote started a server that wrote as whatever name the
+/// client gave in initialize. It now carries `--agent CLIENT`; an older entry gets it on
+/// the next run, and an `--agent` the user chose is kept.
+#[test]
+fn each_client_entry_names_its_agent_and_a_chosen_agent_is_kept() {
+    let root = TestRoot::new()
+        .file(".mcp.json", "{\"mcpServers\": {\"tmws\": {\"command\": \"tmws\", \"args\": [\"mcp\"]}}}\n")
+        .file(
+            ".gemini/settings.json",
+            "{\"mcpServers\": {\"tmws\": {\"command\": \"tmws\", \"args\": [\"mcp\", \"--agent\", \"gemini-ann\"]}}}\n",
+        )
+        .file(".codex/config.toml", "[mcp_servers.tmws] # ours\ncommand = \"tmws\"\nargs = [\"mcp\"]\n");
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_tmws"), bin.path().join("tmws")).unwrap();
+    let out = init_with_path(&root, bin.path(), &["--mcp-client", "claude,gemini,codex,cursor"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json = |rel: &str| serde_json::from_str::<serde_json::Value>(&root.read(rel)).unwrap();
+    assert_eq!(json(".mcp.json")["mcpServers"]["tmws"]["args"], serde_json::json!(["mcp", "--agent", "claude"]));
+    assert_eq!(
+        json(".gemini/settings.json")["mcpServers"]["tmws"]["args"],
+        serde_json::json!(["mcp", "--agent", "gemini-ann"])
+    );
+    assert_eq!(
+        json(".cursor/mcp.json")["mcpServers"]["tmws"]["args"],
+        serde_json::json!(["mcp", "--root", "${workspaceFolder}", "--agent", "cursor"])
+    );
+    assert_eq!(
+        root.read(".codex/config.toml"),
+        "[mcp_servers.tmws] # ours\ncommand = \"tmws\"\nargs = [\"mcp\", \"--agent\", \"codex\"]\n"
+    );
+    assert!(out.stdout.contains("server `tmws`: added `--agent claude`"), "{}", out.stdout);
+    assert!(out.stdout.contains(".gemini/settings.json   server `tmws` already runs `tmws mcp`"), "{}", out.stdout);
 }
 
 #[test]

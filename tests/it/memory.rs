@@ -407,9 +407,9 @@ fn list_gives_the_newest_first_and_get_shows_every_field() {
     assert_eq!(ids(&v), ["m_000000000002"]);
     let out = root.run(&["memory", "list", "--since", "last week"]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.starts_with("tmws: since: `last week` is not a date (2026-11-01)"), "{}", out.stderr);
+    assert!(out.stderr.starts_with("tmws: --since: `last week` is not a date (2026-11-01)"), "{}", out.stderr);
     let out = root.run(&["memory", "list", "--limit", "0"]);
-    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: limit 0 is outside 1..=100\n"));
+    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: --limit 0 is outside 1 to 100\n"));
 
     // get shows what the entry carries beyond its text.
     let v = json(&root.run(&["--json", "memory", "get", "m_000000000003"]));

@@ -136,7 +136,7 @@ fn prune_forgets_what_decayed_below_the_threshold() {
     .concat();
     let root = TestRoot::new().file(".tmws/memory/long-term.jsonl", log);
     let out = root.run(&["memory", "prune", "--below", "1.5"]);
-    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: --below 1.5 is outside 0..1\n"));
+    assert_eq!((out.code, out.stderr.as_str()), (2, "tmws: --below 1.5 is outside 0 to 1\n"));
     let first = json(&root.run(&["--json", "memory", "prune", "--below", "0.15"]));
     assert_eq!(first, json!({"pruned": 1, "ids": ["m_0000000000f3"]}));
     let second = json(&root.run(&["--json", "memory", "prune", "--below", "0.3"]));

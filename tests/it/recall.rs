@@ -113,10 +113,10 @@ every folder create event"
     let out = root.run(&["memory", "add", "--solution", "x", "a note"]);
     assert_eq!(
         (out.code, out.stderr.trim()),
-        (2, "tmws: solution, outcome and files belong to a problem: give `problem` too")
+        (2, "tmws: `--solution`, `--outcome` and `--file` belong to a problem: give `--problem` too")
     );
     let out = root.run(&["memory", "add", "--problem", "x", "--outcome", "fixed"]);
-    assert_eq!((out.code, out.stderr.trim()), (2, "tmws: outcome `fixed` is not one of solved, workaround, open"));
+    assert_eq!((out.code, out.stderr.trim()), (2, "tmws: --outcome `fixed` is not one of solved, workaround, open"));
 }
 
 #[test]

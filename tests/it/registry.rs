@@ -141,3 +141,41 @@ fn check_of_a_minified_registry_takes_memory_independent_of_its_line() {
     assert_eq!((&last["line"], &last["column"]), (&json!(1), &json!(column)));
     assert_eq!(last["message"], "`servers.s19999.persistent` must be true or false, found a string `no`");
 }
+
+/// Regression: an entry that starts tmws under another name (`/opt/bin/tmws-dev mcp`, a
+/// renamed copy, a link, `cargo run -- mcp` in tmws's own repository) was catalogued as a
+/// downstream server: tmws calling itself. tmws knows itself by name (a `tmws…` program
+/// given `mcp`, a `cargo run` of a `tmws…` binary or package), and by file: a command
+/// that is this binary, or a copy with its bytes, whatever it is called.
+#[test]
+fn tmws_is_never_catalogued_whatever_its_binary_is_called() {
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_tmws"));
+    let root = TestRoot::new().file("Cargo.toml", "[package]\nname = \"tmws\"\nversion = \"0.1.0\"\n");
+    std::fs::create_dir_all(root.path().join("bin")).unwrap();
+    std::fs::copy(exe, root.path().join("bin/memsrv")).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let link = elsewhere.path().join("memory-server");
+    std::os::unix::fs::symlink(exe, &link).unwrap();
+    let mcp = json!({"mcpServers": {
+        "dev": {"command": "/opt/bin/tmws-dev", "args": ["mcp", "--agent", "claude"]},
+        "copy": {"command": "./bin/memsrv", "args": ["mcp"]},
+        "link": {"command": link.display().to_string(), "args": ["mcp"]},
+        "itself": {"command": exe.display().to_string(), "args": ["--root", ".", "mcp"]},
+        "cargo": {"command": "cargo", "args": ["run", "-q", "--", "mcp"]},
+        "cargo-bin": {"command": "cargo", "args": ["run", "--bin", "tmws", "--", "mcp"]},
+        "cargo-other": {"command": "cargo", "args": ["run", "--bin", "docs-server", "--", "mcp"]},
+        "docs": {"command": mock(), "args": ["--name", "docs"]}
+    }});
+    root.write(".mcp.json", mcp.to_string());
+    let list = root.run(&["--json", "registry", "list"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    let rows: Value = serde_json::from_str(&list.stdout).unwrap();
+    let names: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["server"].as_str().unwrap()).collect();
+    assert_eq!(names, ["cargo-other", "docs"], "{}", list.stdout);
+    // `cargo run -- mcp` in another package is that package's server.
+    root.write("Cargo.toml", "[package]\nname = \"docs-server\"\n");
+    let list = root.run(&["--json", "registry", "list"]);
+    let rows: Value = serde_json::from_str(&list.stdout).unwrap();
+    let names: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["server"].as_str().unwrap()).collect();
+    assert_eq!(names, ["cargo", "cargo-other", "docs"], "{}", list.stdout);
+}

@@ -505,3 +505,36 @@ fn a_key_given_on_the_command_line_is_not_echoed_by_a_usage_error() {
     assert_eq!(plain.code, 2);
     assert!(plain.stderr.starts_with("error: unexpected argument '--bogus' found"), "{}", plain.stderr);
 }
+
+/// Regression: a key or a token given as a flag's value that the tool refuses
+/// (`--limit=-----BEGIN …`) was cut to its first 60 characters for the error before it was
+/// redacted, and a cut key is no longer one the redactor knows: its start was printed.
+/// Every message of the command line, clap's and the tools' alike, is redacted whole.
+#[test]
+fn a_key_or_token_cut_short_by_a_usage_error_is_redacted_before_it_is_cut() {
+    let body = "MIIEpAIBAAKCAQEA0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78L";
+    let key = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\n{body}\nhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc/BJECPebWKRXjBZCiFV4n3oknj\n-----END RSA PRIVATE KEY-----"
+    );
+    let token = format!("sk-ant-api03-{}-{}AA", "Zq3Xv9Lm2Np8Rt5Wy7Bc4Df6Gh1Jk0Ab2Cd4".repeat(2), "Qw7Er5Ty3Ui1Op9As");
+    let root = TestRoot::new();
+    for secret in [key.as_str(), token.as_str()] {
+        let limit = format!("--limit={secret}");
+        let dashed = format!("-{secret}");
+        for args in [
+            vec!["search", "x", limit.as_str()],
+            vec!["--json", "search", "x", limit.as_str()],
+            vec!["memory", "search", "x", "--min-score", secret],
+            vec!["search", "x", dashed.as_str()],
+            vec!["context", "-w", secret],
+        ] {
+            let out = root.run(&args);
+            assert_ne!(out.code, 0, "{args:?}: {}", out.stderr);
+            let shown = format!("{}{}", out.stdout, out.stderr);
+            let secret_part = if secret == key { body } else { &token[14..] };
+            assert_eq!(pieces_in(&shown, secret_part), Vec::<String>::new(), "{args:?}: {shown}");
+        }
+        let out = root.run(&["search", "x", &limit]);
+        assert!(out.stderr.starts_with("tmws: --limit: `[REDACTED:"), "{}", out.stderr);
+    }
+}

@@ -100,7 +100,7 @@ fn bad_requests_get_a_json_error_naming_what_is_wrong() {
             "unknown parameter `bogus`, expected one of `workspace`, `domain`, `repository`, `topics`, \
 `include_defaults`, `filter_status`, `filter_tags`, `filter_category`, `format`, `max_chars`",
         ),
-        ("/workspace/context?workspace=devtools&max_chars=5", 400, "max_chars 5 is outside 100..=100000"),
+        ("/workspace/context?workspace=devtools&max_chars=5", 400, "max_chars 5 is outside 100 to 100000"),
         ("/nowhere", 404, "no route GET /nowhere"),
     ];
     for (path, status, message) in cases {

@@ -284,7 +284,8 @@ fn read_until_over<T: Serialize>(list: &ItemList, max: usize, t0: impl Fn(&Item)
 fn requested_topics(index: &Index, req: &ContextRequest, scope: &str) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for t in &req.topics {
-        let t = t.trim().trim_start_matches('_');
+        let t = crate::layout::topic_name(t);
+        let t = t.as_str();
         if t == "*" {
             let found: BTreeSet<String> = index
                 .items(&ItemQuery {

@@ -129,6 +129,68 @@ pub(crate) fn build(mut cmd: Command, tool: &dyn Tool, optional: Option<Optional
     cmd
 }
 
+/// How the command line spells each parameter of `tool`: `--expected-hash`, or the
+/// positional's `REF_ID`.
+pub(crate) fn spellings(tool: &dyn Tool) -> Vec<(String, String)> {
+    params(tool)
+        .into_iter()
+        .map(|(name, _)| {
+            let shown = match spelling(tool, &name) {
+                Some(Spelling::Positional { .. } | Spelling::PositionalOrStdin) => name.to_uppercase(),
+                Some(Spelling::Off(long) | Spelling::LongAlias(long) | Spelling::Long(long, _)) => format!("--{long}"),
+                None => format!("--{}", kebab(&name)),
+            };
+            (name, shown)
+        })
+        .collect()
+}
+
+/// A tool's usage error as the command line says it: every parameter the message names
+/// (in backticks, or as its first word, or any name with an `_` in it, which no sentence
+/// has) becomes the flag or positional that gives it. The engine's messages name
+/// parameters, as MCP and HTTP callers know them.
+pub(crate) fn in_cli_words(message: &str, spellings: &[(String, String)]) -> String {
+    let flag = |word: &str| spellings.iter().find(|(p, _)| p == word).map(|(_, f)| f.as_str());
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    let mut first = true;
+    while !rest.is_empty() {
+        let start = rest.find(is_name).unwrap_or(rest.len());
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let end = rest.find(|c: char| !is_name(c)).unwrap_or(rest.len());
+        let word = &rest[..end];
+        if word.is_empty() {
+            break;
+        }
+        let before = out.chars().last();
+        let after = rest[end..].chars().next();
+        let quoted = before == Some('`') && after == Some('`');
+        let leading = first && start == 0 && matches!(after, Some(' ' | ':'));
+        let preceded_by_dash = matches!(before, Some('-' | '.' | '/'));
+        match flag(word) {
+            Some(f) if !preceded_by_dash && (quoted || leading || word.contains('_')) => out.push_str(f),
+            _ => out.push_str(word),
+        }
+        first = false;
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// A tool's error as the command line shows it: a usage error's message, and any error's
+/// hint, in the command line's words ([`in_cli_words`]).
+pub(crate) fn cli_error(e: crate::error::Error, tool: &dyn Tool) -> crate::error::Error {
+    use crate::error::Error;
+    let words = spellings(tool);
+    match e {
+        Error::Usage(m) => Error::Usage(in_cli_words(&m, &words)),
+        Error::Hinted { error, hint } => cli_error(*error, tool).with_hint(in_cli_words(&hint, &words)),
+        other => other,
+    }
+}
+
 /// The arguments of a tool command, as text keyed by parameter name, and the parameter to
 /// read from stdin, if one is.
 pub(crate) fn parse(m: &ArgMatches, tool: &dyn Tool) -> (Map<String, Value>, Option<&'static str>) {
@@ -226,6 +288,24 @@ mod tests {
         assert_eq!((Value::Object(a.args), a.stdin), (json!({"namespace": "long-term"}), Some("content")));
         assert!(parse(&catalog::Context, &[]).is_err(), "--workspace is required");
         assert!(parse(&Search, &["x", "--bogus"]).is_err());
+    }
+
+    #[test]
+    fn usage_errors_name_the_flags_and_positionals_of_the_command_line() {
+        let words = spellings(&catalog::EntryWrite);
+        let say = |m: &str| in_cli_words(m, &words);
+        assert_eq!(
+            say("ref_id needs expected_hash: read the entry with workspace_read, which gives its hash"),
+            "--ref-id needs --expected-hash: read the entry with workspace_read, which gives its hash"
+        );
+        let words = spellings(&catalog::WorkspaceRead);
+        assert_eq!(in_cli_words("ref_id is empty: give the refId", &words), "REF_ID is empty: give the refId");
+        let words = spellings(&Search);
+        let say = |m: &str| in_cli_words(m, &words);
+        assert_eq!(say("limit 0 is outside 1 to 100"), "--limit 0 is outside 1 to 100");
+        assert_eq!(say("limit: `ten` is not a whole number"), "--limit: `ten` is not a whole number");
+        assert_eq!(say("over the limit of 64: `limit`"), "over the limit of 64: `--limit`");
+        assert_eq!(say("max_chars 99 is outside 100 to 100000"), "--max-chars 99 is outside 100 to 100000");
     }
 
     #[test]

@@ -60,7 +60,8 @@ fn next_steps(out: &mut impl Write, report: &crate::init::InitReport, paint: Pai
     let root = &report.root;
     let workspaces = root.join(crate::layout::WORKSPACES_DIR);
     let has_workspace = store::list_subdirs(root, &workspaces).is_ok_and(|names| !names.is_empty());
-    let has_client = report.changes.iter().any(|c| c.path.contains("mcp") || c.path.contains("codex"));
+    let has_client =
+        report.changes.iter().any(|c| c.path.contains("mcp") || c.path.contains("codex") || c.path.contains(".gemini"));
     let mut steps: Vec<(String, &str)> = Vec::new();
     if !has_workspace {
         steps.push((

@@ -69,7 +69,8 @@ enum Command {
     /// Make this folder a tmws root: .tmws/config.toml, .gitignore and .gitattributes entries.
     #[command(after_help = help::INIT)]
     Init {
-        /// Also register `tmws mcp` in this MCP client's project config (repeatable).
+        /// Also register `tmws mcp --agent CLIENT` in this MCP client's project config, and
+        /// add its rules file to `rules.targets` (repeatable).
         #[arg(long = "mcp-client", value_enum, value_delimiter = ',', value_name = "CLIENT")]
         mcp_client: Vec<ClientArg>,
     },
@@ -119,7 +120,7 @@ enum Command {
     Watch {
         /// Stop after SECS seconds in which no query from the command line asked this
         /// process, or as soon as another tmws process keeps the index.
-        #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, value_name = "SECS", value_parser = whole_seconds)]
         idle_exit: Option<u64>,
     },
     /// The commands that run a tool, from the tool table.
@@ -291,6 +292,16 @@ impl Early {
     }
 }
 
+/// A number of seconds, 1 or more, with an error in words (clap's own range parser says
+/// `0 is not in 1..18446744073709551615`).
+fn whole_seconds(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number of seconds".into()),
+    }
+}
+
 /// The command tree, as `--help`, completions and the man page show it.
 fn command() -> clap::Command {
     Cli::command()
@@ -342,11 +353,20 @@ pub fn run() -> ExitCode {
     }
 }
 
+/// What the CLI prints of a message about its input: the one redaction every error it
+/// writes goes through, clap's included, so that an argument holding a key or a token is
+/// never echoed.
+fn shown(text: &str) -> String {
+    crate::redact::redact(text).text
+}
+
 /// Writes an error to stderr: `tmws: what: why` and a hint line, or with `--json` one line
 /// of `{"error", "category", "hint"}` as MCP and HTTP answer errors.
 fn report(answer: &ErrorAnswer, json: bool) {
+    let answer =
+        ErrorAnswer { error: shown(&answer.error), category: answer.category, hint: answer.hint.as_deref().map(shown) };
     if json {
-        eprintln!("{}", serde_json::to_string(answer).unwrap_or_default());
+        eprintln!("{}", serde_json::to_string(&answer).unwrap_or_default());
         return;
     }
     let esc = crate::parse::text::escape_controls;
@@ -362,9 +382,10 @@ fn report(answer: &ErrorAnswer, json: bool) {
 /// they are.
 fn print_parse_error(e: &clap::Error) {
     if e.use_stderr() {
-        let shown = crate::redact::redact(&e.render().to_string());
-        if shown.count > 0 {
-            eprint!("{}", shown.text);
+        let text = e.render().to_string();
+        let redacted = shown(&text);
+        if redacted != text {
+            eprint!("{redacted}");
             return;
         }
     }
@@ -372,9 +393,9 @@ fn print_parse_error(e: &clap::Error) {
 }
 
 /// A parse error of clap's as an error answer: its first paragraph is the error; its
-/// tips, or else the usage line, the hint; both redacted.
+/// tips, or else the usage line, the hint; both redacted (by [`report`]).
 fn usage_answer(e: &clap::Error) -> ErrorAnswer {
-    let text = e.render().to_string();
+    let text = shown(&e.render().to_string());
     let mut paragraphs = text.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "));
     let first = paragraphs.next().unwrap_or_default();
     let error = first.strip_prefix("error: ").unwrap_or(&first).to_owned();
@@ -385,8 +406,7 @@ fn usage_answer(e: &clap::Error) -> ErrorAnswer {
     } else {
         Some(tips.join("; "))
     };
-    let hint = hint.map(|h| crate::redact::redact(&h).text);
-    ErrorAnswer { error: crate::redact::redact(&error).text, category: crate::error::Category::Usage, hint }
+    ErrorAnswer { error, category: crate::error::Category::Usage, hint }
 }
 
 fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {

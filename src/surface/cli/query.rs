@@ -66,7 +66,7 @@ pub(super) fn tool<G>(cli: &Cli, cmd: &ToolCommand<G>, out: &mut impl Write) -> 
         Shown::Table(_) => Format::Json,
     };
     args.insert("format".into(), Value::from(if format == Format::Json { "json" } else { "yaml" }));
-    let answered = engine.answer(&engine.session(), cmd.tool, args)?;
+    let answered = engine.answer(&engine.session(), cmd.tool, args).map_err(|e| super::args::cli_error(e, cmd.tool))?;
     match shown {
         Shown::Table(table) => print_table(cli, table, &answered, out)?,
         Shown::Text(_) => print(out, &answered.text(), answered.format())?,
