@@ -144,6 +144,9 @@ pub struct SearchHit {
     pub status: Option<String>,
     /// 0–100: the score relative to the best result.
     pub score: u32,
+    /// The words of the query (as searched, after any correction) that it holds; a result
+    /// that holds none of them is never returned.
+    pub matched: Vec<String>,
     /// A memory's writer, its trust and how it was written (docs/trust-boundary.md), which the
     /// query layer fills in: stored text is data, and answers say whose.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -384,6 +387,72 @@ fn with_corrections(query: &str, corrected: &std::collections::BTreeMap<String, 
     Some(out)
 }
 
+/// The words of a query's text as a person reads them (quotes and the punctuation around
+/// a word aside), each with its terms as the index has them; one-letter Latin words are
+/// left out as the search leaves them out, unless the query has nothing else.
+fn query_words(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for word in text.split(|c: char| c.is_whitespace() || c == '"') {
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+        let terms = analyzer::terms(word);
+        if terms.is_empty() || out.iter().any(|(w, _)| w.to_lowercase() == word.to_lowercase()) {
+            continue;
+        }
+        out.push((word.to_owned(), terms));
+    }
+    let letters_only = |terms: &[String]| terms.iter().all(|t| is_single_letter(t));
+    if out.iter().any(|(_, t)| !letters_only(t)) {
+        out.retain(|(_, t)| !letters_only(t));
+    }
+    out
+}
+
+/// For each of `addrs`, the words of `words` it holds: a word is held when one of its
+/// terms is in the document's name, tags, description or body (the fields a search
+/// scores). Each term's postings are read once per segment, the documents in order.
+fn held_words(
+    searcher: &Searcher,
+    f: &Fields,
+    words: &[(String, Vec<String>)],
+    addrs: &[DocAddress],
+) -> Result<Vec<Vec<String>>> {
+    use tantivy::DocSet;
+    let mut held = vec![vec![false; words.len()]; addrs.len()];
+    let mut by_segment: std::collections::BTreeMap<u32, Vec<(tantivy::DocId, usize)>> = Default::default();
+    for (i, a) in addrs.iter().enumerate() {
+        by_segment.entry(a.segment_ord).or_default().push((a.doc_id, i));
+    }
+    for (segment, mut docs) in by_segment {
+        docs.sort_unstable();
+        let reader = searcher.segment_reader(segment);
+        for field in [f.name, f.tags, f.description, f.body] {
+            let inverted = reader.inverted_index(field).map_err(tantivy_err)?;
+            for (w, (_, terms)) in words.iter().enumerate() {
+                for t in terms {
+                    let term = Term::from_field_text(field, t);
+                    let Some(mut postings) =
+                        inverted.read_postings(&term, IndexRecordOption::Basic).map_err(|e| tantivy_err(e.into()))?
+                    else {
+                        continue;
+                    };
+                    for (doc, i) in &docs {
+                        // The documents come in order: a postings list already past one
+                        // does not hold it.
+                        let at = postings.doc();
+                        if at == *doc || (at < *doc && postings.seek(*doc) == *doc) {
+                            held[*i][w] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(held
+        .into_iter()
+        .map(|h| words.iter().zip(h).filter(|(_, held)| *held).map(|((w, _), _)| w.clone()).collect())
+        .collect())
+}
+
 /// Results of the exact-name tier are looked for among this many name-phrase matches.
 const EXACT_NAME_CANDIDATES: usize = 50;
 
@@ -591,7 +660,7 @@ impl Index {
             clauses.push((Occur::MustNot, expired(f)));
             let top = ranked(&searcher, &self.stats(&searcher), &BooleanQuery::new(clauses), limit, ranking)?;
             let top = top.into_iter().map(|(s, a)| (Tier::SomeTerms, s, a)).collect();
-            return self.finish(req, &searcher, top);
+            return self.finish(req, query_text, &searcher, top);
         }
         // Expired memories (awaiting compaction) are few: they are dropped from the top
         // after the search instead of by a clause, which would keep tantivy from skipping
@@ -623,7 +692,7 @@ impl Index {
             tiered = self.tiers(&searcher, query_text, (union, &every_union), &narrow, (&live, dropped), limit)?;
         }
         if tiered.len() >= limit {
-            return Ok(SearchResults { corrected, ..self.finish(req, &searcher, tiered)? });
+            return Ok(SearchResults { corrected, ..self.finish(req, query_text, &searcher, tiered)? });
         }
         let seen: std::collections::HashSet<DocAddress> = tiered.iter().map(|(_, _, a)| *a).collect();
         let want = limit + seen.len();
@@ -666,7 +735,7 @@ impl Index {
                 .take(limit - seen.len())
                 .map(|(score, a)| (Tier::SomeTerms, score, a)),
         );
-        Ok(SearchResults { corrected, ..self.finish(req, &searcher, tiered)? })
+        Ok(SearchResults { corrected, ..self.finish(req, query_text, &searcher, tiered)? })
     }
 
     /// The results of the tiers above `SomeTerms` for a query of several words, best
@@ -774,11 +843,28 @@ impl Index {
 
     /// Turns the top documents into hits, by tier then score, with scores relative to the
     /// best (never above the one before: a lower tier may score higher by BM25).
-    fn finish(&self, req: &TextQuery, searcher: &Searcher, top: Vec<(Tier, f32, DocAddress)>) -> Result<SearchResults> {
+    ///
+    /// Each says which of the words of `query` (the text searched) it holds; one that holds
+    /// none of them (a match of a term that is no word of the query's own) is left out.
+    fn finish(
+        &self,
+        req: &TextQuery,
+        query: &str,
+        searcher: &Searcher,
+        top: Vec<(Tier, f32, DocAddress)>,
+    ) -> Result<SearchResults> {
         let f = &self.fields;
+        let words = query_words(query);
+        let addrs: Vec<DocAddress> = top.iter().map(|(_, _, a)| *a).collect();
+        let held = held_words(searcher, f, &words, &addrs)?;
         let mut hits = Vec::with_capacity(top.len());
-        for (tier, score, addr) in top {
-            hits.push((tier, hit(searcher, f, addr, score)?));
+        for ((tier, score, addr), matched) in top.into_iter().zip(held) {
+            if matched.is_empty() {
+                continue;
+            }
+            let mut h = hit(searcher, f, addr, score)?;
+            h.matched = matched;
+            hits.push((tier, h));
         }
         hits.sort_by(|(ta, a), (tb, b)| {
             ta.cmp(tb)
@@ -937,6 +1023,7 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
         tags: doc.get_all(f.tag).filter_map(|v| v.as_str().map(str::to_owned)).collect(),
         status: text(f.status),
         score: 0,
+        matched: Vec::new(),
         author: None,
         trust: None,
         source: None,

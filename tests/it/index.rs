@@ -220,6 +220,9 @@ results:
       - pool
     status: building
     score: 100
+    matched:
+      - connection
+      - pool
   - refId: resources/workspaces/devtools/common/registry-service/_plans/260801-introspection.md
     kind: entry
     scope: devtools/common/registry-service
@@ -230,6 +233,8 @@ results:
       - registry
     status: done
     score: 5
+    matched:
+      - connection
 "
     );
     let out = root.run(&["search", "connection pool", "--limit", "2", "--format", "table"]);
@@ -670,4 +675,47 @@ fn another_versions_index_is_left_alone_while_written_and_removed_once_released(
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(left, vec![tmws::INDEX_HOME.rsplit('/').next().unwrap().to_owned()]);
+}
+
+/// The words each result of `key` in the answer `out` says it matched.
+fn matched(out: &super::util::Output, key: &str) -> Vec<Vec<String>> {
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    v[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["matched"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_owned()).collect())
+        .collect()
+}
+
+/// Regression: a search result did not say which of the query's words it held, so a
+/// result found by one common word of several looked as good as one that held them all.
+/// Now every result of `search`, `memory search` and `recall` says the words it matched
+/// (`matched`), none is returned that matched none, and a query whose words match nothing
+/// answers nothing.
+#[test]
+fn every_search_result_says_which_words_it_matched_and_no_word_matched_is_no_answer() {
+    let root = TestRoot::sample();
+    let out = root.run(&["--json", "memory", "add", "Deploys happen on Tuesday after the standup"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let found = matched(&root.run(&["--json", "search", "pool", "zanzibarqq"]), "results");
+    assert!(!found.is_empty());
+    assert!(found.iter().all(|m| *m == ["pool"]), "{found:?}");
+    let found = matched(&root.run(&["--json", "search", "connection", "pool"]), "results");
+    assert_eq!(found[0], ["connection", "pool"], "{found:?}");
+    assert!(found.iter().all(|m| !m.is_empty()), "{found:?}");
+    for args in [
+        &["search", "zanzibarqq"][..],
+        &["search", "zanzibarqq", "qqxyzzy"],
+        &["memory", "search", "zanzibarqq"],
+        &["recall", "zanzibarqq"],
+    ] {
+        let out = root.run(&[&["--json"][..], args].concat());
+        assert_eq!(matched(&out, "results"), Vec::<Vec<String>>::new(), "{args:?}");
+    }
+    let found = matched(&root.run(&["--json", "memory", "search", "deploy", "zanzibarqq"]), "results");
+    assert!(!found.is_empty() && found.iter().all(|m| *m == ["deploy"]), "{found:?}");
+    let found = matched(&root.run(&["--json", "recall", "how", "to", "deploy", "zanzibarqq"]), "results");
+    assert!(!found.is_empty() && found.iter().all(|m| *m == ["deploy"]), "{found:?}");
 }

@@ -369,6 +369,9 @@ pub struct MemoryHit {
     /// 0–100, relative to the best result (search answers only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<u32>,
+    /// The query's words it holds (search answers only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub matched: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// Who wrote it, how far its writer is trusted and how it was written.
@@ -470,6 +473,7 @@ impl MemoryHit {
             summary: hit.summary.clone(),
             tags: hit.tags.clone(),
             score: Some(hit.score),
+            matched: hit.matched.clone(),
             created_at: hit.created.clone(),
             content: None,
             content_preview: preview
@@ -600,6 +604,7 @@ pub(crate) fn search(
             .iter()
             .map(|i| MemoryHit {
                 score: Some(100),
+                matched: vec![i.ref_id.clone()],
                 introduced_in: links.of(&i.ref_id).cloned(),
                 ..MemoryHit::of_item(i, false, req.include_content, &trust)
             })
