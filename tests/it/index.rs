@@ -719,3 +719,27 @@ fn every_search_result_says_which_words_it_matched_and_no_word_matched_is_no_ans
     let found = matched(&root.run(&["--json", "recall", "how", "to", "deploy", "zanzibarqq"]), "results");
     assert!(!found.is_empty() && found.iter().all(|m| *m == ["deploy"]), "{found:?}");
 }
+
+/// Regression: a commit that touched 1,256 paths (an import) held every word of those
+/// paths and matched almost any query. Now a commit of more than a hundred paths is found
+/// by its subject, body, author and the folders it touched, not by each path; a commit of
+/// a few paths is still found by them.
+#[test]
+fn an_import_commit_is_not_matched_by_its_path_list_alone() {
+    use super::memory_git::git;
+    let root = TestRoot::new().file("src/pool_reaper.rs", "fn main() {}\n");
+    git(root.path(), &["init", "-q"]);
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "Close idle connections"]);
+    for i in 0..1256 {
+        root.write(&format!("vendor/lib{}/src/module_{i}/retry_backoff_jitter_{i}.rs", i % 3), "\n");
+    }
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "Import the vendored tree"]);
+    let head = git(root.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    let commits = |q: &[&str]| hits(&root.run(&[&["--json", "search", "--kind", "commit"][..], q].concat()));
+    assert_eq!(commits(&["retry", "backoff", "jitter"]), Vec::<String>::new());
+    assert_eq!(commits(&["reaper"]).len(), 1, "a path of a small commit still finds it");
+    assert_eq!(commits(&["vendored", "tree"]), [format!("commit:{head}")]);
+    assert_eq!(commits(&["vendor", "lib2"]), [format!("commit:{head}")], "its folders find it");
+}
