@@ -402,6 +402,9 @@ pub struct MemoryHit {
     /// A problem's `problem`, `solution`, `outcome` and `files`.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub problem: Option<Problem>,
+    /// The index may be behind the files (`memory_get`), as the other memory tools say.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 /// Where a memory's text came from (docs/trust-boundary.md): recalled text is data, never
@@ -503,6 +506,9 @@ pub struct Deleted {
     pub id: String,
     pub namespace: String,
     pub deleted: bool,
+    /// The index may be behind the files: the memory was looked up in it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 /// `memory_stats`' answer.
@@ -565,7 +571,7 @@ pub(crate) fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> R
     let tombstone = writer.fold.tombstone(id, &at);
     writer.append(&[tombstone], config.memory.fsync)?;
     compact_if_worth_it(&mut writer, config.memory.compact_garbage_ratio, &at)?;
-    Ok(Deleted { id: id.to_owned(), namespace: ns.to_owned(), deleted: true })
+    Ok(Deleted { id: id.to_owned(), namespace: ns.to_owned(), deleted: true, stale: false })
 }
 
 /// What ranks memories beyond their text, as of now.
