@@ -458,8 +458,16 @@ impl Engine {
     /// `tmws registry build`: writes the registry and says what happened to each server.
     /// Only servers approved as they are now are started; the caller asks for the others'
     /// approval first (`registry_review`, `registry_grant`).
+    /// The index is then brought up to the new registry, here or by the process that keeps
+    /// it (see [`super::ask`]), so that a `registry search` right after finds its tools.
     pub fn registry_build(&self, force: bool, timeout: Duration) -> Result<Built> {
-        registry::build(self.root(), self.config(), force, timeout)
+        let built = registry::build(self.root(), self.config(), force, timeout)?;
+        if !self.serving()
+            && let Err(e) = self.sync_or_ask(&SyncOptions::default())
+        {
+            tracing::warn!("the registry is written, but the index is not up to it yet: {}", crate::error::Chain(&e));
+        }
+        Ok(built)
     }
 
     /// The servers named (every one when `names` is empty) that await the user's approval,
