@@ -580,3 +580,48 @@ fn upgrade(exe: &std::path::Path) {
     std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &new_file).unwrap();
     std::fs::rename(&new_file, exe).unwrap();
 }
+
+/// Regression: `watch` said a changed file's YAML errors but not what `tmws check` finds
+/// in it (a missing field, a date that is not one). Now `watch --json` gives every finding
+/// of `tmws check` for the changed file, with the same rules, lines and messages, and the
+/// text mode says them too.
+#[test]
+fn watch_says_every_check_finding_of_a_changed_file() {
+    let root = TestRoot::new().file(&format!("{L}/260101-a.md"), lesson("alpha"));
+    let bad = format!("{L}/260102-bad.md");
+    let text = "---\nname: Bad\ncreated: yesterday\n---\nbody\n";
+    let fields = |v: &serde_json::Value| {
+        ["path", "line", "column", "severity", "rule", "message"].map(|k| v[k].to_string()).join(" ")
+    };
+
+    let mut w = Watch::start_with(&root, &["watch", "--json"]);
+    w.expect("{\"event\":\"synced\"");
+    root.write(&bad, text);
+    w.expect("{\"event\":\"change\"");
+    let check = root.run(&["--json", "check", &bad]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    let want: Vec<String> =
+        serde_json::from_str::<Vec<serde_json::Value>>(&check.stdout).unwrap().iter().map(fields).collect();
+    assert_eq!(want.len(), 2, "a missing description and a bad date: {want:?}");
+    let got: Vec<String> =
+        want.iter().map(|_| fields(&serde_json::from_str(&w.expect("{\"event\":\"problem\"")).unwrap())).collect();
+    assert_eq!(got, want);
+    w.signal("-INT");
+    assert_eq!(w.wait(), 0);
+
+    // The text mode: each finding as `tmws check` names it.
+    std::fs::remove_file(root.path().join(&bad)).unwrap();
+    let mut w = Watch::start(&root);
+    w.expect("synced: ");
+    root.write(&bad, text);
+    assert_eq!(
+        w.expect_holding("[missing-field]"),
+        format!("{bad}:1:1: error[missing-field]: missing required field `description`")
+    );
+    assert_eq!(
+        w.expect_holding("[invalid-date]"),
+        format!("{bad}:3:10: error[invalid-date]: `created` must be a real date written YYYY-MM-DD; found `yesterday`")
+    );
+    w.signal("-INT");
+    assert_eq!(w.wait(), 0);
+}
