@@ -279,7 +279,8 @@ impl Engine {
             return;
         }
         match super::autowatch::spawn(exe, self.root(), watch.auto_idle_secs) {
-            Ok(pid) => {
+            Ok(None) => tracing::debug!("another query started `tmws watch` in the background"),
+            Ok(Some(pid)) => {
                 let note = format!(
                     "started `tmws watch` in the background (pid {pid}) so that the next queries skip the \
                      stat of {scanned} files; it stops after {} s without one ([watch] auto = false: never)",

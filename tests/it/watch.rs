@@ -625,3 +625,44 @@ fn watch_says_every_check_finding_of_a_changed_file() {
     w.signal("-INT");
     assert_eq!(w.wait(), 0);
 }
+
+/// Regression: a burst of queries on a large root started up to four background watchers
+/// at once, each query then paying for the others: a query that became the writer between
+/// the exit of the one that started a watcher and that watcher's start started another.
+/// Now the query that starts one holds a lock file that it hands to the watcher, the others
+/// start none and leave the writer role to it: four streams of queries, each query right
+/// after the one before, log one start, and one watcher runs.
+#[test]
+fn many_queries_at_once_start_one_watcher() {
+    let root = TestRoot::sample();
+    let config = root.read(".tmws/config.toml");
+    root.write(".tmws/config.toml", format!("{config}\n[watch]\nauto_min_files = 10\nauto_idle_secs = 30\n"));
+    let query = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
+            .env("TMWS_LOG", "info")
+            .args(["search", "pool"])
+            .current_dir(root.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr: Vec<String> = std::thread::scope(|s| {
+        let streams: Vec<_> = (0..4).map(|_| s.spawn(|| (0..8).map(|_| query()).collect::<Vec<_>>())).collect();
+        streams.into_iter().flat_map(|t| t.join().unwrap()).collect()
+    });
+    let starts: Vec<&str> = stderr
+        .iter()
+        .flat_map(|e| e.lines())
+        .filter(|l| l.contains("started `tmws watch` in the background"))
+        .collect();
+    assert_eq!(starts.len(), 1, "one query started a watcher: {starts:?}");
+    let running = started_watchers(&root);
+    assert_eq!(running.len(), 1, "{running:?}");
+    assert!(starts[0].contains(&format!("(pid {})", running[0])), "{starts:?} {running:?}");
+    let pid = eventually("the watcher keeps the index", || keeper_pid(&root));
+    assert_eq!(pid, running[0]);
+    drop(root);
+    eventually("the watcher of a deleted root stops", || (!alive(pid)).then_some(()));
+}
