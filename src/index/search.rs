@@ -183,6 +183,10 @@ pub struct SearchResults {
     /// (`configuraton: configuration`).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub corrected: std::collections::BTreeMap<String, String>,
+    /// When no word of the query matches anything, the answer is empty, and this names
+    /// the nearest word that does for each word it can (`lnit: line`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub did_you_mean: std::collections::BTreeMap<String, String>,
 }
 
 /// Field boosts: name and summary over tags over description over body. They order the
@@ -335,6 +339,18 @@ fn corrections(searcher: &Searcher, f: &Fields, query: &str) -> Result<std::coll
         }
     }
     Ok(out)
+}
+
+/// Whether any document holds one of `terms` in a field a search scores.
+fn any_term_held(searcher: &Searcher, f: &Fields, terms: &[String]) -> Result<bool> {
+    for term in terms {
+        for field in [f.name, f.tags, f.description, f.body] {
+            if searcher.doc_freq(&Term::from_field_text(field, term)).map_err(tantivy_err)? > 0 {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// Every word one edit from `word` (lower-case ASCII letters), without repeats.
@@ -617,6 +633,18 @@ impl Index {
         } else {
             corrections(&searcher, &self.fields, &req.query)?
         };
+        // A query none of whose words matches anything answers nothing: the nearest words
+        // are only named, since what they find is about something else (`lint` is not
+        // `line`).
+        if !corrected.is_empty() && !any_term_held(&searcher, &self.fields, &parse_text(&req.query).0)? {
+            return Ok(SearchResults {
+                query: req.query.clone(),
+                results: Vec::new(),
+                stale: false,
+                corrected: Default::default(),
+                did_you_mean: corrected,
+            });
+        }
         let corrected_text = with_corrections(&req.query, &corrected);
         let query_text = corrected_text.as_deref().unwrap_or(&req.query);
         let (free, phrases) = parse_text(query_text);
@@ -878,7 +906,13 @@ impl Index {
             h.score = (((h.raw_score / best) * 100.0).round().clamp(0.0, 100.0) as u32).min(cap);
             cap = h.score;
         }
-        Ok(SearchResults { query: req.query.clone(), results: hits, stale: false, corrected: Default::default() })
+        Ok(SearchResults {
+            query: req.query.clone(),
+            results: hits,
+            stale: false,
+            corrected: Default::default(),
+            did_you_mean: Default::default(),
+        })
     }
 }
 

@@ -531,6 +531,8 @@ fn several_words_rank_whole_names_then_phrases_then_every_word() {
     assert_eq!(first("a"), "docs/letters.md");
 }
 
+/// A word that matches nothing, beside words that do, is searched as the nearest word;
+/// alone, it is only named.
 #[test]
 fn a_word_that_matches_nothing_is_searched_as_the_nearest_word_and_said_so() {
     let root = TestRoot::new()
@@ -541,8 +543,15 @@ fn a_word_that_matches_nothing_is_searched_as_the_nearest_word_and_said_so() {
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["corrected"], serde_json::json!({"configuraton": "configuration"}));
     assert_eq!(hits(&out), vec!["docs/c.md", "docs/s.md"]);
+    // Alone, a word that matches nothing answers nothing: the nearest word is named.
     let out = root.run(&["search", "configuraton", "--format", "table"]);
-    assert_eq!(out.stdout.lines().next(), Some("`configuraton` matches nothing: searched `configuration`"));
+    assert_eq!(
+        out.stdout,
+        "`configuraton` matches nothing: did you mean `configuration`?\nno results for `configuraton`\n"
+    );
+    let v: serde_json::Value = serde_json::from_str(&root.run(&["--json", "search", "configuraton"]).stdout).unwrap();
+    assert_eq!(v["did_you_mean"], serde_json::json!({"configuraton": "configuration"}));
+    assert_eq!(v["results"], serde_json::json!([]));
     // A word that is found is never corrected, and nothing near is nothing found.
     let out = root.run(&["--json", "search", "configuration"]);
     assert!(!out.stdout.contains("corrected"), "{}", out.stdout);
@@ -699,6 +708,11 @@ fn every_search_result_says_which_words_it_matched_and_no_word_matched_is_no_ans
     let root = TestRoot::sample();
     let out = root.run(&["--json", "memory", "add", "Deploys happen on Tuesday after the standup"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // `lint` matches nothing, and was searched as `line`: unrelated pages at 100.
+    let out = root.run(&["--json", "search", "lint"]);
+    assert_eq!(matched(&out, "results"), Vec::<Vec<String>>::new());
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["did_you_mean"], serde_json::json!({"lint": "line"}));
     let found = matched(&root.run(&["--json", "search", "pool", "zanzibarqq"]), "results");
     assert!(!found.is_empty());
     assert!(found.iter().all(|m| *m == ["pool"]), "{found:?}");

@@ -206,6 +206,9 @@ pub(super) fn search_table(out: &mut impl Write, results: &SearchAnswer, paint: 
     for (from, to) in &results.corrected {
         writeln!(out, "{}", paint.dim(&format!("`{}` matches nothing: searched `{}`", esc(from), esc(to))))?;
     }
+    for (from, to) in &results.did_you_mean {
+        writeln!(out, "{}", paint.dim(&format!("`{}` matches nothing: did you mean `{}`?", esc(from), esc(to))))?;
+    }
     if results.results.is_empty() {
         return writeln!(out, "no results for `{}`", esc(&results.query));
     }
