@@ -460,19 +460,29 @@ fn get_and_delete_say_stale_while_the_index_is_behind_the_logs() {
         .as_str()
         .unwrap()
         .to_owned();
-    let mut keeper = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
-        .env("TMWS_CONFIG_HOME", super::util::user_config())
-        .arg("watch")
-        .current_dir(root.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(keeper.stdout.take().unwrap()).lines();
+    /// Ends the process when the test does, stopped or not, passed or failed.
+    struct Ends(std::process::Child);
+    impl Drop for Ends {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut keeper = Ends(
+        std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
+            .arg("watch")
+            .current_dir(root.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(keeper.0.stdout.take().unwrap()).lines();
     assert!(lines.next().unwrap().unwrap().starts_with("synced: "));
     let fresh = json(&root.run(&["--json", "memory", "get", &id]));
     assert_eq!(fresh.get("stale"), None, "{fresh}");
-    let ok = std::process::Command::new("kill").args(["-STOP", &keeper.id().to_string()]).status().unwrap();
+    let ok = std::process::Command::new("kill").args(["-STOP", &keeper.0.id().to_string()]).status().unwrap();
     assert!(ok.success());
     // Another writer's line, which the stopped keeper does not index.
     let log = ".tmws/memory/short-term.jsonl";
@@ -482,6 +492,4 @@ fn get_and_delete_say_stale_while_the_index_is_behind_the_logs() {
     assert_eq!((&got["id"], &got["stale"]), (&Value::from(id.clone()), &Value::from(true)), "{got}");
     let deleted = json(&root.run(&["--json", "memory", "delete", &id]));
     assert_eq!((&deleted["deleted"], &deleted["stale"]), (&Value::from(true), &Value::from(true)), "{deleted}");
-    let _ = keeper.kill();
-    let _ = keeper.wait();
 }

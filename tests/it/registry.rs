@@ -151,15 +151,25 @@ fn check_of_a_minified_registry_takes_memory_independent_of_its_line() {
 fn a_search_right_after_a_build_finds_the_tools_while_another_process_keeps_the_index() {
     use std::io::{BufRead, BufReader};
     let root = TestRoot::new().file(".mcp.json", mcp_json("2"));
-    let mut keeper = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
-        .env("TMWS_CONFIG_HOME", super::util::user_config())
-        .arg("watch")
-        .current_dir(root.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(keeper.stdout.take().unwrap()).lines();
+    /// Ends the process when the test does, stopped or not, passed or failed.
+    struct Ends(std::process::Child);
+    impl Drop for Ends {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut keeper = Ends(
+        std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
+            .arg("watch")
+            .current_dir(root.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(keeper.0.stdout.take().unwrap()).lines();
     assert!(lines.next().unwrap().unwrap().starts_with("synced: "));
     let search = |words: &str| -> Value {
         let out = root.run(&["--json", "registry", "search", words]);
@@ -179,7 +189,7 @@ fn a_search_right_after_a_build_finds_the_tools_while_another_process_keeps_the_
     // The keeper stopped (it holds the index but applies nothing): a registry edited since
     // is not what the index holds, and the answer says so.
     let signal = |sig: &str| {
-        let ok = std::process::Command::new("kill").args([sig, &keeper.id().to_string()]).status().unwrap().success();
+        let ok = std::process::Command::new("kill").args([sig, &keeper.0.id().to_string()]).status().unwrap().success();
         assert!(ok);
     };
     signal("-STOP");
@@ -195,6 +205,4 @@ fn a_search_right_after_a_build_finds_the_tools_while_another_process_keeps_the_
         (v.get("stale").is_none() && !tools(&v).is_empty()).then_some(v)
     });
     assert_eq!(tools(&caught_up), ["echo"]);
-    let _ = keeper.kill();
-    let _ = keeper.wait();
 }
