@@ -119,6 +119,9 @@ pub const COMMIT_LINKS_FILE: &str = ".tmws/cache/commit-links.json";
 pub const VISIBILITY_FILE: &str = ".tmws/cache/git-visibility.json";
 /// The bearer token of `tmws serve` when `TMWS_TOKEN` is not set.
 pub const TOKEN_FILE: &str = ".tmws/cache/token";
+/// Held by the `tmws watch --idle-exit` a query started, for as long as it runs: the one
+/// query that takes it starts the watcher, the others start none.
+pub const AUTOWATCH_LOCK: &str = ".tmws/cache/locks/autowatch.lock";
 /// The lock of the usage log.
 pub const USAGE_LOCK: &str = ".tmws/cache/locks/usage.lock";
 /// The lock of the trust log.
@@ -530,6 +533,7 @@ mod tests {
             VISIBILITY_FILE,
             TOKEN_FILE,
             USAGE_LOCK,
+            AUTOWATCH_LOCK,
         ] {
             assert!(in_dir(derived, CACHE_DIR), "{derived}");
             assert_eq!(classify(&format!("{derived}.jsonl")), FileKind::Other, "{derived}");

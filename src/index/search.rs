@@ -144,6 +144,9 @@ pub struct SearchHit {
     pub status: Option<String>,
     /// 0–100: the score relative to the best result.
     pub score: u32,
+    /// The words of the query (as searched, after any correction) that it holds; a result
+    /// that holds none of them is never returned.
+    pub matched: Vec<String>,
     /// A memory's writer, its trust and how it was written (docs/trust-boundary.md), which the
     /// query layer fills in: stored text is data, and answers say whose.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -180,6 +183,10 @@ pub struct SearchResults {
     /// (`configuraton: configuration`).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub corrected: std::collections::BTreeMap<String, String>,
+    /// When no word of the query matches anything, the answer is empty, and this names
+    /// the nearest word that does for each word it can (`lnit: line`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub did_you_mean: std::collections::BTreeMap<String, String>,
 }
 
 /// Field boosts: name and summary over tags over description over body. They order the
@@ -334,6 +341,18 @@ fn corrections(searcher: &Searcher, f: &Fields, query: &str) -> Result<std::coll
     Ok(out)
 }
 
+/// Whether any document holds one of `terms` in a field a search scores.
+fn any_term_held(searcher: &Searcher, f: &Fields, terms: &[String]) -> Result<bool> {
+    for term in terms {
+        for field in [f.name, f.tags, f.description, f.body] {
+            if searcher.doc_freq(&Term::from_field_text(field, term)).map_err(tantivy_err)? > 0 {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// Every word one edit from `word` (lower-case ASCII letters), without repeats.
 fn one_edit_away(word: &str) -> Vec<String> {
     let b = word.as_bytes();
@@ -382,6 +401,72 @@ fn with_corrections(query: &str, corrected: &std::collections::BTreeMap<String, 
     }
     flush(&mut word, &mut out);
     Some(out)
+}
+
+/// The words of a query's text as a person reads them (quotes and the punctuation around
+/// a word aside), each with its terms as the index has them; one-letter Latin words are
+/// left out as the search leaves them out, unless the query has nothing else.
+fn query_words(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for word in text.split(|c: char| c.is_whitespace() || c == '"') {
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+        let terms = analyzer::terms(word);
+        if terms.is_empty() || out.iter().any(|(w, _)| w.to_lowercase() == word.to_lowercase()) {
+            continue;
+        }
+        out.push((word.to_owned(), terms));
+    }
+    let letters_only = |terms: &[String]| terms.iter().all(|t| is_single_letter(t));
+    if out.iter().any(|(_, t)| !letters_only(t)) {
+        out.retain(|(_, t)| !letters_only(t));
+    }
+    out
+}
+
+/// For each of `addrs`, the words of `words` it holds: a word is held when one of its
+/// terms is in the document's name, tags, description or body (the fields a search
+/// scores). Each term's postings are read once per segment, the documents in order.
+fn held_words(
+    searcher: &Searcher,
+    f: &Fields,
+    words: &[(String, Vec<String>)],
+    addrs: &[DocAddress],
+) -> Result<Vec<Vec<String>>> {
+    use tantivy::DocSet;
+    let mut held = vec![vec![false; words.len()]; addrs.len()];
+    let mut by_segment: std::collections::BTreeMap<u32, Vec<(tantivy::DocId, usize)>> = Default::default();
+    for (i, a) in addrs.iter().enumerate() {
+        by_segment.entry(a.segment_ord).or_default().push((a.doc_id, i));
+    }
+    for (segment, mut docs) in by_segment {
+        docs.sort_unstable();
+        let reader = searcher.segment_reader(segment);
+        for field in [f.name, f.tags, f.description, f.body] {
+            let inverted = reader.inverted_index(field).map_err(tantivy_err)?;
+            for (w, (_, terms)) in words.iter().enumerate() {
+                for t in terms {
+                    let term = Term::from_field_text(field, t);
+                    let Some(mut postings) =
+                        inverted.read_postings(&term, IndexRecordOption::Basic).map_err(|e| tantivy_err(e.into()))?
+                    else {
+                        continue;
+                    };
+                    for (doc, i) in &docs {
+                        // The documents come in order: a postings list already past one
+                        // does not hold it.
+                        let at = postings.doc();
+                        if at == *doc || (at < *doc && postings.seek(*doc) == *doc) {
+                            held[*i][w] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(held
+        .into_iter()
+        .map(|h| words.iter().zip(h).filter(|(_, held)| *held).map(|((w, _), _)| w.clone()).collect())
+        .collect())
 }
 
 /// Results of the exact-name tier are looked for among this many name-phrase matches.
@@ -549,6 +634,18 @@ impl Index {
         } else {
             corrections(&searcher, &self.fields, &req.query)?
         };
+        // A query none of whose words matches anything answers nothing: the nearest words
+        // are only named, since what they find is about something else (`lint` is not
+        // `line`).
+        if !corrected.is_empty() && !any_term_held(&searcher, &self.fields, &parse_text(&req.query).0)? {
+            return Ok(SearchResults {
+                query: req.query.clone(),
+                results: Vec::new(),
+                stale: false,
+                corrected: Default::default(),
+                did_you_mean: corrected,
+            });
+        }
         let corrected_text = with_corrections(&req.query, &corrected);
         let query_text = corrected_text.as_deref().unwrap_or(&req.query);
         let (free, phrases) = parse_text(query_text);
@@ -592,7 +689,7 @@ impl Index {
             clauses.push((Occur::MustNot, expired(f)));
             let top = ranked(&searcher, &self.stats(&searcher), &BooleanQuery::new(clauses), limit, ranking)?;
             let top = top.into_iter().map(|(s, a)| (Tier::SomeTerms, s, a)).collect();
-            return self.finish(req, &searcher, top);
+            return self.finish(req, query_text, &searcher, top);
         }
         // Expired memories (awaiting compaction) are few: they are dropped from the top
         // after the search instead of by a clause, which would keep tantivy from skipping
@@ -624,7 +721,7 @@ impl Index {
             tiered = self.tiers(&searcher, query_text, (union, &every_union), &narrow, (&live, dropped), limit)?;
         }
         if tiered.len() >= limit {
-            return Ok(SearchResults { corrected, ..self.finish(req, &searcher, tiered)? });
+            return Ok(SearchResults { corrected, ..self.finish(req, query_text, &searcher, tiered)? });
         }
         let seen: std::collections::HashSet<DocAddress> = tiered.iter().map(|(_, _, a)| *a).collect();
         let want = limit + seen.len();
@@ -667,7 +764,7 @@ impl Index {
                 .take(limit - seen.len())
                 .map(|(score, a)| (Tier::SomeTerms, score, a)),
         );
-        Ok(SearchResults { corrected, ..self.finish(req, &searcher, tiered)? })
+        Ok(SearchResults { corrected, ..self.finish(req, query_text, &searcher, tiered)? })
     }
 
     /// The results of the tiers above `SomeTerms` for a query of several words, best
@@ -775,11 +872,28 @@ impl Index {
 
     /// Turns the top documents into hits, by tier then score, with scores relative to the
     /// best (never above the one before: a lower tier may score higher by BM25).
-    fn finish(&self, req: &TextQuery, searcher: &Searcher, top: Vec<(Tier, f32, DocAddress)>) -> Result<SearchResults> {
+    ///
+    /// Each says which of the words of `query` (the text searched) it holds; one that holds
+    /// none of them (a match of a term that is no word of the query's own) is left out.
+    fn finish(
+        &self,
+        req: &TextQuery,
+        query: &str,
+        searcher: &Searcher,
+        top: Vec<(Tier, f32, DocAddress)>,
+    ) -> Result<SearchResults> {
         let f = &self.fields;
+        let words = query_words(query);
+        let addrs: Vec<DocAddress> = top.iter().map(|(_, _, a)| *a).collect();
+        let held = held_words(searcher, f, &words, &addrs)?;
         let mut hits = Vec::with_capacity(top.len());
-        for (tier, score, addr) in top {
-            hits.push((tier, hit(searcher, f, addr, score)?));
+        for ((tier, score, addr), matched) in top.into_iter().zip(held) {
+            if matched.is_empty() {
+                continue;
+            }
+            let mut h = hit(searcher, f, addr, score)?;
+            h.matched = matched;
+            hits.push((tier, h));
         }
         hits.sort_by(|(ta, a), (tb, b)| {
             ta.cmp(tb)
@@ -793,7 +907,13 @@ impl Index {
             h.score = (((h.raw_score / best) * 100.0).round().clamp(0.0, 100.0) as u32).min(cap);
             cap = h.score;
         }
-        Ok(SearchResults { query: req.query.clone(), results: hits, stale: false, corrected: Default::default() })
+        Ok(SearchResults {
+            query: req.query.clone(),
+            results: hits,
+            stale: false,
+            corrected: Default::default(),
+            did_you_mean: Default::default(),
+        })
     }
 }
 
@@ -938,6 +1058,7 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
         tags: doc.get_all(f.tag).filter_map(|v| v.as_str().map(str::to_owned)).collect(),
         status: text(f.status),
         score: 0,
+        matched: Vec::new(),
         author: None,
         trust: None,
         source: None,

@@ -313,8 +313,17 @@ fn shorten(mut v: Value, format: Format, max: usize, plan: &Plan) -> Value {
             .into_iter()
             .map_while(|(n, p)| {
                 (over > 0).then(|| {
-                    let keep = n.saturating_sub(over + 2);
-                    over = over.saturating_sub(n - keep);
+                    // A character of the text may take more than one in the answer (an
+                    // escaped newline, a block's indentation): the cut is scaled by what
+                    // the text takes where it is written, so that one long text pays for
+                    // the whole excess instead of every text being cut to nothing after it.
+                    let mut without = v.clone();
+                    if let Some(Value::String(t)) = without.pointer_mut(p) {
+                        t.clear();
+                    }
+                    let shown = real.saturating_sub(size(&without, format)).max(n).max(1);
+                    let keep = n.saturating_sub((over * n).div_ceil(shown) + 2);
+                    over = over.saturating_sub((n - keep) * shown / n.max(1));
                     (p.clone(), keep)
                 })
             })

@@ -6,12 +6,18 @@
 //! pending changes (at most `STALE_WAIT`, then `stale: true`), so no answer is stale
 //! silently. Each of them writes the time to `QUERIED_MARKER`; the watcher stops once that
 //! time is older than `SECS`, or when another process keeps the index.
+//!
+//! However many queries finish such a scan at once, one watcher starts: a query takes
+//! `AUTOWATCH_LOCK` before it starts one, and hands it to the watcher as its standard
+//! input, so that the watcher holds it for as long as it runs; a query that finds it held
+//! starts none, and leaves the writer role to that watcher.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::layout::QUERIED_MARKER;
+use crate::error::{Error, Result};
+use crate::layout::{AUTOWATCH_LOCK, QUERIED_MARKER};
 use crate::store::FileStamp;
 
 /// Writes the time now (ms since the epoch) to the marker a `tmws watch --idle-exit` reads.
@@ -28,21 +34,34 @@ pub fn last_queried(root: &Path) -> Option<SystemTime> {
     Some(UNIX_EPOCH + Duration::from_millis(ms))
 }
 
+/// Whether a watcher a query started runs for `root` (or is being started): then the
+/// index is its to keep, and a query reads rather than takes the writer role from it
+/// between two of its ticks (under a stream of queries the watcher would otherwise only
+/// ever follow them, and stop).
+pub(crate) fn started_one_runs(root: &Path) -> bool {
+    crate::store::FileLock::is_held(root, &root.join(AUTOWATCH_LOCK)).unwrap_or(false)
+}
+
 /// Starts `exe --root ROOT watch --idle-exit SECS` on its own, with no terminal: its own
-/// process group (a Ctrl-C at the prompt is not for it), standard streams closed. Returns
-/// its pid. Nobody waits for it: when this process ends, the system adopts it.
-pub(crate) fn spawn(exe: &Path, root: &Path, idle_secs: u64) -> std::io::Result<u32> {
+/// process group (a Ctrl-C at the prompt is not for it), output closed, and
+/// `AUTOWATCH_LOCK` as its input, held for as long as it runs. Returns its pid, or None
+/// when another query started one that still runs (or is starting one now). Nobody waits
+/// for it: when this process ends, the system adopts it.
+pub(crate) fn spawn(exe: &Path, root: &Path, idle_secs: u64) -> Result<Option<u32>> {
+    let Some(lock) = crate::store::FileLock::try_exclusive(root, &root.join(AUTOWATCH_LOCK))? else {
+        return Ok(None);
+    };
     let mut cmd = Command::new(exe);
     cmd.arg("--root")
         .arg(root)
         .args(["watch", "--idle-exit", &idle_secs.to_string()])
         .current_dir(root)
-        .stdin(Stdio::null())
+        .stdin(lock.into_stdio())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    cmd.spawn().map(|child| child.id())
+    cmd.spawn().map(|child| Some(child.id())).map_err(|e| Error::environment("cannot start `tmws watch`", e))
 }
 
 /// What the running executable's file was when a watcher started: once another file is

@@ -279,7 +279,8 @@ impl Engine {
             return;
         }
         match super::autowatch::spawn(exe, self.root(), watch.auto_idle_secs) {
-            Ok(pid) => {
+            Ok(None) => tracing::debug!("another query started `tmws watch` in the background"),
+            Ok(Some(pid)) => {
                 let note = format!(
                     "started `tmws watch` in the background (pid {pid}) so that the next queries skip the \
                      stat of {scanned} files; it stops after {} s without one ([watch] auto = false: never)",
@@ -458,8 +459,16 @@ impl Engine {
     /// `tmws registry build`: writes the registry and says what happened to each server.
     /// Only servers approved as they are now are started; the caller asks for the others'
     /// approval first (`registry_review`, `registry_grant`).
+    /// The index is then brought up to the new registry, here or by the process that keeps
+    /// it (see [`super::ask`]), so that a `registry search` right after finds its tools.
     pub fn registry_build(&self, force: bool, timeout: Duration) -> Result<Built> {
-        registry::build(self.root(), self.config(), force, timeout)
+        let built = registry::build(self.root(), self.config(), force, timeout)?;
+        if !self.serving()
+            && let Err(e) = self.sync_or_ask(&SyncOptions::default())
+        {
+            tracing::warn!("the registry is written, but the index is not up to it yet: {}", crate::error::Chain(&e));
+        }
+        Ok(built)
     }
 
     /// The servers named (every one when `names` is empty) that await the user's approval,

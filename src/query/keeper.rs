@@ -255,7 +255,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Keeper {
     /// Opens the index of `root` to be synced on demand (taking the writer role when free).
     pub(crate) fn on_demand(root: &Path) -> Result<Keeper> {
-        Ok(Keeper::OnDemand(Mutex::new(Index::open(root)?)))
+        // A watcher a query started keeps the index: this process reads (it opens it as
+        // usual when there is none to read).
+        let index = if super::autowatch::started_one_runs(root) {
+            Index::open_reader(root).or_else(|_| Index::open(root))?
+        } else {
+            Index::open(root)?
+        };
+        Ok(Keeper::OnDemand(Mutex::new(index)))
     }
 
     /// Opens the index of `root` (for writing, when free), starts the first sync and the
@@ -331,7 +338,7 @@ impl Keeper {
                     index.reload()?;
                     return Ok(stale(true));
                 }
-                if !index.is_writer() {
+                if !index.is_writer() && !super::autowatch::started_one_runs(index.root()) {
                     index.try_take_writer()?;
                 }
                 let report = match index.sync(config, &SyncOptions::default()) {

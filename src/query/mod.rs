@@ -98,7 +98,6 @@ impl Answer for memory::MemoryListAnswer {
 
 impl Answer for memory::MemoryHit {}
 impl Answer for read::WorkspaceList {}
-impl Answer for read::ReadAnswer {}
 impl Answer for memory::AddAnswer {}
 impl Answer for memory::Deleted {}
 impl Answer for memory::Stats {}

@@ -12,6 +12,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::answer::{Answer, Plan};
 use super::context::ScopeSummary;
 use crate::error::{Error, Result};
 use crate::index::{Index, ItemQuery};
@@ -52,6 +53,43 @@ pub struct ReadAnswer {
     /// The body (T2): a document's text after its front-matter, a memory's content, a
     /// commit's message.
     pub body: String,
+}
+
+/// Room the note of a cut answer takes (`truncated`, `hint`), in characters.
+const CUT_NOTE_CHARS: usize = 200;
+
+impl Answer for ReadAnswer {
+    /// The front-matter goes only when the answer would not fit without a body: what names
+    /// the thing read (refId, kind, scope, name, hash, author) is never cut.
+    fn prepare(&self, value: &mut Value, max: usize) -> Vec<(&'static str, usize)> {
+        let mut bare = value.clone();
+        if let Some(m) = bare.as_object_mut() {
+            m.insert("body".into(), Value::String(String::new()));
+        }
+        let widest = [super::api::Format::Json, super::api::Format::Yaml]
+            .into_iter()
+            .map(|f| super::answer::render(&bare, f).chars().count())
+            .max()
+            .unwrap_or(0);
+        if widest + CUT_NOTE_CHARS > max
+            && let Some(m) = value.as_object_mut()
+            && m.remove("front_matter").is_some()
+        {
+            return vec![("front_matter", 1)];
+        }
+        Vec::new()
+    }
+
+    /// Only the body is cut to fit.
+    fn plan(&self, value: &Value) -> Plan {
+        let texts = if value.get("body").is_some() { vec!["/body".to_owned()] } else { Vec::new() };
+        Plan {
+            texts,
+            order: vec!["front_matter"],
+            advice: "raise max_chars (up to 100000) to read the whole body".into(),
+            ..Plan::default()
+        }
+    }
 }
 
 /// Every scope of the workspaces.

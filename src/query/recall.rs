@@ -47,6 +47,8 @@ pub struct Recalled {
     pub score: u32,
     /// The task's words it holds, and what lifted it.
     pub why: String,
+    /// The words of the task, as searched (filler words left out), that it holds.
+    pub matched: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// A problem's `problem`, `solution`, `outcome` and `files`.
@@ -152,6 +154,7 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
                 summary,
                 score: 0,
                 why,
+                matched: h.matched.clone(),
                 scope: h.scope.clone(),
                 problem,
                 from,

@@ -152,6 +152,13 @@ pub fn configured_servers(root: &Path, config: &Config) -> Result<Vec<Configured
         .collect())
 }
 
+/// Whether the index holds the registry file as it is on disk now: `tool_search` answers
+/// from the index, and says `stale: true` when it may be behind the file (a build, or an
+/// edit, that the process keeping the index has not applied yet).
+pub(crate) fn indexed_as_now(index: &crate::index::Index) -> bool {
+    index.holds_as_now(REGISTRY_FILE)
+}
+
 /// The registry as it is on disk (an empty one when there is none).
 pub fn load(root: &Path) -> Result<Registry> {
     let Some(text) = store::read_text_opt(root, &root.join(REGISTRY_FILE), store::cap::CONFIG)? else {

@@ -357,6 +357,8 @@ pub struct CommitInfo {
     pub body: String,
     /// The paths it changed (none for a merge), at most [`MAX_COMMIT_FILES`].
     pub files: Vec<String>,
+    /// How many paths it changed, all of them.
+    pub changed: usize,
 }
 
 /// At most this many changed paths of a commit are indexed.
@@ -387,6 +389,11 @@ pub fn commits(root: &Path, range: &str) -> Result<Vec<CommitInfo>> {
     Ok(parse_log(&String::from_utf8_lossy(&out.stdout)))
 }
 
+/// The changed paths of a `git log` record: the non-empty lines of its last field.
+fn changed_paths<'a>(mut fields: impl Iterator<Item = &'a str>) -> impl Iterator<Item = &'a str> {
+    fields.next().unwrap_or_default().lines().map(str::trim).filter(|l| !l.is_empty())
+}
+
 /// Parses `git log` output in the format `commits` asks for.
 fn parse_log(text: &str) -> Vec<CommitInfo> {
     text.split('\u{1e}')
@@ -400,16 +407,10 @@ fn parse_log(text: &str) -> Vec<CommitInfo> {
             let date = fields.next()?.to_owned();
             let subject = fields.next()?.to_owned();
             let body = fields.next()?.trim().to_owned();
-            let files = fields
-                .next()
-                .unwrap_or_default()
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .take(MAX_COMMIT_FILES)
-                .map(str::to_owned)
-                .collect();
-            Some(CommitInfo { sha, author, date, subject, body, files })
+            let paths = || changed_paths(fields.clone());
+            let changed = paths().count();
+            let files = paths().take(MAX_COMMIT_FILES).map(str::to_owned).collect();
+            Some(CommitInfo { sha, author, date, subject, body, files, changed })
         })
         .collect()
 }
@@ -513,6 +514,7 @@ mod tests {
                 subject: "Fix the retry".into(),
                 body: "Jitter, so\nclients spread.".into(),
                 files: vec!["src/retry.rs".into(), "README.md".into()],
+                changed: 2,
             }
         );
         assert_eq!((commits[1].body.as_str(), commits[1].files.clone()), ("", vec!["a.txt".to_owned()]));

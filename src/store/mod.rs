@@ -177,6 +177,13 @@ impl FileLock {
         }
     }
 
+    /// The lock as a child process's standard input: the child then holds it (the lock
+    /// belongs to the open file, which it shares) for as long as it runs, after this
+    /// process has ended.
+    pub fn into_stdio(self) -> std::process::Stdio {
+        std::process::Stdio::from(self._file)
+    }
+
     /// Whether a process holds the lock of an existing lock file (one that is not there is
     /// held by no one). The file is neither created nor kept locked.
     pub fn is_held(root: &Path, path: &Path) -> Result<bool> {

@@ -374,3 +374,54 @@ fn the_readme_says_what_building_needs_and_what_the_binary_links() {
     needed.sort_unstable();
     assert_eq!(needed, ["libc.so.6", "libgcc_s.so.1", "libm.so.6"]);
 }
+
+/// Regression: `read --max-chars 1000` of a document whose body is many short lines
+/// answered `…` for every field, its refId too: the cut took each escaped newline for one
+/// character and cut every text to nothing after the body. Now what names the document
+/// (refId, kind, scope, name, hash, front-matter) stays whole, only the body is cut, and
+/// the answer says `truncated: true`, in both formats.
+#[test]
+fn read_with_a_small_cap_keeps_what_names_the_document_and_cuts_only_the_body() {
+    let path = "resources/workspaces/w/_lessons/260101-long.md";
+    let body = "- item\n".repeat(3000);
+    let root = TestRoot::new().file(
+        path,
+        format!("---\nname: Long list\ndescription: A lesson of many lines\ncreated: 2026-01-01\n---\n{body}"),
+    );
+    let whole: serde_json::Value =
+        serde_json::from_str(&tmws(root.path(), &["--json", "read", path, "--max-chars", "100000"]).stdout).unwrap();
+    assert_eq!(whole["refId"], path);
+    let hash = whole["hash"].as_str().unwrap().to_owned();
+    assert_eq!(hash.len(), 64);
+    for json in [true, false] {
+        let args: Vec<&str> = [&["--json"][..], &["read", path, "--max-chars", "1000"][..]]
+            .concat()
+            .into_iter()
+            .filter(|a| json || *a != "--json")
+            .collect();
+        let out = tmws(root.path(), &args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.trim_end().chars().count() <= 1000, "{}", out.stdout);
+        let v: serde_json::Value = if json {
+            serde_json::from_str(&out.stdout).unwrap()
+        } else {
+            let yaml = super::util::yaml(&out.stdout).unwrap();
+            let text = |k: &str| yaml[k].as_str().map(str::to_owned);
+            serde_json::json!({"refId": text("refId"), "kind": text("kind"), "scope": text("scope"),
+                "name": text("name"), "hash": text("hash"), "body": text("body"),
+                "truncated": yaml["truncated"].as_bool(),
+                "front_matter": {"description": yaml["front_matter"]["description"].as_str()}})
+        };
+        assert_eq!(
+            (&v["refId"], &v["kind"], &v["scope"], &v["name"], &v["hash"]),
+            (&path.into(), &"entry".into(), &"w".into(), &"Long list".into(), &hash.clone().into()),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(v["front_matter"]["description"], "A lesson of many lines");
+        assert_eq!(v["truncated"], true);
+        let cut = v["body"].as_str().unwrap();
+        assert!(cut.ends_with('…') && cut.len() > 200, "most of what fits is the body: {cut:?}");
+        assert!(body.starts_with(cut.trim_end_matches('…')), "{cut:?}");
+    }
+}

@@ -220,6 +220,9 @@ results:
       - pool
     status: building
     score: 100
+    matched:
+      - connection
+      - pool
   - refId: resources/workspaces/devtools/common/registry-service/_plans/260801-introspection.md
     kind: entry
     scope: devtools/common/registry-service
@@ -230,6 +233,8 @@ results:
       - registry
     status: done
     score: 5
+    matched:
+      - connection
 "
     );
     let out = root.run(&["search", "connection pool", "--limit", "2", "--format", "table"]);
@@ -526,6 +531,8 @@ fn several_words_rank_whole_names_then_phrases_then_every_word() {
     assert_eq!(first("a"), "docs/letters.md");
 }
 
+/// A word that matches nothing, beside words that do, is searched as the nearest word;
+/// alone, it is only named.
 #[test]
 fn a_word_that_matches_nothing_is_searched_as_the_nearest_word_and_said_so() {
     let root = TestRoot::new()
@@ -536,8 +543,15 @@ fn a_word_that_matches_nothing_is_searched_as_the_nearest_word_and_said_so() {
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["corrected"], serde_json::json!({"configuraton": "configuration"}));
     assert_eq!(hits(&out), vec!["docs/c.md", "docs/s.md"]);
+    // Alone, a word that matches nothing answers nothing: the nearest word is named.
     let out = root.run(&["search", "configuraton", "--format", "table"]);
-    assert_eq!(out.stdout.lines().next(), Some("`configuraton` matches nothing: searched `configuration`"));
+    assert_eq!(
+        out.stdout,
+        "`configuraton` matches nothing: did you mean `configuration`?\nno results for `configuraton`\n"
+    );
+    let v: serde_json::Value = serde_json::from_str(&root.run(&["--json", "search", "configuraton"]).stdout).unwrap();
+    assert_eq!(v["did_you_mean"], serde_json::json!({"configuraton": "configuration"}));
+    assert_eq!(v["results"], serde_json::json!([]));
     // A word that is found is never corrected, and nothing near is nothing found.
     let out = root.run(&["--json", "search", "configuration"]);
     assert!(!out.stdout.contains("corrected"), "{}", out.stdout);
@@ -670,4 +684,76 @@ fn another_versions_index_is_left_alone_while_written_and_removed_once_released(
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(left, vec![tmws::INDEX_HOME.rsplit('/').next().unwrap().to_owned()]);
+}
+
+/// The words each result of `key` in the answer `out` says it matched.
+fn matched(out: &super::util::Output, key: &str) -> Vec<Vec<String>> {
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    v[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["matched"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_owned()).collect())
+        .collect()
+}
+
+/// Regression: a search result did not say which of the query's words it held, so a
+/// result found by one common word of several looked as good as one that held them all.
+/// Now every result of `search`, `memory search` and `recall` says the words it matched
+/// (`matched`), none is returned that matched none, and a query whose words match nothing
+/// answers nothing.
+#[test]
+fn every_search_result_says_which_words_it_matched_and_no_word_matched_is_no_answer() {
+    let root = TestRoot::sample();
+    let out = root.run(&["--json", "memory", "add", "Deploys happen on Tuesday after the standup"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // `lint` matches nothing, and was searched as `line`: unrelated pages at 100.
+    let out = root.run(&["--json", "search", "lint"]);
+    assert_eq!(matched(&out, "results"), Vec::<Vec<String>>::new());
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["did_you_mean"], serde_json::json!({"lint": "line"}));
+    let found = matched(&root.run(&["--json", "search", "pool", "zanzibarqq"]), "results");
+    assert!(!found.is_empty());
+    assert!(found.iter().all(|m| *m == ["pool"]), "{found:?}");
+    let found = matched(&root.run(&["--json", "search", "connection", "pool"]), "results");
+    assert_eq!(found[0], ["connection", "pool"], "{found:?}");
+    assert!(found.iter().all(|m| !m.is_empty()), "{found:?}");
+    for args in [
+        &["search", "zanzibarqq"][..],
+        &["search", "zanzibarqq", "qqxyzzy"],
+        &["memory", "search", "zanzibarqq"],
+        &["recall", "zanzibarqq"],
+    ] {
+        let out = root.run(&[&["--json"][..], args].concat());
+        assert_eq!(matched(&out, "results"), Vec::<Vec<String>>::new(), "{args:?}");
+    }
+    let found = matched(&root.run(&["--json", "memory", "search", "deploy", "zanzibarqq"]), "results");
+    assert!(!found.is_empty() && found.iter().all(|m| *m == ["deploy"]), "{found:?}");
+    let found = matched(&root.run(&["--json", "recall", "how", "to", "deploy", "zanzibarqq"]), "results");
+    assert!(!found.is_empty() && found.iter().all(|m| *m == ["deploy"]), "{found:?}");
+}
+
+/// Regression: a commit that touched 1,256 paths (an import) held every word of those
+/// paths and matched almost any query. Now a commit of more than a hundred paths is found
+/// by its subject, body, author and the folders it touched, not by each path; a commit of
+/// a few paths is still found by them.
+#[test]
+fn an_import_commit_is_not_matched_by_its_path_list_alone() {
+    use super::memory_git::git;
+    let root = TestRoot::new().file("src/pool_reaper.rs", "fn main() {}\n");
+    git(root.path(), &["init", "-q"]);
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "Close idle connections"]);
+    for i in 0..1256 {
+        root.write(&format!("vendor/lib{}/src/module_{i}/retry_backoff_jitter_{i}.rs", i % 3), "\n");
+    }
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "Import the vendored tree"]);
+    let head = git(root.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    let commits = |q: &[&str]| hits(&root.run(&[&["--json", "search", "--kind", "commit"][..], q].concat()));
+    assert_eq!(commits(&["retry", "backoff", "jitter"]), Vec::<String>::new());
+    assert_eq!(commits(&["reaper"]).len(), 1, "a path of a small commit still finds it");
+    assert_eq!(commits(&["vendored", "tree"]), [format!("commit:{head}")]);
+    assert_eq!(commits(&["vendor", "lib2"]), [format!("commit:{head}")], "its folders find it");
 }

@@ -447,3 +447,49 @@ fn an_extracted_summary_is_plain_text_and_the_content_keeps_its_markdown() {
     let got = json(&root.run(&["--json", "memory", "get", id, "--content"]));
     assert_eq!(got["content"], content);
 }
+
+/// Regression: `memory get` and `memory delete` answered without `stale` while the index
+/// was behind the logs, which every other memory tool says. Now both carry it: with the
+/// process that keeps the index stopped and a line appended to a log since, each answer
+/// says `stale: true`.
+#[test]
+fn get_and_delete_say_stale_while_the_index_is_behind_the_logs() {
+    use std::io::{BufRead, BufReader};
+    let root = TestRoot::new();
+    let id = json(&root.run(&["--json", "memory", "add", "The build cache lives in target"]))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    /// Ends the process when the test does, stopped or not, passed or failed.
+    struct Ends(std::process::Child);
+    impl Drop for Ends {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut keeper = Ends(
+        std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
+            .arg("watch")
+            .current_dir(root.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(keeper.0.stdout.take().unwrap()).lines();
+    assert!(lines.next().unwrap().unwrap().starts_with("synced: "));
+    let fresh = json(&root.run(&["--json", "memory", "get", &id]));
+    assert_eq!(fresh.get("stale"), None, "{fresh}");
+    let ok = std::process::Command::new("kill").args(["-STOP", &keeper.0.id().to_string()]).status().unwrap();
+    assert!(ok.success());
+    // Another writer's line, which the stopped keeper does not index.
+    let log = ".tmws/memory/short-term.jsonl";
+    let line = root.read(log).lines().next().unwrap().replace(&id, "m_0123456789ab");
+    root.write(log, format!("{}{line}\n", root.read(log)));
+    let got = json(&root.run(&["--json", "memory", "get", &id]));
+    assert_eq!((&got["id"], &got["stale"]), (&Value::from(id.clone()), &Value::from(true)), "{got}");
+    let deleted = json(&root.run(&["--json", "memory", "delete", &id]));
+    assert_eq!((&deleted["deleted"], &deleted["stale"]), (&Value::from(true), &Value::from(true)), "{deleted}");
+}

@@ -179,3 +179,68 @@ fn tmws_is_never_catalogued_whatever_its_binary_is_called() {
     let names: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["server"].as_str().unwrap()).collect();
     assert_eq!(names, ["cargo", "cargo-other", "docs"], "{}", list.stdout);
 }
+
+/// Regression: `registry build && registry search` answered nothing while another process
+/// (a `tmws mcp` or `watch`) kept the index, and did not say `stale`. Now the build asks
+/// that process to index the new registry and waits for it, so the search right after finds
+/// the tools; and a search while the registry is newer than what the index holds says
+/// `stale: true`.
+#[test]
+fn a_search_right_after_a_build_finds_the_tools_while_another_process_keeps_the_index() {
+    use std::io::{BufRead, BufReader};
+    let root = TestRoot::new().file(".mcp.json", mcp_json("2"));
+    /// Ends the process when the test does, stopped or not, passed or failed.
+    struct Ends(std::process::Child);
+    impl Drop for Ends {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut keeper = Ends(
+        std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
+            .arg("watch")
+            .current_dir(root.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(keeper.0.stdout.take().unwrap()).lines();
+    assert!(lines.next().unwrap().unwrap().starts_with("synced: "));
+    let search = |words: &str| -> Value {
+        let out = root.run(&["--json", "registry", "search", words]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    };
+    let tools = |v: &Value| -> Vec<String> {
+        v["results"].as_array().unwrap().iter().map(|r| r["tool"].as_str().unwrap().to_owned()).collect()
+    };
+
+    let out = root.run(&["registry", "build", "--yes", "--timeout-ms", "60000"]);
+    assert!(out.stdout.contains("serena: 6 tools"), "{}{}", out.stdout, out.stderr);
+    let found = search("stderr text");
+    assert_eq!(tools(&found).first().map(String::as_str), Some("stderr"), "{found}");
+    assert_eq!(found.get("stale"), None, "{found}");
+
+    // The keeper stopped (it holds the index but applies nothing): a registry edited since
+    // is not what the index holds, and the answer says so.
+    let signal = |sig: &str| {
+        let ok = std::process::Command::new("kill").args([sig, &keeper.0.id().to_string()]).status().unwrap().success();
+        assert!(ok);
+    };
+    signal("-STOP");
+    let mut edited = registry(&root);
+    edited["servers"]["serena"]["tools"]["echo"]["description"] = json!("Repeats a zanzibar back.");
+    root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&edited).unwrap());
+    let behind = search("zanzibar");
+    assert_eq!(behind["stale"], true, "{behind}");
+    assert!(tools(&behind).is_empty(), "{behind}");
+    signal("-CONT");
+    let caught_up = super::util::eventually("the keeper indexes the edit", || {
+        let v = search("zanzibar");
+        (v.get("stale").is_none() && !tools(&v).is_empty()).then_some(v)
+    });
+    assert_eq!(tools(&caught_up), ["echo"]);
+}

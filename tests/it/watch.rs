@@ -580,3 +580,89 @@ fn upgrade(exe: &std::path::Path) {
     std::fs::copy(env!("CARGO_BIN_EXE_tmws"), &new_file).unwrap();
     std::fs::rename(&new_file, exe).unwrap();
 }
+
+/// Regression: `watch` said a changed file's YAML errors but not what `tmws check` finds
+/// in it (a missing field, a date that is not one). Now `watch --json` gives every finding
+/// of `tmws check` for the changed file, with the same rules, lines and messages, and the
+/// text mode says them too.
+#[test]
+fn watch_says_every_check_finding_of_a_changed_file() {
+    let root = TestRoot::new().file(&format!("{L}/260101-a.md"), lesson("alpha"));
+    let bad = format!("{L}/260102-bad.md");
+    let text = "---\nname: Bad\ncreated: yesterday\n---\nbody\n";
+    let fields = |v: &serde_json::Value| {
+        ["path", "line", "column", "severity", "rule", "message"].map(|k| v[k].to_string()).join(" ")
+    };
+
+    let mut w = Watch::start_with(&root, &["watch", "--json"]);
+    w.expect("{\"event\":\"synced\"");
+    root.write(&bad, text);
+    w.expect("{\"event\":\"change\"");
+    let check = root.run(&["--json", "check", &bad]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    let want: Vec<String> =
+        serde_json::from_str::<Vec<serde_json::Value>>(&check.stdout).unwrap().iter().map(fields).collect();
+    assert_eq!(want.len(), 2, "a missing description and a bad date: {want:?}");
+    let got: Vec<String> =
+        want.iter().map(|_| fields(&serde_json::from_str(&w.expect("{\"event\":\"problem\"")).unwrap())).collect();
+    assert_eq!(got, want);
+    w.signal("-INT");
+    assert_eq!(w.wait(), 0);
+
+    // The text mode: each finding as `tmws check` names it.
+    std::fs::remove_file(root.path().join(&bad)).unwrap();
+    let mut w = Watch::start(&root);
+    w.expect("synced: ");
+    root.write(&bad, text);
+    assert_eq!(
+        w.expect_holding("[missing-field]"),
+        format!("{bad}:1:1: error[missing-field]: missing required field `description`")
+    );
+    assert_eq!(
+        w.expect_holding("[invalid-date]"),
+        format!("{bad}:3:10: error[invalid-date]: `created` must be a real date written YYYY-MM-DD; found `yesterday`")
+    );
+    w.signal("-INT");
+    assert_eq!(w.wait(), 0);
+}
+
+/// Regression: a burst of queries on a large root started up to four background watchers
+/// at once, each query then paying for the others: a query that became the writer between
+/// the exit of the one that started a watcher and that watcher's start started another.
+/// Now the query that starts one holds a lock file that it hands to the watcher, the others
+/// start none and leave the writer role to it: four streams of queries, each query right
+/// after the one before, log one start, and one watcher runs.
+#[test]
+fn many_queries_at_once_start_one_watcher() {
+    let root = TestRoot::sample();
+    let config = root.read(".tmws/config.toml");
+    root.write(".tmws/config.toml", format!("{config}\n[watch]\nauto_min_files = 10\nauto_idle_secs = 30\n"));
+    let query = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
+            .env("TMWS_LOG", "info")
+            .args(["search", "pool"])
+            .current_dir(root.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr: Vec<String> = std::thread::scope(|s| {
+        let streams: Vec<_> = (0..4).map(|_| s.spawn(|| (0..8).map(|_| query()).collect::<Vec<_>>())).collect();
+        streams.into_iter().flat_map(|t| t.join().unwrap()).collect()
+    });
+    let starts: Vec<&str> = stderr
+        .iter()
+        .flat_map(|e| e.lines())
+        .filter(|l| l.contains("started `tmws watch` in the background"))
+        .collect();
+    assert_eq!(starts.len(), 1, "one query started a watcher: {starts:?}");
+    let running = started_watchers(&root);
+    assert_eq!(running.len(), 1, "{running:?}");
+    assert!(starts[0].contains(&format!("(pid {})", running[0])), "{starts:?} {running:?}");
+    let pid = eventually("the watcher keeps the index", || keeper_pid(&root));
+    assert_eq!(pid, running[0]);
+    drop(root);
+    eventually("the watcher of a deleted root stops", || (!alive(pid)).then_some(()));
+}

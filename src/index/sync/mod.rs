@@ -142,6 +142,22 @@ pub struct SyncReport {
 }
 
 impl Index {
+    /// Whether the manifest of the last sync records the file at `rel` (root-relative) as
+    /// it is on disk now, the same size and modification time, or both say it is not
+    /// there: whether an answer from the file's items may be behind it. Only the manifest's
+    /// blocks that can hold `rel` are read.
+    pub fn holds_as_now(&self, rel: &str) -> bool {
+        let targets = [rel.to_owned()];
+        let cached = plan::read_manifest(&self.root, Some(&targets));
+        let known = cached.manifest.files.get(rel);
+        let now = store::scan(&self.root, &[self.root.join(rel)], |r| r == rel);
+        match (known, now.iter().find(|s| s.rel == rel)) {
+            (None, None) => true,
+            (Some(k), Some(s)) => k.size == s.size && k.mtime == s.mtime,
+            _ => false,
+        }
+    }
+
     /// Converges the index to the files. A reader (another process writes) does nothing.
     pub fn sync(&mut self, config: &Config, opts: &SyncOptions) -> Result<SyncReport> {
         self.sync_paths(config, opts, None)

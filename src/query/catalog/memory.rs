@@ -218,8 +218,9 @@ impl Typed for MemoryGet {
 
     fn run(&self, cx: &Cx<'_>, req: &MemoryGetRequest) -> Result<Reply<MemoryHit>> {
         let max = req.validate(cx.engine.config())?;
-        let (index, _) = cx.engine.fresh()?;
-        let answer = memory::get(cx.engine.root(), &index, &req.id, req.include_content)?;
+        let (index, stale) = cx.engine.fresh()?;
+        let mut answer = memory::get(cx.engine.root(), &index, &req.id, req.include_content)?;
+        answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 }
@@ -255,8 +256,9 @@ impl Typed for MemoryDelete {
     fn run(&self, cx: &Cx<'_>, req: &MemoryDeleteRequest) -> Result<Reply<Deleted>> {
         let engine = cx.engine;
         let max = req.validate(engine.config())?;
-        let (index, _) = engine.fresh()?;
-        let answer = memory::delete(engine.root(), engine.config(), &index, &req.id)?;
+        let (index, stale) = engine.fresh()?;
+        let mut answer = memory::delete(engine.root(), engine.config(), &index, &req.id)?;
+        answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 }

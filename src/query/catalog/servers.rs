@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::query::answer::Reply;
 use crate::query::api::{Flag, Params, ToolCallRequest, ToolDescribeRequest, ToolSearchRequest};
+use crate::query::registry;
 use crate::query::tools::{self, ToolDescription, ToolResults};
 
 const REGISTRY: Option<&str> = Some("registry");
@@ -52,9 +53,11 @@ impl Typed for ToolSearch {
     fn run(&self, cx: &Cx<'_>, req: &ToolSearchRequest) -> Result<Reply<ToolResults>> {
         let engine = cx.engine;
         let max = req.validate(engine.config())?;
-        let (mut answer, stale) =
-            engine.searched(|m| &m.tool_search, |index| tools::search(index, engine.registry(), req))?;
-        answer.stale = stale;
+        let ((mut answer, current), stale) = engine.searched(
+            |m| &m.tool_search,
+            |index| Ok((tools::search(index, engine.registry(), req)?, registry::indexed_as_now(index))),
+        )?;
+        answer.stale = stale || !current;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 

@@ -369,6 +369,9 @@ pub struct MemoryHit {
     /// 0–100, relative to the best result (search answers only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<u32>,
+    /// The query's words it holds (search answers only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub matched: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// Who wrote it, how far its writer is trusted and how it was written.
@@ -399,6 +402,9 @@ pub struct MemoryHit {
     /// A problem's `problem`, `solution`, `outcome` and `files`.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub problem: Option<Problem>,
+    /// The index may be behind the files (`memory_get`), as the other memory tools say.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 /// Where a memory's text came from (docs/trust-boundary.md): recalled text is data, never
@@ -470,6 +476,7 @@ impl MemoryHit {
             summary: hit.summary.clone(),
             tags: hit.tags.clone(),
             score: Some(hit.score),
+            matched: hit.matched.clone(),
             created_at: hit.created.clone(),
             content: None,
             content_preview: preview
@@ -499,6 +506,9 @@ pub struct Deleted {
     pub id: String,
     pub namespace: String,
     pub deleted: bool,
+    /// The index may be behind the files: the memory was looked up in it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 /// `memory_stats`' answer.
@@ -561,7 +571,7 @@ pub(crate) fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> R
     let tombstone = writer.fold.tombstone(id, &at);
     writer.append(&[tombstone], config.memory.fsync)?;
     compact_if_worth_it(&mut writer, config.memory.compact_garbage_ratio, &at)?;
-    Ok(Deleted { id: id.to_owned(), namespace: ns.to_owned(), deleted: true })
+    Ok(Deleted { id: id.to_owned(), namespace: ns.to_owned(), deleted: true, stale: false })
 }
 
 /// What ranks memories beyond their text, as of now.
@@ -600,6 +610,7 @@ pub(crate) fn search(
             .iter()
             .map(|i| MemoryHit {
                 score: Some(100),
+                matched: vec![i.ref_id.clone()],
                 introduced_in: links.of(&i.ref_id).cloned(),
                 ..MemoryHit::of_item(i, false, req.include_content, &trust)
             })

@@ -157,7 +157,11 @@ pub(super) fn watch(cli: &Cli, idle_exit: Option<u64>, out: &mut impl Write) -> 
             WatchUpdate::TookOver => *lock(&following) = None,
             _ => {}
         }
-        let r = render::watch_update(out, &update, cli.json, paint);
+        let found = match &update {
+            WatchUpdate::Applied(r) => checked(&engine, &r.changes),
+            _ => None,
+        };
+        let r = render::watch_update(out, &update, found.as_deref(), cli.json, paint);
         if let Err(e) = r.and_then(|()| out.flush()) {
             write_err.get_or_insert(e);
             stop.store(true, Ordering::Relaxed);
@@ -167,6 +171,26 @@ pub(super) fn watch(cli: &Cli, idle_exit: Option<u64>, out: &mut impl Write) -> 
         return Err(e.into());
     }
     Ok(0)
+}
+
+/// What `tmws check` finds in the files of a batch that are there (not removed), or None
+/// when it could not run (it is logged).
+fn checked(engine: &Engine, changes: &[(String, &'static str)]) -> Option<Vec<crate::model::Diagnostic>> {
+    let root = engine.root();
+    let paths: Vec<PathBuf> =
+        changes.iter().filter(|(_, what)| *what != "removed").map(|(rel, _)| root.join(rel)).collect();
+    if paths.is_empty() {
+        return Some(Vec::new());
+    }
+    let opts = CheckOptions { root: Some(root.to_path_buf()), paths, cwd: root.to_path_buf(), progress: None };
+    match Engine::check(&opts) {
+        Ok(report) => Some(report.diagnostics),
+        // A file removed again since the batch was applied: its syntax errors are said.
+        Err(e) => {
+            tracing::debug!("watch: cannot check the changed files: {e}");
+            None
+        }
+    }
 }
 
 /// How long a `watch --idle-exit` that follows another process's commits stays: long

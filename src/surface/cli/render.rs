@@ -206,6 +206,9 @@ pub(super) fn search_table(out: &mut impl Write, results: &SearchAnswer, paint: 
     for (from, to) in &results.corrected {
         writeln!(out, "{}", paint.dim(&format!("`{}` matches nothing: searched `{}`", esc(from), esc(to))))?;
     }
+    for (from, to) in &results.did_you_mean {
+        writeln!(out, "{}", paint.dim(&format!("`{}` matches nothing: did you mean `{}`?", esc(from), esc(to))))?;
+    }
     if results.results.is_empty() {
         return writeln!(out, "no results for `{}`", esc(&results.query));
     }
@@ -265,9 +268,18 @@ pub(super) fn tool_table(out: &mut impl Write, results: &ToolResults, paint: Pai
 /// One line per applied change; problems of changed files on stderr. With `json`, one
 /// JSON object per line instead, problems on stdout too (they are data to a script) and a
 /// failed sync as an error object on stderr.
-pub(super) fn watch_update(out: &mut impl Write, update: &WatchUpdate<'_>, json: bool, paint: Paint) -> io::Result<()> {
+/// What `watch` says of an update; `found` is what `tmws check` finds in the files an applied
+/// batch changed (None for other updates, or when the check could not run: then the
+/// batch's syntax errors are said instead).
+pub(super) fn watch_update(
+    out: &mut impl Write,
+    update: &WatchUpdate<'_>,
+    found: Option<&[Diagnostic]>,
+    json: bool,
+    paint: Paint,
+) -> io::Result<()> {
     if json {
-        return watch_json(out, update);
+        return watch_json(out, update, found);
     }
     let report = match update {
         WatchUpdate::Synced(r) => {
@@ -307,14 +319,23 @@ pub(super) fn watch_update(out: &mut impl Write, update: &WatchUpdate<'_>, json:
             return Ok(());
         }
     };
-    for d in report.problems.iter().filter(|d| d.severity == Severity::Error) {
+    for d in said(report, found) {
         eprintln!("{}:{}:{}: {}[{}]: {}", esc(&d.path), d.line, d.column, d.severity.as_str(), d.rule, esc(&d.message));
     }
     Ok(())
 }
 
+/// The findings `watch` says after a sync: every finding of `tmws check` for the changed
+/// files when it ran, else the sync's own syntax errors.
+fn said<'a>(report: &'a crate::query::SyncReport, found: Option<&'a [Diagnostic]>) -> Vec<&'a Diagnostic> {
+    match found {
+        Some(found) => found.iter().collect(),
+        None => report.problems.iter().filter(|d| d.severity == Severity::Error).collect(),
+    }
+}
+
 /// `watch --json`: what happened as one compact JSON object per line.
-fn watch_json(out: &mut impl Write, update: &WatchUpdate<'_>) -> io::Result<()> {
+fn watch_json(out: &mut impl Write, update: &WatchUpdate<'_>, found: Option<&[Diagnostic]>) -> io::Result<()> {
     use serde_json::json;
     let line = |out: &mut dyn Write, mut v: serde_json::Value| {
         crate::redact::redact_value(&mut v);
@@ -345,7 +366,7 @@ fn watch_json(out: &mut impl Write, update: &WatchUpdate<'_>) -> io::Result<()> 
             return Ok(());
         }
     };
-    for d in report.problems.iter().filter(|d| d.severity == Severity::Error) {
+    for d in said(report, found) {
         let mut v = json!({"event": "problem"});
         if let (serde_json::Value::Object(m), Some(serde_json::Value::Object(d))) =
             (&mut v, json_diagnostics(std::slice::from_ref(d)).pop())
