@@ -322,7 +322,6 @@ pub fn run() -> ExitCode {
         // The protocol owns stdout: holding its lock here would block every answer.
         root(&cli)
             .and_then(|root| crate::surface::mcp::run_stdio(&root, agent.as_deref()))
-            .map(|()| 0)
             .map_err(Failure::from)
     } else {
         let mut out = io::stdout().lock();
