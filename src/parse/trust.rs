@@ -267,7 +267,15 @@ written some other way"
         same_second.push(line.line);
         per_pair.insert(pair, line.line);
         let self_reported = event.self_reported;
-        counted.push(Verification { line: line.line, agent, verifier, success, at: at.to_owned(), second, self_reported });
+        counted.push(Verification {
+            line: line.line,
+            agent,
+            verifier,
+            success,
+            at: at.to_owned(),
+            second,
+            self_reported,
+        });
     }
     problems.sort_by_key(|d| d.line);
     TrustLog { counted, problems }

@@ -401,7 +401,12 @@ pub(crate) fn record_activity(
 ) -> Result<SessionAnswer> {
     let started = activity.started.unwrap_or(now);
     let (from, until) = (stamp(started), stamp(now));
-    let nothing = |why: &str| SessionAnswer { since: from.clone(), until: until.clone(), why: Some(why.into()), ..SessionAnswer::default() };
+    let nothing = |why: &str| SessionAnswer {
+        since: from.clone(),
+        until: until.clone(),
+        why: Some(why.into()),
+        ..SessionAnswer::default()
+    };
     if activity.is_empty() {
         return Ok(nothing("nothing happened in the session"));
     }

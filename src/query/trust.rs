@@ -147,8 +147,14 @@ Unicode NFKC, without invisible characters)"
     }
     let evidence = redact(evidence).text;
     let at = now.to_rfc3339_opts(SecondsFormat::Secs, true);
-    let event =
-        log::Event { agent: agent.clone(), verifier: verifier.clone(), success: Some(success), evidence, at, self_reported };
+    let event = log::Event {
+        agent: agent.clone(),
+        verifier: verifier.clone(),
+        success: Some(success),
+        evidence,
+        at,
+        self_reported,
+    };
     let mut file = LockedLog::open(root, &root.join(TRUST_FILE), &root.join(TRUST_LOCK))?;
     let mut bytes = file.read_all()?;
     if let Some(why) = log::refusal(&log::read(&bytes), &agent, &verifier, now.timestamp()) {

@@ -128,7 +128,9 @@ impl TmwsServer {
             Some(serde_json::Value::String(s)) if is_minted(&s) => Some(s),
             Some(_) => {
                 return Err(ErrorData::invalid_params(
-                    format!("`{SESSION_ARG}` is a handle this server gave (s_ and 32 hex digits); leave it out otherwise"),
+                    format!(
+                        "`{SESSION_ARG}` is a handle this server gave (s_ and 32 hex digits); leave it out otherwise"
+                    ),
                     None,
                 ));
             }

@@ -14,9 +14,10 @@ pub struct SessionRecord;
 static SESSION_RECORD: Spec = Spec {
     name: "session_record",
     title: "Record the session",
-    description: "At the end of a session, record what happened in one long-term memory (kind session): the memories \
-added, commits made and tool calls since the last recorded session (or since a time or commit). Later sessions \
-find it with memory_search.",
+    description: "At the end of a session, record what happened in one long-term memory (kind session): what this \
+session did since its last record (searches, memories added, verifications, tool calls, commits, branch, duration), \
+or with since, the memories added, commits made and tool calls since a time or commit. Later sessions find it with \
+memory_search and kind session.",
     hints: Hints::ADD,
     cli: Some(Command::new(
         Some("session"),
@@ -101,7 +102,8 @@ has no --agent and its token no agent"
         };
         let now = chrono::Utc::now();
         let self_reported = cx.session.self_reported();
-        let trust = trust::verify(engine.root(), &req.agent, (&verifier, self_reported), req.success, &req.evidence, now)?;
+        let trust =
+            trust::verify(engine.root(), &req.agent, (&verifier, self_reported), req.success, &req.evidence, now)?;
         Ok(Reply { answer: trust::Verified { verifier, self_reported, trust }, format: req.format, max_chars: max })
     }
 

@@ -25,8 +25,8 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::{ApiError, AppState};
 use super::token::AGENT_TOKENS_FILE;
+use super::{ApiError, AppState};
 use crate::layout::TOKEN_FILE;
 
 /// What a request must show to be let through.
