@@ -56,7 +56,7 @@ pub struct Verified {
     /// The verifier's name is only what its MCP client reported: no `--agent` and no
     /// token bound to an agent vouch for it (shown when true).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub self_reported: bool,
+    pub verifier_self_reported: bool,
     #[serde(flatten)]
     pub trust: Trust,
 }

@@ -179,7 +179,8 @@ pub fn mcp_over_http(
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let config = StreamableHttpClientTransportConfig::with_uri(format!("{url}/mcp")).auth_header(token.to_owned());
-    let transport = StreamableHttpClientTransport::from_config(config);
+    let _entered = rt.enter();
+    let transport = StreamableHttpClientTransport::with_client(http_builder().no_proxy().build().unwrap(), config);
     rt.block_on(serve_client_with_lifecycle(client, transport, protocol.lifecycle())).expect("connect")
 }
 

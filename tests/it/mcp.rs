@@ -517,7 +517,7 @@ fn identity_sessions_and_defaults_are_the_same_on_both_protocols_and_surfaces() 
                 json!({"agent": "writer-bot", "success": true, "evidence": "tests pass", "format": "json"}),
             );
             assert_eq!(
-                (&verified["verifier"], &verified["self_reported"]),
+                (&verified["verifier"], &verified["verifier_self_reported"]),
                 (&json!("claude-code"), &json!(true)),
                 "{case}"
             );
@@ -573,11 +573,12 @@ fn the_servers_agent_outranks_the_clients_name_on_both_protocols() {
         let mcp = Mcp::start_as(root.path(), &["--agent", "Reviewer"], protocol, client_named("claude-code"));
         let args = json!({"agent": "writer-bot", "success": true, "evidence": "e", "format": "json"});
         let v: Value = serde_json::from_str(mcp.call("trust_verify", args).text()).unwrap();
-        assert_eq!((&v["verifier"], v.get("self_reported")), (&json!("reviewer"), None), "{protocol:?}");
+        assert_eq!((&v["verifier"], v.get("verifier_self_reported")), (&json!("reviewer"), None), "{protocol:?}");
         let shown: Value = serde_json::from_str(mcp.call("trust_show", json!({"format": "json"})).text()).unwrap();
-        assert_eq!(shown["agents"][0].get("self_reported"), None, "{shown}");
+        let writer = shown["agents"].as_array().unwrap().iter().find(|a| a["agent"] == "writer-bot").unwrap();
+        assert_eq!((&writer["successes"], writer.get("self_reported")), (&json!(1), None), "{shown}");
         mcp.stop();
-        let line: Value = serde_json::from_str(root.read(".tmws/trust.jsonl").lines().next().unwrap()).unwrap();
+        let line: Value = serde_json::from_str(root.read(".tmws/trust.jsonl").lines().last().unwrap()).unwrap();
         assert_eq!((&line["verifier"], line.get("self_reported")), (&json!("reviewer"), None));
     }
 }

@@ -89,7 +89,7 @@ fn check_report(r: &Value) {
     // The client's own name, on either protocol, and said to be only what it reported.
     let verified: Value = serde_json::from_str(calls["trust_verify"]["text"].as_str().unwrap()).unwrap();
     assert_eq!(
-        (&verified["agent"], &verified["verifier"], &verified["self_reported"]),
+        (&verified["agent"], &verified["verifier"], &verified["verifier_self_reported"]),
         (&json!("writer-bot"), &json!("sdk-agent"), &json!(true))
     );
     let shown: Value = serde_json::from_str(calls["trust_show"]["text"].as_str().unwrap()).unwrap();

@@ -781,10 +781,10 @@ fn a_token_bound_to_an_agent_is_who_writes_and_verifies() {
     };
     for (protocol, agent) in [(Protocol::Legacy, "writer-bot"), (Protocol::Stateless, "other-bot")] {
         let v = verify(ci, protocol, agent);
-        assert_eq!((&v["verifier"], v.get("self_reported")), (&json!("ci-bot"), None), "{protocol:?}: {v}");
+        assert_eq!((&v["verifier"], v.get("verifier_self_reported")), (&json!("ci-bot"), None), "{protocol:?}: {v}");
     }
     let v = verify(&serve.token, Protocol::Stateless, "third-bot");
-    assert_eq!((&v["verifier"], &v["self_reported"]), (&json!("claude-code"), &json!(true)), "{v}");
+    assert_eq!((&v["verifier"], &v["verifier_self_reported"]), (&json!("claude-code"), &json!(true)), "{v}");
     let added = serve.send(
         serve.http.post(format!("{}/memory", serve.url)).bearer_auth(ci).body(r#"{"content": "Written by CI."}"#),
     );

@@ -457,7 +457,7 @@ pub fn serve(root: &Path, addr: SocketAddr, agent: Option<&str>, on_listening: i
     });
     // The MCP sessions of stateless clients end with the server: each is recorded.
     let ending = engine.clone();
-    let _ = runtime.block_on(tokio::task::spawn_blocking(move || ending.end_sessions()));
+    let _ = runtime.block_on(async move { tokio::task::spawn_blocking(move || ending.end_sessions()).await });
     runtime.block_on(engine.shutdown());
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(())
