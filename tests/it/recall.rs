@@ -278,13 +278,15 @@ fn a_client_session_is_recorded_once_when_it_ends_with_everything_it_did() {
     let mcp = Mcp::start(root.path());
     mcp.call("workspace_list", json!({}));
     mcp.stop();
+    let short_term = || adds(&root, "short-term").len();
+    let before = short_term();
     let mcp = Mcp::start(root.path());
     mcp.call_fresh("recall", json!({"task": "watcher misses files"}));
     mcp.call_fresh("workspace_search", json!({"query": "connection pool"}));
     mcp.call("workspace_read", json!({"ref_id": "resources/workspaces/devtools/OVERVIEW.md"}));
     mcp.stop();
     assert_eq!(sessions(&root).len(), 5, "a session that only looked is no memory");
-    assert!(adds(&root, "short-term").iter().all(|v| v["kind"] != "session"));
+    assert_eq!(short_term(), before, "nor a short-term note");
     root.write(".tmws/config.toml", "[sessions]\nauto = false\n");
     let mcp = Mcp::start(root.path());
     mcp.call("memory_add", json!({"content": "not recorded"}));
