@@ -104,7 +104,11 @@ has no --agent and its token no agent"
         let self_reported = cx.session.self_reported();
         let trust =
             trust::verify(engine.root(), &req.agent, (&verifier, self_reported), req.success, &req.evidence, now)?;
-        Ok(Reply { answer: trust::Verified { verifier, verifier_self_reported: self_reported, trust }, format: req.format, max_chars: max })
+        Ok(Reply {
+            answer: trust::Verified { verifier, verifier_self_reported: self_reported, trust },
+            format: req.format,
+            max_chars: max,
+        })
     }
 
     fn note(&self, req: &TrustVerifyRequest, answer: &trust::Verified, activity: &mut Activity) {
