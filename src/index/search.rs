@@ -514,6 +514,25 @@ pub(crate) fn expired(f: &Fields) -> Box<dyn Query> {
     ))
 }
 
+/// What a search leaves out: expired memories, and session records unless asked for by
+/// their kind (`kind: session`). A session record sums up what was searched and written,
+/// in the very words of the content it names: it would outrank that content.
+fn hidden(f: &Fields, req: &TextQuery) -> Box<dyn Query> {
+    if req.categories.iter().any(|c| c == "session") {
+        return expired(f);
+    }
+    Box::new(BooleanQuery::new(vec![
+        (Occur::Should, expired(f)),
+        (
+            Occur::Should,
+            Box::new(BooleanQuery::new(vec![
+                (Occur::Must, term_query(f.kind, DocKind::Memory.as_str())),
+                (Occur::Must, term_query(f.category, "session")),
+            ])),
+        ),
+    ]))
+}
+
 /// `recall`'s documents (see [`RecallFilter`]), as a filter.
 fn recall_filter(f: &Fields, recall: &RecallFilter) -> Result<Box<dyn Query>> {
     let kind = |k: DocKind| term_query(f.kind, k.as_str());
@@ -686,7 +705,7 @@ impl Index {
         clauses.extend(filter_clauses.iter().map(|(o, q)| (*o, q.box_clone())));
         let limit = if req.limit == 0 { 10 } else { req.limit };
         if let Some(ranking) = &req.ranking {
-            clauses.push((Occur::MustNot, expired(f)));
+            clauses.push((Occur::MustNot, hidden(f, req)));
             let top = ranked(&searcher, &self.stats(&searcher), &BooleanQuery::new(clauses), limit, ranking)?;
             let top = top.into_iter().map(|(s, a)| (Tier::SomeTerms, s, a)).collect();
             return self.finish(req, query_text, &searcher, top);
@@ -695,7 +714,7 @@ impl Index {
         // after the search instead of by a clause, which would keep tantivy from skipping
         // the blocks that cannot make the top (block-max WAND needs a query that is nothing
         // but a union of terms).
-        let expired_query = expired(f);
+        let expired_query = hidden(f, req);
         let expired_docs = match searcher.search(&expired_query, &Count).map_err(tantivy_err)? {
             0 => Some(std::collections::HashSet::new()),
             n if n <= EXPIRED_DROPPED_AFTER => {

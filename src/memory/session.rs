@@ -81,7 +81,8 @@ pub struct ActivityRecord {
     pub tool_calls: BTreeMap<String, Calls>,
     /// The commits made meanwhile (the latest 50).
     pub commits: Vec<CommitRecord>,
-    /// Always true: recorded when the session ended, not asked for.
+    /// True when recorded by itself as the session ended or went idle; false when the
+    /// client asked for it (`session_record`).
     pub automatic: bool,
 }
 

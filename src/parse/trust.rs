@@ -52,6 +52,11 @@ pub struct Event {
     #[serde(default, deserialize_with = "lenient::or_default")]
     #[schemars(extend("format" = "date-time"))]
     pub at: String,
+    /// The verifier's name is only what its MCP client reported for itself: neither the
+    /// server's `--agent` nor an HTTP token bound to an agent vouches for it. Written only
+    /// when true.
+    #[serde(default, deserialize_with = "lenient::or_default", skip_serializing_if = "std::ops::Not::not")]
+    pub self_reported: bool,
 }
 
 impl Event {
@@ -119,6 +124,8 @@ pub struct Verification {
     pub at: String,
     /// When, in seconds since the epoch.
     pub second: i64,
+    /// The verifier's name is what its client reported ([`Event::self_reported`]).
+    pub self_reported: bool,
 }
 
 /// A trust log read: the verifications that count, in the order of the log, and what is
@@ -140,6 +147,8 @@ pub struct Standing {
     pub verifiers: u64,
     /// When it was last verified.
     pub last: String,
+    /// Of the verifications counted, those whose verifier's name was self-reported.
+    pub self_reported: u64,
 }
 
 /// Reads a trust log.
@@ -257,7 +266,16 @@ written some other way"
         }
         same_second.push(line.line);
         per_pair.insert(pair, line.line);
-        counted.push(Verification { line: line.line, agent, verifier, success, at: at.to_owned(), second });
+        let self_reported = event.self_reported;
+        counted.push(Verification {
+            line: line.line,
+            agent,
+            verifier,
+            success,
+            at: at.to_owned(),
+            second,
+            self_reported,
+        });
     }
     problems.sort_by_key(|d| d.line);
     TrustLog { counted, problems }
@@ -294,7 +312,14 @@ pub fn standings(log: &TrustLog) -> BTreeMap<String, Standing> {
         .into_iter()
         .map(|(agent, mut list)| {
             list.sort_by_key(|v| (v.second, v.line));
-            let mut s = Standing { score: START, successes: 0, failures: 0, verifiers: 0, last: String::new() };
+            let mut s = Standing {
+                score: START,
+                successes: 0,
+                failures: 0,
+                verifiers: 0,
+                last: String::new(),
+                self_reported: 0,
+            };
             let mut verifiers: Vec<&str> = Vec::new();
             for v in list {
                 if v.success {
@@ -307,6 +332,7 @@ pub fn standings(log: &TrustLog) -> BTreeMap<String, Standing> {
                 // Two decimals: repeated steps of 0.05 stay exact to the eye.
                 s.score = (s.score * 100.0).round() / 100.0;
                 v.at.clone_into(&mut s.last);
+                s.self_reported += u64::from(v.self_reported);
                 if !verifiers.contains(&v.verifier.as_str()) {
                     verifiers.push(&v.verifier);
                 }

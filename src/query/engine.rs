@@ -23,7 +23,7 @@ use super::background::{Background, Quiet, Work};
 use super::catalog::{self, Answered, Cx, Output, Tool, Typed};
 use super::context;
 use super::keeper::{IndexRef, Keeper};
-use super::live::{Home, Sessions, Who};
+use super::live::{Handle, Home, Sessions, Who};
 use super::memory::maint::{GcBranches, Linked, Pruned};
 use super::metrics::{Gauges, Metrics};
 use super::registry::{self, Built, Listed};
@@ -174,14 +174,32 @@ impl Engine {
     }
 
     /// A new session of one REST request of `tmws serve`: it records nothing, and speaks
-    /// as the server's `--agent` (else as `http`).
-    pub fn request_session(&self) -> Session {
-        Session::of(self.client_who("http"))
+    /// as the server's `--agent`, else as the agent its token is bound to (else as `http`).
+    pub fn request_session(&self, token_agent: Option<&str>) -> Session {
+        Session::of(self.client_who("http", token_agent))
     }
 
-    /// Who the clients of this server are on `surface`.
-    fn client_who(&self, surface: &'static str) -> Who {
-        Who::Client { surface, agent: self.inner.agent.get().map(|a| Arc::from(a.as_str())) }
+    /// Who the clients of this server are on `surface`: the server's `--agent`, else the
+    /// agent the client's token is bound to.
+    fn client_who(&self, surface: &'static str, token_agent: Option<&str>) -> Who {
+        let agent = self.inner.agent.get().map(String::as_str).or(token_agent);
+        Who::Client { surface, agent: agent.map(Arc::from) }
+    }
+
+    /// The client session of an MCP server that `handle` finds (`live::Handle`), opened
+    /// when it has none; `token_agent` is the agent the request's token is bound to.
+    pub fn client_session_of(&self, handle: Handle, token_agent: Option<&str>) -> Session {
+        self.inner.sessions.of(handle, || self.client_session(token_agent))
+    }
+
+    /// Ends the client session of `handle`, which records it.
+    pub fn end_session(&self, handle: &Handle) {
+        self.inner.sessions.end(handle);
+    }
+
+    /// Ends every client session (the server stops), which records each.
+    pub fn end_sessions(&self) {
+        self.inner.sessions.end_all();
     }
 
     /// Makes this server speak for its clients as `name` (`--agent`): the writer of what
@@ -205,8 +223,8 @@ impl Engine {
 
     /// A new client session of an MCP server: unless `sessions.auto` is off, what it does
     /// is recorded as a session entry when it ends or goes idle.
-    pub fn client_session(&self) -> Session {
-        let who = self.client_who("mcp");
+    pub fn client_session(&self, token_agent: Option<&str>) -> Session {
+        let who = self.client_who("mcp", token_agent);
         if !self.inner.config.sessions.auto {
             return Session::of(who);
         }
@@ -496,7 +514,7 @@ impl Engine {
     /// `tmws trust verify`: records that the person at the command line (`human`) checked
     /// `agent`'s work.
     pub fn trust_verify(&self, agent: &str, success: bool, evidence: &str) -> Result<Trust> {
-        trust::verify(self.root(), agent, HUMAN, success, evidence, chrono::Utc::now())
+        trust::verify(self.root(), agent, (HUMAN, false), success, evidence, chrono::Utc::now())
     }
 
     /// Every agent's trust, highest first.

@@ -5,7 +5,15 @@
 //! records it as a session entry (`session::record_activity`). [`Sessions`] holds the
 //! client sessions alive for the idle sweep of the background thread; a session holds
 //! the root and the config it records into, never the engine.
+//!
+//! A client session is found by a [`Handle`] the client cannot mistake for another's: the
+//! session id it sends (`Mcp-Session-Id` on the legacy HTTP handshake), else the client
+//! it says it is on each request (`_meta` clientInfo of the stateless protocol, or the
+//! handshake's `clientInfo` over stdio) with the agent it is bound to, else a `session`
+//! handle the server minted. The connection a request came on never decides it: on the
+//! stateless protocol every request may come on a new one.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
@@ -20,10 +28,12 @@ use crate::parse::trust::{HUMAN, normalize};
 /// What one session remembers: whether it was sent the context defaults already, who it
 /// speaks for, and, for a client session of a server, the client's name from `initialize`.
 ///
-/// Who a session speaks for is an identity the model cannot choose: the person at the
-/// command line (`human`), or for a server's session the server's `--agent`, else the
-/// client's name, else the surface's name. It is the `agent` of every memory the session
-/// adds and the verifier of every verification it records; a tool argument never names it.
+/// Who a session speaks for comes first from what the model cannot choose: the person at
+/// the command line (`human`), or for a server's session the server's `--agent`, else the
+/// agent the HTTP token is bound to; only then the client's self-reported name (labelled
+/// so where it is recorded), else the surface's name. It is the `agent` of every memory
+/// the session adds and the verifier of every verification it records; a tool argument
+/// never names it.
 #[derive(Debug, Clone, Default)]
 pub struct Session {
     defaults_sent: Arc<AtomicBool>,
@@ -40,9 +50,31 @@ pub(crate) enum Who {
     /// The person at the command line.
     #[default]
     Person,
-    /// Clients of a server, on `surface` (`mcp`, `http`), as the server's `--agent` when
-    /// it has one.
+    /// Clients of a server, on `surface` (`mcp`, `http`), as `agent` when the server's
+    /// configuration names one: its `--agent`, else the agent its HTTP token is bound to.
     Client { surface: &'static str, agent: Option<Arc<str>> },
+}
+
+/// The name of the MCP library tmws is built on, which it gives as the client of a
+/// request whose client said nothing: never a client's name.
+const LIBRARY: &str = "rmcp";
+
+/// What a client session is found by (see the module's doc).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Handle {
+    /// The session id the client sends (`Mcp-Session-Id`).
+    Id(String),
+    /// The client as it says it is on each request, on a surface, bound to an agent.
+    Client { surface: &'static str, agent: Option<String>, name: String, version: String },
+    /// A `session` handle the server minted for a client that gave neither.
+    Minted(String),
+}
+
+impl Handle {
+    /// Whether the session ends only by going idle (no client ever says it is done).
+    fn ends_idle(&self) -> bool {
+        !matches!(self, Handle::Id(_))
+    }
 }
 
 /// The `author` of an op written through `surface` by `client`.
@@ -86,8 +118,9 @@ impl SessionLog {
         let (writer, author) = (session.writer(), session.author());
         let by = (Some(writer.as_str()), Some(&author));
         let Home { root, config } = &self.home;
-        match super::session::record_activity(root, config, by, &activity, chrono::Utc::now()) {
-            Ok(a) => tracing::info!("session recorded: {}", a.summary.unwrap_or_default()),
+        match super::session::record_activity(root, config, by, &activity, true, chrono::Utc::now()) {
+            Ok(a) if a.recorded => tracing::info!("session recorded: {}", a.summary.unwrap_or_default()),
+            Ok(a) => tracing::info!("session not recorded: {}", a.why.unwrap_or_default()),
             Err(e) => tracing::warn!("cannot record the session: {}", e.chain()),
         }
     }
@@ -109,10 +142,11 @@ impl Session {
         Session { who, ..Session::default() }
     }
 
-    /// Names the session's client, once (`initialize` says it once).
+    /// Names the session's client, once: the name it reports for itself. The MCP
+    /// library's own name, which stands in for a client that gave none, names nobody.
     pub fn set_client(&self, name: &str) {
         let name = name.trim();
-        if !name.is_empty() {
+        if !name.is_empty() && normalize(name) != LIBRARY {
             let _ = self.client.set(name.to_owned());
         }
     }
@@ -123,9 +157,9 @@ impl Session {
     }
 
     /// Who this session speaks for, normalised (`parse::trust::normalize`): `human` at the
-    /// command line; the server's `--agent`, else the client's name, for a client of a
-    /// server (None when it has neither). A client that calls itself `human` is not the
-    /// person: it has no name here.
+    /// command line; the server's `--agent` or the token's agent, else the client's name,
+    /// for a client of a server (None when it has neither). A client that calls itself
+    /// `human` is not the person: it has no name here.
     pub fn identity(&self) -> Option<String> {
         match &self.who {
             Who::Person => Some(HUMAN.to_owned()),
@@ -134,6 +168,12 @@ impl Session {
                 self.client().map(normalize).filter(|name| !name.is_empty() && name != HUMAN)
             }
         }
+    }
+
+    /// Whether [`identity`](Self::identity) is only what the client says it is: no
+    /// `--agent` and no token bound to an agent vouch for it.
+    pub fn self_reported(&self) -> bool {
+        matches!(&self.who, Who::Client { agent: None, .. }) && self.identity().is_some()
     }
 
     /// The writer of what this session adds: its [`identity`](Self::identity), else the
@@ -186,11 +226,11 @@ impl Session {
         self.note(root, |_| {});
     }
 
-    /// `session_record` was called: what happened so far is in that record.
-    pub(crate) fn recorded(&self) {
-        if let Some(log) = &self.log {
-            *log.activity.lock().unwrap_or_else(PoisonError::into_inner) = Activity::default();
-        }
+    /// What the session did since its last record, taken out: `session_record` writes it,
+    /// and the record made when the session ends does not repeat it.
+    pub(crate) fn take_activity(&self) -> Option<Activity> {
+        let log = self.log.as_ref()?;
+        Some(std::mem::take(&mut *log.activity.lock().unwrap_or_else(PoisonError::into_inner)))
     }
 
     /// Ends the session: records what it did, if anything (also done when the last handle
@@ -202,13 +242,48 @@ impl Session {
     }
 }
 
-/// The client sessions alive that record themselves, for the idle sweep.
+/// The client sessions alive that record themselves, for the idle sweep, and the client
+/// sessions of a server by their [`Handle`].
 #[derive(Debug, Default)]
 pub(crate) struct Sessions {
     live: Mutex<Vec<Weak<SessionLog>>>,
+    /// Each with when it was last asked for.
+    by_handle: Mutex<HashMap<Handle, (Session, Instant)>>,
 }
 
 impl Sessions {
+    /// The session of `handle`, opened by `open` when there is none (or the last one went
+    /// idle and was recorded).
+    pub(crate) fn of(&self, handle: Handle, open: impl FnOnce() -> Session) -> Session {
+        let mut by = self.by_handle.lock().unwrap_or_else(PoisonError::into_inner);
+        let (session, last) = by.entry(handle).or_insert_with(|| (open(), Instant::now()));
+        *last = Instant::now();
+        session.clone()
+    }
+
+    /// Ends the session of `handle` (a legacy HTTP session deleted, its server gone):
+    /// records it now.
+    pub(crate) fn end(&self, handle: &Handle) {
+        let gone = self.by_handle.lock().unwrap_or_else(PoisonError::into_inner).remove(handle);
+        if let Some((session, _)) = gone {
+            session.end();
+        }
+    }
+
+    /// Ends every client session (the server stops): each is recorded.
+    pub(crate) fn end_all(&self) {
+        let all: Vec<Session> =
+            self.by_handle.lock().unwrap_or_else(PoisonError::into_inner).drain().map(|(_, (s, _))| s).collect();
+        for s in &all {
+            s.end();
+        }
+        let live: Vec<Arc<SessionLog>> =
+            self.live.lock().unwrap_or_else(PoisonError::into_inner).iter().filter_map(Weak::upgrade).collect();
+        for log in live {
+            log.flush();
+        }
+    }
+
     /// A new client session that records what it does into `home` when it ends or goes idle.
     pub(crate) fn open(&self, who: Who, home: Home) -> Session {
         let client = Arc::new(OnceLock::new());
@@ -225,8 +300,21 @@ impl Sessions {
         Session { defaults_sent: Arc::default(), client, who, log: Some(log) }
     }
 
-    /// Records every session that made no call for `idle`.
+    /// Records every session that made no call for `idle`. A session found by its
+    /// client's name (the stateless protocol) ends there: the next call starts another.
     pub(crate) fn sweep(&self, idle: Duration) {
+        let ended: Vec<Session> = {
+            let mut by = self.by_handle.lock().unwrap_or_else(PoisonError::into_inner);
+            let idle_handles: Vec<Handle> = by
+                .iter()
+                .filter(|(h, (_, last))| h.ends_idle() && last.elapsed() >= idle)
+                .map(|(h, _)| h.clone())
+                .collect();
+            idle_handles.iter().filter_map(|h| by.remove(h)).map(|(s, _)| s).collect()
+        };
+        for s in &ended {
+            s.end();
+        }
         let live: Vec<Arc<SessionLog>> =
             self.live.lock().unwrap_or_else(PoisonError::into_inner).iter().filter_map(Weak::upgrade).collect();
         for log in live {

@@ -37,6 +37,7 @@ pub(crate) mod yaml;
 pub use self::answer::{Answer, Reply};
 pub use self::engine::{Engine, Health, Session};
 pub use self::keeper::STALE_WAIT;
+pub use self::live::Handle;
 pub use crate::index::watch::WatchUpdate;
 pub use crate::index::{SearchHit, SearchResults as SearchAnswer, SyncOptions, SyncPhase, SyncProgress, SyncReport};
 

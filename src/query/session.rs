@@ -365,6 +365,18 @@ impl Activity {
         }
     }
 
+    /// Whether the session only looked: searches, reads and recalls, nothing added,
+    /// written, verified or called on another server. Such a session leaves no record by
+    /// itself (docs/memory-log.md#sessions): it changed nothing later sessions could learn
+    /// from, and a long-term entry made of its queries' words would be found by the next
+    /// query with those words, above the content that answers it.
+    pub fn is_read_only(&self) -> bool {
+        self.memories.is_empty()
+            && self.entries.is_empty()
+            && self.verifications.is_empty()
+            && self.tool_calls.is_empty()
+    }
+
     /// Whether anything worth a record happened.
     pub fn is_empty(&self) -> bool {
         self.queries.is_empty()
@@ -376,27 +388,34 @@ impl Activity {
 }
 
 /// Records `activity` (of the client `agent`) as one long-term `kind: session` entry, with
-/// the commits made and the branch. Nothing is written when nothing happened.
+/// the commits made and the branch: by itself when the session ends (`automatic`), or when
+/// the client asks (`session_record`). Nothing is written when nothing happened, nor by
+/// itself for a session that only looked ([`Activity::is_read_only`]) and made no commit.
 pub(crate) fn record_activity(
     root: &Path,
     config: &Config,
     (agent, author): (Option<&str>, Option<&Value>),
     activity: &Activity,
+    automatic: bool,
     now: DateTime<Utc>,
 ) -> Result<SessionAnswer> {
     let started = activity.started.unwrap_or(now);
     let (from, until) = (stamp(started), stamp(now));
+    let nothing = |why: &str| SessionAnswer {
+        since: from.clone(),
+        until: until.clone(),
+        why: Some(why.into()),
+        ..SessionAnswer::default()
+    };
     if activity.is_empty() {
-        return Ok(SessionAnswer {
-            since: from,
-            until,
-            why: Some("nothing happened in the session".into()),
-            ..SessionAnswer::default()
-        });
+        return Ok(nothing("nothing happened in the session"));
+    }
+    let commits = commits(root, &from, activity.head.as_deref());
+    if automatic && activity.is_read_only() && commits.is_empty() {
+        return Ok(nothing("the session only searched and read: it leaves no record"));
     }
     let head = store::git_head(root);
     let branch = head.as_ref().and_then(|h| h.branch.clone());
-    let commits = commits(root, &from, activity.head.as_deref());
     let duration = (now - started).num_seconds().max(0);
     let n_calls: u64 = activity.tool_calls.values().map(|c| c.0).sum();
     let recall = super::catalog::Typed::spec(&super::catalog::Recall).name;
@@ -466,7 +485,7 @@ verifications, {n_calls} tool calls, {} commits",
             .collect(),
         tool_calls: calls_of(&activity.tool_calls),
         commits: latest(&commits, MAX_COMMITS).iter().map(Commit::record).collect(),
-        automatic: true,
+        automatic,
     });
     let answer = write_entry(root, config, content, summary, (agent, author), record, now)?;
     Ok(SessionAnswer::recorded(answer, from, until, activity.memories.len(), commits.len(), n_calls))

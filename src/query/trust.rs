@@ -33,6 +33,14 @@ pub struct Trust {
     pub verifiers: u64,
     /// When it was last verified.
     pub last: String,
+    /// Of the verifications that count, those by a verifier whose name only its MCP
+    /// client reported (docs/trust.md): shown when there are any.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub self_reported: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// `trust_show`: every agent's standing, highest first.
@@ -45,6 +53,10 @@ pub struct TrustList {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verified {
     pub verifier: String,
+    /// The verifier's name is only what its MCP client reported: no `--agent` and no
+    /// token bound to an agent vouch for it (shown when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verifier_self_reported: bool,
     #[serde(flatten)]
     pub trust: Trust,
 }
@@ -58,6 +70,7 @@ impl Trust {
             failures: s.failures,
             verifiers: s.verifiers,
             last: s.last,
+            self_reported: s.self_reported,
         }
     }
 
@@ -69,6 +82,7 @@ impl Trust {
             failures: 0,
             verifiers: 0,
             last: String::new(),
+            self_reported: 0,
         }
     }
 }
@@ -99,11 +113,12 @@ pub fn of(scores: &BTreeMap<String, f64>, writer: Option<&str>) -> f64 {
 }
 
 /// Records that `verifier` checked `agent`'s work; answers the agent's new standing.
-/// `verifier` is who the surface says is asking, never a caller's word.
+/// `verifier` is who the surface says is asking, never a caller's word, and whether that
+/// name is only what the client reported.
 pub fn verify(
     root: &Path,
     agent: &str,
-    verifier: &str,
+    (verifier, self_reported): (&str, bool),
     success: bool,
     evidence: &str,
     now: DateTime<Utc>,
@@ -132,7 +147,14 @@ Unicode NFKC, without invisible characters)"
     }
     let evidence = redact(evidence).text;
     let at = now.to_rfc3339_opts(SecondsFormat::Secs, true);
-    let event = log::Event { agent: agent.clone(), verifier: verifier.clone(), success: Some(success), evidence, at };
+    let event = log::Event {
+        agent: agent.clone(),
+        verifier: verifier.clone(),
+        success: Some(success),
+        evidence,
+        at,
+        self_reported,
+    };
     let mut file = LockedLog::open(root, &root.join(TRUST_FILE), &root.join(TRUST_LOCK))?;
     let mut bytes = file.read_all()?;
     if let Some(why) = log::refusal(&log::read(&bytes), &agent, &verifier, now.timestamp()) {

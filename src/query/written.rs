@@ -150,9 +150,9 @@ fn scenario(root: &Path) {
         tool_calls: [("serena/find_symbol".to_owned(), (3, 1))].into_iter().collect(),
     };
     let agent = author("mcp", Some("claude-code"));
-    session::record_activity(root, &config, (Some("claude-code"), Some(&agent)), &activity, at(30)).unwrap();
-    super::trust::verify(root, "Codex", "claude-code", true, "ran the tests: 120 passed", at(31)).unwrap();
-    super::trust::verify(root, "codex", "human", false, "the fix broke the login page", at(32)).unwrap();
+    session::record_activity(root, &config, (Some("claude-code"), Some(&agent)), &activity, true, at(30)).unwrap();
+    super::trust::verify(root, "Codex", ("claude-code", false), true, "ran the tests: 120 passed", at(31)).unwrap();
+    super::trust::verify(root, "codex", ("human", false), false, "the fix broke the login page", at(32)).unwrap();
 }
 
 /// A shorter scenario outside git: no `git` field, and session records without a HEAD.
@@ -162,7 +162,8 @@ fn scenario_outside_git(root: &Path) {
     session::record(root, &config, Some("2026-11-22T09:00:00Z"), (None, None), at(10)).unwrap();
     let activity =
         Activity { started: Some(at(11)), queries: vec![("recall".into(), "branch".into())], ..Activity::default() };
-    session::record_activity(root, &config, (None, None), &activity, at(12)).unwrap();
+    // A session that only looked is recorded when asked (`session_record`), never by itself.
+    session::record_activity(root, &config, (None, None), &activity, false, at(12)).unwrap();
 }
 
 #[test]

@@ -4,11 +4,22 @@
 //! `tools/list` is the catalogue, each tool's input schema made from its request type;
 //! `tools/call` hands the arguments to `Engine::call`. An error is a tool result with
 //! `isError: true`, its message (and hint) as text and `{error, category, hint}` as
-//! structured content, never a crashed server. Each client session records what it did as
-//! a session entry when it ends (stdin closed, HTTP session deleted) or goes idle. `initialize` is answered at once: the index
-//! syncs and watches in the background. stdout is the protocol, so logs go to stderr. The
-//! server exits when stdin closes, after the watcher has committed. `tmws serve` serves the
-//! same handler at `/mcp`, one per session.
+//! structured content, never a crashed server. `initialize` is answered at once: the index
+//! syncs and watches in the background. stdout is the protocol, so logs go to stderr.
+//! `tmws serve` serves the same handler at `/mcp`.
+//!
+//! Both generations of the protocol are served alike: the legacy handshake (`initialize`,
+//! then a session) and the stateless one (`server/discover`, then requests that each say
+//! who the client is in `_meta`). Each call finds its client session by a handle
+//! (`query::Handle`): the `Mcp-Session-Id` the client sends, else the client info of the
+//! request (`_meta`, else the handshake's), else a `session` argument the server minted
+//! and told the client. Who the session speaks for is the server's `--agent`, else the
+//! agent its HTTP token is bound to, else the name its client reports (self-reported);
+//! the name rmcp gives a request whose client said nothing names no one.
+//!
+//! Each client session records what it did as a session entry when it ends or goes idle.
+//! `tmws mcp` ends on stdin closed (exit 0), SIGINT (130) or SIGTERM (143), after
+//! recording its sessions and the watcher's last commit.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -22,14 +33,50 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use crate::error::{Error, Result};
 use crate::query::catalog::{self, Output};
-use crate::query::{Engine, Session};
+use crate::query::{Engine, Handle, Session};
+use crate::surface::http::TokenAgent;
 
-/// The MCP server of one client session.
+/// The argument that carries a session handle the server minted.
+const SESSION_ARG: &str = "session";
+
+/// The MCP server: of one legacy HTTP session, of a stdio process, or of one stateless
+/// HTTP request; the client session of each call is found by its handle.
 #[derive(Debug, Clone)]
 pub struct TmwsServer {
     engine: Engine,
-    session: Session,
     tools: Arc<Vec<Tool>>,
+    /// `stdio` or `http`: handles of one surface never meet the other's.
+    surface: &'static str,
+    /// The legacy HTTP sessions this server served, ended when it is dropped (its
+    /// session deleted or closed).
+    served: Arc<Served>,
+}
+
+/// Handles of sessions that end with the server that served them.
+#[derive(Debug, Default)]
+struct Served {
+    engine: Option<Engine>,
+    handles: std::sync::Mutex<Vec<Handle>>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let handles = std::mem::take(&mut *self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        if let Some(engine) = &self.engine {
+            for h in &handles {
+                engine.end_session(h);
+            }
+        }
+    }
+}
+
+/// What a request tells of its client: the handle of its session, the agent its token is
+/// bound to, the name it reports, and whether the handle was minted now.
+struct Caller {
+    handle: Handle,
+    token_agent: Option<Arc<str>>,
+    name: Option<String>,
+    minted: bool,
 }
 
 /// A tool as `tools/list` gives it: name, title, description, hints, input schema.
@@ -46,16 +93,74 @@ pub(crate) fn listed(t: &dyn catalog::Tool, config: &crate::config::Config) -> T
 }
 
 impl TmwsServer {
-    pub fn new(engine: Engine) -> TmwsServer {
+    /// The server of `tmws mcp` (`surface` `stdio`) or of `/mcp` (`http`).
+    pub fn new(engine: Engine, surface: &'static str) -> TmwsServer {
         let config = engine.config();
         let tools = catalog::TOOLS.iter().map(|t| listed(*t, config)).collect();
-        let session = engine.client_session();
-        TmwsServer { engine, session, tools: Arc::new(tools) }
+        let served = Arc::new(Served { engine: Some(engine.clone()), handles: Default::default() });
+        TmwsServer { engine, tools: Arc::new(tools), surface, served }
     }
 
-    /// The client session this server serves.
-    pub fn session(&self) -> &Session {
-        &self.session
+    /// Who the request comes from (see the module's doc). `args` loses its `session`.
+    fn caller(
+        &self,
+        context: &RequestContext<RoleServer>,
+        args: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> std::result::Result<Caller, ErrorData> {
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let token_agent = parts.and_then(|p| p.extensions.get::<TokenAgent>()).and_then(|a| a.0.clone());
+        let session_id = parts
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned);
+        // Over HTTP a request without a session id is stateless: the handshake info rmcp
+        // shows for it is made up (its own name), not the client's.
+        let handshake = if parts.is_some() && session_id.is_none() {
+            None
+        } else {
+            context.peer.peer_info().map(|i| i.client_info.clone())
+        };
+        let info = context.meta.client_info().or(handshake);
+        let name = info.as_ref().map(|i| i.name.clone());
+        let given = match args.remove(SESSION_ARG) {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(s)) if is_minted(&s) => Some(s),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "`{SESSION_ARG}` is a handle this server gave (s_ and 32 hex digits); leave it out otherwise"
+                    ),
+                    None,
+                ));
+            }
+        };
+        let (handle, minted) = if let Some(id) = session_id {
+            (Handle::Id(id), false)
+        } else if let Some(given) = given {
+            (Handle::Minted(given), false)
+        } else if let Some(info) = info {
+            let agent = token_agent.as_deref().map(str::to_owned);
+            (Handle::Client { surface: self.surface, agent, name: info.name, version: info.version }, false)
+        } else {
+            (Handle::Minted(mint()), true)
+        };
+        Ok(Caller { handle, token_agent, name, minted })
+    }
+
+    /// The client session of `caller`.
+    fn session_of(&self, caller: &Caller) -> Session {
+        let session = self.engine.client_session_of(caller.handle.clone(), caller.token_agent.as_deref());
+        if let Some(name) = &caller.name {
+            session.set_client(name);
+        }
+        if matches!(caller.handle, Handle::Id(_)) {
+            let mut handles = self.served.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !handles.contains(&caller.handle) {
+                handles.push(caller.handle.clone());
+            }
+        }
+        session
     }
 
     fn error(&self, e: &Error) -> CallToolResult {
@@ -98,53 +203,137 @@ impl ServerHandler for TmwsServer {
         if catalog::find(&request.name).is_none() {
             return Err(ErrorData::invalid_params(format!("no tool `{}`", request.name), None));
         }
-        let args = request.arguments.unwrap_or_default();
-        if let Some(info) = context.peer.peer_info() {
-            self.session.set_client(&info.client_info.name);
-        }
+        let mut args = request.arguments.unwrap_or_default();
+        let caller = self.caller(&context, &mut args)?;
+        let session = self.session_of(&caller);
         // A cancelled request stops waiting: a downstream call is cancelled in turn and its
         // connection is free again at once.
         let answer = tokio::select! {
-            answer = self.engine.call(&self.session, &request.name, args) => answer,
+            answer = self.engine.call(&session, &request.name, args) => answer,
             () = context.ct.cancelled() => return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")]).into()),
         };
-        Ok(match answer {
+        let mut result = match answer {
             Ok(Output::Text { text, .. }) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Ok(Output::Downstream(called)) => serde_json::from_value::<CallToolResult>(called.result)
                 .unwrap_or_else(|e| self.error(&Error::Downstream(format!("the server's result does not parse: {e}")))),
             Err(e) => self.error(&e),
+        };
+        if caller.minted
+            && let Handle::Minted(handle) = &caller.handle
+        {
+            // A client that says nothing of itself is told the handle of its session.
+            result.content.push(ContentBlock::text(format!(
+                "{SESSION_ARG}: {handle} (pass \"{SESSION_ARG}\": \"{handle}\" with your next calls: they are one session)"
+            )));
         }
-        .into())
+        Ok(result.into())
     }
 }
 
-/// Runs `tmws mcp` on stdin/stdout until stdin closes; with `agent`, every client writes
-/// and verifies as that name (`--agent`).
-pub fn run_stdio(root: &Path, agent: Option<&str>) -> Result<()> {
+/// A new session handle: `s_` and 128 random bits in hex.
+fn mint() -> String {
+    let mut bytes = [0u8; 16];
+    // Without randomness, the time is still a handle no other client holds.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+        bytes = nanos.to_le_bytes();
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("s_{hex}")
+}
+
+/// Whether `text` is a handle as [`mint`] makes them.
+fn is_minted(text: &str) -> bool {
+    text.strip_prefix("s_").is_some_and(|h| h.len() == 32 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Runs `tmws mcp` on stdin/stdout until stdin closes (exit code 0), SIGINT (130) or
+/// SIGTERM (143); with `agent`, every client writes and verifies as that name (`--agent`).
+/// Either way its client sessions are recorded and the watcher commits before it exits.
+pub fn run_stdio(root: &Path, agent: Option<&str>) -> Result<u8> {
     let engine = Engine::serve(root)?;
     if let Some(agent) = agent {
         engine.set_agent(agent)?;
     }
-    let server = TmwsServer::new(engine.clone());
-    let session = server.session().clone();
+    let server = TmwsServer::new(engine.clone(), "stdio");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| Error::environment("cannot start the async runtime", e))?;
-    runtime.block_on(async move {
+    let signals = {
+        let _entered = runtime.enter();
+        Signals::listen()?
+    };
+    let result = runtime.block_on(async move {
         let (transport, pumps) =
             super::stdio::capped(tokio::io::stdin(), tokio::io::stdout(), crate::parse::jsonl::MAX_LINE_BYTES);
-        let result = match server.serve(transport).await {
-            Ok(service) => service.waiting().await.map(|_| ()).map_err(|e| Error::environment("mcp", e)),
-            // stdin closed before a client said anything: nothing to serve, not a failure.
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
-            Err(e) => Err(Error::environment("mcp", e)),
+        let serving = async move {
+            let result = match server.serve(transport).await {
+                Ok(service) => service.waiting().await.map(|_| ()).map_err(|e| Error::environment("mcp", e)),
+                // stdin closed before a client said anything: nothing to serve, not a failure.
+                Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+                Err(e) => Err(Error::environment("mcp", e)),
+            };
+            pumps.finish().await;
+            result.map(|()| 0)
         };
-        pumps.finish().await;
-        // stdin closed: the client session is over, and recorded (docs/trust.md).
-        let _ = tokio::task::spawn_blocking(move || session.end()).await;
+        // A signal stops serving at once: what the client asked last is answered or not,
+        // but what its session did is recorded.
+        let code = tokio::select! {
+            result = serving => result,
+            code = signals.recv() => {
+                tracing::info!("stopping on a signal: recording the session");
+                Ok(code)
+            }
+        };
+        // stdin closed or a signal: the client sessions are over, and recorded (docs/trust.md).
+        let ending = engine.clone();
+        let _ = tokio::task::spawn_blocking(move || ending.end_sessions()).await;
         engine.shutdown().await;
-        result
-    })
+        code
+    });
+    // The blocking read of stdin may still wait for a line that will never come.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    result
+}
+
+/// SIGINT and SIGTERM, listened for from the start, so that a signal is never lost to the
+/// default action (which would end the process before its session is recorded).
+struct Signals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Must run inside the runtime.
+    fn listen() -> Result<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let err = |e: std::io::Error| Error::environment("cannot listen for signals", e);
+            Ok(Signals {
+                interrupt: signal(SignalKind::interrupt()).map_err(err)?,
+                terminate: signal(SignalKind::terminate()).map_err(err)?,
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Signals {})
+    }
+
+    /// The exit code of the first SIGINT (130) or SIGTERM (143), as shells report them.
+    async fn recv(mut self) -> u8 {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.interrupt.recv() => 130,
+            _ = self.terminate.recv() => 143,
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            130
+        }
+    }
 }

@@ -6,9 +6,11 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool,
+};
+use rmcp::service::{ClientLifecycleMode, RunningService, serve_client_with_lifecycle};
 use serde_json::Value;
 
 use super::util::{PATIENCE, eventually};
@@ -66,7 +68,7 @@ pub fn answer_of(r: &CallToolResult) -> Answer {
 /// `tmws mcp` on a root, with rmcp's client.
 pub struct Mcp {
     pub rt: tokio::runtime::Runtime,
-    pub client: RunningService<RoleClient, ()>,
+    pub client: RunningService<RoleClient, ClientConfig>,
     /// The server's process, spawned here rather than by rmcp's child-process transport:
     /// that one gives a server 3 s to exit once its stdin closes and then sends SIGTERM,
     /// and a loaded machine can take longer than that to record a session and exit.
@@ -74,19 +76,34 @@ pub struct Mcp {
 }
 
 impl Mcp {
-    /// Starts the server and initializes a session.
+    /// Starts the server and initializes a session, as the client [`CLIENT`].
     pub fn start(root: &Path) -> Mcp {
+        Mcp::start_as(root, &[], Protocol::Legacy, client_named(CLIENT))
+    }
+
+    /// Starts the server with `args` after `mcp`, and speaks `protocol` to it as `client`
+    /// (rmcp's own name when it is the default).
+    pub fn start_as(root: &Path, args: &[&str], protocol: Protocol, client: ClientConfig) -> Mcp {
         let rt = runtime();
         let (client, child) = rt.block_on(async {
             let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmws"));
             cmd.env("TMWS_CONFIG_HOME", super::util::user_config());
-            cmd.arg("--root").arg(root).arg("mcp").env_remove("TMWS_LOG");
+            cmd.arg("--root").arg(root).arg("mcp").args(args).env_remove("TMWS_LOG");
             cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
             let mut child = cmd.spawn().unwrap();
             let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
-            (().serve(io).await.expect("initialize"), child)
+            (serve_client_with_lifecycle(client, io, protocol.lifecycle()).await.expect("initialize"), child)
         });
         Mcp { rt, client, child }
+    }
+
+    /// Sends `signal` (`INT`, `TERM`) to the server and waits for its exit code.
+    #[cfg(unix)]
+    pub fn signal(mut self, signal: &str) -> Option<i32> {
+        let pid = self.child.id().unwrap().to_string();
+        assert!(Command::new("kill").args([&format!("-{signal}"), &pid]).status().unwrap().success());
+        let exited = self.rt.block_on(async { tokio::time::timeout(PATIENCE, self.child.wait()).await });
+        exited.unwrap_or_else(|_| panic!("tmws mcp did not exit within {PATIENCE:?} of SIG{signal}")).unwrap().code()
     }
 
     pub fn tools(&self) -> Vec<Tool> {
@@ -120,6 +137,51 @@ impl Mcp {
         let status = status.unwrap();
         assert!(status.success(), "tmws mcp exited with {status}");
     }
+}
+
+/// A generation of the MCP protocol: the `initialize` handshake, or the stateless one
+/// (`server/discover`, then requests that carry who the client is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Legacy,
+    Stateless,
+}
+
+impl Protocol {
+    pub const BOTH: [Protocol; 2] = [Protocol::Legacy, Protocol::Stateless];
+
+    fn lifecycle(self) -> ClientLifecycleMode {
+        match self {
+            Protocol::Legacy => ClientLifecycleMode::Initialize,
+            Protocol::Stateless => {
+                ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
+            }
+        }
+    }
+}
+
+/// The name [`Mcp::start`]'s client gives.
+pub const CLIENT: &str = "test-agent";
+
+/// A client that calls itself `name`.
+pub fn client_named(name: &str) -> ClientConfig {
+    ClientConfig::new(ClientCapabilities::default(), Implementation::new(name, "1.0"))
+}
+
+/// rmcp's client over `tmws serve`'s `/mcp` with `token`, speaking `protocol` as `client`.
+pub fn mcp_over_http(
+    rt: &tokio::runtime::Runtime,
+    url: &str,
+    token: &str,
+    protocol: Protocol,
+    client: ClientConfig,
+) -> RunningService<RoleClient, ClientConfig> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("{url}/mcp")).auth_header(token.to_owned());
+    let _entered = rt.enter();
+    let transport = StreamableHttpClientTransport::with_client(http_builder().no_proxy().build().unwrap(), config);
+    rt.block_on(serve_client_with_lifecycle(client, transport, protocol.lifecycle())).expect("connect")
 }
 
 /// A running `tmws serve` on 127.0.0.1 and a free port; killed when dropped.

@@ -5,7 +5,11 @@
 
 use serde_json::{Value, json};
 
-use super::clients::{Answer, Mcp};
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, ClientConfig};
+use rmcp::service::RunningService;
+
+use super::clients::{Answer, Mcp, Protocol, Serve, answer_of, client_named, mcp_over_http};
 use super::util::eventually;
 use super::util::{TestRoot, mcp_tools, yaml};
 
@@ -381,8 +385,8 @@ fn the_server_exits_cleanly_when_stdin_closes() {
 fn an_agent_verifies_another_as_the_client_it_is_and_never_itself() {
     let root = TestRoot::new();
     let mcp = Mcp::start(root.path());
-    // The verifier is the name the client gave in `initialize`: rmcp's, here.
-    let me = rmcp::model::ClientConfig::default().client_info.name;
+    // The verifier is the name the client gave in `initialize`.
+    let me = super::clients::CLIENT;
     let args = json!({"agent": "writer-bot", "success": true, "evidence": "its tests pass", "format": "json"});
     let v: Value = serde_json::from_str(mcp.call("trust_verify", args).text()).unwrap();
     assert_eq!(
@@ -411,4 +415,243 @@ Unicode NFKC, without invisible characters)"
     // The log is the one the CLI reads.
     let line: Value = serde_json::from_str(root.read(".tmws/trust.jsonl").lines().next().unwrap()).unwrap();
     assert_eq!((&line["agent"], &line["verifier"], &line["success"]), (&json!("writer-bot"), &json!(me), &json!(true)));
+}
+
+/// The session entries of the long-term log.
+fn session_records(root: &TestRoot) -> Vec<Value> {
+    let log = std::fs::read_to_string(root.path().join(".tmws/memory/long-term.jsonl")).unwrap_or_default();
+    log.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|v| v["kind"] == "session").collect()
+}
+
+/// The `add` line of memory `id` (in any namespace).
+fn added(root: &TestRoot, id: &Value) -> Value {
+    let dir = root.path().join(".tmws/memory");
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flat_map(|f| {
+            std::fs::read_to_string(f.unwrap().path())
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .find(|v| v["op"] == "add" && v["id"] == *id)
+        .unwrap_or_else(|| panic!("no memory {id}"))
+}
+
+/// An MCP client of either surface, with rmcp's client.
+enum Client {
+    Stdio(Mcp),
+    Http(Serve, RunningService<RoleClient, ClientConfig>),
+}
+
+impl Client {
+    fn start(root: &TestRoot, surface: &str, protocol: Protocol, client: ClientConfig) -> Client {
+        match surface {
+            "stdio" => Client::Stdio(Mcp::start_as(root.path(), &[], protocol, client)),
+            _ => {
+                let serve = Serve::start(root.path(), None);
+                let service = mcp_over_http(&serve.rt, &serve.url, &serve.token, protocol, client);
+                Client::Http(serve, service)
+            }
+        }
+    }
+
+    fn call(&self, tool: &str, args: Value) -> Answer {
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().unwrap().clone());
+        match self {
+            Client::Stdio(mcp) => mcp.call(tool, args),
+            Client::Http(serve, service) => answer_of(&serve.rt.block_on(service.call_tool(params)).unwrap()),
+        }
+    }
+
+    fn call_fresh(&self, tool: &str, args: Value) -> Answer {
+        eventually(&format!("a fresh answer of {tool}"), || {
+            let a = self.call(tool, args.clone());
+            if a.stale() { Err(a) } else { Ok(a) }
+        })
+    }
+
+    fn json(&self, tool: &str, args: Value) -> Value {
+        let a = self.call(tool, args);
+        serde_json::from_str(a.text()).unwrap_or_else(|e| panic!("{tool}: {e}: {a:?}"))
+    }
+
+    /// The client leaves: stdin closes, or the client goes and the server stops.
+    fn stop(self) {
+        match self {
+            Client::Stdio(mcp) => mcp.stop(),
+            Client::Http(serve, service) => {
+                let _ = serve.rt.block_on(service.cancel());
+                let (code, stderr) = serve.terminate();
+                assert_eq!(code, Some(0), "{stderr}");
+            }
+        }
+    }
+}
+
+/// Regression: on the stateless protocol, over stdio, trust_verify refused ("this client
+/// gave none in initialize"); over `/mcp` the verifier was `rmcp` and each request was a
+/// session of its own. Now the client's name, its session (and the context defaults sent
+/// in it) and its record are the same on both generations and both surfaces.
+#[test]
+fn identity_sessions_and_defaults_are_the_same_on_both_protocols_and_surfaces() {
+    for protocol in Protocol::BOTH {
+        for surface in ["stdio", "http"] {
+            let case = format!("{protocol:?} over {surface}");
+            let root = TestRoot::sample();
+            let client = Client::start(&root, surface, protocol, client_named("claude-code"));
+            let context = json!({"workspace": "devtools", "max_chars": 400});
+            client.call_fresh("workspace_get_context", context.clone());
+            client.call_fresh("workspace_get_context", context);
+            let memory = client.json("memory_add", json!({"content": format!("Noted {case}."), "format": "json"}));
+            let line = added(&root, &memory["id"]);
+            assert_eq!(
+                (&line["agent"], &line["author"]["client"]),
+                (&json!("claude-code"), &json!("claude-code")),
+                "{case}"
+            );
+            let verified = client.json(
+                "trust_verify",
+                json!({"agent": "writer-bot", "success": true, "evidence": "tests pass", "format": "json"}),
+            );
+            assert_eq!(
+                (&verified["verifier"], &verified["verifier_self_reported"]),
+                (&json!("claude-code"), &json!(true)),
+                "{case}"
+            );
+            let stats = client.json("memory_stats", json!({"format": "json"}));
+            assert_eq!(stats["defaults_redundant"], 1, "{case}: the second call of one session had them: {stats}");
+            client.stop();
+            let records = eventually(&format!("the session's record, {case}"), || {
+                Some(session_records(&root)).filter(|r| !r.is_empty())
+            });
+            assert_eq!(records.len(), 1, "{case}: {records:?}");
+            let s = &records[0]["session"];
+            assert_eq!(
+                (&s["agents"], &s["memories"], &s["verifications"][0]["agent"]),
+                (&json!(["claude-code"]), &json!([memory["id"]]), &json!("writer-bot")),
+                "{case}: {s}"
+            );
+        }
+    }
+}
+
+/// Regression: a request whose client said nothing was taken for a client called `rmcp`,
+/// the MCP library's own name, which then verified agents.
+#[test]
+fn the_mcp_librarys_name_is_no_ones_on_either_protocol() {
+    for protocol in Protocol::BOTH {
+        for surface in ["stdio", "http"] {
+            let root = TestRoot::sample();
+            let client = Client::start(&root, surface, protocol, ClientConfig::default());
+            let refused = client.call("trust_verify", json!({"agent": "writer-bot", "success": true, "evidence": "e"}));
+            assert_eq!(
+                refused,
+                Answer::Err(
+                    "usage".into(),
+                    "trust_verify needs the verifier's name: this client gave none (clientInfo.name), and the server \
+has no --agent and its token no agent"
+                        .into()
+                ),
+                "{protocol:?} over {surface}"
+            );
+            let memory = client.json("memory_add", json!({"content": "Nameless.", "format": "json"}));
+            let line = added(&root, &memory["id"]);
+            assert_eq!((&line["agent"], line["author"].get("client")), (&json!("mcp"), None), "{line}");
+            client.stop();
+        }
+    }
+}
+
+/// The server's `--agent` is who its clients are, whatever they call themselves.
+#[test]
+fn the_servers_agent_outranks_the_clients_name_on_both_protocols() {
+    for protocol in Protocol::BOTH {
+        let root = TestRoot::sample();
+        let mcp = Mcp::start_as(root.path(), &["--agent", "Reviewer"], protocol, client_named("claude-code"));
+        let args = json!({"agent": "writer-bot", "success": true, "evidence": "e", "format": "json"});
+        let v: Value = serde_json::from_str(mcp.call("trust_verify", args).text()).unwrap();
+        assert_eq!((&v["verifier"], v.get("verifier_self_reported")), (&json!("reviewer"), None), "{protocol:?}");
+        let shown: Value = serde_json::from_str(mcp.call("trust_show", json!({"format": "json"})).text()).unwrap();
+        let writer = shown["agents"].as_array().unwrap().iter().find(|a| a["agent"] == "writer-bot").unwrap();
+        assert_eq!((&writer["successes"], writer.get("self_reported")), (&json!(1), None), "{shown}");
+        mcp.stop();
+        let line: Value = serde_json::from_str(root.read(".tmws/trust.jsonl").lines().last().unwrap()).unwrap();
+        assert_eq!((&line["verifier"], line.get("self_reported")), (&json!("reviewer"), None));
+    }
+}
+
+/// Regression: Claude Code stops its servers with SIGINT, and `tmws mcp` died without
+/// recording the session. Each signal now records it once, and the exit code says which.
+#[cfg(unix)]
+#[test]
+fn sigint_and_sigterm_record_the_session_once_and_exit_130_or_143() {
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        for protocol in Protocol::BOTH {
+            let root = TestRoot::sample();
+            let mcp = Mcp::start_as(root.path(), &[], protocol, client_named("claude-code"));
+            mcp.call("memory_add", json!({"content": format!("Before SIG{signal}.")}));
+            assert_eq!(mcp.signal(signal), Some(code), "SIG{signal}, {protocol:?}");
+            let records = session_records(&root);
+            assert_eq!(records.len(), 1, "SIG{signal}, {protocol:?}: {records:?}");
+            assert_eq!(records[0]["agent"], "claude-code");
+        }
+    }
+}
+
+/// A handle minted by the server keeps a client that names itself nowhere in one session;
+/// a `session` argument that is not one of its handles is refused.
+#[test]
+fn a_session_argument_must_be_a_handle_the_server_makes() {
+    let root = TestRoot::sample();
+    let mcp = Mcp::start(root.path());
+    let e = mcp.rt.block_on(
+        mcp.client.call_tool(
+            CallToolRequestParams::new("workspace_list")
+                .with_arguments(json!({"session": "mine"}).as_object().unwrap().clone()),
+        ),
+    );
+    assert!(e.unwrap_err().to_string().contains("`session` is a handle this server gave"));
+    let handle = format!("s_{}", "0123456789abcdef".repeat(2));
+    assert!(matches!(mcp.call("workspace_list", json!({"session": handle})), Answer::Ok(_)));
+    mcp.stop();
+}
+
+/// Regression: a session record, made of its session's queries, scored 100 above the
+/// decision that answers them (73). Here, without the fix, `tantivy index session` put
+/// the record at 100 and the decision at 58. Session records are left out of searches
+/// unless asked for by their kind.
+#[test]
+fn session_records_never_outrank_the_decision_that_answers_the_query() {
+    let root = TestRoot::sample();
+    let mcp = Mcp::start(root.path());
+    for q in ["tantivy derived index", "derived index tantivy rebuilt", "tantivy index"] {
+        mcp.call_fresh("workspace_search", json!({"query": q}));
+        mcp.call_fresh("memory_search", json!({"query": q}));
+    }
+    mcp.call("memory_add", json!({"content": "Lunch is at noon."}));
+    mcp.stop();
+    let records = session_records(&root);
+    assert_eq!(records.len(), 1, "{records:?}");
+    let record = &records[0]["id"];
+    let json = |args: &[&str]| -> Value {
+        let out = root.run(args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+    };
+    let ids = |v: &Value| -> Vec<Value> {
+        v["results"].as_array().unwrap().iter().map(|r| r.get("id").unwrap_or(&r["refId"]).clone()).collect()
+    };
+    for words in [&["tantivy", "index", "session"][..], &["tantivy", "derived", "index"]] {
+        let found = json(&[&["--json", "search"][..], words].concat());
+        let adr = "resources/workspaces/devtools/common/_decisions/260501-tantivy-index.md";
+        assert_eq!(found["results"][0]["refId"], adr, "{found}");
+        assert!(!ids(&found).contains(record), "{found}");
+    }
+    let memories = json(&["--json", "memory", "search", "tantivy", "derived", "index"]);
+    assert!(!ids(&memories).contains(record), "{memories}");
+    let asked = json(&["--json", "memory", "search", "tantivy", "derived", "index", "--kind", "session"]);
+    assert_eq!(ids(&asked), std::slice::from_ref(record), "{asked}");
 }

@@ -86,12 +86,21 @@ fn check_report(r: &Value) {
     called.push("tool_call");
     called.sort_unstable();
     assert_eq!(called, mcp_tools());
+    // The client's own name, on either protocol, and said to be only what it reported.
     let verified: Value = serde_json::from_str(calls["trust_verify"]["text"].as_str().unwrap()).unwrap();
-    assert_eq!((&verified["agent"], &verified["verifier"]), (&json!("writer-bot"), &json!("sdk-agent")));
+    assert_eq!(
+        (&verified["agent"], &verified["verifier"], &verified["verifier_self_reported"]),
+        (&json!("writer-bot"), &json!("sdk-agent"), &json!(true))
+    );
     let shown: Value = serde_json::from_str(calls["trust_show"]["text"].as_str().unwrap()).unwrap();
     let writer: Vec<&Value> =
         shown["agents"].as_array().unwrap().iter().filter(|a| a["agent"] == "writer-bot").collect();
-    assert_eq!((writer.len(), &writer[0]["successes"]), (1, &json!(1)), "{shown}");
+    assert_eq!(
+        (writer.len(), &writer[0]["successes"], &writer[0]["self_reported"]),
+        (1, &json!(1), &json!(1)),
+        "{shown}"
+    );
+
     let recalled: Value = serde_json::from_str(calls["recall"]["text"].as_str().unwrap()).unwrap();
     assert_eq!(
         (&recalled["results"][0]["refId"], &recalled["results"][0]["kind"]),
@@ -149,9 +158,23 @@ YYYY-MM-DD; found `soon` (write the date as YYYY-MM-DD, e.g. 2026-11-22)"
     assert_eq!(r["warnings"], json!([]), "the SDK logged no warning (a session DELETE answered 202, say)");
 }
 
-/// The session entry the SDK's client session left when it ended (stdin closed, or its
-/// HTTP session deleted): what it did after its own session_record.
+/// The session entries the SDK's client session left: the one its session_record wrote,
+/// holding what the session did until then, and the one it left when it ended (stdin
+/// closed, its HTTP session deleted, or the server stopped): what it did after.
 fn check_session_recorded(root: &TestRoot) {
+    let log = std::fs::read_to_string(root.path().join(".tmws/memory/long-term.jsonl")).unwrap_or_default();
+    let asked: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["kind"] == "session" && v["session"]["automatic"] == false)
+        .collect();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let s = &asked[0]["session"];
+    assert_eq!(s["agents"], json!(["sdk-agent"]), "{s}");
+    let tools: Vec<&str> = s["queries"].as_array().unwrap().iter().map(|q| q["tool"].as_str().unwrap()).collect();
+    assert_eq!(tools, ["recall", "workspace_search", "memory_search"], "{s}");
+    assert_eq!(s["memories"].as_array().unwrap().len(), 1, "{s}");
+    assert!(s["duration_secs"].is_i64(), "{s}");
     let automatic = || -> Vec<Value> {
         let log = std::fs::read_to_string(root.path().join(".tmws/memory/long-term.jsonl")).unwrap_or_default();
         log.lines()
@@ -170,23 +193,50 @@ fn check_session_recorded(root: &TestRoot) {
     );
 }
 
-#[test]
-fn the_python_sdk_uses_every_tool_over_stdio() {
+/// The SDK over stdio, in `mode` (`legacy`, `auto`), speaking `protocol`.
+fn sdk_over_stdio(mode: &str, protocol: &str) {
     let Some(python) = python() else { return };
     let root = TestRoot::sample();
-    let report = sdk(&python, &["stdio", env!("CARGO_BIN_EXE_tmws"), root.path().to_str().unwrap()]);
+    let report = sdk(&python, &["stdio", env!("CARGO_BIN_EXE_tmws"), root.path().to_str().unwrap(), mode]);
+    assert_eq!(report["protocol"], protocol);
     check_report(&report);
     check_session_recorded(&root);
 }
 
-#[test]
-fn the_python_sdk_uses_every_tool_over_streamable_http() {
+/// The SDK over `/mcp`, in `mode`, speaking `protocol`; the server stops after it, which
+/// ends a stateless client's session.
+fn sdk_over_http(mode: &str, protocol: &str) {
     let Some(python) = python() else { return };
     let root = TestRoot::sample();
     let serve = Serve::start(root.path(), None);
-    let report = sdk(&python, &["http", &format!("{}/mcp", serve.url), &serve.token]);
+    let report = sdk(&python, &["http", &format!("{}/mcp", serve.url), &serve.token, mode]);
+    assert_eq!(report["protocol"], protocol);
     check_report(&report);
+    let (code, stderr) = serve.terminate();
+    assert_eq!(code, Some(0), "{stderr}");
     check_session_recorded(&root);
+}
+
+#[test]
+fn the_python_sdk_uses_every_tool_over_stdio_with_the_initialize_handshake() {
+    sdk_over_stdio("legacy", "2025-11-25");
+}
+
+#[test]
+fn the_python_sdk_uses_every_tool_over_stdio_statelessly_by_default() {
+    sdk_over_stdio("auto", "2026-07-28");
+}
+
+#[test]
+fn the_python_sdk_uses_every_tool_over_streamable_http_with_the_initialize_handshake() {
+    sdk_over_http("legacy", "2025-11-25");
+}
+
+/// Regression: on the stateless protocol each request was a session of its own, of
+/// `rmcp`, and the verifier was `rmcp`.
+#[test]
+fn the_python_sdk_uses_every_tool_over_streamable_http_statelessly_by_default() {
+    sdk_over_http("auto", "2026-07-28");
 }
 
 /// A scripted agent session (docs/memory-log.md, sessions) through the official SDK: one client

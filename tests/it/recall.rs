@@ -25,13 +25,6 @@ fn sessions(root: &TestRoot) -> Vec<Value> {
     adds(root, "long-term").into_iter().filter(|v| v["kind"] == "session").collect()
 }
 
-/// Waits until the clock is past the second of `stamp` (RFC 3339): a session's window
-/// starts after the second the last session ended in.
-fn past_the_second_of(stamp: &Value) {
-    let then = chrono::DateTime::parse_from_rfc3339(stamp.as_str().unwrap()).unwrap().timestamp();
-    eventually("the next second", || (chrono::Utc::now().timestamp() > then).then_some(()));
-}
-
 fn git(root: &TestRoot, args: &[&str]) {
     let out = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
@@ -215,7 +208,7 @@ fn a_client_session_is_recorded_once_when_it_ends_with_everything_it_did() {
     assert_eq!(s["verifications"], json!([{"agent": "writer-bot", "success": true, "trust": 0.55}]));
     assert_eq!(s["tool_calls"], json!({"nobody/x": {"calls": 1, "failed": 1}}));
     assert_eq!((&s["branch"], &s["automatic"]), (&json!("fix/watcher"), &json!(true)));
-    assert_eq!(s["agents"], json!(["rmcp"]));
+    assert_eq!(s["agents"], json!([super::clients::CLIENT]));
     assert_eq!(
         (&s["commits"][0]["subject"], &s["commits"][0]["files"]),
         (&json!("Rescan new folders"), &json!(["NOTES.md"]))
@@ -235,20 +228,32 @@ fn a_client_session_is_recorded_once_when_it_ends_with_everything_it_did() {
     );
 
     // A session that recorded itself with session_record is not recorded again; what
-    // came after the record is. (A window starts after the last session's second.)
-    past_the_second_of(&s["until"]);
+    // came after the record is. session_record holds what the session did until then, as
+    // the record at its end would have: queries, memories, verifications, branch, duration.
     let mcp = Mcp::start(root.path());
-    mcp.call("memory_add", json!({"content": "recorded by hand"}));
-    mcp.call("session_record", json!({}));
+    mcp.call_fresh("workspace_search", json!({"query": "connection pool"}));
+    let by_hand = mcp.call("memory_add", json!({"content": "recorded by hand", "format": "json"}));
+    let by_hand: Value = serde_json::from_str(by_hand.text()).unwrap();
+    mcp.call("trust_verify", json!({"agent": "other-bot", "success": false, "evidence": "its build fails"}));
+    let asked = mcp.call("session_record", json!({"format": "json"}));
+    let asked: Value = serde_json::from_str(asked.text()).unwrap();
+    assert_eq!((&asked["recorded"], &asked["memories"]), (&json!(true), &json!(1)), "{asked}");
     mcp.stop();
     let all = sessions(&root);
     assert_eq!(all.len(), 2, "{all:?}");
-    assert_eq!(all[1]["session"].get("automatic"), None, "the second is session_record's");
+    let s = &all[1]["session"];
+    assert_eq!(s["automatic"], json!(false), "the second is session_record's: {s}");
+    assert_eq!(s["queries"], json!([{"tool": "workspace_search", "query": "connection pool"}]));
+    assert_eq!(s["memories"], json!([by_hand["id"]]));
+    assert_eq!(s["verifications"], json!([{"agent": "other-bot", "success": false, "trust": 0.4}]));
+    assert_eq!((&s["branch"], &s["agents"]), (&json!("fix/watcher"), &json!([super::clients::CLIENT])));
+    assert!(s["duration_secs"].as_i64().unwrap() >= 0, "{s}");
     let mcp = Mcp::start(root.path());
     mcp.call("session_record", json!({}));
+    mcp.call("memory_add", json!({"content": "added after the record"}));
     mcp.call_fresh("memory_search", json!({"query": "recorded by hand"}));
     mcp.stop();
-    assert_eq!(sessions(&root).len(), 3);
+    assert_eq!(sessions(&root).len(), 3, "nothing happened before session_record: it recorded nothing");
     assert_eq!(
         sessions(&root)[2]["session"]["queries"],
         json!([{"tool": "memory_search", "query": "recorded by hand"}])
@@ -258,23 +263,33 @@ fn a_client_session_is_recorded_once_when_it_ends_with_everything_it_did() {
     // idle time on a busy machine, and be a session of its own.
     root.write(".tmws/config.toml", "[sessions]\nidle_minutes = 0.02\n");
     let mcp = Mcp::start(root.path());
-    mcp.call("recall", json!({"task": "idle at first"}));
+    mcp.call("memory_add", json!({"content": "idle at first"}));
     eventually("the idle session's entry", || (sessions(&root).len() == 4).then_some(()));
-    mcp.call("recall", json!({"task": "busy again"}));
+    mcp.call("memory_add", json!({"content": "busy again"}));
     eventually("the second idle entry", || (sessions(&root).len() == 5).then_some(()));
     mcp.stop();
     let all = sessions(&root);
     assert_eq!(all.len(), 5, "nothing left to record at the end");
-    assert_eq!(all[3]["session"]["queries"], json!([{"tool": "recall", "query": "idle at first"}]));
-    assert_eq!(all[4]["session"]["queries"], json!([{"tool": "recall", "query": "busy again"}]));
+    assert!(all[3]["content"].as_str().unwrap().contains("idle at first"), "{}", all[3]);
+    assert!(all[4]["content"].as_str().unwrap().contains("busy again"), "{}", all[4]);
     root.write(".tmws/config.toml", "");
-    // A session that did nothing leaves nothing; `auto = false` records nothing.
+    // A session that did nothing leaves nothing; one that only searched, read and
+    // recalled leaves nothing either; `auto = false` records nothing.
     let mcp = Mcp::start(root.path());
     mcp.call("workspace_list", json!({}));
     mcp.stop();
+    let short_term = || adds(&root, "short-term").len();
+    let before = short_term();
+    let mcp = Mcp::start(root.path());
+    mcp.call_fresh("recall", json!({"task": "watcher misses files"}));
+    mcp.call_fresh("workspace_search", json!({"query": "connection pool"}));
+    mcp.call("workspace_read", json!({"ref_id": "resources/workspaces/devtools/OVERVIEW.md"}));
+    mcp.stop();
+    assert_eq!(sessions(&root).len(), 5, "a session that only looked is no memory");
+    assert_eq!(short_term(), before, "nor a short-term note");
     root.write(".tmws/config.toml", "[sessions]\nauto = false\n");
     let mcp = Mcp::start(root.path());
-    mcp.call_fresh("recall", json!({"task": "anything"}));
+    mcp.call("memory_add", json!({"content": "not recorded"}));
     mcp.stop();
     assert_eq!(sessions(&root).len(), 5);
 }

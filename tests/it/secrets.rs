@@ -126,7 +126,7 @@ fn every_field_of_a_memory_is_redacted_through_every_surface() {
     let text = answer.text().to_owned();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap()["redacted"], 6, "{text}");
     assert!(leaked(&text, &secrets).is_empty());
-    assert_marked(&entry_of(&root, "mcp"), "mcp", Some("rmcp"));
+    assert_marked(&entry_of(&root, "mcp"), "mcp", Some(super::clients::CLIENT));
     let found = mcp.call_fresh("memory_search", json!({"query": "deploys vault", "include_content": true}));
     assert!(found.text().contains("[REDACTED:github-pat]"), "{}", found.text());
     assert!(leaked(found.text(), &secrets).is_empty());

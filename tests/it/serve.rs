@@ -750,3 +750,82 @@ fn trust_is_shown_at_get_trust() {
         (&json!("writer-bot"), &json!(1), 1)
     );
 }
+
+/// Writes the tokens bound to agents, private unless `mode` says otherwise.
+#[cfg(unix)]
+fn agent_tokens(root: &TestRoot, text: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    root.write(".tmws/cache/agent-tokens", text);
+    let path = root.path().join(".tmws/cache/agent-tokens");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A token bound to an agent names the writer and the verifier, on REST and on `/mcp` with
+/// either protocol, whatever the client calls itself; the server's own token leaves the
+/// client's self-reported name.
+#[cfg(unix)]
+#[test]
+fn a_token_bound_to_an_agent_is_who_writes_and_verifies() {
+    use super::clients::{Protocol, client_named, mcp_over_http};
+    let root = TestRoot::sample();
+    let ci = "ci-bot-token-0123456789abcdef0123456789";
+    agent_tokens(&root, &format!("# agent token\nCI-Bot {ci}\n"), 0o600);
+    let serve = Serve::start(root.path(), None);
+    let verify = |token: &str, protocol: Protocol, agent: &str| -> Value {
+        let client = mcp_over_http(&serve.rt, &serve.url, token, protocol, client_named("claude-code"));
+        let args = json!({"agent": agent, "success": true, "evidence": "e", "format": "json"});
+        let params = CallToolRequestParams::new("trust_verify").with_arguments(args.as_object().unwrap().clone());
+        let r = serve.rt.block_on(client.call_tool(params)).unwrap();
+        let _ = serve.rt.block_on(client.cancel());
+        serde_json::from_str(&result_text(&r)).unwrap_or_else(|e| panic!("{e}: {}", result_text(&r)))
+    };
+    for (protocol, agent) in [(Protocol::Legacy, "writer-bot"), (Protocol::Stateless, "other-bot")] {
+        let v = verify(ci, protocol, agent);
+        assert_eq!((&v["verifier"], v.get("verifier_self_reported")), (&json!("ci-bot"), None), "{protocol:?}: {v}");
+    }
+    let v = verify(&serve.token, Protocol::Stateless, "third-bot");
+    assert_eq!((&v["verifier"], &v["verifier_self_reported"]), (&json!("claude-code"), &json!(true)), "{v}");
+    let added = serve.send(
+        serve.http.post(format!("{}/memory", serve.url)).bearer_auth(ci).body(r#"{"content": "Written by CI."}"#),
+    );
+    assert_eq!(added.status, 200, "{}", added.body);
+    let log: String = ["short-term", "long-term"]
+        .iter()
+        .map(|ns| std::fs::read_to_string(root.path().join(format!(".tmws/memory/{ns}.jsonl"))).unwrap_or_default())
+        .collect();
+    let line = log.lines().find(|l| l.contains("Written by CI.")).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(line).unwrap()["agent"], "ci-bot", "{line}");
+    drop(serve);
+    // The verification of third-bot by a self-reported name is shown as such.
+    let shown = root.run(&["--json", "trust", "show"]);
+    let shown: Value = serde_json::from_str(&shown.stdout).unwrap_or_else(|e| panic!("{e}: {}", shown.stdout));
+    let third = shown["agents"].as_array().unwrap().iter().find(|a| a["agent"] == "third-bot").unwrap();
+    assert_eq!(third["self_reported"], 1, "{shown}");
+    let ci_verified = shown["agents"].as_array().unwrap().iter().find(|a| a["agent"] == "writer-bot").unwrap();
+    assert_eq!(ci_verified.get("self_reported"), None, "{shown}");
+}
+
+/// The file of agent tokens stops the server when others may read it, when a token is
+/// short or used twice; the message names the line and never the token.
+#[cfg(unix)]
+#[test]
+fn a_bad_agent_token_file_stops_the_server_without_showing_a_token() {
+    let root = TestRoot::sample();
+    let long = "a-token-of-forty-characters-0123456789ab";
+    agent_tokens(&root, &format!("ci-bot {long}\n"), 0o644);
+    let (code, stderr) = serve_refused(root.path(), "127.0.0.1:0", None);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains(".tmws/cache/agent-tokens: other users may use this file (mode 644)"), "{stderr}");
+    agent_tokens(&root, "ci-bot short-token\n", 0o600);
+    let (_, stderr) = serve_refused(root.path(), "127.0.0.1:0", None);
+    assert!(
+        stderr.contains(".tmws/cache/agent-tokens:1: the token of `ci-bot` has 11 characters, it needs at least 32"),
+        "{stderr}"
+    );
+    agent_tokens(&root, &format!("# two\nci-bot {long}\nother {long}\n"), 0o600);
+    let (_, stderr) = serve_refused(root.path(), "127.0.0.1:0", None);
+    assert!(stderr.contains(".tmws/cache/agent-tokens:3: the token of `other` is used before"), "{stderr}");
+    for s in [long, "short-token"] {
+        assert!(!stderr.contains(s), "a token in the message: {stderr}");
+    }
+}

@@ -1,12 +1,13 @@
 //! One table of requests run through every surface: the engine in process, the CLI, MCP
-//! (rmcp's client over `tmws mcp`) and HTTP (reqwest against `tmws serve`). Each surface
+//! (rmcp's client over `tmws mcp` and `/mcp`, with either generation of the protocol) and HTTP (reqwest against `tmws serve`). Each surface
 //! starts from its own copy of the sample root and runs the table in order; every surface
 //! must give the engine's answer, text for text, and the same category for every error.
 
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use tmws::query::Engine;
 
-use super::clients::{Answer, Mcp, Serve, encode};
+use super::clients::{Answer, Mcp, Protocol, Serve, answer_of, client_named, encode, mcp_over_http};
 use super::util::{TestRoot, eventually, tmws};
 
 /// How HTTP asks for it (None: no REST route; MCP at `/mcp` is the same as stdio).
@@ -432,16 +433,36 @@ fn every_surface_gives_the_engines_answers_and_error_categories() {
     // MCP over stdio: errors are results with isError and their category. A server's
     // index catches up with a write in the background, and `memory_get` does not say when
     // it is behind: after each write, a search that does say so is asked until it is not.
-    let root = TestRoot::sample();
-    let mcp = Mcp::start(root.path());
-    for (c, want) in cases.iter().zip(&expected) {
-        let got = if c.writes { mcp.call(c.tool, c.args.clone()) } else { mcp.call_fresh(c.tool, c.args.clone()) };
-        assert_eq!(&normalise(got), want, "MCP, {}", c.what);
-        if c.writes {
-            mcp.call_fresh("memory_search", json!({"query": "caught up"}));
+    // Both generations of the protocol, over stdio and over `/mcp`.
+    let through_mcp = |call: &dyn Fn(&str, Value) -> Answer, how: &str| {
+        let fresh = |tool: &str, args: Value| {
+            eventually(&format!("a fresh answer of {tool}, {how}"), || {
+                let a = call(tool, args.clone());
+                if a.stale() { Err(a) } else { Ok(a) }
+            })
+        };
+        for (c, want) in cases.iter().zip(&expected) {
+            let got = if c.writes { call(c.tool, c.args.clone()) } else { fresh(c.tool, c.args.clone()) };
+            assert_eq!(&normalise(got), want, "MCP {how}, {}", c.what);
+            if c.writes {
+                fresh("memory_search", json!({"query": "caught up"}));
+            }
         }
+    };
+    for protocol in Protocol::BOTH {
+        let root = TestRoot::sample();
+        let mcp = Mcp::start_as(root.path(), &[], protocol, client_named("table"));
+        through_mcp(&|tool, args| mcp.call(tool, args), &format!("{protocol:?} over stdio"));
+        mcp.stop();
+        let root = TestRoot::sample();
+        let serve = Serve::start(root.path(), None);
+        let client = mcp_over_http(&serve.rt, &serve.url, &serve.token, protocol, client_named("table"));
+        let call = |tool: &str, args: Value| {
+            let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().unwrap().clone());
+            answer_of(&serve.rt.block_on(client.call_tool(params)).unwrap())
+        };
+        through_mcp(&call, &format!("{protocol:?} over /mcp"));
     }
-    mcp.stop();
 
     // HTTP: the REST routes, the error's status and its JSON body.
     let root = TestRoot::sample();

@@ -1,7 +1,11 @@
 """Drives tmws with the official Python MCP SDK (PyPI `mcp`), as an agent's client would.
 
-Usage: sdk_client.py stdio TMWS ROOT
-       sdk_client.py http URL TOKEN
+Usage: sdk_client.py stdio TMWS ROOT [legacy|auto]
+       sdk_client.py http URL TOKEN [legacy|auto]
+
+`legacy` (the default) drives `ClientSession` through the `initialize` handshake; `auto`
+uses the SDK's `Client` as it comes (`mode="auto"`): it probes `server/discover` and speaks
+the stateless protocol (2026-07-28) when the server does.
 
 Lists the tools, calls every one of them with good arguments and with bad ones, and prints
 one JSON report on stdout: what the SDK saw (tool names, annotations, parameter types,
@@ -38,11 +42,8 @@ def text_of(result):
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
-async def exercise(session):
-    report = {}
-    init = await session.initialize()
-    report["server"] = init.server_info.name
-    report["instructions"] = init.instructions or ""
+async def exercise(session, head):
+    report = dict(head)
     tools = (await session.list_tools()).tools
     report["tools"] = {}
     for t in tools:
@@ -156,25 +157,45 @@ async def main():
     collect = Collect()
     logging.getLogger().addHandler(collect)
     logging.getLogger().setLevel(logging.WARNING)
-    mode = sys.argv[1]
-    if mode == "stdio":
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
+    surface = sys.argv[1]
+    protocol = sys.argv[4] if len(sys.argv) > 4 else "legacy"
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.client import Client
+    from mcp.client.stdio import stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
 
+    async def legacy(read, write):
+        async with ClientSession(read, write, client_info=client_info()) as session:
+            init = await session.initialize()
+            head = {"server": init.server_info.name, "instructions": init.instructions or "", "protocol": init.protocol_version}
+            return await exercise(session, head)
+
+    async def auto(server):
+        async with Client(server, client_info=client_info(), mode="auto") as client:
+            head = {
+                "server": client.server_info.name if client.server_info else None,
+                "instructions": client.instructions or "",
+                "protocol": client.protocol_version,
+            }
+            return await exercise(client, head)
+
+    if surface == "stdio":
         params = StdioServerParameters(command=sys.argv[2], args=["mcp"], cwd=sys.argv[3])
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write, client_info=client_info()) as session:
-                report = await exercise(session)
+        if protocol == "auto":
+            report = await auto(params)
+        else:
+            async with stdio_client(params) as (read, write):
+                report = await legacy(read, write)
     else:
-        from mcp import ClientSession
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {sys.argv[3]}"})
         async with http:
-            async with streamable_http_client(sys.argv[2], http_client=http, terminate_on_close=True) as (read, write):
-                async with ClientSession(read, write, client_info=client_info()) as session:
-                    report = await exercise(session)
+            transport = streamable_http_client(sys.argv[2], http_client=http, terminate_on_close=True)
+            if protocol == "auto":
+                report = await auto(transport)
+            else:
+                async with transport as (read, write):
+                    report = await legacy(read, write)
     report["warnings"] = collect.records
     print(json.dumps(report))
 

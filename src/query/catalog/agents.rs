@@ -14,9 +14,10 @@ pub struct SessionRecord;
 static SESSION_RECORD: Spec = Spec {
     name: "session_record",
     title: "Record the session",
-    description: "At the end of a session, record what happened in one long-term memory (kind session): the memories \
-added, commits made and tool calls since the last recorded session (or since a time or commit). Later sessions \
-find it with memory_search.",
+    description: "At the end of a session, record what happened in one long-term memory (kind session): what this \
+session did since its last record (searches, memories added, verifications, tool calls, commits, branch, duration), \
+or with since, the memories added, commits made and tool calls since a time or commit. Later sessions find it with \
+memory_search and kind session.",
     hints: Hints::ADD,
     cli: Some(Command::new(
         Some("session"),
@@ -48,14 +49,15 @@ impl Typed for SessionRecord {
         let agent = if session.is_person() { req.agent.clone() } else { Some(session.writer()) };
         let author = session.author();
         let since = req.since.as_deref();
-        let answer = session::record(
-            engine.root(),
-            engine.config(),
-            since,
-            (agent.as_deref(), Some(&author)),
-            chrono::Utc::now(),
-        )?;
-        session.recorded();
+        let by = (agent.as_deref(), Some(&author));
+        let now = chrono::Utc::now();
+        // A client session that keeps its own account records what it did, as its record
+        // at its end would have (searches, verifications, branch, duration); that record
+        // then starts after this one. Without one, or with `since`, a window of the log.
+        let answer = match session.take_activity().filter(|_| since.is_none()) {
+            Some(activity) => session::record_activity(engine.root(), engine.config(), by, &activity, false, now)?,
+            None => session::record(engine.root(), engine.config(), since, by, now)?,
+        };
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 }
@@ -70,8 +72,8 @@ static TRUST_VERIFY: Spec = Spec {
     description: "Record that you checked another agent's work (by the name its memories carry as agent) and whether it \
 held up, with the evidence: a test run, a review, a commit. Its trust moves up 0.05 on success, down 0.10 on \
 failure (the latest three verifications by one verifier count), and its memories rank accordingly. You are the \
-verifier, as this session's identity (the name your client gave when it connected, or the server's --agent), \
-never a name you pass; an agent cannot verify itself under any spelling of its name.",
+verifier, as this session's identity (the server's --agent, the agent its token is bound to, else the name your \
+client reports, recorded as self-reported), never a name you pass; an agent cannot verify itself under any spelling of its name.",
     hints: Hints::ADD,
     // The command line verifies as the person at it, with `tmws trust verify`: its own
     // flags (`--success` or `--failure`) and its own one-line answer.
@@ -93,12 +95,20 @@ impl Typed for TrustVerify {
         let max = req.validate(engine.config())?;
         let Some(verifier) = cx.session.identity() else {
             return Err(Error::Usage(
-                "trust_verify needs the verifier's name: this client gave none in initialize (clientInfo.name)".into(),
+                "trust_verify needs the verifier's name: this client gave none (clientInfo.name), and the server \
+has no --agent and its token no agent"
+                    .into(),
             ));
         };
         let now = chrono::Utc::now();
-        let trust = trust::verify(engine.root(), &req.agent, &verifier, req.success, &req.evidence, now)?;
-        Ok(Reply { answer: trust::Verified { verifier, trust }, format: req.format, max_chars: max })
+        let self_reported = cx.session.self_reported();
+        let trust =
+            trust::verify(engine.root(), &req.agent, (&verifier, self_reported), req.success, &req.evidence, now)?;
+        Ok(Reply {
+            answer: trust::Verified { verifier, verifier_self_reported: self_reported, trust },
+            format: req.format,
+            max_chars: max,
+        })
     }
 
     fn note(&self, req: &TrustVerifyRequest, answer: &trust::Verified, activity: &mut Activity) {

@@ -331,10 +331,7 @@ pub fn run() -> ExitCode {
     }
     let result = if let Command::Mcp { agent } = &cli.command {
         // The protocol owns stdout: holding its lock here would block every answer.
-        root(&cli)
-            .and_then(|root| crate::surface::mcp::run_stdio(&root, agent.as_deref()))
-            .map(|()| 0)
-            .map_err(Failure::from)
+        root(&cli).and_then(|root| crate::surface::mcp::run_stdio(&root, agent.as_deref())).map_err(Failure::from)
     } else {
         let mut out = io::stdout().lock();
         let result = dispatch(&cli, &mut out);

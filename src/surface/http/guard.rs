@@ -9,8 +9,10 @@
 //! - A present `Origin` must be this server's own: `http(s)://HOST[:PORT]` with a host the
 //!   rule above allows (the request's own `Host` when bound to all addresses) and the port
 //!   the server listens on or the client addressed. Clients other than browsers send none.
-//! - `Authorization: Bearer <token>` must carry the token; the scheme is matched in any
-//!   case and the token is compared in constant time.
+//! - `Authorization: Bearer <token>` must carry the token, or one of the tokens bound to
+//!   an agent (`token.rs`); the scheme is matched in any case and the token is compared in
+//!   constant time. The agent a token is bound to goes with the request ([`TokenAgent`]):
+//!   what it writes and verifies is written as that agent.
 //! - A request with two `Host` or two `Origin` headers is malformed (RFC 9110 §7.2: 400),
 //!   whatever the route: which of the two a check read and which one a proxy in front
 //!   used could differ.
@@ -23,6 +25,7 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::token::AGENT_TOKENS_FILE;
 use super::{ApiError, AppState};
 use crate::layout::TOKEN_FILE;
 
@@ -35,7 +38,14 @@ pub(super) struct Guard {
     /// A hash of the token, so that comparing takes the same time wherever it differs
     /// (`blake3::Hash` compares in constant time).
     token: blake3::Hash,
+    /// Hashes of the tokens bound to an agent, with the agent.
+    agents: Vec<(blake3::Hash, std::sync::Arc<str>)>,
 }
+
+/// The agent the request's token is bound to (None for the server's own token), put in
+/// the request's extensions by the guard.
+#[derive(Debug, Clone, Default)]
+pub struct TokenAgent(pub Option<std::sync::Arc<str>>);
 
 /// A host and port as a `Host` header or an origin names them: the host lowercased,
 /// without the brackets of an IPv6 address.
@@ -67,7 +77,13 @@ fn shown(text: &str) -> String {
 
 impl Guard {
     pub(super) fn new(bound: std::net::SocketAddr, token: &str) -> Guard {
-        Guard { ip: bound.ip(), port: bound.port(), token: blake3::hash(token.as_bytes()) }
+        Guard { ip: bound.ip(), port: bound.port(), token: blake3::hash(token.as_bytes()), agents: Vec::new() }
+    }
+
+    /// With these tokens bound to agents (`token::AgentToken`).
+    pub(super) fn with_agents(mut self, agents: &[super::token::AgentToken]) -> Guard {
+        self.agents = agents.iter().map(|a| (blake3::hash(a.token.as_bytes()), a.agent.clone())).collect();
+        self
     }
 
     /// Whether `host` names this server.
@@ -97,16 +113,28 @@ impl Guard {
         same_host && (port == self.port || port == host.port.unwrap_or(default_port))
     }
 
-    /// Whether `Authorization` carries the token: `Bearer` in any case, then the token.
-    fn authorized(&self, headers: &HeaderMap) -> bool {
-        let Some(value) = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes()) else { return false };
-        let Some(space) = value.iter().position(|&b| b == b' ') else { return false };
+    /// Whether `Authorization` carries a token, `Bearer` in any case, then the token: the
+    /// server's own (`Some(None)`) or one bound to an agent (`Some(Some(agent))`).
+    fn authorized(&self, headers: &HeaderMap) -> Option<TokenAgent> {
+        let value = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes())?;
+        let space = value.iter().position(|&b| b == b' ')?;
         let (scheme, token) = value.split_at(space);
-        scheme.eq_ignore_ascii_case(b"bearer") && blake3::hash(token.trim_ascii()) == self.token
+        if !scheme.eq_ignore_ascii_case(b"bearer") {
+            return None;
+        }
+        let hash = blake3::hash(token.trim_ascii());
+        // Every hash is compared, so that the time taken does not tell which matched.
+        let mut found = (hash == self.token).then(TokenAgent::default);
+        for (bound, agent) in &self.agents {
+            if hash == *bound {
+                found = Some(TokenAgent(Some(agent.clone())));
+            }
+        }
+        found
     }
 
-    /// Lets the request through, or says why not.
-    fn admit(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), ApiError> {
+    /// Lets the request through, with the agent its token is bound to, or says why not.
+    fn admit(&self, uri: &Uri, headers: &HeaderMap) -> Result<TokenAgent, ApiError> {
         for (name, shown) in [(header::HOST, "Host"), (header::ORIGIN, "Origin")] {
             let n = headers.get_all(&name).iter().count();
             if n > 1 {
@@ -115,7 +143,7 @@ impl Guard {
             }
         }
         if uri.path() == "/health" {
-            return Ok(());
+            return Ok(TokenAgent::default());
         }
         let host_text = match headers.get(header::HOST) {
             Some(v) => v.to_str().map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "the Host header is not text"))?,
@@ -154,19 +182,23 @@ through DNS rebinding"
                 ));
             }
         }
-        if !self.authorized(headers) {
-            return Err(ApiError::new(StatusCode::UNAUTHORIZED, "missing or wrong bearer token").hint(format!(
-                "send `Authorization: Bearer TOKEN`; the token is TMWS_TOKEN or the content of {TOKEN_FILE}"
-            )));
-        }
-        Ok(())
+        self.authorized(headers).ok_or_else(|| {
+            ApiError::new(StatusCode::UNAUTHORIZED, "missing or wrong bearer token").hint(format!(
+                "send `Authorization: Bearer TOKEN`; the token is TMWS_TOKEN or the content of {TOKEN_FILE}, or \
+one bound to an agent in {AGENT_TOKENS_FILE}"
+            ))
+        })
     }
 }
 
-/// The layer: 400, 403 or 401 unless the request passes (see the module's doc).
-pub(super) async fn check(State(app): State<AppState>, request: Request, next: Next) -> Response {
+/// The layer: 400, 403 or 401 unless the request passes (see the module's doc); a request
+/// let through carries the agent its token is bound to.
+pub(super) async fn check(State(app): State<AppState>, mut request: Request, next: Next) -> Response {
     match app.guard.admit(request.uri(), request.headers()) {
-        Ok(()) => next.run(request).await,
+        Ok(agent) => {
+            request.extensions_mut().insert(agent);
+            next.run(request).await
+        }
         Err(e) => e.into_response(),
     }
 }
@@ -189,7 +221,7 @@ mod tests {
             map.append(header::HeaderName::from_bytes(k.as_bytes()).unwrap(), HeaderValue::from_str(v).unwrap());
         }
         match g.admit(&path.parse().unwrap(), &map) {
-            Ok(()) => 200,
+            Ok(_) => 200,
             Err(e) => e.status.as_u16(),
         }
     }

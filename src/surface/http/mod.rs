@@ -11,7 +11,8 @@ mod guard;
 mod listen;
 mod token;
 
-pub use self::token::{TokenSource, resolve_token};
+pub use self::guard::TokenAgent;
+pub use self::token::{AGENT_TOKENS_FILE, TokenSource, agent_tokens, resolve_token};
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::Path;
@@ -122,14 +123,19 @@ fn query_args(uri: &Uri) -> std::result::Result<Map<String, Value>, ApiError> {
 
 /// Runs `tool` with `args` and answers with its text: YAML, or JSON when `format=json` or
 /// when the client accepts JSON first (docs/answers.md).
-async fn run(app: &AppState, headers: &HeaderMap, tool: &'static dyn Tool, mut args: Map<String, Value>) -> Response {
+async fn run(
+    app: &AppState,
+    (headers, agent): (&HeaderMap, Option<&TokenAgent>),
+    tool: &'static dyn Tool,
+    mut args: Map<String, Value>,
+) -> Response {
     if !args.contains_key("format") {
         let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
         if accept.split(',').next().is_some_and(|first| first.trim().starts_with("application/json")) {
             args.insert("format".into(), Value::from("json"));
         }
     }
-    let session = app.engine.request_session();
+    let session = app.engine.request_session(agent.and_then(|a| a.0.as_deref()));
     match app.engine.call_tool(&session, tool, args).await {
         Ok(Output::Text { text, format: Format::Json }) => {
             ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], format!("{text}\n"))
@@ -178,7 +184,7 @@ async fn tool_route(
             }
         }
     }
-    run(&app, &parts.headers, tool, args).await
+    run(&app, (&parts.headers, parts.extensions.get::<TokenAgent>()), tool, args).await
 }
 
 /// The values of the `{param}` segments of `template` in `path`, percent-decoded.
@@ -343,7 +349,7 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
     let state = AppState { engine: engine.clone(), guard: std::sync::Arc::new(guard) };
     // The guard checks `Host` for every route, `/mcp` included, by one rule.
     let mcp = StreamableHttpService::new(
-        move || Ok(TmwsServer::new(engine.clone())),
+        move || Ok(TmwsServer::new(engine.clone(), "http")),
         LocalSessionManager::default().into(),
         mcp_config.disable_allowed_hosts().with_max_request_body_bytes(MAX_BODY),
     );
@@ -411,6 +417,11 @@ pub fn serve(root: &Path, addr: SocketAddr, agent: Option<&str>, on_listening: i
         engine.set_agent(agent)?;
     }
     let (token, token_source) = resolve_token(root, std::env::var("TMWS_TOKEN").ok(), loopback)?;
+    let agents = agent_tokens(root, &token)?;
+    if !agents.is_empty() {
+        let names: Vec<&str> = agents.iter().map(|a| &*a.agent).collect();
+        tracing::info!("tokens bound to agents: {}", names.join(", "));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -426,7 +437,7 @@ pub fn serve(root: &Path, addr: SocketAddr, agent: Option<&str>, on_listening: i
     };
     let mcp_config = StreamableHttpServerConfig::default();
     let sessions = mcp_config.cancellation_token.clone();
-    let router = app(engine.clone(), guard::Guard::new(bound, &token), mcp_config);
+    let router = app(engine.clone(), guard::Guard::new(bound, &token).with_agents(&agents), mcp_config);
     on_listening(&Listening { addr: bound, token_source });
     runtime.block_on(async move {
         let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
@@ -444,6 +455,9 @@ pub fn serve(root: &Path, addr: SocketAddr, agent: Option<&str>, on_listening: i
             } => tracing::warn!("connections still open after {SHUTDOWN_GRACE:?}: stopping anyway"),
         }
     });
+    // The MCP sessions of stateless clients end with the server: each is recorded.
+    let ending = engine.clone();
+    let _ = runtime.block_on(async move { tokio::task::spawn_blocking(move || ending.end_sessions()).await });
     runtime.block_on(engine.shutdown());
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(())

@@ -6,8 +6,15 @@
 //! server refuses to start without a token, with one shorter than [`MIN_CHARS`], or with a
 //! token file that its group or others may read; on a loopback address such a file is
 //! replaced by a new private one.
+//!
+//! Tokens bound to agents are in [`AGENT_TOKENS_FILE`], one `AGENT TOKEN` a line (`#`
+//! comments, blank lines): a request with one of them writes and verifies as that agent,
+//! whatever its client calls itself. Each token has at least [`MIN_CHARS`] characters and
+//! is used once, the file is private (mode 0600), on any address; a file that breaks a
+//! rule stops the server, with a message that names the line and never the token.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::layout::TOKEN_FILE;
@@ -94,4 +101,66 @@ fn long_enough(token: &str, from: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The file of tokens bound to agents, relative to the root.
+pub const AGENT_TOKENS_FILE: &str = ".tmws/cache/agent-tokens";
+
+/// A token bound to an agent: a request that carries it speaks as the agent.
+#[derive(Clone)]
+pub struct AgentToken {
+    /// Normalised (`parse::trust::normalize`).
+    pub agent: Arc<str>,
+    pub token: String,
+}
+
+impl std::fmt::Debug for AgentToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentToken").field("agent", &self.agent).finish_non_exhaustive()
+    }
+}
+
+/// The tokens bound to agents ([`AGENT_TOKENS_FILE`]; none when there is no file), none of
+/// them `server_token`.
+pub fn agent_tokens(root: &Path, server_token: &str) -> Result<Vec<AgentToken>> {
+    use crate::parse::trust::{HUMAN, normalize};
+    let path = root.join(AGENT_TOKENS_FILE);
+    let Some((text, mode)) = store::read_secret_opt(root, &path)? else { return Ok(Vec::new()) };
+    if let Some(mode) = mode.filter(|m| m & 0o077 != 0) {
+        return Err(Error::Usage(format!(
+            "{AGENT_TOKENS_FILE}: other users may use this file (mode {:03o}); run `chmod 600 {AGENT_TOKENS_FILE}`",
+            mode & 0o777
+        )));
+    }
+    let mut tokens: Vec<AgentToken> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let at = format!("{AGENT_TOKENS_FILE}:{}", n + 1);
+        let mut words = line.split_whitespace();
+        let (Some(name), Some(token), None) = (words.next(), words.next(), words.next()) else {
+            return Err(Error::Usage(format!("{at}: write `AGENT TOKEN`, one pair a line")));
+        };
+        let agent = normalize(&crate::redact::redact(name).text);
+        if agent.is_empty() || agent == HUMAN {
+            return Err(Error::Usage(format!(
+                "{at}: `{HUMAN}` is the person at the command line; bind each token to an agent's name"
+            )));
+        }
+        let chars = token.chars().count();
+        if chars < MIN_CHARS {
+            return Err(Error::Usage(format!(
+                "{at}: the token of `{agent}` has {chars} characters, it needs at least {MIN_CHARS}"
+            )));
+        }
+        if token == server_token || tokens.iter().any(|t| t.token == token) {
+            return Err(Error::Usage(format!(
+                "{at}: the token of `{agent}` is used before: each token names one agent"
+            )));
+        }
+        tokens.push(AgentToken { agent: Arc::from(agent), token: token.to_owned() });
+    }
+    Ok(tokens)
 }
