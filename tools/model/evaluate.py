@@ -70,6 +70,13 @@ class BM25:
         self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
         self.k1, self.b = k1, b
 
+    def ceiling(self, query):
+        """What a document holding each query word once, at average length, would score:
+        BM25 divided by it is the share of the question a document matches."""
+        n = len(self.docs)
+        unseen = math.log(1 + (n + 0.5) / 0.5)
+        return sum(self.idf.get(t, unseen) for t in terms(query))
+
     def scores(self, query):
         q = terms(query)
         out = np.zeros(len(self.docs))
@@ -141,6 +148,7 @@ def teacher_encoder(path):
 def run(name, docs, queries, targets, encoders, out):
     bm25 = BM25(docs)
     bm = [bm25.scores(q) for q in queries]
+    ceil = [bm25.ceiling(q) for q in queries]
     # Documents holding every word of the question (tmws's "every word" tier).
     every = []
     for q in queries:
@@ -164,6 +172,11 @@ def run(name, docs, queries, targets, encoders, out):
             ("RRF k=60", rrf),
         ]:
             rows.append((f"{fname}: {label}", [f(b, c) for b, c in zip(bm, cos)]))
+        for a in (0.2, 0.3, 0.5):
+            rows.append((
+                f"convex {a}·min(1, BM25/ceiling) + {1 - a:.1f}·cos: {label}",
+                [a * np.minimum(1.0, b / m if m > 0 else b) + (1 - a) * c for b, c, m in zip(bm, cos, ceil)],
+            ))
     sweep = []
     for label, cos in cos_by.items():
         best = max((mrr_at_10([convex(a)(b, c) for b, c in zip(bm, cos)], targets)[0], a) for a in np.arange(0, 1.01, 0.1))
