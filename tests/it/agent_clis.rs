@@ -21,32 +21,34 @@ use tempfile::TempDir;
 
 use super::util::{TestRoot, eventually, mcp_tools, missing, repo, user_config};
 
-/// The Claude Code the tests run: `TMWS_CLAUDE`, else the one `.ci/run` installs.
-fn claude() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("TMWS_CLAUDE").filter(|p| !p.is_empty()) {
+/// The agent program `var` names, else the one `.ci/run` installs at `default` under the
+/// target folder; a missing one is [`missing`].
+fn installed(var: &str, default: &str, what: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
-        assert!(p.exists(), "TMWS_CLAUDE names {}, which does not exist", p.display());
+        assert!(p.exists(), "{var} names {}, which does not exist", p.display());
         return Some(p);
     }
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
-    let found = Some(target.join("claude/node_modules/.bin/claude")).filter(|p| p.exists());
+    let found = Some(target.join(default)).filter(|p| p.exists());
     if found.is_none() {
-        missing("no Claude Code (set TMWS_CLAUDE, or run .ci/run, which installs it in target/claude)");
+        missing(&format!("no {what} (set {var}, or run .ci/run, which installs it in target/{default})"));
     }
     found
 }
 
-/// One scripted tool call: the tool's name as the model sees it and its input.
+/// One scripted tool call: the tmws tool and its input.
 struct Step {
     tool: &'static str,
     input: Value,
 }
 
-/// A scripted model behind the Messages API (`POST /v1/messages`, streamed as server-sent
-/// events when the request asks for it, as Claude Code does): a request that offers the next
-/// step's tool gets that call, one whose results answer every step gets `last` as text, and
-/// any other request (a title or a summary a client may ask for) gets `last` too. Every
-/// request is kept, for the tests to read what the client sent.
+/// A scripted model behind the two APIs the agents speak, streamed as server-sent events when
+/// the request asks for it: Anthropic's Messages API (`POST /v1/messages`, Claude Code) and
+/// OpenAI's Responses API (`POST /v1/responses`, Codex). A request that offers the next
+/// step's tmws tool gets that call; one whose results answer every step, or any other request
+/// (a title or a summary a client may ask for), gets `last` as text. Every request is kept,
+/// for the tests to read what the client sent.
 struct Model {
     url: String,
     shared: Arc<Shared>,
@@ -64,6 +66,13 @@ struct Shared {
 /// The id of the tool call of step `n`: the results name it.
 fn call_id(n: usize) -> String {
     format!("toolu_tmws_{n}")
+}
+
+/// What a tool call gave, as the client handed it back to the model.
+struct ToolResult {
+    call: String,
+    is_error: bool,
+    text: String,
 }
 
 impl Model {
@@ -84,98 +93,146 @@ impl Model {
     /// The requests of the agent loop: those that offered the first step's tool.
     fn turns(&self) -> Vec<Value> {
         let first = self.shared.steps[0].tool;
-        self.requests().into_iter().filter(|r| offered(&r["body"]).contains(&first.to_owned())).collect()
+        self.requests().into_iter().filter(|r| offered(&r["body"]).iter().any(|t| t == first)).collect()
     }
 
-    /// What came back for each step, by tool: whether it was an error, and its text.
+    /// What came back for each step, by tmws tool: whether it was an error, and its text.
     fn results(&self) -> BTreeMap<&'static str, (bool, String)> {
         let mut out = BTreeMap::new();
         for turn in self.turns() {
-            for block in tool_results(&turn["body"]) {
-                let Some(n) = (0..self.shared.steps.len()).find(|n| block["tool_use_id"] == call_id(*n)) else {
-                    continue;
-                };
-                let text = match &block["content"] {
-                    Value::String(s) => s.clone(),
-                    Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
-                    other => other.to_string(),
-                };
-                out.insert(self.shared.steps[n].tool, (block["is_error"] == true, text));
+            for r in tool_results(&turn["body"]) {
+                if let Some(n) = (0..self.shared.steps.len()).find(|n| r.call == call_id(*n)) {
+                    out.insert(self.shared.steps[n].tool, (r.is_error, r.text));
+                }
             }
         }
         out
     }
+
+    /// The JSON text a step's tool answered (the steps ask for `format: json`).
+    fn answer_of(&self, tool: &str) -> Value {
+        let results = self.results();
+        let (is_error, text) = results.get(tool).unwrap_or_else(|| panic!("no result of {tool}: {results:?}"));
+        assert!(!is_error, "{tool}: {text}");
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{tool} answered no JSON ({e}): {text}"))
+    }
 }
 
-/// The tool names a Messages API request offered.
+/// The tmws tools a request offered, by their tmws names: `mcp__tmws__NAME` tools of the
+/// Messages API, the tools of the `mcp__tmws` namespace of the Responses API.
 fn offered(body: &Value) -> Vec<String> {
     let tools = body["tools"].as_array().map_or(&[][..], Vec::as_slice);
-    tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
+    let mut out = Vec::new();
+    for t in tools {
+        if let Some(name) = t["name"].as_str().and_then(|n| n.strip_prefix("mcp__tmws__")) {
+            out.push(name.to_owned());
+        }
+        if t["type"] == "namespace" && t["name"] == "mcp__tmws" {
+            let inner = t["tools"].as_array().map_or(&[][..], Vec::as_slice);
+            out.extend(inner.iter().filter_map(|i| i["name"].as_str().map(str::to_owned)));
+        }
+    }
+    out
 }
 
-/// The `tool_result` blocks of a request's messages.
-fn tool_results(body: &Value) -> Vec<Value> {
+/// The tool results a request hands back: `tool_result` blocks of the Messages API,
+/// `function_call_output` items of the Responses API.
+fn tool_results(body: &Value) -> Vec<ToolResult> {
+    let texts = |v: &Value, skip: &dyn Fn(&str) -> bool| match v {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).filter(|t| !skip(t)).collect(),
+        other => other.to_string(),
+    };
     let messages = body["messages"].as_array().map_or(&[][..], Vec::as_slice);
-    messages
-        .iter()
-        .filter_map(|m| m["content"].as_array())
-        .flatten()
+    let blocks = messages.iter().filter_map(|m| m["content"].as_array()).flatten();
+    let mut out: Vec<ToolResult> = blocks
         .filter(|b| b["type"] == "tool_result")
-        .cloned()
-        .collect()
+        .map(|b| ToolResult {
+            call: b["tool_use_id"].as_str().unwrap_or_default().to_owned(),
+            is_error: b["is_error"] == true,
+            text: texts(&b["content"], &|_| false),
+        })
+        .collect();
+    // Codex puts how long the call took before what it gave, as a part of its own.
+    let input = body["input"].as_array().map_or(&[][..], Vec::as_slice);
+    out.extend(input.iter().filter(|i| i["type"] == "function_call_output").map(|i| ToolResult {
+        call: i["call_id"].as_str().unwrap_or_default().to_owned(),
+        is_error: false,
+        text: texts(&i["output"], &|t| t.starts_with("Wall time:")),
+    }));
+    out
+}
+
+/// An answer of JSON.
+fn json_response(status: StatusCode, v: &Value) -> Response {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Body::from(v.to_string()))
+        .unwrap()
+}
+
+/// An answer of server-sent events, each named by its `type`.
+fn sse(events: &[Value]) -> Response {
+    let text: String =
+        events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap())).collect();
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from(text))
+        .unwrap()
 }
 
 /// The scripted model's handler, for every path.
 async fn answer(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    shared.requests.lock().unwrap().push(json!({"path": uri.path(), "body": body.clone()}));
-    let json_response = |status: StatusCode, v: Value| {
-        Response::builder()
-            .status(status)
-            .header("content-type", "application/json")
-            .body(Body::from(v.to_string()))
-            .unwrap()
+    let seq = {
+        let mut requests = shared.requests.lock().unwrap();
+        requests.push(json!({"path": uri.path(), "body": body.clone()}));
+        requests.len()
     };
-    match uri.path() {
-        "/v1/messages" => {}
-        "/v1/messages/count_tokens" => return json_response(StatusCode::OK, json!({"input_tokens": 100})),
-        other => {
-            return json_response(
-                StatusCode::NOT_FOUND,
-                json!({"type": "error", "error": {"type": "not_found_error", "message": format!("no {other} here")}}),
-            );
-        }
-    }
-    // The next step is the first whose result the conversation does not hold yet.
+    // The next step is the first whose result the conversation does not hold yet, if the
+    // request offers its tool.
     let answered = tool_results(&body);
-    let next = (0..shared.steps.len()).find(|n| !answered.iter().any(|b| b["tool_use_id"] == call_id(*n)));
+    let next = (0..shared.steps.len())
+        .find(|n| !answered.iter().any(|r| r.call == call_id(*n)))
+        .filter(|n| offered(&body).iter().any(|t| t == shared.steps[*n].tool));
+    match uri.path() {
+        "/v1/messages" => messages(&shared, &body, next, seq),
+        "/v1/responses" => responses(&shared, next, seq),
+        "/v1/messages/count_tokens" => json_response(StatusCode::OK, &json!({"input_tokens": 100})),
+        other => json_response(
+            StatusCode::NOT_FOUND,
+            &json!({"type": "error", "error": {"type": "not_found_error", "message": format!("no {other} here")}}),
+        ),
+    }
+}
+
+/// A turn of the Messages API: step `next`'s call, else the last words.
+fn messages(shared: &Shared, body: &Value, next: Option<usize>, seq: usize) -> Response {
     let block = match next {
-        Some(n) if offered(&body).iter().any(|t| t == shared.steps[n].tool) => {
-            json!({"type": "tool_use", "id": call_id(n), "name": shared.steps[n].tool, "input": shared.steps[n].input})
-        }
-        _ => json!({"type": "text", "text": shared.last}),
+        Some(n) => json!({"type": "tool_use", "id": call_id(n), "name": format!("mcp__tmws__{}", shared.steps[n].tool),
+            "input": shared.steps[n].input}),
+        None => json!({"type": "text", "text": shared.last}),
     };
-    let stop = if block["type"] == "tool_use" { "tool_use" } else { "end_turn" };
+    let stop = if next.is_some() { "tool_use" } else { "end_turn" };
     let model = body["model"].as_str().unwrap_or("scripted").to_owned();
-    let id = format!("msg_scripted_{}", shared.requests.lock().unwrap().len());
-    let usage = json!({"input_tokens": 100, "output_tokens": 10});
+    let id = format!("msg_scripted_{seq}");
     if body["stream"] != true {
         return json_response(
             StatusCode::OK,
-            json!({"id": id, "type": "message", "role": "assistant", "model": model, "content": [block],
-                "stop_reason": stop, "stop_sequence": null, "usage": usage}),
+            &json!({"id": id, "type": "message", "role": "assistant", "model": model, "content": [block],
+                "stop_reason": stop, "stop_sequence": null, "usage": {"input_tokens": 100, "output_tokens": 10}}),
         );
     }
-    // The stream of one content block, as the Messages API sends it.
-    let (start, delta) = if block["type"] == "tool_use" {
-        (
+    let (start, delta) = match next {
+        Some(_) => (
             json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
             json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
-        )
-    } else {
-        (json!({"type": "text", "text": ""}), json!({"type": "text_delta", "text": block["text"]}))
+        ),
+        None => (json!({"type": "text", "text": ""}), json!({"type": "text_delta", "text": block["text"]})),
     };
-    let events = [
+    sse(&[
         json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 100, "output_tokens": 1}}}),
         json!({"type": "content_block_start", "index": 0, "content_block": start}),
@@ -183,13 +240,30 @@ async fn answer(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Res
         json!({"type": "content_block_stop", "index": 0}),
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 10}}),
         json!({"type": "message_stop"}),
-    ];
-    let sse: String = events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap())).collect();
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .header("cache-control", "no-cache")
-        .body(Body::from(sse))
-        .unwrap()
+    ])
+}
+
+/// A turn of the Responses API (always streamed, as Codex asks): step `next`'s call, as a
+/// function of the `mcp__tmws` namespace, else the last words.
+fn responses(shared: &Shared, next: Option<usize>, seq: usize) -> Response {
+    let item = match next {
+        Some(n) => json!({"type": "function_call", "id": format!("fc_scripted_{seq}"), "call_id": call_id(n),
+            "namespace": "mcp__tmws", "name": shared.steps[n].tool, "arguments": shared.steps[n].input.to_string(),
+            "status": "completed"}),
+        None => {
+            json!({"type": "message", "id": format!("msg_scripted_{seq}"), "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": shared.last, "annotations": []}]})
+        }
+    };
+    let id = format!("resp_scripted_{seq}");
+    sse(&[
+        json!({"type": "response.created", "response": {"id": id}}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        json!({"type": "response.completed", "response": {"id": id, "usage": {"input_tokens": 100,
+            "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
+            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110}}}),
+    ])
 }
 
 /// A child process killed if the test fails before it exits.
@@ -202,13 +276,46 @@ impl Drop for Running {
     }
 }
 
-/// What a run of Claude Code left: its exit code, its final JSON, and its debug log.
+/// What a run of an agent left: its exit code, its output, its debug log.
 struct Run {
     code: Option<i32>,
-    result: Value,
+    stdout: String,
+    stderr: String,
     debug: String,
     /// The throwaway home it ran with (its config, caches and logs).
     _home: TempDir,
+}
+
+/// A throwaway home for an agent, and PATH with the folder of the tmws under test first.
+fn agent_home(prefix: &str) -> (TempDir, std::ffi::OsString) {
+    let home = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
+    let tmws_dir = Path::new(env!("CARGO_BIN_EXE_tmws")).parent().unwrap().to_path_buf();
+    let inherited = std::env::var_os("PATH").unwrap_or_default();
+    let path = std::env::join_paths(std::iter::once(tmws_dir).chain(std::env::split_paths(&inherited))).unwrap();
+    (home, path)
+}
+
+/// Runs `cmd` (nothing of the user's environment but what it sets, stdin empty) to its end,
+/// its output kept in `home`.
+fn run_agent(mut cmd: Command, home: TempDir, debug: &Path) -> Run {
+    let (stdout, stderr) = (home.path().join("stdout.txt"), home.path().join("stderr.txt"));
+    let child = cmd
+        .env("TMWS_CONFIG_HOME", user_config())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let mut running = Running(child);
+    let status = eventually("the agent to finish its run", || running.0.try_wait().unwrap());
+    Run {
+        code: status.code(),
+        stdout: std::fs::read_to_string(&stdout).unwrap(),
+        stderr: std::fs::read_to_string(&stderr).unwrap(),
+        debug: std::fs::read_to_string(debug).unwrap_or_default(),
+        _home: home,
+    }
 }
 
 /// Runs `claude -p PROMPT` in `root` against `model`, with a throwaway home, nothing of the
@@ -219,16 +326,10 @@ struct Run {
 /// tools are offered with their schemas in every request rather than looked up by name, and
 /// MCP connections are made before the first request, so that the first turn sees them.
 fn run_claude(claude: &Path, root: &TestRoot, model: &Model, prompt: &str) -> Run {
-    let home = tempfile::Builder::new().prefix("tmws-claude-home-").tempdir().unwrap();
-    let tmws_dir = Path::new(env!("CARGO_BIN_EXE_tmws")).parent().unwrap().to_path_buf();
-    let path = std::env::join_paths(
-        std::iter::once(tmws_dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .unwrap();
+    let (home, path) = agent_home("tmws-claude-home-");
     let debug = home.path().join("claude-debug.log");
-    let (stdout, stderr) = (home.path().join("stdout.json"), home.path().join("stderr.txt"));
-    let child = Command::new(claude)
-        .args(["-p", prompt, "--output-format", "json", "--allowedTools", "mcp__tmws", "--no-session-persistence"])
+    let mut cmd = Command::new(claude);
+    cmd.args(["-p", prompt, "--output-format", "json", "--allowedTools", "mcp__tmws", "--no-session-persistence"])
         .arg("--debug-file")
         .arg(&debug)
         .current_dir(root.path())
@@ -248,28 +349,15 @@ fn run_claude(claude: &Path, root: &TestRoot, model: &Model, prompt: &str) -> Ru
         .env("DISABLE_AUTOUPDATER", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("ENABLE_TOOL_SEARCH", "false")
-        .env("MCP_CONNECTION_NONBLOCKING", "false")
-        .env("NO_COLOR", "1")
-        .env("TMWS_CONFIG_HOME", user_config())
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&stdout).unwrap())
-        .stderr(std::fs::File::create(&stderr).unwrap())
-        .spawn()
-        .unwrap();
-    let mut running = Running(child);
-    let status = eventually("Claude Code to finish its run", || running.0.try_wait().unwrap());
-    let out = std::fs::read_to_string(&stdout).unwrap();
-    let result = serde_json::from_str(&out).unwrap_or_else(|e| {
-        panic!("Claude Code's answer is not JSON ({e}): {out}{}", std::fs::read_to_string(&stderr).unwrap())
-    });
-    Run { code: status.code(), result, debug: std::fs::read_to_string(&debug).unwrap_or_default(), _home: home }
+        .env("MCP_CONNECTION_NONBLOCKING", "false");
+    run_agent(cmd, home, &debug)
 }
 
-/// A project as a user makes it: `tmws init --mcp-client claude`, and a memory of another
-/// agent (`writer-bot`) for Claude Code to verify.
-fn project() -> TestRoot {
+/// A project as a user makes it: `tmws init --mcp-client CLIENT`, and a memory of another
+/// agent (`writer-bot`) for the agent to verify.
+fn project(client: &str) -> TestRoot {
     let root = TestRoot::bare();
-    let init = root.run(&["init", "--mcp-client", "claude"]);
+    let init = root.run(&["init", "--mcp-client", client]);
     assert_eq!(init.code, 0, "{}{}", init.stdout, init.stderr);
     let added =
         root.run(&["memory", "add", "--agent", "writer-bot", "--namespace", "long-term", "The deploy script retries."]);
@@ -277,21 +365,24 @@ fn project() -> TestRoot {
     root
 }
 
-/// The scripted session: Claude Code adds a memory, searches for it and verifies another
+/// The scripted session: the agent adds a memory, searches for it and verifies another
 /// agent's work, each through tmws.
 fn session_steps() -> Vec<Step> {
     vec![
         Step {
-            tool: "mcp__tmws__memory_add",
-            input: json!({"content": "Claude Code reaches tmws through .mcp.json.", "namespace": "long-term", "format": "json"}),
+            tool: "memory_add",
+            input: json!({"content": "Agents reach tmws through their project config.", "namespace": "long-term", "format": "json"}),
         },
-        Step { tool: "mcp__tmws__memory_search", input: json!({"query": "reaches tmws", "format": "json"}) },
+        Step { tool: "memory_search", input: json!({"query": "reach tmws", "format": "json"}) },
         Step {
-            tool: "mcp__tmws__trust_verify",
+            tool: "trust_verify",
             input: json!({"agent": "writer-bot", "success": true, "evidence": "its retries hold", "format": "json"}),
         },
     ]
 }
+
+/// The last words of the scripted model.
+const DONE: &str = "Recorded, found and verified.";
 
 /// The entries of a memory log of `root` (`long-term`, `short-term`).
 fn memory_log(root: &TestRoot, ns: &str) -> Vec<Value> {
@@ -299,25 +390,85 @@ fn memory_log(root: &TestRoot, ns: &str) -> Vec<Value> {
     text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
 }
 
-/// Runs the scripted session; the project, the model and the run.
-fn claude_session() -> Option<(TestRoot, Model, Run)> {
-    let claude = claude()?;
-    let root = project();
-    let model = Model::start(session_steps(), "Recorded, found and verified.");
-    let run = run_claude(&claude, &root, &model, "Remember how Claude Code reaches tmws, then verify writer-bot.");
-    assert_eq!(run.code, Some(0), "{}\n{}", run.result, run.debug);
+/// What every scripted session must show, whichever the agent: it offered the model every
+/// tmws tool, each call was answered, the search found the memory just added, and the
+/// memory and the verification carry the agent's name (`client`), the one its MCP client
+/// gives, in the memory log and the trust log.
+fn check_session(root: &TestRoot, model: &Model, client: &str) {
+    let turns = model.turns();
+    assert_eq!(turns.len(), 4, "one turn per tool call and the last: {:?}", model.requests());
+    let mut tmws_tools = offered(&turns[0]["body"]);
+    tmws_tools.sort();
+    assert_eq!(tmws_tools, mcp_tools());
+
+    let added = model.answer_of("memory_add");
+    let found = model.answer_of("memory_search");
+    assert_eq!(found["results"][0]["id"], added["id"], "{found}");
+    let stored: Vec<Value> = memory_log(root, "long-term").into_iter().filter(|e| e["id"] == added["id"]).collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0]["content"], "Agents reach tmws through their project config.");
     assert_eq!(
-        (&run.result["is_error"], &run.result["result"]),
-        (&json!(false), &json!("Recorded, found and verified."))
+        (&stored[0]["agent"], &stored[0]["author"]),
+        (&json!(client), &json!({"surface": "mcp", "client": client})),
+        "{}",
+        stored[0]
     );
+
+    let verified = model.answer_of("trust_verify");
+    assert_eq!(
+        (&verified["agent"], &verified["verifier"], &verified["successes"], &verified["score"]),
+        (&json!("writer-bot"), &json!(client), &json!(1), &json!(0.55)),
+        "{verified}"
+    );
+    let trust = root.read(".tmws/trust.jsonl");
+    let lines: Vec<Value> = trust.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        (lines.len(), &lines[0]["agent"], &lines[0]["verifier"]),
+        (1, &json!("writer-bot"), &json!(client)),
+        "{trust}"
+    );
+}
+
+/// The session entries of `root`: what `tmws mcp` recorded.
+fn sessions(root: &TestRoot) -> Vec<Value> {
+    memory_log(root, "long-term").into_iter().filter(|e| e["kind"] == "session").collect()
+}
+
+/// The one session entry a scripted session leaves names the agent and all it did.
+fn check_recorded(model: &Model, recorded: &[Value], client: &str, how: &str) {
+    assert_eq!(recorded.len(), 1, "one session entry: {recorded:?}\n{how}");
+    let added = model.answer_of("memory_add");
+    let s = &recorded[0]["session"];
+    assert_eq!(
+        (&recorded[0]["agent"], &s["agents"], &s["automatic"]),
+        (&json!(client), &json!([client]), &json!(true)),
+        "{s}"
+    );
+    assert_eq!(s["memories"], json!([added["id"]]), "{s}");
+    assert_eq!(s["queries"], json!([{"tool": "memory_search", "query": "reach tmws"}]), "{s}");
+    assert_eq!(s["verifications"], json!([{"agent": "writer-bot", "success": true, "trust": 0.55}]), "{s}");
+}
+
+/// Runs the scripted session with Claude Code; the project, the model and the run.
+fn claude_session() -> Option<(TestRoot, Model, Run)> {
+    let claude = installed("TMWS_CLAUDE", "claude/node_modules/.bin/claude", "Claude Code")?;
+    let root = project("claude");
+    let model = Model::start(session_steps(), DONE);
+    let run = run_claude(&claude, &root, &model, "Remember how agents reach tmws, then verify writer-bot.");
+    let result: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("Claude Code's answer is not JSON ({e}): {}{}", run.stdout, run.stderr));
+    assert_eq!(run.code, Some(0), "{result}\n{}", run.debug);
+    assert_eq!((&result["is_error"], &result["result"]), (&json!(false), &json!(DONE)), "{result}");
     Some((root, model, run))
 }
 
 /// Claude Code starts `tmws mcp` from the `.mcp.json` that `tmws init --mcp-client claude`
-/// wrote, speaks the stateless 2026-07-28 protocol to it, offers the model every tmws tool,
-/// and each scripted call comes back answered.
+/// wrote and speaks the stateless 2026-07-28 protocol to it (no `initialize`: its name comes
+/// in each request's `_meta`); the model is offered every tmws tool, each call is answered,
+/// and what it writes and verifies carries `claude-code`, not `mcp`, nor the name of the
+/// library tmws is built on.
 #[test]
-fn claude_code_runs_tmws_from_mcp_json_and_calls_its_tools() {
+fn claude_code_runs_tmws_from_mcp_json_and_writes_and_verifies_as_claude_code() {
     let Some((root, model, run)) = claude_session() else { return };
     assert!(
         run.debug.contains(r#""serverVersion":{"name":"tmws","version":""#)
@@ -326,13 +477,6 @@ fn claude_code_runs_tmws_from_mcp_json_and_calls_its_tools() {
         run.debug
     );
     let turns = model.turns();
-    assert_eq!(turns.len(), 4, "one turn per tool call and the last: {:?}", model.requests());
-    let mut tmws_tools: Vec<String> = offered(&turns[0]["body"])
-        .into_iter()
-        .filter_map(|t| t.strip_prefix("mcp__tmws__").map(str::to_owned))
-        .collect();
-    tmws_tools.sort();
-    assert_eq!(tmws_tools, mcp_tools());
     let memory_add =
         turns[0]["body"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "mcp__tmws__memory_add");
     let schema = &memory_add.unwrap()["input_schema"];
@@ -341,53 +485,11 @@ fn claude_code_runs_tmws_from_mcp_json_and_calls_its_tools() {
         (&json!("object"), &json!("string")),
         "{schema}"
     );
-
-    let results = model.results();
-    for (tool, (is_error, text)) in &results {
-        assert!(!is_error, "{tool}: {text}");
-    }
-    let added: Value = serde_json::from_str(&results["mcp__tmws__memory_add"].1).unwrap();
-    let found: Value = serde_json::from_str(&results["mcp__tmws__memory_search"].1).unwrap();
-    assert_eq!(found["results"][0]["id"], added["id"], "{found}");
-    let verified: Value = serde_json::from_str(&results["mcp__tmws__trust_verify"].1).unwrap();
-    assert_eq!(
-        (&verified["agent"], &verified["successes"], &verified["score"]),
-        (&json!("writer-bot"), &json!(1), &json!(0.55)),
-        "{verified}"
-    );
-    let stored: Vec<Value> = memory_log(&root, "long-term").into_iter().filter(|e| e["id"] == added["id"]).collect();
-    assert_eq!(stored[0]["content"], "Claude Code reaches tmws through .mcp.json.");
+    check_session(&root, &model, "claude-code");
 }
 
-/// Who tmws says wrote and verified is Claude Code: the name its client info gives in each
-/// request's `_meta` (the 2026-07-28 protocol has no `initialize`), not `mcp`, nor the name
-/// of the library tmws is built on.
-#[test]
-fn claude_code_writes_and_verifies_as_claude_code() {
-    let Some((root, model, _run)) = claude_session() else { return };
-    let results = model.results();
-    let added: Value = serde_json::from_str(&results["mcp__tmws__memory_add"].1).unwrap();
-    let stored: Vec<Value> = memory_log(&root, "long-term").into_iter().filter(|e| e["id"] == added["id"]).collect();
-    assert_eq!(stored.len(), 1, "{stored:?}");
-    assert_eq!(
-        (&stored[0]["agent"], &stored[0]["author"]),
-        (&json!("claude-code"), &json!({"surface": "mcp", "client": "claude-code"})),
-        "{}",
-        stored[0]
-    );
-    let verified: Value = serde_json::from_str(&results["mcp__tmws__trust_verify"].1).unwrap();
-    assert_eq!(verified["verifier"], "claude-code", "{verified}");
-    let trust = root.read(".tmws/trust.jsonl");
-    let lines: Vec<Value> = trust.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(
-        (lines.len(), &lines[0]["agent"], &lines[0]["verifier"]),
-        (1, &json!("writer-bot"), &json!("claude-code")),
-        "{trust}"
-    );
-}
-
-/// Claude Code ends its run by stopping `tmws mcp` with SIGINT; tmws records that client
-/// session, once, naming Claude Code and what it did.
+/// Claude Code ends its run by stopping `tmws mcp` with SIGINT (its stdin still open); tmws
+/// records that client session, once, naming Claude Code and what it did.
 #[test]
 fn a_claude_code_run_stopped_with_sigint_is_recorded_once() {
     let Some((root, model, run)) = claude_session() else { return };
@@ -399,22 +501,81 @@ fn a_claude_code_run_stopped_with_sigint_is_recorded_once() {
     // Claude Code gives a server 100 ms after SIGINT, then sends SIGTERM, and SIGKILL 400 ms
     // later, and exits only after that: once it has exited, so has tmws, and the log holds
     // all it ever will.
-    let recorded: Vec<Value> = memory_log(&root, "long-term").into_iter().filter(|e| e["kind"] == "session").collect();
     let stops: Vec<&str> = run.debug.lines().filter(|l| l.contains(r#"MCP server "tmws""#)).collect();
-    assert_eq!(
-        recorded.len(),
-        1,
-        "one session entry: {recorded:?}\nhow Claude Code stopped tmws:\n{}",
-        stops.join("\n")
+    check_recorded(&model, &sessions(&root), "claude-code", &stops.join("\n"));
+}
+
+/// Runs `codex exec --json PROMPT` in `root` against `model`, with a throwaway `CODEX_HOME`
+/// whose config makes the scripted model its provider, turns update checks, analytics,
+/// feedback and telemetry export off, and trusts the project: Codex reads a project's
+/// `.codex/config.toml` (where `tmws init --mcp-client codex` registers tmws) only once its
+/// user trusted the project.
+fn run_codex(codex: &Path, root: &TestRoot, model: &Model, prompt: &str) -> Run {
+    let (home, path) = agent_home("tmws-codex-home-");
+    let codex_home = home.path().join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let project = root.path().canonicalize().unwrap();
+    let config = format!(
+        "model = \"scripted\"\nmodel_provider = \"scripted\"\ncheck_for_update_on_startup = false\n\n\
+         [analytics]\nenabled = false\n\n[feedback]\nenabled = false\n\n[otel]\nexporter = \"none\"\n\n\
+         [model_providers.scripted]\nname = \"scripted model\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\n\
+         request_max_retries = 0\nstream_max_retries = 0\n\n[projects.{}]\ntrust_level = \"trusted\"\n",
+        model.url,
+        serde_json::Value::String(project.display().to_string())
     );
-    let added: Value = serde_json::from_str(&model.results()["mcp__tmws__memory_add"].1).unwrap();
-    let s = &recorded[0]["session"];
-    assert_eq!(
-        (&recorded[0]["agent"], &s["agents"], &s["automatic"]),
-        (&json!("claude-code"), &json!(["claude-code"]), &json!(true)),
-        "{s}"
-    );
-    assert_eq!(s["memories"], json!([added["id"]]), "{s}");
-    assert_eq!(s["queries"], json!([{"tool": "memory_search", "query": "reaches tmws"}]), "{s}");
-    assert_eq!(s["verifications"], json!([{"agent": "writer-bot", "success": true, "trust": 0.55}]), "{s}");
+    std::fs::write(codex_home.join("config.toml"), config).unwrap();
+    let mut cmd = Command::new(codex);
+    cmd.args(["exec", "--json", "--strict-config", "--skip-git-repo-check", prompt])
+        .current_dir(root.path())
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home.path())
+        .env("CODEX_HOME", &codex_home)
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_CACHE_HOME", home.path().join(".cache"));
+    let debug = home.path().join("none");
+    run_agent(cmd, home, &debug)
+}
+
+/// Runs the scripted session with Codex; the project, the model and the run.
+fn codex_session() -> Option<(TestRoot, Model, Run)> {
+    let codex = installed("TMWS_CODEX", "codex/node_modules/.bin/codex", "Codex")?;
+    let root = project("codex");
+    let model = Model::start(session_steps(), DONE);
+    let run = run_codex(&codex, &root, &model, "Remember how agents reach tmws, then verify writer-bot.");
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+    let events: Vec<Value> = run.stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let said: Vec<&Value> = events.iter().filter(|e| e["item"]["type"] == "agent_message").collect();
+    assert_eq!(said.last().map(|e| &e["item"]["text"]), Some(&json!(DONE)), "{}", run.stdout);
+    let calls: Vec<String> = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["type"] == "mcp_tool_call")
+        .map(|e| {
+            format!("{}/{}", e["item"]["server"].as_str().unwrap_or("?"), e["item"]["tool"].as_str().unwrap_or("?"))
+        })
+        .collect();
+    assert_eq!(calls, ["tmws/memory_add", "tmws/memory_search", "tmws/trust_verify"], "{}", run.stdout);
+    Some((root, model, run))
+}
+
+/// Codex starts `tmws mcp` from the `.codex/config.toml` that `tmws init --mcp-client
+/// codex` wrote, with the `initialize` handshake (protocol 2025-06-18, client
+/// `codex-mcp-client`); the model is offered every tmws tool, in the `mcp__tmws` namespace,
+/// each call is answered, and what it writes and verifies carries `codex-mcp-client`.
+#[test]
+fn codex_runs_tmws_from_its_project_config_and_writes_and_verifies_as_codex() {
+    let Some((root, model, _run)) = codex_session() else { return };
+    check_session(&root, &model, "codex-mcp-client");
+}
+
+/// Codex ends its run by sending SIGTERM to `tmws mcp`'s process group, then closing its
+/// stdin; tmws records that client session, once, naming Codex and what it did.
+#[test]
+fn a_codex_run_stopped_with_sigterm_is_recorded_once() {
+    let Some((root, model, _run)) = codex_session() else { return };
+    let recorded = eventually("a session entry once Codex stopped tmws", || {
+        let s = sessions(&root);
+        if s.is_empty() { Err(memory_log(&root, "long-term")) } else { Ok(s) }
+    });
+    check_recorded(&model, &recorded, "codex-mcp-client", "");
 }
