@@ -1,11 +1,13 @@
-//! Real agent command lines, run offline: Claude Code (npm `@anthropic-ai/claude-code`,
-//! pinned in `.ci/run`, which installs it in `target/claude`; `TMWS_CLAUDE` names another)
-//! runs its whole agent loop in a project that `tmws init --mcp-client claude` made. Its model
-//! is a scripted Messages API on a loopback port ([`Model`]): each turn asks for the next
-//! scripted tool call, and once every call has its result the model says it is done. Claude
-//! Code starts `tmws mcp` from the project's `.mcp.json` by itself, and stops it with SIGINT
-//! when the run ends; the tests check what it offered the model, what tmws answered, who tmws
-//! says wrote and verified, and the session tmws recorded.
+//! Real agent command lines, run offline: Claude Code (npm `@anthropic-ai/claude-code`),
+//! Codex (npm `@openai/codex`) and Gemini CLI (npm `@google/gemini-cli`), pinned in
+//! `.ci/run`, which installs them under `target/` (`TMWS_CLAUDE`, `TMWS_CODEX`, `TMWS_GEMINI`
+//! name others). Each runs its whole agent loop in a project that `tmws init --mcp-client
+//! CLIENT` made; its model is a scripted one on a loopback port ([`Model`]): each turn asks
+//! for the next scripted tool call, and once every call has its result the model says it is
+//! done. The agent starts `tmws mcp` from the project's config by itself and stops it when
+//! the run ends (Claude Code with SIGINT, Codex and Gemini CLI with SIGTERM); the tests check
+//! what it offered the model, what tmws answered, who tmws says wrote and verified, and the
+//! session tmws recorded.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -70,9 +72,19 @@ fn call_id(n: usize) -> String {
 
 /// What a tool call gave, as the client handed it back to the model.
 struct ToolResult {
+    /// The id of the call, where the client kept the model's.
     call: String,
+    /// The tmws tool, where the result names it rather than the call.
+    tool: Option<String>,
     is_error: bool,
     text: String,
+}
+
+impl ToolResult {
+    /// Whether this answers step `n`.
+    fn answers(&self, steps: &[Step], n: usize) -> bool {
+        self.call == call_id(n) || self.tool.as_deref() == Some(steps[n].tool)
+    }
 }
 
 impl Model {
@@ -101,7 +113,7 @@ impl Model {
         let mut out = BTreeMap::new();
         for turn in self.turns() {
             for r in tool_results(&turn["body"]) {
-                if let Some(n) = (0..self.shared.steps.len()).find(|n| r.call == call_id(*n)) {
+                if let Some(n) = (0..self.shared.steps.len()).find(|n| r.answers(&self.shared.steps, *n)) {
                     out.insert(self.shared.steps[n].tool, (r.is_error, r.text));
                 }
             }
@@ -119,7 +131,8 @@ impl Model {
 }
 
 /// The tmws tools a request offered, by their tmws names: `mcp__tmws__NAME` tools of the
-/// Messages API, the tools of the `mcp__tmws` namespace of the Responses API.
+/// Messages API, the tools of the `mcp__tmws` namespace of the Responses API, the
+/// `mcp_tmws_NAME` function declarations of the Gemini API.
 fn offered(body: &Value) -> Vec<String> {
     let tools = body["tools"].as_array().map_or(&[][..], Vec::as_slice);
     let mut out = Vec::new();
@@ -131,12 +144,15 @@ fn offered(body: &Value) -> Vec<String> {
             let inner = t["tools"].as_array().map_or(&[][..], Vec::as_slice);
             out.extend(inner.iter().filter_map(|i| i["name"].as_str().map(str::to_owned)));
         }
+        let declared = t["functionDeclarations"].as_array().map_or(&[][..], Vec::as_slice);
+        out.extend(declared.iter().filter_map(|f| f["name"].as_str()?.strip_prefix("mcp_tmws_").map(str::to_owned)));
     }
     out
 }
 
 /// The tool results a request hands back: `tool_result` blocks of the Messages API,
-/// `function_call_output` items of the Responses API.
+/// `function_call_output` items of the Responses API, `functionResponse` parts of the Gemini
+/// API.
 fn tool_results(body: &Value) -> Vec<ToolResult> {
     let texts = |v: &Value, skip: &dyn Fn(&str) -> bool| match v {
         Value::String(s) => s.clone(),
@@ -149,6 +165,7 @@ fn tool_results(body: &Value) -> Vec<ToolResult> {
         .filter(|b| b["type"] == "tool_result")
         .map(|b| ToolResult {
             call: b["tool_use_id"].as_str().unwrap_or_default().to_owned(),
+            tool: None,
             is_error: b["is_error"] == true,
             text: texts(&b["content"], &|_| false),
         })
@@ -157,8 +174,25 @@ fn tool_results(body: &Value) -> Vec<ToolResult> {
     let input = body["input"].as_array().map_or(&[][..], Vec::as_slice);
     out.extend(input.iter().filter(|i| i["type"] == "function_call_output").map(|i| ToolResult {
         call: i["call_id"].as_str().unwrap_or_default().to_owned(),
+        tool: None,
         is_error: false,
         text: texts(&i["output"], &|t| t.starts_with("Wall time:")),
+    }));
+    // Gemini CLI gives each call an id of its own, names the tool in the result, and wraps
+    // what the tool gave in `<untrusted_context>`.
+    let contents = body["contents"].as_array().map_or(&[][..], Vec::as_slice);
+    let parts = contents.iter().filter_map(|c| c["parts"].as_array()).flatten();
+    out.extend(parts.filter_map(|p| p.get("functionResponse")).map(|f| {
+        let response = &f["response"];
+        let text = response["output"].as_str().or(response["error"].as_str()).unwrap_or_default();
+        let text = text.trim().strip_prefix("<untrusted_context>").unwrap_or(text);
+        let text = text.trim().strip_suffix("</untrusted_context>").unwrap_or(text);
+        ToolResult {
+            call: String::new(),
+            tool: f["name"].as_str().and_then(|n| n.strip_prefix("mcp_tmws_")).map(str::to_owned),
+            is_error: !response["error"].is_null(),
+            text: text.trim().to_owned(),
+        }
     }));
     out
 }
@@ -195,12 +229,16 @@ async fn answer(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Res
     // request offers its tool.
     let answered = tool_results(&body);
     let next = (0..shared.steps.len())
-        .find(|n| !answered.iter().any(|r| r.call == call_id(*n)))
+        .find(|n| !answered.iter().any(|r| r.answers(&shared.steps, *n)))
         .filter(|n| offered(&body).iter().any(|t| t == shared.steps[*n].tool));
     match uri.path() {
         "/v1/messages" => messages(&shared, &body, next, seq),
         "/v1/responses" => responses(&shared, next, seq),
         "/v1/messages/count_tokens" => json_response(StatusCode::OK, &json!({"input_tokens": 100})),
+        p if p.starts_with("/v1beta/models/") && p.ends_with(":countTokens") => {
+            json_response(StatusCode::OK, &json!({"totalTokens": 100}))
+        }
+        p if p.starts_with("/v1beta/models/") => gemini(&shared, next, p.ends_with(":streamGenerateContent")),
         other => json_response(
             StatusCode::NOT_FOUND,
             &json!({"type": "error", "error": {"type": "not_found_error", "message": format!("no {other} here")}}),
@@ -264,6 +302,26 @@ fn responses(shared: &Shared, next: Option<usize>, seq: usize) -> Response {
             "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110}}}),
     ])
+}
+
+/// A turn of the Gemini API (`generateContent`, or `streamGenerateContent` as server-sent
+/// events): step `next`'s call, else the last words.
+fn gemini(shared: &Shared, next: Option<usize>, stream: bool) -> Response {
+    let part = match next {
+        Some(n) => {
+            json!({"functionCall": {"name": format!("mcp_tmws_{}", shared.steps[n].tool), "args": shared.steps[n].input}})
+        }
+        None => json!({"text": shared.last}),
+    };
+    let answer = json!({"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110}});
+    if !stream {
+        return json_response(StatusCode::OK, &answer);
+    }
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(format!("data: {answer}\n\n")))
+        .unwrap()
 }
 
 /// A child process killed if the test fails before it exits.
@@ -578,4 +636,86 @@ fn a_codex_run_stopped_with_sigterm_is_recorded_once() {
         if s.is_empty() { Err(memory_log(&root, "long-term")) } else { Ok(s) }
     });
     check_recorded(&model, &recorded, "codex-mcp-client", "");
+}
+
+/// Runs `gemini -p PROMPT` in `root` against `model`, with a throwaway home whose settings
+/// choose an API key (any: the model is scripted), and turn usage statistics, telemetry and
+/// updates off. The project is a trusted folder (`~/.gemini/trustedFolders.json`, as
+/// trusting it once in an interactive session leaves it): Gemini CLI reads a project's
+/// `.gemini/settings.json`, where `tmws init --mcp-client gemini` registers tmws, only in a
+/// trusted folder (`--skip-trust` lets it run, but without the project's MCP servers). Every
+/// tool call is approved (`--approval-mode yolo`), which `-p` could not ask; the model is
+/// named, so that no routing request precedes the turn.
+fn run_gemini(gemini: &Path, root: &TestRoot, model: &Model, prompt: &str) -> Run {
+    let (home, path) = agent_home("tmws-gemini-home-");
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+    });
+    let project = root.path().canonicalize().unwrap().display().to_string();
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+    std::fs::write(home.path().join(".gemini/settings.json"), settings.to_string()).unwrap();
+    std::fs::write(home.path().join(".gemini/trustedFolders.json"), json!({project: "TRUST_FOLDER"}).to_string())
+        .unwrap();
+    let mut cmd = Command::new(gemini);
+    cmd.args([
+        "-m",
+        "scripted-model",
+        "-p",
+        prompt,
+        "--output-format",
+        "json",
+        "--skip-trust",
+        "--approval-mode",
+        "yolo",
+    ])
+    .current_dir(root.path())
+    .env_clear()
+    .env("PATH", path)
+    .env("HOME", home.path())
+    .env("XDG_CONFIG_HOME", home.path().join(".config"))
+    .env("XDG_CACHE_HOME", home.path().join(".cache"))
+    .env("GOOGLE_GEMINI_BASE_URL", &model.url)
+    .env("GEMINI_API_KEY", "scripted-model-takes-any-key");
+    let debug = home.path().join("none");
+    run_agent(cmd, home, &debug)
+}
+
+/// Runs the scripted session with Gemini CLI; the project, the model and the run.
+fn gemini_session() -> Option<(TestRoot, Model, Run)> {
+    let gemini = installed("TMWS_GEMINI", "gemini/node_modules/.bin/gemini", "Gemini CLI")?;
+    let root = project("gemini");
+    let model = Model::start(session_steps(), DONE);
+    let run = run_gemini(&gemini, &root, &model, "Remember how agents reach tmws, then verify writer-bot.");
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+    let result: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("Gemini CLI's answer is not JSON ({e}): {}{}", run.stdout, run.stderr));
+    assert_eq!(result["response"], DONE, "{result}");
+    let tools = &result["stats"]["tools"];
+    assert_eq!((&tools["totalCalls"], &tools["totalSuccess"]), (&json!(3), &json!(3)), "{tools}");
+    Some((root, model, run))
+}
+
+/// Gemini CLI starts `tmws mcp` from the `.gemini/settings.json` that `tmws init
+/// --mcp-client gemini` wrote, with the `initialize` handshake (protocol 2025-06-18, client
+/// `gemini-cli-mcp-client`); the model is offered every tmws tool, each call is answered, and
+/// what it writes and verifies carries `gemini-cli-mcp-client`.
+#[test]
+fn gemini_cli_runs_tmws_from_its_settings_and_writes_and_verifies_as_gemini() {
+    let Some((root, model, _run)) = gemini_session() else { return };
+    check_session(&root, &model, "gemini-cli-mcp-client");
+}
+
+/// Gemini CLI ends its run by sending SIGTERM to `tmws mcp`, then closing its stdin; tmws
+/// records that client session, once, naming Gemini CLI and what it did.
+#[test]
+fn a_gemini_cli_run_stopped_with_sigterm_is_recorded_once() {
+    let Some((root, model, _run)) = gemini_session() else { return };
+    let recorded = eventually("a session entry once Gemini CLI stopped tmws", || {
+        let s = sessions(&root);
+        if s.is_empty() { Err(memory_log(&root, "long-term")) } else { Ok(s) }
+    });
+    check_recorded(&model, &recorded, "gemini-cli-mcp-client", "");
 }
