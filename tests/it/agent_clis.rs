@@ -45,9 +45,10 @@ struct Step {
     input: Value,
 }
 
-/// A scripted model behind the two APIs the agents speak, streamed as server-sent events when
-/// the request asks for it: Anthropic's Messages API (`POST /v1/messages`, Claude Code) and
-/// OpenAI's Responses API (`POST /v1/responses`, Codex). A request that offers the next
+/// A scripted model behind the three APIs the agents speak, streamed as server-sent events
+/// when the request asks for it: Anthropic's Messages API (`POST /v1/messages`, Claude Code),
+/// OpenAI's Responses API (`POST /v1/responses`, Codex) and the Gemini API (`POST
+/// /v1beta/models/MODEL:streamGenerateContent`, Gemini CLI). A request that offers the next
 /// step's tmws tool gets that call; one whose results answer every step, or any other request
 /// (a title or a summary a client may ask for), gets `last` as text. Every request is kept,
 /// for the tests to read what the client sent.
@@ -334,7 +335,7 @@ impl Drop for Running {
     }
 }
 
-/// What a run of an agent left: its exit code, its output, its debug log.
+/// What a run of an agent left: its exit code, its output, its debug log (Claude Code's).
 struct Run {
     code: Option<i32>,
     stdout: String,
@@ -355,7 +356,7 @@ fn agent_home(prefix: &str) -> (TempDir, std::ffi::OsString) {
 
 /// Runs `cmd` (nothing of the user's environment but what it sets, stdin empty) to its end,
 /// its output kept in `home`.
-fn run_agent(mut cmd: Command, home: TempDir, debug: &Path) -> Run {
+fn run_agent(mut cmd: Command, home: TempDir, debug: Option<&Path>) -> Run {
     let (stdout, stderr) = (home.path().join("stdout.txt"), home.path().join("stderr.txt"));
     let child = cmd
         .env("TMWS_CONFIG_HOME", user_config())
@@ -371,7 +372,7 @@ fn run_agent(mut cmd: Command, home: TempDir, debug: &Path) -> Run {
         code: status.code(),
         stdout: std::fs::read_to_string(&stdout).unwrap(),
         stderr: std::fs::read_to_string(&stderr).unwrap(),
-        debug: std::fs::read_to_string(debug).unwrap_or_default(),
+        debug: debug.map(|d| std::fs::read_to_string(d).unwrap_or_default()).unwrap_or_default(),
         _home: home,
     }
 }
@@ -408,7 +409,7 @@ fn run_claude(claude: &Path, root: &TestRoot, model: &Model, prompt: &str) -> Ru
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("ENABLE_TOOL_SEARCH", "false")
         .env("MCP_CONNECTION_NONBLOCKING", "false");
-    run_agent(cmd, home, &debug)
+    run_agent(cmd, home, Some(&debug))
 }
 
 /// A project as a user makes it: `tmws init --mcp-client CLIENT`, and a memory of another
@@ -424,7 +425,8 @@ fn project(client: &str) -> TestRoot {
 }
 
 /// The scripted session: the agent adds a memory, searches for it and verifies another
-/// agent's work, each through tmws.
+/// agent's work, each through tmws (a different tool each step: Gemini CLI's results name the
+/// tool, not the call).
 fn session_steps() -> Vec<Step> {
     vec![
         Step {
@@ -591,8 +593,7 @@ fn run_codex(codex: &Path, root: &TestRoot, model: &Model, prompt: &str) -> Run 
         .env("CODEX_HOME", &codex_home)
         .env("XDG_CONFIG_HOME", home.path().join(".config"))
         .env("XDG_CACHE_HOME", home.path().join(".cache"));
-    let debug = home.path().join("none");
-    run_agent(cmd, home, &debug)
+    run_agent(cmd, home, None)
 }
 
 /// Runs the scripted session with Codex; the project, the model and the run.
@@ -679,8 +680,7 @@ fn run_gemini(gemini: &Path, root: &TestRoot, model: &Model, prompt: &str) -> Ru
     .env("XDG_CACHE_HOME", home.path().join(".cache"))
     .env("GOOGLE_GEMINI_BASE_URL", &model.url)
     .env("GEMINI_API_KEY", "scripted-model-takes-any-key");
-    let debug = home.path().join("none");
-    run_agent(cmd, home, &debug)
+    run_agent(cmd, home, None)
 }
 
 /// Runs the scripted session with Gemini CLI; the project, the model and the run.
