@@ -66,9 +66,9 @@ struct Shared {
     requests: Mutex<Vec<Value>>,
 }
 
-/// The id of the tool call of step `n`: the results name it.
-fn call_id(n: usize) -> String {
-    format!("toolu_tmws_{n}")
+/// The id of a tool call of step `n` (made in answer to request `seq`): the results name it.
+fn call_id(n: usize, seq: usize) -> String {
+    format!("toolu_tmws_{n}_{seq}")
 }
 
 /// What a tool call gave, as the client handed it back to the model.
@@ -82,9 +82,14 @@ struct ToolResult {
 }
 
 impl ToolResult {
-    /// Whether this answers step `n`.
+    /// Whether this answers a call of step `n`.
     fn answers(&self, steps: &[Step], n: usize) -> bool {
-        self.call == call_id(n) || self.tool.as_deref() == Some(steps[n].tool)
+        self.call.starts_with(&format!("toolu_tmws_{n}_")) || self.tool.as_deref() == Some(steps[n].tool)
+    }
+
+    /// Whether the answer says the index may be behind the files (`stale: true`).
+    fn stale(&self) -> bool {
+        serde_json::from_str::<Value>(&self.text).is_ok_and(|v| v["stale"] == true)
     }
 }
 
@@ -226,11 +231,12 @@ async fn answer(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Res
         requests.push(json!({"path": uri.path(), "body": body.clone()}));
         requests.len()
     };
-    // The next step is the first whose result the conversation does not hold yet, if the
-    // request offers its tool.
+    // The next step is the first whose result the conversation does not hold yet, or whose
+    // last result said the index was catching up (`stale`: under load, a search just after a
+    // write may answer so), which an agent asks again; if the request offers its tool.
     let answered = tool_results(&body);
     let next = (0..shared.steps.len())
-        .find(|n| !answered.iter().any(|r| r.answers(&shared.steps, *n)))
+        .find(|n| answered.iter().rfind(|r| r.answers(&shared.steps, *n)).is_none_or(ToolResult::stale))
         .filter(|n| offered(&body).iter().any(|t| t == shared.steps[*n].tool));
     match uri.path() {
         "/v1/messages" => messages(&shared, &body, next, seq),
@@ -250,8 +256,10 @@ async fn answer(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Res
 /// A turn of the Messages API: step `next`'s call, else the last words.
 fn messages(shared: &Shared, body: &Value, next: Option<usize>, seq: usize) -> Response {
     let block = match next {
-        Some(n) => json!({"type": "tool_use", "id": call_id(n), "name": format!("mcp__tmws__{}", shared.steps[n].tool),
-            "input": shared.steps[n].input}),
+        Some(n) => {
+            json!({"type": "tool_use", "id": call_id(n, seq), "name": format!("mcp__tmws__{}", shared.steps[n].tool),
+            "input": shared.steps[n].input})
+        }
         None => json!({"type": "text", "text": shared.last}),
     };
     let stop = if next.is_some() { "tool_use" } else { "end_turn" };
@@ -286,7 +294,7 @@ fn messages(shared: &Shared, body: &Value, next: Option<usize>, seq: usize) -> R
 /// function of the `mcp__tmws` namespace, else the last words.
 fn responses(shared: &Shared, next: Option<usize>, seq: usize) -> Response {
     let item = match next {
-        Some(n) => json!({"type": "function_call", "id": format!("fc_scripted_{seq}"), "call_id": call_id(n),
+        Some(n) => json!({"type": "function_call", "id": format!("fc_scripted_{seq}"), "call_id": call_id(n, seq),
             "namespace": "mcp__tmws", "name": shared.steps[n].tool, "arguments": shared.steps[n].input.to_string(),
             "status": "completed"}),
         None => {
@@ -456,7 +464,6 @@ fn memory_log(root: &TestRoot, ns: &str) -> Vec<Value> {
 /// gives, in the memory log and the trust log.
 fn check_session(root: &TestRoot, model: &Model, client: &str) {
     let turns = model.turns();
-    assert_eq!(turns.len(), 4, "one turn per tool call and the last: {:?}", model.requests());
     let mut tmws_tools = offered(&turns[0]["body"]);
     tmws_tools.sort();
     assert_eq!(tmws_tools, mcp_tools());
@@ -522,7 +529,10 @@ fn check_recorded(model: &Model, recorded: &[Value], client: &str, how: &str) {
         "{s}"
     );
     assert_eq!(s["memories"], json!([added["id"]]), "{s}");
-    assert_eq!(s["queries"], json!([{"tool": "memory_search", "query": "reach tmws"}]), "{s}");
+    // A search asked again because its answer was stale counts each time.
+    let mut queries = s["queries"].as_array().cloned().unwrap_or_default();
+    queries.dedup();
+    assert_eq!(queries, [json!({"tool": "memory_search", "query": "reach tmws"})], "{s}");
     assert_eq!(s["verifications"], json!([{"agent": "writer-bot", "success": true, "trust": 0.55}]), "{s}");
 }
 
@@ -622,13 +632,14 @@ fn codex_session() -> Option<(TestRoot, Model, Run)> {
     let events: Vec<Value> = run.stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let said: Vec<&Value> = events.iter().filter(|e| e["item"]["type"] == "agent_message").collect();
     assert_eq!(said.last().map(|e| &e["item"]["text"]), Some(&json!(DONE)), "{}", run.stdout);
-    let calls: Vec<String> = events
+    let mut calls: Vec<String> = events
         .iter()
         .filter(|e| e["type"] == "item.completed" && e["item"]["type"] == "mcp_tool_call")
         .map(|e| {
             format!("{}/{}", e["item"]["server"].as_str().unwrap_or("?"), e["item"]["tool"].as_str().unwrap_or("?"))
         })
         .collect();
+    calls.dedup();
     assert_eq!(calls, ["tmws/memory_add", "tmws/memory_search", "tmws/trust_verify"], "{}", run.stdout);
     Some((root, model, run))
 }
@@ -707,7 +718,7 @@ fn gemini_session() -> Option<(TestRoot, Model, Run)> {
         .unwrap_or_else(|e| panic!("Gemini CLI's answer is not JSON ({e}): {}{}", run.stdout, run.stderr));
     assert_eq!(result["response"], DONE, "{result}");
     let tools = &result["stats"]["tools"];
-    assert_eq!((&tools["totalCalls"], &tools["totalSuccess"]), (&json!(3), &json!(3)), "{tools}");
+    assert!(tools["totalCalls"].as_u64() >= Some(3) && tools["totalSuccess"] == tools["totalCalls"], "{tools}");
     Some((root, model, run))
 }
 
