@@ -654,8 +654,9 @@ fn codex_runs_tmws_from_its_project_config_and_writes_and_verifies_as_codex() {
     check_session(&root, &model, "codex-mcp-client");
 }
 
-/// Codex ends its run by sending SIGTERM to `tmws mcp`'s process group, then closing its
-/// stdin; tmws records that client session, once, naming Codex and what it did.
+/// Codex ends its run by sending SIGTERM to `tmws mcp`'s process group, and SIGKILL to tmws
+/// a few tens of milliseconds later; tmws records that client session, once, naming Codex
+/// and what it did.
 #[test]
 fn a_codex_run_stopped_with_sigterm_is_recorded_once() {
     let Some((root, model, _run)) = codex_session() else { return };
