@@ -459,10 +459,12 @@ fn memory_log(root: &TestRoot, ns: &str) -> Vec<Value> {
 }
 
 /// What every scripted session must show, whichever the agent: it offered the model every
-/// tmws tool, each call was answered, the search found the memory just added, and the
-/// memory and the verification carry the agent's name (`client`), the one its MCP client
-/// gives, in the memory log and the trust log.
-fn check_session(root: &TestRoot, model: &Model, client: &str) {
+/// tmws tool, each call was answered, the search found the memory just added, the memory
+/// and the verification carry the agent's name (`agent`, the `--agent` that `tmws init`
+/// wrote into the client's config) in the memory log and the trust log, not a name the
+/// client reported for itself, and the memory names the client it came through (`client`,
+/// the name its MCP client reports).
+fn check_session(root: &TestRoot, model: &Model, agent: &str, client: &str) {
     let turns = model.turns();
     let mut tmws_tools = offered(&turns[0]["body"]);
     tmws_tools.sort();
@@ -476,7 +478,7 @@ fn check_session(root: &TestRoot, model: &Model, client: &str) {
     assert_eq!(stored[0]["content"], "Agents reach tmws through their project config.");
     assert_eq!(
         (&stored[0]["agent"], &stored[0]["author"]),
-        (&json!(client), &json!({"surface": "mcp", "client": client})),
+        (&json!(agent), &json!({"surface": "mcp", "client": client})),
         "{}",
         stored[0]
     );
@@ -484,14 +486,15 @@ fn check_session(root: &TestRoot, model: &Model, client: &str) {
     let verified = model.answer_of("trust_verify");
     assert_eq!(
         (&verified["agent"], &verified["verifier"], &verified["successes"], &verified["score"]),
-        (&json!("writer-bot"), &json!(client), &json!(1), &json!(0.55)),
+        (&json!("writer-bot"), &json!(agent), &json!(1), &json!(0.55)),
         "{verified}"
     );
+    assert_eq!(verified.get("verifier_self_reported"), None, "{verified}");
     let trust = root.read(".tmws/trust.jsonl");
     let lines: Vec<Value> = trust.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(
-        (lines.len(), &lines[0]["agent"], &lines[0]["verifier"]),
-        (1, &json!("writer-bot"), &json!(client)),
+        (lines.len(), &lines[0]["agent"], &lines[0]["verifier"], lines[0].get("self_reported")),
+        (1, &json!("writer-bot"), &json!(agent), None),
         "{trust}"
     );
 }
@@ -519,13 +522,13 @@ fn sessions(root: &TestRoot) -> Vec<Value> {
 }
 
 /// The one session entry a scripted session leaves names the agent and all it did.
-fn check_recorded(model: &Model, recorded: &[Value], client: &str, how: &str) {
+fn check_recorded(model: &Model, recorded: &[Value], agent: &str, how: &str) {
     assert_eq!(recorded.len(), 1, "one session entry: {recorded:?}\n{how}");
     let added = model.answer_of("memory_add");
     let s = &recorded[0]["session"];
     assert_eq!(
         (&recorded[0]["agent"], &s["agents"], &s["automatic"]),
-        (&json!(client), &json!([client]), &json!(true)),
+        (&json!(agent), &json!([agent]), &json!(true)),
         "{s}"
     );
     assert_eq!(s["memories"], json!([added["id"]]), "{s}");
@@ -552,8 +555,8 @@ fn claude_session() -> Option<(TestRoot, Model, Run)> {
 /// Claude Code starts `tmws mcp` from the `.mcp.json` that `tmws init --mcp-client claude`
 /// wrote and speaks the stateless 2026-07-28 protocol to it (no `initialize`: its name comes
 /// in each request's `_meta`); the model is offered every tmws tool, each call is answered,
-/// and what it writes and verifies carries `claude-code`, not `mcp`, nor the name of the
-/// library tmws is built on.
+/// what it writes and verifies carries `claude`, the `--agent` of that config, and the memory
+/// names the client `claude-code`, not `mcp`, nor the name of the library tmws is built on.
 #[test]
 fn claude_code_runs_tmws_from_mcp_json_and_writes_and_verifies_as_claude_code() {
     let Some((root, model, run)) = claude_session() else { return };
@@ -572,7 +575,7 @@ fn claude_code_runs_tmws_from_mcp_json_and_writes_and_verifies_as_claude_code() 
         (&json!("object"), &json!("string")),
         "{schema}"
     );
-    check_session(&root, &model, "claude-code");
+    check_session(&root, &model, "claude", "claude-code");
 }
 
 /// Claude Code ends its run by stopping `tmws mcp` with SIGINT (its stdin still open); tmws
@@ -588,7 +591,7 @@ fn a_claude_code_run_stopped_with_sigint_is_recorded_once() {
     // Claude Code gives a server 100 ms after SIGINT, then sends SIGTERM, and SIGKILL 400 ms
     // later: the lines of its log about tmws say which it took.
     let stops: Vec<&str> = run.debug.lines().filter(|l| l.contains(r#"MCP server "tmws""#)).collect();
-    check_recorded(&model, &sessions(&root), "claude-code", &stops.join("\n"));
+    check_recorded(&model, &sessions(&root), "claude", &stops.join("\n"));
 }
 
 /// Runs `codex exec --json PROMPT` in `root` against `model`, with a throwaway `CODEX_HOME`
@@ -647,11 +650,12 @@ fn codex_session() -> Option<(TestRoot, Model, Run)> {
 /// Codex starts `tmws mcp` from the `.codex/config.toml` that `tmws init --mcp-client
 /// codex` wrote, with the `initialize` handshake (protocol 2025-06-18, client
 /// `codex-mcp-client`); the model is offered every tmws tool, in the `mcp__tmws` namespace,
-/// each call is answered, and what it writes and verifies carries `codex-mcp-client`.
+/// each call is answered, what it writes and verifies carries `codex`, the `--agent` of that
+/// config, and the memory names the client `codex-mcp-client`.
 #[test]
 fn codex_runs_tmws_from_its_project_config_and_writes_and_verifies_as_codex() {
     let Some((root, model, _run)) = codex_session() else { return };
-    check_session(&root, &model, "codex-mcp-client");
+    check_session(&root, &model, "codex", "codex-mcp-client");
 }
 
 /// Codex ends its run by sending SIGTERM to `tmws mcp`'s process group, and SIGKILL to tmws
@@ -661,7 +665,7 @@ fn codex_runs_tmws_from_its_project_config_and_writes_and_verifies_as_codex() {
 fn a_codex_run_stopped_with_sigterm_is_recorded_once() {
     let Some((root, model, _run)) = codex_session() else { return };
     let recorded = sessions(&root);
-    check_recorded(&model, &recorded, "codex-mcp-client", "");
+    check_recorded(&model, &recorded, "codex", "");
 }
 
 /// Runs `gemini -p PROMPT` in `root` against `model`, with a throwaway home whose settings
@@ -725,12 +729,13 @@ fn gemini_session() -> Option<(TestRoot, Model, Run)> {
 
 /// Gemini CLI starts `tmws mcp` from the `.gemini/settings.json` that `tmws init
 /// --mcp-client gemini` wrote, with the `initialize` handshake (protocol 2025-06-18, client
-/// `gemini-cli-mcp-client`); the model is offered every tmws tool, each call is answered, and
-/// what it writes and verifies carries `gemini-cli-mcp-client`.
+/// `gemini-cli-mcp-client`); the model is offered every tmws tool, each call is answered,
+/// what it writes and verifies carries `gemini`, the `--agent` of that config, and the memory
+/// names the client `gemini-cli-mcp-client`.
 #[test]
 fn gemini_cli_runs_tmws_from_its_settings_and_writes_and_verifies_as_gemini() {
     let Some((root, model, _run)) = gemini_session() else { return };
-    check_session(&root, &model, "gemini-cli-mcp-client");
+    check_session(&root, &model, "gemini", "gemini-cli-mcp-client");
 }
 
 /// Gemini CLI ends its run by sending SIGTERM to `tmws mcp`, then closing its stdin; tmws
@@ -739,5 +744,5 @@ fn gemini_cli_runs_tmws_from_its_settings_and_writes_and_verifies_as_gemini() {
 fn a_gemini_cli_run_stopped_with_sigterm_is_recorded_once() {
     let Some((root, model, _run)) = gemini_session() else { return };
     let recorded = sessions(&root);
-    check_recorded(&model, &recorded, "gemini-cli-mcp-client", "");
+    check_recorded(&model, &recorded, "gemini", "");
 }
