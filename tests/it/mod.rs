@@ -1,3 +1,4 @@
+mod agent_clis;
 mod approval;
 mod build_rules;
 mod check;
