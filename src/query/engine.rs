@@ -139,6 +139,8 @@ impl Engine {
         let config = Config::load(root)?;
         // Before anything of the cache is used: one a repository brought is set aside.
         crate::store::cache::vet(root)?;
+        // The sessions of servers killed before they could record them.
+        super::live::recover(root, &config);
         Ok(Engine {
             inner: Arc::new(Inner {
                 root: root.to_path_buf(),

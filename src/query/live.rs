@@ -15,15 +15,19 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::session::Activity;
 use crate::config::Config;
+use crate::layout::SESSIONS_DIR;
 use crate::parse::trust::{HUMAN, normalize};
+use crate::store;
 
 /// What one session remembers: whether it was sent the context defaults already, who it
 /// speaks for, and, for a client session of a server, the client's name from `initialize`.
@@ -99,6 +103,8 @@ pub(crate) struct Home {
 #[derive(Debug)]
 struct SessionLog {
     home: Home,
+    /// Where what the session did so far is kept until it is recorded (see [`recover`]).
+    journal: PathBuf,
     client: Arc<OnceLock<String>>,
     /// Who the session speaks for, when not its client's name (the server's `--agent`).
     who: Who,
@@ -106,22 +112,70 @@ struct SessionLog {
     last_call: Mutex<Instant>,
 }
 
+/// What a client session did so far, as its journal keeps it: the makings of its record,
+/// and who writes it.
+#[derive(Debug, Serialize, Deserialize)]
+struct Journal<A> {
+    writer: String,
+    author: Value,
+    /// When the session last made a call: the end of its record if it is recovered.
+    last: DateTime<Utc>,
+    activity: A,
+}
+
+/// The number of the next journal this process opens.
+static JOURNALS: AtomicU64 = AtomicU64::new(0);
+
 impl SessionLog {
+    /// The writer and the `author` of the session's record: the session's identity, by its
+    /// surface.
+    fn by(&self) -> (String, Value) {
+        let session = Session { client: self.client.clone(), who: self.who.clone(), ..Session::default() };
+        (session.writer(), session.author())
+    }
+
     /// Records what happened since the last record, if anything did.
     fn flush(&self) {
         let activity = std::mem::take(&mut *self.activity.lock().unwrap_or_else(PoisonError::into_inner));
         if activity.is_empty() {
+            self.forget();
             return;
         }
-        // The record is the session's: written as the session's identity, by its surface.
-        let session = Session { client: self.client.clone(), who: self.who.clone(), ..Session::default() };
-        let (writer, author) = (session.writer(), session.author());
+        let (writer, author) = self.by();
         let by = (Some(writer.as_str()), Some(&author));
         let Home { root, config } = &self.home;
-        match super::session::record_activity(root, config, by, &activity, true, chrono::Utc::now()) {
-            Ok(a) if a.recorded => tracing::info!("session recorded: {}", a.summary.unwrap_or_default()),
-            Ok(a) => tracing::info!("session not recorded: {}", a.why.unwrap_or_default()),
+        match super::session::record_activity(root, config, by, &activity, true, Utc::now()) {
+            Ok(a) => {
+                self.forget();
+                match a.recorded {
+                    true => tracing::info!("session recorded: {}", a.summary.unwrap_or_default()),
+                    false => tracing::info!("session not recorded: {}", a.why.unwrap_or_default()),
+                }
+            }
+            // The journal stays for the next process to record.
             Err(e) => tracing::warn!("cannot record the session: {}", e.chain()),
+        }
+    }
+
+    /// Keeps `activity`, all the session did so far, in its journal: a server killed before
+    /// it can record the session (an agent that sends SIGKILL right after SIGTERM) leaves it
+    /// for the next tmws process to record. Not synced: a journal is lost only with the
+    /// machine, and it is a cache.
+    fn keep(&self, activity: &Activity) {
+        let (writer, author) = self.by();
+        let journal = Journal { writer, author, last: Utc::now(), activity };
+        let root = &self.home.root;
+        let kept = serde_json::to_vec(&journal).map_err(|e| crate::error::Error::environment("session journal", e));
+        let kept = kept.and_then(|bytes| store::write_marker(root, &self.journal, &bytes));
+        if let Err(e) = kept {
+            tracing::debug!("cannot keep the session's journal: {}", e.chain());
+        }
+    }
+
+    /// Removes the journal: what it held is recorded, or nothing is left to record.
+    fn forget(&self) {
+        if store::exists(&self.journal) {
+            let _ = store::remove_file(&self.journal);
         }
     }
 
@@ -216,6 +270,7 @@ impl Session {
             let mut a = log.activity.lock().unwrap_or_else(PoisonError::into_inner);
             a.begin(root);
             what(&mut a);
+            log.keep(&a);
             *log.last_call.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
         }
     }
@@ -230,7 +285,9 @@ impl Session {
     /// and the record made when the session ends does not repeat it.
     pub(crate) fn take_activity(&self) -> Option<Activity> {
         let log = self.log.as_ref()?;
-        Some(std::mem::take(&mut *log.activity.lock().unwrap_or_else(PoisonError::into_inner)))
+        let taken = std::mem::take(&mut *log.activity.lock().unwrap_or_else(PoisonError::into_inner));
+        log.forget();
+        Some(taken)
     }
 
     /// Ends the session: records what it did, if anything (also done when the last handle
@@ -287,7 +344,10 @@ impl Sessions {
     /// A new client session that records what it does into `home` when it ends or goes idle.
     pub(crate) fn open(&self, who: Who, home: Home) -> Session {
         let client = Arc::new(OnceLock::new());
+        let n = JOURNALS.fetch_add(1, Ordering::Relaxed);
+        let journal = home.root.join(SESSIONS_DIR).join(format!("{}-{n}.json", std::process::id()));
         let log = Arc::new(SessionLog {
+            journal,
             home,
             client: client.clone(),
             who: who.clone(),
@@ -322,5 +382,103 @@ impl Sessions {
                 log.flush();
             }
         }
+    }
+}
+
+/// The process that owns a journal of [`SESSIONS_DIR`]: its writer (`{pid}-{n}.json`), or
+/// the process recording it (`{pid}-{n}.json.{taker}.taken`).
+fn journal_owner(name: &str) -> Option<u32> {
+    if let Some(taken) = name.strip_suffix(".taken") {
+        return taken.rsplit_once(".json.")?.1.parse().ok();
+    }
+    name.strip_suffix(".json")?.split_once('-')?.0.parse().ok()
+}
+
+/// Records the sessions that processes which are gone left in their journals (a server
+/// killed before it could record: see `SessionLog::keep`), each once: a journal is first
+/// renamed to name this process as its recorder, so two processes never both record it.
+/// A journal that does not parse is removed. Called when a process opens the root.
+pub(crate) fn recover(root: &Path, config: &Config) {
+    let dir = root.join(SESSIONS_DIR);
+    if !store::is_dir(&dir) {
+        return;
+    }
+    let me = std::process::id();
+    for name in store::list_dir(root, &dir).unwrap_or_default() {
+        let Some(owner) = journal_owner(&name) else { continue };
+        if owner == me || store::cache::is_running(owner) {
+            continue;
+        }
+        let original =
+            name.strip_suffix(".taken").and_then(|n| n.rsplit_once(".json.")).map_or(name.as_str(), |(n, _)| n);
+        let original = original.strip_suffix(".json").unwrap_or(original);
+        let taken = dir.join(format!("{original}.json.{me}.taken"));
+        if store::rename(root, &dir.join(&name), &taken).is_err() {
+            continue; // Another process took it first.
+        }
+        let read = store::read(root, &taken, store::cap::CONFIG);
+        let journal = read.ok().and_then(|bytes| serde_json::from_slice::<Journal<Activity>>(&bytes).ok());
+        match journal {
+            Some(j) => {
+                let by = (Some(j.writer.as_str()), Some(&j.author));
+                match super::session::record_activity(root, config, by, &j.activity, true, j.last) {
+                    Ok(a) if a.recorded => {
+                        tracing::info!("session of a stopped server recorded: {}", a.summary.unwrap_or_default())
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!("cannot record the session of a stopped server: {}", e.chain());
+                        continue; // Kept (under this process's name) for the next one.
+                    }
+                }
+            }
+            None => tracing::warn!("{SESSIONS_DIR}/{name}: not a session journal; removed"),
+        }
+        let _ = store::remove_file(&taken);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_names_its_writer_or_its_recorder() {
+        assert_eq!(journal_owner("4242-0.json"), Some(4242));
+        assert_eq!(journal_owner("4242-17.json.99.taken"), Some(99));
+        assert_eq!(journal_owner(".4242-0.json.tmws-5.tmp"), None);
+        assert_eq!(journal_owner("notes.txt"), None);
+    }
+
+    /// A server killed before it could record (SIGKILL right after SIGTERM) leaves its
+    /// journal; the next process records it once, as the session's writer, ending when its
+    /// last call came, and removes the journal.
+    #[test]
+    fn the_journal_of_a_killed_server_is_recorded_once_by_the_next_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(SESSIONS_DIR)).unwrap();
+        let config = Arc::new(Config::default());
+        let sessions = Sessions::default();
+        let who = Who::Client { surface: "mcp", agent: Some("codex".into()) };
+        let session = sessions.open(who, Home { root: root.clone(), config: config.clone() });
+        session.note(&root, |a| a.memories.push(("m_0123456789ab".into(), "note".into(), "A note.".into())));
+        let kept = store::list_dir(&root, &root.join(SESSIONS_DIR)).unwrap();
+        assert_eq!(kept, [format!("{}-0.json", std::process::id())]);
+        // As if the process were gone: the journal renamed to one of a process that has ended.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let journal = root.join(SESSIONS_DIR).join(&kept[0]);
+        std::fs::rename(&journal, root.join(SESSIONS_DIR).join(format!("{dead}-0.json"))).unwrap();
+        std::mem::forget(session); // Its own record would be a second one.
+        recover(&root, &config);
+        recover(&root, &config);
+        let log = std::fs::read_to_string(root.join(".tmws/memory/long-term.jsonl")).unwrap();
+        let records: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(records.len(), 1, "{log}");
+        assert_eq!((&records[0]["kind"], &records[0]["agent"]), (&Value::from("session"), &Value::from("codex")));
+        assert_eq!(records[0]["session"]["memories"], serde_json::json!(["m_0123456789ab"]));
+        assert_eq!(store::list_dir(&root, &root.join(SESSIONS_DIR)).unwrap(), Vec::<String>::new());
     }
 }

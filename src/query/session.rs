@@ -338,7 +338,7 @@ pub(crate) fn record(
 
 /// What one client session of `tmws mcp` or `tmws serve` did: the makings of the session
 /// entry recorded when it ends (docs/memory-log.md#sessions).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Activity {
     /// When its first call came (since the last record, if one was made).
     pub started: Option<DateTime<Utc>>,

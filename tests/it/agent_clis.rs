@@ -500,7 +500,7 @@ fn check_session(root: &TestRoot, model: &Model, agent: &str, client: &str) {
 }
 
 /// The session entries of `root` once the agent's `tmws mcp` has gone (exited, or been
-/// killed): from then on the log holds all that server will ever write.
+/// killed) and the next tmws process has run: from then on the log holds its record.
 fn sessions(root: &TestRoot) -> Vec<Value> {
     // The agents start their servers in the project's folder.
     let exe = Path::new(env!("CARGO_BIN_EXE_tmws")).canonicalize().unwrap();
@@ -518,6 +518,10 @@ fn sessions(root: &TestRoot) -> Vec<Value> {
             .collect();
         if running.is_empty() { Ok(()) } else { Err(format!("still running: {running:?}")) }
     });
+    // A server the agent killed before it could record (Codex sends SIGKILL 20-40 ms after
+    // SIGTERM) left its session in a journal: the next tmws process records it.
+    let next = root.run(&["memory", "stats"]);
+    assert_eq!(next.code, 0, "{}", next.stderr);
     memory_log(root, "long-term").into_iter().filter(|e| e["kind"] == "session").collect()
 }
 
