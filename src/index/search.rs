@@ -122,7 +122,7 @@ pub fn ranked_importance(importance: f64, age_days: f64, half_life_days: f64, ac
 }
 
 /// One result: the refId, what it is, and a summary.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchHit {
     #[serde(rename = "refId")]
     pub ref_id: String,
@@ -172,7 +172,7 @@ pub struct SearchHit {
     pub surface: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchResults {
     pub query: String,
     pub results: Vec<SearchHit>,

@@ -36,7 +36,7 @@ const FILLER: [&str; 52] = [
 ];
 
 /// One thing to know.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Recalled {
     #[serde(rename = "refId")]
     pub ref_id: String,
@@ -60,7 +60,7 @@ pub struct Recalled {
 }
 
 /// `recall`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RecallAnswer {
     pub task: String,
     pub found: usize,

@@ -189,7 +189,7 @@ fn tool_calls(root: &Path, window: &Window, until: &str) -> BTreeMap<String, (u6
 }
 
 /// `session_record`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SessionAnswer {
     /// Whether an entry was written (not when nothing happened in the window).
     pub recorded: bool,

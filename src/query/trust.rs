@@ -22,7 +22,7 @@ use crate::redact::redact;
 use crate::store::{self, log::LockedLog};
 
 /// An agent's standing.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Trust {
     pub agent: String,
     pub score: f64,
@@ -44,13 +44,13 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// `trust_show`: every agent's standing, highest first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TrustList {
     pub agents: Vec<Trust>,
 }
 
 /// `trust_verify`: who verified, and the agent's standing after it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Verified {
     pub verifier: String,
     /// The verifier's name is only what its MCP client reported: no `--agent` and no

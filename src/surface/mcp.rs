@@ -25,8 +25,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -79,7 +81,8 @@ struct Caller {
     minted: bool,
 }
 
-/// A tool as `tools/list` gives it: name, title, description, hints, input schema.
+/// A tool as `tools/list` gives it: name, title, description, hints, input and output
+/// schemas.
 pub(crate) fn listed(t: &dyn catalog::Tool, config: &crate::config::Config) -> Tool {
     let spec = t.spec();
     let annotations = ToolAnnotations::with_title(spec.title)
@@ -90,6 +93,76 @@ pub(crate) fn listed(t: &dyn catalog::Tool, config: &crate::config::Config) -> T
     Tool::new(spec.name, spec.description, Arc::new(t.schema(config)))
         .with_title(spec.title)
         .with_annotations(annotations)
+        .with_raw_output_schema(Arc::new(t.output_schema()))
+}
+
+/// What a client reads a document's refId at: `tmws://ref/` and the refId, each byte but
+/// the unreserved ones, `/` and `:` percent-encoded.
+pub const REF_URI: &str = "tmws://ref/";
+
+/// The MIME type of what `resources/read` gives: `workspace_read`'s answer, as YAML.
+const READ_MIME: &str = "application/yaml";
+
+/// The URI a client reads the document `ref_id` at.
+pub fn ref_uri(ref_id: &str) -> String {
+    let mut uri = String::from(REF_URI);
+    for b in ref_id.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/:".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+/// The refId a `tmws://ref/` URI names, or why it names none: another scheme, a bad escape,
+/// or a path that could leave the root (an absolute path, `.` or `..` segments, a
+/// backslash, a control character).
+pub fn ref_of_uri(uri: &str) -> std::result::Result<String, String> {
+    let Some(rest) = uri.strip_prefix(REF_URI) else {
+        return Err(format!("not a tmws document URI: `{uri}`; documents are read at {REF_URI}<refId>"));
+    };
+    if rest.contains(['?', '#']) {
+        return Err(format!("a document URI has no query or fragment: `{uri}`"));
+    }
+    let mut bytes = Vec::with_capacity(rest.len());
+    let mut it = rest.bytes();
+    while let Some(b) = it.next() {
+        if b != b'%' {
+            bytes.push(b);
+            continue;
+        }
+        let hex = [it.next(), it.next()];
+        let digit = |d: Option<u8>| d.and_then(|d| char::from(d).to_digit(16));
+        match hex.map(digit) {
+            [Some(h), Some(l)] => bytes.push(u8::try_from(h * 16 + l).unwrap_or(0)),
+            _ => return Err(format!("a bad %-escape in `{uri}`")),
+        }
+    }
+    let ref_id = String::from_utf8(bytes).map_err(|_| format!("`{uri}` is not UTF-8 once unescaped"))?;
+    if ref_id.is_empty() {
+        return Err(format!("`{uri}` names no refId"));
+    }
+    if ref_id.starts_with('/') || ref_id.contains('\\') || ref_id.chars().any(char::is_control) {
+        return Err(format!(
+            "`{uri}` is not a refId: refIds are paths relative to the root, memory ids or commit:<sha>"
+        ));
+    }
+    if ref_id.split('/').any(|s| s == "." || s == ".." || s.is_empty()) {
+        return Err(format!("`{uri}` is not a refId: it has an empty, `.` or `..` segment"));
+    }
+    Ok(ref_id)
+}
+
+/// A document an answer names, as a resource link.
+fn link(l: &catalog::Link) -> ContentBlock {
+    let mut r =
+        Resource::new(ref_uri(&l.ref_id), l.ref_id.clone()).with_title(l.title.clone()).with_mime_type(READ_MIME);
+    if let Some(d) = &l.description {
+        r = r.with_description(d.clone());
+    }
+    ContentBlock::resource_link(r)
 }
 
 impl TmwsServer {
@@ -178,7 +251,7 @@ impl TmwsServer {
 
 impl ServerHandler for TmwsServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("tmws", env!("CARGO_PKG_VERSION")))
             .with_instructions(self.engine.instructions())
     }
@@ -193,6 +266,37 @@ impl ServerHandler for TmwsServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::default())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourceTemplatesResult, ErrorData> {
+        let template = ResourceTemplate::new(format!("{REF_URI}{{+refId}}"), "document")
+            .with_title("A document, memory or commit by its refId")
+            .with_description(
+                "What workspace_read gives for the refId (a document's path from the root, a memory's id, \
+commit:<sha>), as YAML; search results offer each as a link.",
+            )
+            .with_mime_type(READ_MIME);
+        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResponse, ErrorData> {
+        self.read_document(&request.uri, &context).await.map(ReadResourceResponse::from)
     }
 
     async fn call_tool(
@@ -213,9 +317,24 @@ impl ServerHandler for TmwsServer {
             () = context.ct.cancelled() => return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")]).into()),
         };
         let mut result = match answer {
-            Ok(Output::Text { text, .. }) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Ok(Output::Downstream(called)) => serde_json::from_value::<CallToolResult>(called.result)
-                .unwrap_or_else(|e| self.error(&Error::Downstream(format!("the server's result does not parse: {e}")))),
+            // The text, the same answer as structured content, and the documents it names as
+            // links a client reads with resources/read.
+            Ok(Output::Text { text, answer, links, .. }) => {
+                let content = std::iter::once(ContentBlock::text(text)).chain(links.iter().map(link)).collect();
+                let mut result = CallToolResult::success(content);
+                result.structured_content = Some(serde_json::Value::Object(answer));
+                result
+            }
+            Ok(Output::Downstream(called)) => {
+                let structured = called.structured();
+                match serde_json::from_value::<CallToolResult>(called.result) {
+                    Ok(mut result) => {
+                        result.structured_content = Some(serde_json::Value::Object(structured));
+                        result
+                    }
+                    Err(e) => self.error(&Error::Downstream(format!("the server's result does not parse: {e}"))),
+                }
+            }
             Err(e) => self.error(&e),
         };
         if caller.minted
@@ -227,6 +346,44 @@ impl ServerHandler for TmwsServer {
             )));
         }
         Ok(result.into())
+    }
+}
+
+/// Documents are read at `tmws://ref/<refId>` (docs/surfaces.md#resources): none is listed,
+/// since search finds them and offers each as a link; the template says how to name one.
+impl TmwsServer {
+    async fn read_document(
+        &self,
+        uri: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResult, ErrorData> {
+        let ref_id = ref_of_uri(uri).map_err(|e| ErrorData::invalid_params(e, None))?;
+        // A read is the client session's; a client that names none gets no session (nor a
+        // handle) for it.
+        let caller = self.caller(context, &mut serde_json::Map::new())?;
+        let session = if caller.minted {
+            self.engine.request_session(caller.token_agent.as_deref())
+        } else {
+            self.session_of(&caller)
+        };
+        let args = serde_json::Map::from_iter([("ref_id".to_owned(), serde_json::Value::from(ref_id))]);
+        match self.engine.call(&session, "workspace_read", args).await {
+            Ok(Output::Text { text, .. }) => {
+                Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(READ_MIME)]))
+            }
+            Ok(Output::Downstream(_)) => {
+                Err(ErrorData::internal_error("workspace_read answered as another server", None))
+            }
+            Err(e) => {
+                let answer = self.engine.error_answer(&e);
+                let data = serde_json::to_value(&answer).ok();
+                Err(match e.category() {
+                    crate::error::Category::NotFound => ErrorData::resource_not_found(answer.error, data),
+                    crate::error::Category::Usage => ErrorData::invalid_params(answer.error, data),
+                    _ => ErrorData::internal_error(answer.error, data),
+                })
+            }
+        }
     }
 }
 

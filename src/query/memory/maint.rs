@@ -20,7 +20,7 @@ use crate::memory::{Fold, Op, Writer};
 use crate::store;
 
 /// `memory_cleanup`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Cleaned {
     pub removed_expired: usize,
     pub compacted_bytes: u64,
@@ -29,14 +29,14 @@ pub struct Cleaned {
 }
 
 /// One log's cleanup.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CleanedLog {
     pub removed_expired: usize,
     pub bytes: u64,
 }
 
 /// `memory_clear`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Cleared {
     /// Live entries forgotten.
     pub cleared: usize,

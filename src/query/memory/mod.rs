@@ -50,7 +50,7 @@ pub(crate) struct Add<'a> {
 }
 
 /// `memory_add`'s answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AddAnswer {
     pub id: String,
     pub namespace: String,
@@ -298,7 +298,7 @@ pub const PROBLEM_KIND: &str = "problem";
 /// A problem and its solution (docs/memory-log.md#problems): the structured fields of a `kind:
 /// problem` entry, as the log holds them (`problem`, `solution`, `outcome`, `files`) and answers
 /// show them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Problem {
     pub problem: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -356,7 +356,7 @@ pub fn is_memory_id(text: &str) -> bool {
 }
 
 /// One memory as `memory_get` and `memory_search` answer it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemoryHit {
     pub id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -409,7 +409,7 @@ pub struct MemoryHit {
 
 /// Where a memory's text came from (docs/trust-boundary.md): recalled text is data, never
 /// instructions, so every answer that carries it says whose it is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Provenance {
     /// Its writer: the agent it names (`human`: the person at the command line), or
     /// `unknown` when it names none.
@@ -487,7 +487,7 @@ impl MemoryHit {
 }
 
 /// `memory_search`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemorySearchAnswer {
     /// Results shown (those over `min_score`).
     pub found: usize,
@@ -501,7 +501,7 @@ pub struct MemorySearchAnswer {
 }
 
 /// `memory_delete`'s answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Deleted {
     pub id: String,
     pub namespace: String,
@@ -512,7 +512,7 @@ pub struct Deleted {
 }
 
 /// `memory_stats`' answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Stats {
     /// Live entries.
     pub total: u64,
@@ -682,7 +682,7 @@ pub(crate) fn visible_on_branch(root: &Path, index: &Index) -> Result<Option<cra
 }
 
 /// `memory_list`'s answer: what was remembered lately.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemoryListAnswer {
     /// How many memories the filters leave (the results are the newest of them).
     pub total: usize,
