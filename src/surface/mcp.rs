@@ -27,8 +27,8 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ResultType, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -330,6 +330,10 @@ commit:<sha>), as YAML; search results offer each as a link.",
                 match serde_json::from_value::<CallToolResult>(called.result) {
                     Ok(mut result) => {
                         result.structured_content = Some(serde_json::Value::Object(structured));
+                        // The other server may speak an older protocol, whose results have no
+                        // `resultType`; this result is tmws' own, complete (rmcp leaves the
+                        // field out again for a client of an older protocol).
+                        result.result_type.get_or_insert(ResultType::COMPLETE);
                         result
                     }
                     Err(e) => self.error(&Error::Downstream(format!("the server's result does not parse: {e}"))),
