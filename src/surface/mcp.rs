@@ -1,8 +1,11 @@
 //! The MCP surface (docs/surfaces.md): the engine's tool catalogue over MCP, and `tmws mcp`,
 //! which serves it over stdio.
 //!
-//! `tools/list` is the catalogue, each tool's input schema made from its request type;
-//! `tools/call` hands the arguments to `Engine::call`. An error is a tool result with
+//! `tools/list` is the catalogue, each tool's input schema made from its request type and
+//! its output schema from its answer type; `tools/call` hands the arguments to
+//! `Engine::call` and answers the text, the same answer as structured content, and a
+//! resource link for each document it names, which `resources/read` reads at
+//! `tmws://ref/<refId>`. An error is a tool result with
 //! `isError: true`, its message (and hint) as text and `{error, category, hint}` as
 //! structured content, never a crashed server. `initialize` is answered at once: the index
 //! syncs and watches in the background. stdout is the protocol, so logs go to stderr.
@@ -119,8 +122,11 @@ pub fn ref_uri(ref_id: &str) -> String {
 /// The refId a `tmws://ref/` URI names, or why it names none: another scheme, a bad escape,
 /// or a path that could leave the root (an absolute path, `.` or `..` segments, a
 /// backslash, a control character).
-pub fn ref_of_uri(uri: &str) -> std::result::Result<String, String> {
-    let Some(rest) = uri.strip_prefix(REF_URI) else {
+pub fn ref_of_uri(raw: &str) -> std::result::Result<String, String> {
+    // The URI as an error shows it: its start only, control characters escaped.
+    let shown: String = raw.chars().take(200).flat_map(char::escape_debug).collect();
+    let uri = if raw.chars().nth(200).is_some() { format!("{shown}…") } else { shown };
+    let Some(rest) = raw.strip_prefix(REF_URI) else {
         return Err(format!("not a tmws document URI: `{uri}`; documents are read at {REF_URI}<refId>"));
     };
     if rest.contains(['?', '#']) {
@@ -353,9 +359,10 @@ commit:<sha>), as YAML; search results offer each as a link.",
     }
 }
 
-/// Documents are read at `tmws://ref/<refId>` (docs/surfaces.md#resources): none is listed,
-/// since search finds them and offers each as a link; the template says how to name one.
 impl TmwsServer {
+    /// `resources/read`: what `workspace_read` gives for the refId the URI names
+    /// (docs/surfaces.md#resources). A URI that names none is invalid params; a refId the
+    /// index does not hold is not found.
     async fn read_document(
         &self,
         uri: &str,
@@ -496,5 +503,49 @@ impl Signals {
             let _ = tokio::signal::ctrl_c().await;
             130
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ref_of_uri, ref_uri};
+
+    #[test]
+    fn every_ref_id_reads_back_from_its_uri() {
+        for ref_id in [
+            "resources/workspaces/acme/_decisions/260101-postgres.md",
+            "resources/workspaces/日本語/OVERVIEW.md",
+            "docs/a b%c#d?e.md",
+            "m_3fa9c1d2e4b5",
+            "commit:4f2a9c1d2e4b5f60718293a4b5c6d7e8f9012345",
+        ] {
+            let uri = ref_uri(ref_id);
+            assert!(!uri.contains([' ', '?', '#']), "{uri}");
+            assert_eq!(ref_of_uri(&uri).as_deref(), Ok(ref_id), "{uri}");
+        }
+        assert_eq!(ref_uri("docs/a b.md"), "tmws://ref/docs/a%20b.md");
+    }
+
+    #[test]
+    fn a_uri_that_could_leave_the_root_names_no_ref_id() {
+        for uri in [
+            "tmws://ref/../x",
+            "tmws://ref/a/%2e%2E/b",
+            "tmws://ref/a/..%2Fb",
+            "tmws://ref//etc/passwd",
+            "tmws://ref/%2Fetc%2Fpasswd",
+            "tmws://ref/a\\..\\b",
+            "tmws://ref/a%00",
+            "tmws://ref/a//b",
+            "tmws://ref/./a",
+            "file:///etc/passwd",
+            "tmws://ref",
+        ] {
+            assert!(ref_of_uri(uri).is_err(), "{uri}");
+        }
+        let long = format!("tmws://ref/{}%0A/..", "a".repeat(1000));
+        let e = ref_of_uri(&long).unwrap_err();
+        assert!(e.len() < 400 && e.contains('…'), "{e}");
+        assert!(ref_of_uri("tmws://ref/a\n/../b").unwrap_err().contains("a\\n/../b"));
     }
 }

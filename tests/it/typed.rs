@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use rmcp::model::{ReadResourceRequestParams, ResourceContents, Tool};
+use rmcp::model::{ReadResourceRequestParams, Resource, ResourceContents, Tool};
 use serde_json::{Value, json};
 
 use super::clients::{Mcp, Serve, result_text};
@@ -116,13 +116,9 @@ fn an_answer_cut_to_its_cap_is_marked_and_keeps_to_its_output_schema() {
     mcp.stop();
 }
 
-/// The resource links of a tool result: (uri, name, title, description, mimeType).
-fn links(r: &rmcp::model::CallToolResult) -> Vec<(String, String, Option<String>, Option<String>, Option<String>)> {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_resource_link())
-        .map(|l| (l.uri.clone(), l.name.clone(), l.title.clone(), l.description.clone(), l.mime_type.clone()))
-        .collect()
+/// The resource links of a tool result.
+fn links(r: &rmcp::model::CallToolResult) -> Vec<Resource> {
+    r.content.iter().filter_map(|c| c.as_resource_link()).cloned().collect()
 }
 
 #[test]
@@ -143,20 +139,17 @@ fn documents_found_are_resource_links_that_resources_read_gives_whole() {
     assert_eq!(ref_id, "resources/workspaces/devtools/common/_features/260601-lazy-pool.md");
     assert_eq!(
         linked[0],
-        (
-            format!("tmws://ref/{ref_id}"),
-            ref_id.to_owned(),
-            Some(first["name"].as_str().unwrap().to_owned()),
-            Some(first["summary"].as_str().unwrap().to_owned()),
-            Some("application/yaml".to_owned()),
-        )
+        Resource::new(format!("tmws://ref/{ref_id}"), ref_id)
+            .with_title(first["name"].as_str().unwrap())
+            .with_description(first["summary"].as_str().unwrap())
+            .with_mime_type("application/yaml")
     );
     // The text an agent reads at the link is what workspace_read gives for the refId.
-    let read = mcp.rt.block_on(mcp.client.read_resource(ReadResourceRequestParams::new(&linked[0].0))).unwrap();
+    let read = mcp.rt.block_on(mcp.client.read_resource(ReadResourceRequestParams::new(&linked[0].uri))).unwrap();
     let whole = result_text(&mcp.result("workspace_read", json!({"ref_id": ref_id})));
     match &read.contents[..] {
         [ResourceContents::TextResourceContents { uri, mime_type, text, .. }] => {
-            assert_eq!((uri, mime_type.as_deref()), (&linked[0].0, Some("application/yaml")));
+            assert_eq!((uri, mime_type.as_deref()), (&linked[0].uri, Some("application/yaml")));
             assert_eq!(text, &whole);
         }
         other => panic!("{other:?}"),
@@ -168,7 +161,7 @@ fn documents_found_are_resource_links_that_resources_read_gives_whole() {
         let r = mcp.result("memory_search", json!({"query": "links whole memories"}));
         if links(&r).is_empty() { Err(result_text(&r)) } else { Ok(r) }
     });
-    assert_eq!(links(&searched)[0].0, format!("tmws://ref/{id}"));
+    assert_eq!(links(&searched)[0].uri, format!("tmws://ref/{id}"));
     let read = mcp.rt.block_on(mcp.client.read_resource(ReadResourceRequestParams::new(format!("tmws://ref/{id}"))));
     let ResourceContents::TextResourceContents { text, .. } = &read.unwrap().contents[0] else { panic!() };
     assert!(text.contains("body: Links lead to whole memories."), "{text}");
