@@ -174,7 +174,9 @@ pub struct SearchHit {
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchResults {
+    /// The words asked.
     pub query: String,
+    /// The results, best first.
     pub results: Vec<SearchHit>,
     /// The index may be behind the files (a sync was under way).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -34,11 +34,15 @@ pub struct WorkspaceList {
 /// `workspace_read`'s answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ReadAnswer {
+    /// The refId read.
     #[serde(rename = "refId")]
     pub ref_id: String,
+    /// What it is: `overview`, `entry`, `doc`, `memory`, `commit`, ….
     pub kind: String,
+    /// The scope of a document.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// Its name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A document's front-matter as it is in the file.

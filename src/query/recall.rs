@@ -62,8 +62,11 @@ pub struct Recalled {
 /// `recall`'s answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RecallAnswer {
+    /// The task as asked.
     pub task: String,
+    /// How many results there are.
     pub found: usize,
+    /// What to know, best first.
     pub results: Vec<Recalled>,
     /// The index may be behind the files.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

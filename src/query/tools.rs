@@ -49,8 +49,11 @@ pub struct ToolHit {
 /// The answer of `tool_search`.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ToolResults {
+    /// The words asked (empty when a server's tools were listed).
     pub query: String,
+    /// The tools found, best first.
     pub results: Vec<ToolHit>,
+    /// The index may be behind the registry.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
 }
@@ -105,14 +108,19 @@ pub(crate) fn search(index: &Index, registry: &Registry, req: &ToolSearchRequest
 /// `tool_describe`'s answer: what the registry holds about one tool.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ToolDescription {
+    /// The server.
     pub server: String,
+    /// The tool.
     pub tool: String,
+    /// What it does, as its server says.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub description: Option<Value>,
+    /// When to use it, in a person's words.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub usage_hint: Option<Value>,
+    /// Its category in the registry.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub category: Option<Value>,

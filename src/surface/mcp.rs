@@ -28,10 +28,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ResultType, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ResultType, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -96,7 +96,20 @@ pub(crate) fn listed(t: &dyn catalog::Tool, config: &crate::config::Config) -> T
     Tool::new(spec.name, spec.description, Arc::new(t.schema(config)))
         .with_title(spec.title)
         .with_annotations(annotations)
-        .with_raw_output_schema(Arc::new(t.output_schema()))
+        .with_raw_output_schema(output_schema(t))
+}
+
+/// A tool's output schema, made once per process: it depends only on the answer type, and
+/// making all of them took milliseconds that every new session (one per `/mcp` client)
+/// would pay again.
+fn output_schema(t: &dyn catalog::Tool) -> Arc<JsonObject> {
+    /// Each tool's name and output schema.
+    type Made = Vec<(&'static str, Arc<JsonObject>)>;
+    static MADE: std::sync::OnceLock<Made> = std::sync::OnceLock::new();
+    let made =
+        MADE.get_or_init(|| catalog::TOOLS.iter().map(|t| (t.spec().name, Arc::new(t.output_schema()))).collect());
+    let name = t.spec().name;
+    made.iter().find(|(n, _)| *n == name).map_or_else(|| Arc::new(t.output_schema()), |(_, s)| Arc::clone(s))
 }
 
 /// What a client reads a document's refId at: `tmws://ref/` and the refId, each byte but

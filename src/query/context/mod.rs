@@ -41,12 +41,14 @@ const DEFAULT_LISTS: [&str; 3] = ["decisions_t0", "lessons_t0", "overviews"];
 /// The answer of `workspace_get_context`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ContextAnswer {
+    /// The scope answered (`workspace[/domain[/repository]]`).
     pub scope: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub defaults: Option<Defaults>,
     /// The topics asked for, in that order, each under its own name.
     #[serde(flatten)]
     pub topics: Topics,
+    /// What the answer could not give, such as a scope without an OVERVIEW.md.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// The index may be behind the files.
