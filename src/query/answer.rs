@@ -185,7 +185,7 @@ pub fn structured(value: Value) -> Map<String, Value> {
 /// written (a field left out when empty is optional and never null, a flattened field is
 /// the object's own), every object closed to fields it does not name, with the marks of
 /// an answer cut to its cap: `truncated` and `hint`, and, once cut to nothing else, only
-/// those two.
+/// those two; and the `{error, category, hint}` of an error result.
 pub fn output_schema<T: schemars::JsonSchema>() -> Map<String, Value> {
     let schema = crate::schema::generator().into_root_schema_for::<T>();
     let Value::Object(mut root) = schema.to_value() else { return Map::new() };
@@ -207,6 +207,12 @@ pub fn output_schema<T: schemars::JsonSchema>() -> Map<String, Value> {
         });
         p.entry("hint")
             .or_insert_with(|| json!({"type": "string", "description": "What was left out, and how to get it."}));
+        // An error result (`isError: true`) carries `{error, category, hint}` instead; clients
+        // that validate error results too (the MCP Inspector does) find it described.
+        p.entry("error").or_insert_with(|| json!({"type": "string", "description": "An error result's message."}));
+        p.entry("category").or_insert_with(
+            || json!({"type": "string", "description": "An error result's category (`usage`, `not_found`, …)."}),
+        );
     }
     // A cut answer may have lost whole fields, down to only its marks.
     if let Some(required) = root.remove("required").filter(|r| r.as_array().is_some_and(|a| !a.is_empty())) {
@@ -215,6 +221,7 @@ pub fn output_schema<T: schemars::JsonSchema>() -> Map<String, Value> {
             json!([
                 {"required": required},
                 {"required": ["truncated", "hint"], "properties": {"truncated": {"const": true}}},
+                {"required": ["error", "category"]},
             ]),
         );
     }

@@ -158,6 +158,8 @@ of the default configuration ([config.md](config.md)); an unknown parameter is a
 ones. Each answer's fields are those of its output schema: MCP gives the answer as `structuredContent` \
 beside its text, and the text (YAML, or JSON with `format: json`) says the same. An answer cut to fit `max_chars` \
 also says `truncated: true` and a `hint` naming what was left out; cut down to nothing else, it is only those two. \
+An error result (`isError: true`) carries `{error, category, hint}` instead ([errors.md](errors.md#over-mcp)), which \
+every output schema admits too. \
 Documents an answer names are also MCP resource links, read whole with `resources/read` \
 ([surfaces.md](surfaces.md#resources)).\n\n",
     );
@@ -230,6 +232,7 @@ fn answer_fields(out: &mut String, t: &ToolDoc) {
     let mark = |name: &str, p: &Value| {
         (name == "truncated" && text(p).starts_with("The answer was cut"))
             || (name == "hint" && text(p).starts_with("What was left out"))
+            || (matches!(name, "error" | "category") && text(p).starts_with("An error result"))
     };
     let props: Vec<(&String, &Value)> = t
         .output

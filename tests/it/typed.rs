@@ -77,12 +77,12 @@ fn every_tool_answers_structured_content_that_its_output_schema_allows() {
             mcp.call_fresh("memory_search", json!({"query": "caught up"}));
         }
         let structured = result.structured_content.clone().unwrap_or_else(|| panic!("{what}: no structuredContent"));
+        // An error keeps its own structured content, which the output schema admits too.
+        assert_eq!(violations(&tools, tool, &structured), Vec::<String>::new(), "{what}: {structured}");
         if result.is_error == Some(true) {
-            // Errors keep their own structured content, which no output schema describes.
-            assert!(structured["category"].is_string(), "{what}: {structured}");
+            assert!(structured["category"].is_string() && structured["error"].is_string(), "{what}: {structured}");
             continue;
         }
-        assert_eq!(violations(&tools, tool, &structured), Vec::<String>::new(), "{what}: {structured}");
         // The structured content is the text's answer: the same JSON when JSON was asked for.
         let text = result_text(&result);
         if args["format"] == "json" {
@@ -325,6 +325,21 @@ fn the_inspector_finds_every_schema_portable_and_every_answer_valid() {
         assert_eq!(result["isError"], false, "{args:?}: {called}");
         assert!(result["structuredContent"].is_object(), "{args:?}: {called}");
     }
+    // Regression: the Inspector validates an error result's structured content too, and
+    // showed a schema violation in place of the error.
+    let failed = Command::new(&inspector)
+        .args(["--cli", env!("CARGO_BIN_EXE_tmws"), "mcp", "--root", root.path().to_str().unwrap(), "--"])
+        .args(["--method", "tools/call", "--tool-name", "workspace_read", "--tool-arg", "ref_id=nope.md"])
+        .args(["--format", "json"])
+        .env("TMWS_CONFIG_HOME", user_config())
+        .env_remove("TMWS_LOG")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&failed.stdout);
+    let called: Value =
+        serde_json::from_str(stdout.lines().next().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(called["result"]["isError"], true, "{stdout}");
+    assert_eq!(called["result"]["structuredContent"]["error"], "nothing indexed has the refId `nope.md`", "{stdout}");
     let read = inspect(&[
         "--method",
         "resources/read",

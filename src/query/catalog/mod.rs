@@ -531,6 +531,8 @@ mod tests {
         cut["hint"] = "answer cut to fit max_chars: 1 results left out; ask for fewer".into();
         assert!(search.is_valid(&cut));
         assert!(search.is_valid(&serde_json::json!({"truncated": true, "hint": "answer cut to fit max_chars"})));
+        // An error result's structured content is described too.
+        assert!(search.is_valid(&serde_json::json!({"error": "no", "category": "usage", "hint": "ask again"})));
         // What is not an answer is not valid: a field missing in an answer that was not
         // cut, a field no answer has, a value of another type.
         assert!(!search.is_valid(&serde_json::json!({"query": "q"})));
