@@ -122,7 +122,7 @@ pub fn ranked_importance(importance: f64, age_days: f64, half_life_days: f64, ac
 }
 
 /// One result: the refId, what it is, and a summary.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchHit {
     #[serde(rename = "refId")]
     pub ref_id: String,
@@ -172,9 +172,11 @@ pub struct SearchHit {
     pub surface: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchResults {
+    /// The words asked.
     pub query: String,
+    /// The results, best first.
     pub results: Vec<SearchHit>,
     /// The index may be behind the files (a sync was under way).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -134,16 +134,24 @@ pub struct Reply<T> {
 impl<T: Answer> Reply<T> {
     /// The answer as its text, cut to its cap.
     pub fn text(&self) -> String {
+        self.written().1
+    }
+
+    /// The answer's JSON form cut to its cap, and its text: the text is that value written
+    /// in the answer's format, so the two always say the same.
+    pub fn written(&self) -> (Value, String) {
         let mut value = shown(&self.answer);
         let pre = self.answer.prepare(&mut value, self.max_chars);
         if pre.iter().all(|(_, n)| *n == 0) {
             // The usual case: it fits, and is written once.
             let text = render(&value, self.format);
             if text.chars().count() <= self.max_chars {
-                return text;
+                return (value, text);
             }
         }
-        render(&self.cut(value, pre), self.format)
+        let value = self.cut(value, pre);
+        let text = render(&value, self.format);
+        (value, text)
     }
 
     /// The answer's JSON form, cut to its cap.
@@ -157,6 +165,103 @@ impl<T: Answer> Reply<T> {
         let mut plan = self.answer.plan(&value);
         plan.pre = pre;
         fit(value, self.format, self.max_chars, &plan)
+    }
+}
+
+/// The key a structured answer that is not an object is found under.
+pub const WRAPPED: &str = "result";
+
+/// An answer's JSON form as MCP structured content, which must be an object: an object as
+/// it is, any other value as `{"result": value}`.
+pub fn structured(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(m) => m,
+        other => Map::from_iter([(WRAPPED.to_owned(), other)]),
+    }
+}
+
+/// The JSON Schema (2020-12) of what [`structured`] makes of an answer of type `T`, as
+/// `tools/list` publishes it (`outputSchema`): made from the type, so it describes what is
+/// written (a field left out when empty is optional and never null, a flattened field is
+/// the object's own), every object closed to fields it does not name, with the marks of
+/// an answer cut to its cap: `truncated` and `hint`, and, once cut to nothing else, only
+/// those two; and the `{error, category, hint}` of an error result.
+pub fn output_schema<T: schemars::JsonSchema>() -> Map<String, Value> {
+    let schema = crate::schema::generator().into_root_schema_for::<T>();
+    let Value::Object(mut root) = schema.to_value() else { return Map::new() };
+    // The Rust type's name says nothing to a client.
+    root.remove("$schema");
+    root.remove("title");
+    if root.get("type").and_then(Value::as_str) != Some("object") {
+        root = Map::from_iter([
+            ("type".to_owned(), json!("object")),
+            ("properties".to_owned(), json!({ WRAPPED: Value::Object(root) })),
+            ("required".to_owned(), json!([WRAPPED])),
+        ]);
+    }
+    close(&mut root);
+    let properties = root.entry("properties").or_insert_with(|| json!({}));
+    if let Value::Object(p) = properties {
+        p.entry("truncated").or_insert_with(|| {
+            json!({"type": "boolean", "description": "The answer was cut to fit max_chars; `hint` says what was left out."})
+        });
+        p.entry("hint")
+            .or_insert_with(|| json!({"type": "string", "description": "What was left out, and how to get it."}));
+        // An error result (`isError: true`) carries `{error, category, hint}` instead; clients
+        // that validate error results too (the MCP Inspector does) find it described.
+        p.entry("error").or_insert_with(|| json!({"type": "string", "description": "An error result's message."}));
+        p.entry("category").or_insert_with(
+            || json!({"type": "string", "description": "An error result's category (`usage`, `not_found`, …)."}),
+        );
+    }
+    // A cut answer may have lost whole fields, down to only its marks.
+    if let Some(required) = root.remove("required").filter(|r| r.as_array().is_some_and(|a| !a.is_empty())) {
+        root.insert(
+            "anyOf".to_owned(),
+            json!([
+                {"required": required},
+                {"required": ["truncated", "hint"], "properties": {"truncated": {"const": true}}},
+                {"required": ["error", "category"]},
+            ]),
+        );
+    }
+    let mut out = Map::from_iter([("$schema".to_owned(), json!("https://json-schema.org/draft/2020-12/schema"))]);
+    out.extend(root);
+    out
+}
+
+/// The schema of a field that may hold any JSON value (a document's front-matter, as its
+/// author wrote it): each type as its own branch, which every client's schema dialect reads.
+pub fn any_json(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "anyOf": [
+            {"type": "object"},
+            {"type": "array"},
+            {"type": "string"},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "null"},
+        ]
+    })
+}
+
+/// Closes every object schema that names its properties and says nothing of others: the
+/// answer types have no field their schema does not name.
+fn close(schema: &mut Map<String, Value>) {
+    if schema.contains_key("properties") && !schema.contains_key("additionalProperties") {
+        schema.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+    for (key, v) in schema.iter_mut() {
+        match (key.as_str(), v) {
+            ("properties" | "$defs", Value::Object(m)) => {
+                m.values_mut().filter_map(Value::as_object_mut).for_each(close);
+            }
+            ("items" | "additionalProperties" | "not", Value::Object(m)) => close(m),
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(a)) => {
+                a.iter_mut().filter_map(Value::as_object_mut).for_each(close);
+            }
+            _ => {}
+        }
     }
 }
 

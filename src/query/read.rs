@@ -21,7 +21,7 @@ use crate::parse::markdown;
 use crate::store;
 
 /// `workspace_list`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct WorkspaceList {
     /// Every workspace, domain and repository (`workspace[/domain[/repository]]`), with its
     /// overview's name and description.
@@ -32,17 +32,22 @@ pub struct WorkspaceList {
 }
 
 /// `workspace_read`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ReadAnswer {
+    /// The refId read.
     #[serde(rename = "refId")]
     pub ref_id: String,
+    /// What it is: `overview`, `entry`, `doc`, `memory`, `commit`, ….
     pub kind: String,
+    /// The scope of a document.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// Its name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A document's front-matter as it is in the file.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::answer::any_json")]
     pub front_matter: Option<Value>,
     /// A document's hash: what `entry_write` takes as `expected_hash` to change it.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -36,7 +36,7 @@ const FILLER: [&str; 52] = [
 ];
 
 /// One thing to know.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Recalled {
     #[serde(rename = "refId")]
     pub ref_id: String,
@@ -60,10 +60,13 @@ pub struct Recalled {
 }
 
 /// `recall`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RecallAnswer {
+    /// The task as asked.
     pub task: String,
+    /// How many results there are.
     pub found: usize,
+    /// What to know, best first.
     pub results: Vec<Recalled>,
     /// The index may be behind the files.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

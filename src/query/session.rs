@@ -189,20 +189,27 @@ fn tool_calls(root: &Path, window: &Window, until: &str) -> BTreeMap<String, (u6
 }
 
 /// `session_record`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SessionAnswer {
     /// Whether an entry was written (not when nothing happened in the window).
     pub recorded: bool,
+    /// The session entry's id (a memory).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Its one-line summary.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// The start of the window it covers (RFC 3339).
     pub since: String,
+    /// The end of the window it covers (RFC 3339).
     pub until: String,
+    /// Memories added in the window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memories: Option<usize>,
+    /// Commits made in the window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commits: Option<usize>,
+    /// Calls of other servers' tools in the window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<u64>,
     /// Why nothing was recorded.

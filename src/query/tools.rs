@@ -35,7 +35,7 @@ const MAX_TTL_SECS: u64 = crate::limits::POOL_TTL_SECS.max;
 const NAMES_SHOWN: usize = 20;
 
 /// One `tool_search` result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ToolHit {
     pub server: String,
     pub tool: String,
@@ -47,10 +47,13 @@ pub struct ToolHit {
 }
 
 /// The answer of `tool_search`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ToolResults {
+    /// The words asked (empty when a server's tools were listed).
     pub query: String,
+    /// The tools found, best first.
     pub results: Vec<ToolHit>,
+    /// The index may be behind the registry.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
 }
@@ -103,19 +106,30 @@ pub(crate) fn search(index: &Index, registry: &Registry, req: &ToolSearchRequest
 }
 
 /// `tool_describe`'s answer: what the registry holds about one tool.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ToolDescription {
+    /// The server.
     pub server: String,
+    /// The tool.
     pub tool: String,
+    /// What it does, as its server says.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
     pub description: Option<Value>,
+    /// When to use it, in a person's words.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
     pub usage_hint: Option<Value>,
+    /// Its category in the registry.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
     pub category: Option<Value>,
+    /// The tools to call before it.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>")]
     pub dependencies: Option<Value>,
     /// The JSON Schema of the tool's arguments.
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub input_schema: Value,
 }
 
@@ -149,6 +163,19 @@ pub struct ToolCallAnswer {
 }
 
 impl ToolCallAnswer {
+    /// The result's structured content as `tool_call` answers it: the other server's
+    /// `structuredContent` when it gave an object, else its content blocks as
+    /// `{"content": [...]}` (structured content is always an object).
+    pub fn structured(&self) -> Map<String, Value> {
+        match self.result.get("structuredContent") {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::from_iter([(
+                "content".to_owned(),
+                self.result.get("content").cloned().unwrap_or_else(|| Value::Array(Vec::new())),
+            )]),
+        }
+    }
+
     /// The result's text contents, one per line (other contents as JSON).
     pub fn text(&self) -> String {
         let mut out = String::new();

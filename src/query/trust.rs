@@ -22,12 +22,15 @@ use crate::redact::redact;
 use crate::store::{self, log::LockedLog};
 
 /// An agent's standing.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Trust {
+    /// The agent's name.
     pub agent: String,
+    /// Its trust, 0 to 1.
     pub score: f64,
-    /// Successes and failures that count (at most three per verifier).
+    /// Successes that count (at most three per verifier).
     pub successes: u64,
+    /// Failures that count (at most three per verifier).
     pub failures: u64,
     /// How many verifiers they came from.
     pub verifiers: u64,
@@ -44,14 +47,16 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// `trust_show`: every agent's standing, highest first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TrustList {
+    /// Every agent's standing, highest first.
     pub agents: Vec<Trust>,
 }
 
 /// `trust_verify`: who verified, and the agent's standing after it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Verified {
+    /// Who verified: this session's identity.
     pub verifier: String,
     /// The verifier's name is only what its MCP client reported: no `--agent` and no
     /// token bound to an agent vouch for it (shown when true).

@@ -19,7 +19,7 @@ use crate::layout;
 use crate::store;
 
 /// What one run did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UpkeepRun {
     /// When it ran, RFC 3339 UTC.
     pub at: String,

@@ -27,7 +27,7 @@ const LOCK: &str = ".tmws/cache/locks/entries.lock";
 const MAX_KEBAB: usize = 60;
 
 /// `entry_write`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct EntryWritten {
     /// The file written, relative to the root: the refId searches give it.
     #[serde(rename = "refId")]

@@ -1,8 +1,11 @@
 //! The MCP surface (docs/surfaces.md): the engine's tool catalogue over MCP, and `tmws mcp`,
 //! which serves it over stdio.
 //!
-//! `tools/list` is the catalogue, each tool's input schema made from its request type;
-//! `tools/call` hands the arguments to `Engine::call`. An error is a tool result with
+//! `tools/list` is the catalogue, each tool's input schema made from its request type and
+//! its output schema from its answer type; `tools/call` hands the arguments to
+//! `Engine::call` and answers the text, the same answer as structured content, and a
+//! resource link for each document it names, which `resources/read` reads at
+//! `tmws://ref/<refId>`. An error is a tool result with
 //! `isError: true`, its message (and hint) as text and `{error, category, hint}` as
 //! structured content, never a crashed server. `initialize` is answered at once: the index
 //! syncs and watches in the background. stdout is the protocol, so logs go to stderr.
@@ -25,8 +28,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ResultType, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -79,7 +84,8 @@ struct Caller {
     minted: bool,
 }
 
-/// A tool as `tools/list` gives it: name, title, description, hints, input schema.
+/// A tool as `tools/list` gives it: name, title, description, hints, input and output
+/// schemas.
 pub(crate) fn listed(t: &dyn catalog::Tool, config: &crate::config::Config) -> Tool {
     let spec = t.spec();
     let annotations = ToolAnnotations::with_title(spec.title)
@@ -90,6 +96,92 @@ pub(crate) fn listed(t: &dyn catalog::Tool, config: &crate::config::Config) -> T
     Tool::new(spec.name, spec.description, Arc::new(t.schema(config)))
         .with_title(spec.title)
         .with_annotations(annotations)
+        .with_raw_output_schema(output_schema(t))
+}
+
+/// A tool's output schema, made once per process: it depends only on the answer type, and
+/// making all of them took milliseconds that every new session (one per `/mcp` client)
+/// would pay again.
+fn output_schema(t: &dyn catalog::Tool) -> Arc<JsonObject> {
+    /// Each tool's name and output schema.
+    type Made = Vec<(&'static str, Arc<JsonObject>)>;
+    static MADE: std::sync::OnceLock<Made> = std::sync::OnceLock::new();
+    let made =
+        MADE.get_or_init(|| catalog::TOOLS.iter().map(|t| (t.spec().name, Arc::new(t.output_schema()))).collect());
+    let name = t.spec().name;
+    made.iter().find(|(n, _)| *n == name).map_or_else(|| Arc::new(t.output_schema()), |(_, s)| Arc::clone(s))
+}
+
+/// What a client reads a document's refId at: `tmws://ref/` and the refId, each byte but
+/// the unreserved ones, `/` and `:` percent-encoded.
+pub const REF_URI: &str = "tmws://ref/";
+
+/// The MIME type of what `resources/read` gives: `workspace_read`'s answer, as YAML.
+const READ_MIME: &str = "application/yaml";
+
+/// The URI a client reads the document `ref_id` at.
+pub fn ref_uri(ref_id: &str) -> String {
+    let mut uri = String::from(REF_URI);
+    for b in ref_id.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/:".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+/// The refId a `tmws://ref/` URI names, or why it names none: another scheme, a bad escape,
+/// or a path that could leave the root (an absolute path, `.` or `..` segments, a
+/// backslash, a control character).
+pub fn ref_of_uri(raw: &str) -> std::result::Result<String, String> {
+    // The URI as an error shows it: its start only, control characters escaped.
+    let shown: String = raw.chars().take(200).flat_map(char::escape_debug).collect();
+    let uri = if raw.chars().nth(200).is_some() { format!("{shown}…") } else { shown };
+    let Some(rest) = raw.strip_prefix(REF_URI) else {
+        return Err(format!("not a tmws document URI: `{uri}`; documents are read at {REF_URI}<refId>"));
+    };
+    if rest.contains(['?', '#']) {
+        return Err(format!("a document URI has no query or fragment: `{uri}`"));
+    }
+    let mut bytes = Vec::with_capacity(rest.len());
+    let mut it = rest.bytes();
+    while let Some(b) = it.next() {
+        if b != b'%' {
+            bytes.push(b);
+            continue;
+        }
+        let hex = [it.next(), it.next()];
+        let digit = |d: Option<u8>| d.and_then(|d| char::from(d).to_digit(16));
+        match hex.map(digit) {
+            [Some(h), Some(l)] => bytes.push(u8::try_from(h * 16 + l).unwrap_or(0)),
+            _ => return Err(format!("a bad %-escape in `{uri}`")),
+        }
+    }
+    let ref_id = String::from_utf8(bytes).map_err(|_| format!("`{uri}` is not UTF-8 once unescaped"))?;
+    if ref_id.is_empty() {
+        return Err(format!("`{uri}` names no refId"));
+    }
+    if ref_id.starts_with('/') || ref_id.contains('\\') || ref_id.chars().any(char::is_control) {
+        return Err(format!(
+            "`{uri}` is not a refId: refIds are paths relative to the root, memory ids or commit:<sha>"
+        ));
+    }
+    if ref_id.split('/').any(|s| s == "." || s == ".." || s.is_empty()) {
+        return Err(format!("`{uri}` is not a refId: it has an empty, `.` or `..` segment"));
+    }
+    Ok(ref_id)
+}
+
+/// A document an answer names, as a resource link.
+fn link(l: &catalog::Link) -> ContentBlock {
+    let mut r =
+        Resource::new(ref_uri(&l.ref_id), l.ref_id.clone()).with_title(l.title.clone()).with_mime_type(READ_MIME);
+    if let Some(d) = &l.description {
+        r = r.with_description(d.clone());
+    }
+    ContentBlock::resource_link(r)
 }
 
 impl TmwsServer {
@@ -178,7 +270,7 @@ impl TmwsServer {
 
 impl ServerHandler for TmwsServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("tmws", env!("CARGO_PKG_VERSION")))
             .with_instructions(self.engine.instructions())
     }
@@ -193,6 +285,37 @@ impl ServerHandler for TmwsServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::default())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourceTemplatesResult, ErrorData> {
+        let template = ResourceTemplate::new(format!("{REF_URI}{{+refId}}"), "document")
+            .with_title("A document, memory or commit by its refId")
+            .with_description(
+                "What workspace_read gives for the refId (a document's path from the root, a memory's id, \
+commit:<sha>), as YAML; search results offer each as a link.",
+            )
+            .with_mime_type(READ_MIME);
+        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResponse, ErrorData> {
+        self.read_document(&request.uri, &context).await.map(ReadResourceResponse::from)
     }
 
     async fn call_tool(
@@ -213,9 +336,28 @@ impl ServerHandler for TmwsServer {
             () = context.ct.cancelled() => return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled")]).into()),
         };
         let mut result = match answer {
-            Ok(Output::Text { text, .. }) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Ok(Output::Downstream(called)) => serde_json::from_value::<CallToolResult>(called.result)
-                .unwrap_or_else(|e| self.error(&Error::Downstream(format!("the server's result does not parse: {e}")))),
+            // The text, the same answer as structured content, and the documents it names as
+            // links a client reads with resources/read.
+            Ok(Output::Text { text, answer, links, .. }) => {
+                let content = std::iter::once(ContentBlock::text(text)).chain(links.iter().map(link)).collect();
+                let mut result = CallToolResult::success(content);
+                result.structured_content = Some(serde_json::Value::Object(answer));
+                result
+            }
+            Ok(Output::Downstream(called)) => {
+                let structured = called.structured();
+                match serde_json::from_value::<CallToolResult>(called.result) {
+                    Ok(mut result) => {
+                        result.structured_content = Some(serde_json::Value::Object(structured));
+                        // The other server may speak an older protocol, whose results have no
+                        // `resultType`; this result is tmws' own, complete (rmcp leaves the
+                        // field out again for a client of an older protocol).
+                        result.result_type.get_or_insert(ResultType::COMPLETE);
+                        result
+                    }
+                    Err(e) => self.error(&Error::Downstream(format!("the server's result does not parse: {e}"))),
+                }
+            }
             Err(e) => self.error(&e),
         };
         if caller.minted
@@ -227,6 +369,45 @@ impl ServerHandler for TmwsServer {
             )));
         }
         Ok(result.into())
+    }
+}
+
+impl TmwsServer {
+    /// `resources/read`: what `workspace_read` gives for the refId the URI names
+    /// (docs/surfaces.md#resources). A URI that names none is invalid params; a refId the
+    /// index does not hold is not found.
+    async fn read_document(
+        &self,
+        uri: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResult, ErrorData> {
+        let ref_id = ref_of_uri(uri).map_err(|e| ErrorData::invalid_params(e, None))?;
+        // A read is the client session's; a client that names none gets no session (nor a
+        // handle) for it.
+        let caller = self.caller(context, &mut serde_json::Map::new())?;
+        let session = if caller.minted {
+            self.engine.request_session(caller.token_agent.as_deref())
+        } else {
+            self.session_of(&caller)
+        };
+        let args = serde_json::Map::from_iter([("ref_id".to_owned(), serde_json::Value::from(ref_id))]);
+        match self.engine.call(&session, "workspace_read", args).await {
+            Ok(Output::Text { text, .. }) => {
+                Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(READ_MIME)]))
+            }
+            Ok(Output::Downstream(_)) => {
+                Err(ErrorData::internal_error("workspace_read answered as another server", None))
+            }
+            Err(e) => {
+                let answer = self.engine.error_answer(&e);
+                let data = serde_json::to_value(&answer).ok();
+                Err(match e.category() {
+                    crate::error::Category::NotFound => ErrorData::resource_not_found(answer.error, data),
+                    crate::error::Category::Usage => ErrorData::invalid_params(answer.error, data),
+                    _ => ErrorData::internal_error(answer.error, data),
+                })
+            }
+        }
     }
 }
 
@@ -335,5 +516,49 @@ impl Signals {
             let _ = tokio::signal::ctrl_c().await;
             130
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ref_of_uri, ref_uri};
+
+    #[test]
+    fn every_ref_id_reads_back_from_its_uri() {
+        for ref_id in [
+            "resources/workspaces/acme/_decisions/260101-postgres.md",
+            "resources/workspaces/日本語/OVERVIEW.md",
+            "docs/a b%c#d?e.md",
+            "m_3fa9c1d2e4b5",
+            "commit:4f2a9c1d2e4b5f60718293a4b5c6d7e8f9012345",
+        ] {
+            let uri = ref_uri(ref_id);
+            assert!(!uri.contains([' ', '?', '#']), "{uri}");
+            assert_eq!(ref_of_uri(&uri).as_deref(), Ok(ref_id), "{uri}");
+        }
+        assert_eq!(ref_uri("docs/a b.md"), "tmws://ref/docs/a%20b.md");
+    }
+
+    #[test]
+    fn a_uri_that_could_leave_the_root_names_no_ref_id() {
+        for uri in [
+            "tmws://ref/../x",
+            "tmws://ref/a/%2e%2E/b",
+            "tmws://ref/a/..%2Fb",
+            "tmws://ref//etc/passwd",
+            "tmws://ref/%2Fetc%2Fpasswd",
+            "tmws://ref/a\\..\\b",
+            "tmws://ref/a%00",
+            "tmws://ref/a//b",
+            "tmws://ref/./a",
+            "file:///etc/passwd",
+            "tmws://ref",
+        ] {
+            assert!(ref_of_uri(uri).is_err(), "{uri}");
+        }
+        let long = format!("tmws://ref/{}%0A/..", "a".repeat(1000));
+        let e = ref_of_uri(&long).unwrap_err();
+        assert!(e.len() < 400 && e.contains('…'), "{e}");
+        assert!(ref_of_uri("tmws://ref/a\n/../b").unwrap_err().contains("a\\n/../b"));
     }
 }

@@ -24,7 +24,7 @@ pub(crate) struct PingRequest {
 impl Params for PingRequest {}
 
 /// `ping`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub(crate) struct Pong {
     pub said: String,
     pub root_has_tmws: bool,

@@ -91,6 +91,8 @@ struct ToolDoc {
     open_world: bool,
     /// The input's JSON Schema, with the defaults of the default config.
     schema: Map<String, Value>,
+    /// The answer's JSON Schema (`outputSchema`).
+    output: Map<String, Value>,
     /// Its command line (`tmws memory add`), if it has one.
     command: Option<String>,
     /// Its REST routes (`GET /memory/search`).
@@ -112,6 +114,7 @@ fn tools() -> Vec<ToolDoc> {
                 idempotent: spec.hints.idempotent,
                 open_world: spec.hints.open_world,
                 schema: t.schema(&config),
+                output: t.output_schema(),
                 command: spec.cli.map(|c| match c.group {
                     Some(group) => format!("tmws {group} {}", c.name),
                     None => format!("tmws {}", c.name),
@@ -152,7 +155,13 @@ parameters of its input schema. MCP lists exactly these (`tools/list`); the CLI 
 answer the same questions run the same tools with the same parameters, defaults, limits and errors \
 ([surfaces.md](surfaces.md)). How answers are written and cut: [answers.md](answers.md). Defaults shown are those \
 of the default configuration ([config.md](config.md)); an unknown parameter is an error that lists the known \
-ones.\n\n",
+ones. Each answer's fields are those of its output schema: MCP gives the answer as `structuredContent` \
+beside its text, and the text (YAML, or JSON with `format: json`) says the same. An answer cut to fit `max_chars` \
+also says `truncated: true` and a `hint` naming what was left out; cut down to nothing else, it is only those two. \
+An error result (`isError: true`) carries `{error, category, hint}` instead ([errors.md](errors.md#over-mcp)), which \
+every output schema admits too. \
+Documents an answer names are also MCP resource links, read whole with `resources/read` \
+([surfaces.md](surfaces.md#resources)).\n\n",
     );
     out.push_str("| tool | title | reads only | may delete or overwrite | idempotent | reaches other servers |\n");
     out.push_str("|---|---|---|---|---|---|\n");
@@ -181,33 +190,85 @@ ones.\n\n",
         if !on.is_empty() {
             writeln!(out, "Also: {}.\n", on.join(", ")).unwrap();
         }
-        let props = t.schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
-        if props.is_empty() {
-            out.push_str("No parameters.\n");
-            continue;
-        }
-        let required: Vec<&str> = t
-            .schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        out.push_str("| parameter | type | required | default | description |\n|---|---|---|---|---|\n");
-        for (name, p) in &props {
-            let default = p.get("default").map_or_else(String::new, |d| format!("`{d}`"));
-            let description = p.get("description").and_then(Value::as_str).unwrap_or("");
-            writeln!(
-                out,
-                "| `{name}` | {} | {} | {} | {} |",
-                param_type(p),
-                if required.contains(&name.as_str()) { "yes" } else { "" },
-                cell(&default),
-                cell(description)
-            )
-            .unwrap();
-        }
+        parameters(&mut out, t);
+        answer_fields(&mut out, t);
     }
     out
+}
+
+/// A tool's parameters, from its input schema.
+fn parameters(out: &mut String, t: &ToolDoc) {
+    let props = t.schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    if props.is_empty() {
+        out.push_str("No parameters.\n");
+        return;
+    }
+    let required: Vec<&str> = t
+        .schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    out.push_str("| parameter | type | required | default | description |\n|---|---|---|---|---|\n");
+    for (name, p) in &props {
+        let default = p.get("default").map_or_else(String::new, |d| format!("`{d}`"));
+        let description = p.get("description").and_then(Value::as_str).unwrap_or("");
+        writeln!(
+            out,
+            "| `{name}` | {} | {} | {} | {} |",
+            param_type(p),
+            if required.contains(&name.as_str()) { "yes" } else { "" },
+            cell(&default),
+            cell(description)
+        )
+        .unwrap();
+    }
+}
+
+/// A tool's answer: its fields, from its output schema (but the marks of a cut answer, which
+/// the page's head explains once).
+fn answer_fields(out: &mut String, t: &ToolDoc) {
+    let text = |v: &Value| v.get("description").and_then(Value::as_str).unwrap_or("").to_owned();
+    let mark = |name: &str, p: &Value| {
+        (name == "truncated" && text(p).starts_with("The answer was cut"))
+            || (name == "hint" && text(p).starts_with("What was left out"))
+            || (matches!(name, "error" | "category") && text(p).starts_with("An error result"))
+    };
+    let props: Vec<(&String, &Value)> = t
+        .output
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(n, p)| !mark(n, p))
+        .collect();
+    if props.is_empty() {
+        // An answer tmws does not know in advance (tool_call).
+        writeln!(out, "\n{}", cell(&text(&Value::Object(t.output.clone())))).unwrap();
+        return;
+    }
+    let always: Vec<&str> = t
+        .output
+        .get("anyOf")
+        .and_then(|a| a.pointer("/0/required"))
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    out.push_str("\n| answer field | type | always | description |\n|---|---|---|---|\n");
+    for (name, p) in props {
+        let ty = if p.get("anyOf").is_some() { "any".to_owned() } else { param_type(p) };
+        let always = if always.contains(&name.as_str()) { "yes" } else { "" };
+        writeln!(out, "| `{name}` | {ty} | {always} | {} |", cell(&text(p))).unwrap();
+    }
+    if let Some(Value::Object(other)) = t.output.get("additionalProperties") {
+        writeln!(
+            out,
+            "| each other field | {} |  | {} |",
+            param_type(&Value::Object(other.clone())),
+            cell(&text(&Value::Object(other.clone())))
+        )
+        .unwrap();
+    }
 }
 
 #[test]

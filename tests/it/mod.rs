@@ -34,6 +34,7 @@ mod terminal;
 mod tidy;
 mod tls;
 mod trust;
+mod typed;
 mod untrusted_cache;
 mod util;
 mod watch;

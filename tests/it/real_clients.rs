@@ -14,7 +14,7 @@ use super::util::eventually;
 use super::util::{TestRoot, mcp_tools, repo, user_config};
 
 /// The program `var` names, else the one `.ci/run` installs at `default` (below the repo).
-fn installed(var: &str, default: &str) -> Option<PathBuf> {
+pub(super) fn installed(var: &str, default: &str) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         assert!(p.exists(), "{var} names {}, which does not exist", p.display());
@@ -24,7 +24,7 @@ fn installed(var: &str, default: &str) -> Option<PathBuf> {
     Some(target.join(default)).filter(|p| p.exists())
 }
 
-fn python() -> Option<PathBuf> {
+pub(super) fn python() -> Option<PathBuf> {
     let found = installed("TMWS_PYTHON", "py-venv/bin/python");
     if found.is_none() {
         super::util::missing(

@@ -19,17 +19,17 @@ enum Http {
 }
 
 #[derive(Debug, Clone)]
-struct Case {
-    what: &'static str,
-    tool: &'static str,
-    args: Value,
+pub(super) struct Case {
+    pub(super) what: &'static str,
+    pub(super) tool: &'static str,
+    pub(super) args: Value,
     /// The CLI's spelling (None: the CLI cannot say it, e.g. an unknown parameter).
     cli: Option<Vec<String>>,
     http: Option<Http>,
     /// A good answer contains this; an error is of this category.
     expect: Result<&'static str, &'static str>,
     /// It changes the files: asked once, never again while waiting for freshness.
-    writes: bool,
+    pub(super) writes: bool,
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -43,7 +43,7 @@ fn note_id() -> String {
     tmws::query::memory::memory_id("long-term", NOTE)
 }
 
-fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     let id = note_id();
     let ok = |what, tool, args, cli: Vec<String>, http, contains| Case {
         what,

@@ -2,9 +2,9 @@
 
 use std::sync::atomic::Ordering;
 
-use serde_json::Map;
+use serde_json::{Map, Value};
 
-use super::{Command, Cx, Hints, Method, Route, Spec, Typed};
+use super::{Command, Cx, Hints, Link, Method, Route, Spec, Typed, links_of};
 use crate::error::Result;
 use crate::query::answer::Reply;
 use crate::query::api::{
@@ -141,6 +141,10 @@ impl Typed for MemorySearch {
     fn asked<'r>(&self, req: &'r MemorySearchRequest) -> Option<&'r str> {
         Some(&req.query)
     }
+
+    fn links(answer: &Map<String, Value>) -> Vec<Link> {
+        links_of(answer.get("results"), "/id", &["/summary"], None)
+    }
 }
 
 /// `memory_list`: what was remembered lately, newest first.
@@ -182,6 +186,10 @@ impl Typed for MemoryList {
             engine.searched(|m| &m.memory_search, |index| memory::list(engine.root(), engine.config(), index, req))?;
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    fn links(answer: &Map<String, Value>) -> Vec<Link> {
+        links_of(answer.get("results"), "/id", &["/summary"], None)
     }
 }
 

@@ -191,7 +191,8 @@ pub struct Cx<'a> {
 /// A tool with its request and answer types: what each tool implements.
 pub trait Typed: Send + Sync + 'static {
     type Request: Params;
-    type Answer: Answer + Send + 'static;
+    /// Its answer, whose JSON Schema every tool publishes as its output schema.
+    type Answer: Answer + schemars::JsonSchema + Send + 'static;
 
     fn spec(&self) -> &'static Spec;
 
@@ -205,6 +206,44 @@ pub trait Typed: Send + Sync + 'static {
 
     /// What the session's record notes of a call that answered.
     fn note(&self, _req: &Self::Request, _answer: &Self::Answer, _activity: &mut Activity) {}
+
+    /// The documents the answer names (in its JSON form, as cut to its cap), which a client
+    /// may read whole by their refIds.
+    fn links(_answer: &Map<String, Value>) -> Vec<Link> {
+        Vec::new()
+    }
+}
+
+/// A document an answer names: what a client may read whole by its refId.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub ref_id: String,
+    /// Its name for people (a document's name, a memory's summary).
+    pub title: String,
+    /// Its one-line summary, where it has one besides its name.
+    pub description: Option<String>,
+}
+
+/// At most this many documents of one answer are offered as links.
+pub const MAX_LINKS: usize = 50;
+
+/// The links to the items of `list` (a list of an answer), each named by the string at
+/// `ref_id` (a JSON pointer into the item), titled by the first of `titles` it has and
+/// described by `description`.
+pub(crate) fn links_of(list: Option<&Value>, ref_id: &str, titles: &[&str], description: Option<&str>) -> Vec<Link> {
+    let text =
+        |item: &Value, at: &str| item.pointer(at).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    list.and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter_map(|item| {
+            let ref_id = text(item, ref_id)?;
+            let title = titles.iter().find_map(|t| text(item, t)).unwrap_or_else(|| ref_id.clone());
+            let description = description.and_then(|d| text(item, d)).filter(|d| *d != title);
+            Some(Link { ref_id, title, description })
+        })
+        .take(MAX_LINKS)
+        .collect()
 }
 
 /// A future of another server's answer.
@@ -215,6 +254,8 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> &'static Spec;
     /// Its input's JSON Schema, with this config's defaults.
     fn schema(&self, config: &Config) -> Map<String, Value>;
+    /// The JSON Schema of its structured answer (`outputSchema`).
+    fn output_schema(&self) -> Map<String, Value>;
     /// The command line's spelling of its parameters.
     fn flags(&self) -> &'static [Flag];
     /// Parameters whose presence means a parameter read from stdin is not read.
@@ -236,6 +277,10 @@ impl<T: Typed> Tool for T {
 
     fn schema(&self, config: &Config) -> Map<String, Value> {
         T::Request::schema(config)
+    }
+
+    fn output_schema(&self) -> Map<String, Value> {
+        super::answer::output_schema::<T::Answer>()
     }
 
     fn flags(&self) -> &'static [Flag] {
@@ -261,21 +306,26 @@ impl<T: Typed> Tool for T {
             });
         }
         cx.session.note(root, |a| self.note(&req, &reply.answer, a));
-        Ok(Answered(Box::new(reply)))
+        Ok(Answered { shown: Box::new(reply), links: T::links })
     }
 }
 
 /// A tool's answer: its text, and the typed answer for a surface that shows it its own way.
-pub struct Answered(Box<dyn Shown>);
+pub struct Answered {
+    shown: Box<dyn Shown>,
+    /// The tool's [`Typed::links`].
+    links: fn(&Map<String, Value>) -> Vec<Link>,
+}
 
 impl std::fmt::Debug for Answered {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Answered").field("format", &self.0.format()).finish_non_exhaustive()
+        f.debug_struct("Answered").field("format", &self.shown.format()).finish_non_exhaustive()
     }
 }
 
 trait Shown: Send {
     fn text(&self) -> String;
+    fn written(&self) -> (Value, String);
     fn format(&self) -> Format;
     fn any(&self) -> &dyn Any;
 }
@@ -283,6 +333,10 @@ trait Shown: Send {
 impl<T: Answer + Send + 'static> Shown for Reply<T> {
     fn text(&self) -> String {
         Reply::text(self)
+    }
+
+    fn written(&self) -> (Value, String) {
+        Reply::written(self)
     }
 
     fn format(&self) -> Format {
@@ -297,29 +351,33 @@ impl<T: Answer + Send + 'static> Shown for Reply<T> {
 impl Answered {
     /// The answer as its text, cut to its cap.
     pub fn text(&self) -> String {
-        self.0.text()
+        self.shown.text()
     }
 
     pub fn format(&self) -> Format {
-        self.0.format()
+        self.shown.format()
     }
 
     /// The typed answer, when it is a `T`.
     pub fn answer<T: 'static>(&self) -> Option<&T> {
-        self.0.any().downcast_ref::<Reply<T>>().map(|r| &r.answer)
+        self.shown.any().downcast_ref::<Reply<T>>().map(|r| &r.answer)
     }
 
     /// The answer as a surface writes it.
     pub fn output(&self) -> Output {
-        Output::Text { text: self.text(), format: self.format() }
+        let (value, text) = self.shown.written();
+        let answer = super::answer::structured(value);
+        let links = (self.links)(&answer);
+        Output::Text { text, format: self.format(), answer, links }
     }
 }
 
 /// What a tool answered.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {
-    /// tmws' own answer, as text.
-    Text { text: String, format: Format },
+    /// tmws' own answer, as text; the same answer as a JSON object (what the text says,
+    /// cut to the same cap; [`super::answer::structured`]), and the documents it names.
+    Text { text: String, format: Format, answer: Map<String, Value>, links: Vec<Link> },
     /// Another server's result, verbatim (`tool_call`).
     Downstream(ToolCallAnswer),
 }
@@ -414,6 +472,76 @@ mod tests {
             }
             assert!(!(spec.hints.read_only && spec.hints.destructive), "{}", spec.name);
         }
+    }
+
+    /// Every schema node that constrains nothing, is a bare boolean or names several types:
+    /// what clients that map tool schemas onto a stricter dialect reject or lose (the MCP
+    /// Inspector's `--strict` lint).
+    fn unportable(node: &Value, at: &str, out: &mut Vec<String>) {
+        let Value::Object(m) = node else {
+            out.push(format!("{at}: {node}"));
+            return;
+        };
+        if let Some(types) = m.get("type").filter(|t| t.is_array()) {
+            out.push(format!("{at}: type {types}"));
+        }
+        let constrains = ["type", "const", "enum", "required", "anyOf", "properties"];
+        if !constrains.iter().any(|k| m.contains_key(*k)) {
+            out.push(format!("{at}: constrains nothing"));
+        }
+        for (k, v) in m {
+            match (k.as_str(), v) {
+                ("properties", Value::Object(p)) => {
+                    p.iter().for_each(|(n, v)| unportable(v, &format!("{at}/{n}"), out))
+                }
+                ("additionalProperties", Value::Bool(_)) => {}
+                ("items" | "additionalProperties", v) => unportable(v, &format!("{at}/{k}"), out),
+                ("anyOf" | "oneOf" | "allOf", Value::Array(a)) => {
+                    a.iter().for_each(|v| unportable(v, &format!("{at}/{k}"), out))
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn every_output_schema_is_a_portable_object_schema_of_2020_12() {
+        for t in TOOLS {
+            let name = t.spec().name;
+            let schema = Value::Object(t.output_schema());
+            assert_eq!(schema["type"], "object", "{name}: MCP needs an object");
+            assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema", "{name}");
+            assert!(jsonschema::draft202012::meta::is_valid(&schema), "{name}: {schema}");
+            let mut found = Vec::new();
+            unportable(&schema, name, &mut found);
+            assert_eq!(found, Vec::<String>::new());
+        }
+    }
+
+    /// An answer cut to its cap keeps to its schema: the marks are fields of every answer,
+    /// and an answer cut down to only them is one too.
+    #[test]
+    fn a_cut_answer_keeps_to_its_output_schema() {
+        let search = jsonschema::validator_for(&Value::Object(Search.output_schema())).unwrap();
+        let whole = serde_json::json!({"query": "q", "results": [{"refId": "a.md", "kind": "doc", "summary": "A.", "score": 100, "matched": ["q"]}]});
+        assert!(search.is_valid(&whole));
+        let mut cut = whole.clone();
+        cut["results"] = serde_json::json!([]);
+        cut["truncated"] = true.into();
+        cut["hint"] = "answer cut to fit max_chars: 1 results left out; ask for fewer".into();
+        assert!(search.is_valid(&cut));
+        assert!(search.is_valid(&serde_json::json!({"truncated": true, "hint": "answer cut to fit max_chars"})));
+        // An error result's structured content is described too.
+        assert!(search.is_valid(&serde_json::json!({"error": "no", "category": "usage", "hint": "ask again"})));
+        // What is not an answer is not valid: a field missing in an answer that was not
+        // cut, a field no answer has, a value of another type.
+        assert!(!search.is_valid(&serde_json::json!({"query": "q"})));
+        let mut extra = whole.clone();
+        extra["colour"] = "red".into();
+        assert!(!search.is_valid(&extra));
+        let mut wrong = whole;
+        wrong["results"][0]["score"] = "high".into();
+        assert!(!search.is_valid(&wrong));
     }
 
     #[test]

@@ -174,6 +174,18 @@ impl Tool for ToolCall {
         ToolCallRequest::schema(config)
     }
 
+    /// Whatever the other server answered, which tmws does not know in advance: an object
+    /// of any fields (see [`ToolCallAnswer::structured`](tools::ToolCallAnswer::structured)).
+    fn output_schema(&self) -> Map<String, Value> {
+        let schema = serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "description": "The other server's answer as it gave it: its structuredContent, or, when it gave none, {\"content\": [its content blocks]}.",
+            "additionalProperties": true,
+        });
+        schema.as_object().cloned().unwrap_or_default()
+    }
+
     fn flags(&self) -> &'static [Flag] {
         ToolCallRequest::FLAGS
     }

@@ -3,7 +3,9 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::{Command, Cx, Hints, Optional, Route, Shape, Spec, Table, Typed};
+use serde_json::{Map, Value};
+
+use super::{Command, Cx, Hints, Link, MAX_LINKS, Optional, Route, Shape, Spec, Table, Typed, links_of};
 use crate::error::Result;
 use crate::index::TextQuery;
 use crate::model::DocKind;
@@ -77,6 +79,20 @@ impl Typed for Context {
             tracing::info!("workspace_get_context: defaults asked for again in this session");
         }
         Ok(Reply { answer, format: req.format, max_chars: max })
+    }
+
+    /// The overviews, decisions and lessons of the defaults, then the entries of each
+    /// topic, by their `_meta.document_path`.
+    fn links(answer: &Map<String, Value>) -> Vec<Link> {
+        let defaults = answer.get("defaults");
+        let lists = ["overviews", "decisions_t0", "lessons_t0"].map(|l| defaults.and_then(|d| d.get(l)));
+        let topics = answer.values().filter_map(|t| t.get("entries"));
+        let mut links = Vec::new();
+        for list in lists.into_iter().flatten().chain(topics) {
+            links.extend(links_of(Some(list), "/_meta/document_path", &["/name"], Some("/description")));
+        }
+        links.truncate(MAX_LINKS);
+        links
     }
 }
 
@@ -152,6 +168,10 @@ impl Typed for Search {
     fn asked<'r>(&self, req: &'r SearchRequest) -> Option<&'r str> {
         Some(&req.query)
     }
+
+    fn links(answer: &Map<String, Value>) -> Vec<Link> {
+        links_of(answer.get("results"), "/refId", &["/name", "/summary"], Some("/summary"))
+    }
 }
 
 /// `recall`: what to know before a task, ranked together.
@@ -208,6 +228,10 @@ impl Typed for Recall {
 
     fn asked<'r>(&self, req: &'r RecallRequest) -> Option<&'r str> {
         Some(&req.task)
+    }
+
+    fn links(answer: &Map<String, Value>) -> Vec<Link> {
+        links_of(answer.get("results"), "/refId", &["/summary"], None)
     }
 }
 

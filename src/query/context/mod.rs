@@ -39,14 +39,16 @@ const PLAN_STATUSES: [&str; 5] = ["new", "in_progress", "partial", "done", "aban
 const DEFAULT_LISTS: [&str; 3] = ["decisions_t0", "lessons_t0", "overviews"];
 
 /// The answer of `workspace_get_context`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ContextAnswer {
+    /// The scope answered (`workspace[/domain[/repository]]`).
     pub scope: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub defaults: Option<Defaults>,
     /// The topics asked for, in that order, each under its own name.
     #[serde(flatten)]
     pub topics: Topics,
+    /// What the answer could not give, such as a scope without an OVERVIEW.md.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// The index may be behind the files.
@@ -58,7 +60,7 @@ pub struct ContextAnswer {
 }
 
 /// The orientation defaults.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Defaults {
     /// The body of the scope's `OVERVIEW.md`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,9 +90,21 @@ impl Serialize for Topics {
     }
 }
 
+impl schemars::JsonSchema for Topics {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Topics".into()
+    }
+
+    /// Each topic asked for is a field named after it.
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let topic = generator.subschema_for::<TopicAnswer>();
+        schemars::json_schema!({"type": "object", "additionalProperties": topic})
+    }
+}
+
 /// One topic: its nearest overview's body and its entries (the `overview` topic has only
 /// the scope overview's body).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TopicAnswer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overview_t1: Option<String>,
@@ -99,13 +113,13 @@ pub struct TopicAnswer {
 }
 
 /// Where a document lives, for reading it whole.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Meta {
     pub document_path: String,
 }
 
 /// An overview's T0.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct OverviewT0 {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
@@ -126,7 +140,7 @@ pub struct OverviewT0 {
 }
 
 /// An entry's T0, with its T1 body for decisions and lessons.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct EntryT0 {
     pub name: String,
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -153,7 +167,7 @@ pub struct EntryT0 {
 }
 
 /// A loaded skill.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Skill {
     pub name: String,
     #[serde(skip_serializing_if = "String::is_empty")]

@@ -70,7 +70,7 @@ fn unknown_scope_hint(level: &str, name: &str, parent: &str, known: &[String]) -
 
 /// A scope as a list of them shows it: its path and its overview's name and description
 /// (empty where it has no `OVERVIEW.md`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct ScopeSummary {
     pub scope: String,
     #[serde(skip_serializing_if = "String::is_empty")]

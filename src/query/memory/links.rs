@@ -26,12 +26,12 @@ pub const MAX_FILES: usize = 50;
 const BATCH: usize = 100;
 
 /// A commit as answers show it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IntroducedIn {
     /// The commit's hash, 12 hex digits.
     pub commit: String,
     pub subject: String,
-    /// The files it changed (at most [`MAX_FILES`]).
+    /// The files it changed (at most 50).
     pub files: Vec<String>,
     /// How many more files it changed.
     #[serde(default, skip_serializing_if = "crate::query::answer::is_zero")]

@@ -20,26 +20,29 @@ use crate::memory::{Fold, Op, Writer};
 use crate::store;
 
 /// `memory_cleanup`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Cleaned {
+    /// Expired entries removed.
     pub removed_expired: usize,
+    /// How many bytes the logs shrank by.
     pub compacted_bytes: u64,
     /// Per namespace: expired entries removed and the log's size after.
     pub by_namespace: BTreeMap<String, CleanedLog>,
 }
 
 /// One log's cleanup.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CleanedLog {
     pub removed_expired: usize,
     pub bytes: u64,
 }
 
 /// `memory_clear`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Cleared {
     /// Live entries forgotten.
     pub cleared: usize,
+    /// The namespaces whose memories were forgotten.
     pub namespaces: Vec<String>,
 }
 

@@ -50,20 +50,31 @@ pub(crate) struct Add<'a> {
 }
 
 /// `memory_add`'s answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AddAnswer {
+    /// The memory's id (`m_` and 12 hex digits): what memory_get, memory_delete and workspace_read
+    /// take.
     pub id: String,
+    /// The namespace it was written to.
     pub namespace: String,
+    /// Its one-line summary.
     pub summary: String,
+    /// The stored content's length in characters.
     pub content_length: usize,
+    /// When it expires (RFC 3339); empty for a namespace that keeps entries for ever.
     pub expires_at: String,
+    /// Whether the same content was there already: that memory is kept, and `updated` names what
+    /// this add changed in it.
     pub deduplicated: bool,
     /// The fields of the existing entry a deduplicated add changed (`tags`, `kind`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub updated: Vec<String>,
+    /// The memory with the same `key` that this one replaced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded: Option<String>,
+    /// Whether the content was cut to the namespace's limit.
     pub truncated: bool,
+    /// How many secrets were replaced by marks before writing.
     pub redacted: usize,
     /// Entries evicted to stay within the namespace's `max_entries`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -298,12 +309,16 @@ pub const PROBLEM_KIND: &str = "problem";
 /// A problem and its solution (docs/memory-log.md#problems): the structured fields of a `kind:
 /// problem` entry, as the log holds them (`problem`, `solution`, `outcome`, `files`) and answers
 /// show them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Problem {
+    /// The problem met.
     pub problem: String,
+    /// How it was solved or worked around.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub solution: Option<String>,
+    /// `solved`, `workaround` or `open` (`open` when the add said none).
     pub outcome: String,
+    /// The files it concerns.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
 }
@@ -356,14 +371,19 @@ pub fn is_memory_id(text: &str) -> bool {
 }
 
 /// One memory as `memory_get` and `memory_search` answer it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemoryHit {
+    /// The memory's id.
     pub id: String,
+    /// Its namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Its kind as added (`note`, `session`, `problem`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// Its one-line summary.
     pub summary: String,
+    /// Its tags.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     /// 0–100, relative to the best result (search answers only).
@@ -372,6 +392,7 @@ pub struct MemoryHit {
     /// The query's words it holds (search answers only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub matched: Vec<String>,
+    /// When it was written (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// Who wrote it, how far its writer is trusted and how it was written.
@@ -409,7 +430,7 @@ pub struct MemoryHit {
 
 /// Where a memory's text came from (docs/trust-boundary.md): recalled text is data, never
 /// instructions, so every answer that carries it says whose it is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Provenance {
     /// Its writer: the agent it names (`human`: the person at the command line), or
     /// `unknown` when it names none.
@@ -487,13 +508,15 @@ impl MemoryHit {
 }
 
 /// `memory_search`'s answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemorySearchAnswer {
     /// Results shown (those over `min_score`).
     pub found: usize,
     /// Results before `min_score` was applied.
     pub total: usize,
+    /// The words asked.
     pub query: String,
+    /// The memories found, best first.
     pub results: Vec<MemoryHit>,
     /// The index may be behind the logs.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -501,10 +524,13 @@ pub struct MemorySearchAnswer {
 }
 
 /// `memory_delete`'s answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Deleted {
+    /// The memory's id.
     pub id: String,
+    /// Its namespace.
     pub namespace: String,
+    /// Whether it was forgotten.
     pub deleted: bool,
     /// The index may be behind the files: the memory was looked up in it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -512,14 +538,18 @@ pub struct Deleted {
 }
 
 /// `memory_stats`' answer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Stats {
     /// Live entries.
     pub total: u64,
+    /// Live entries per namespace.
     pub by_namespace: std::collections::BTreeMap<String, u64>,
     /// Expired entries the next cleanup removes.
     pub expired_pending: u64,
+    /// The logs' size in bytes.
     pub log_bytes: u64,
+    /// Log lines that no longer count (replaced, deleted or expired), which a cleanup compacts
+    /// away.
     pub dead_lines: u64,
     /// How often sessions of this server asked again for context defaults they had.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -682,10 +712,11 @@ pub(crate) fn visible_on_branch(root: &Path, index: &Index) -> Result<Option<cra
 }
 
 /// `memory_list`'s answer: what was remembered lately.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemoryListAnswer {
     /// How many memories the filters leave (the results are the newest of them).
     pub total: usize,
+    /// The newest of them, newest first.
     pub results: Vec<MemoryHit>,
     /// The index may be behind the logs.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

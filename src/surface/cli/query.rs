@@ -112,7 +112,7 @@ fn downstream(
     })?;
     let called: ToolCallAnswer = match called {
         Output::Downstream(called) => called,
-        Output::Text { text, format } => {
+        Output::Text { text, format, .. } => {
             print(out, &text, format)?;
             return Ok(0);
         }

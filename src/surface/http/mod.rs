@@ -137,11 +137,11 @@ async fn run(
     }
     let session = app.engine.request_session(agent.and_then(|a| a.0.as_deref()));
     match app.engine.call_tool(&session, tool, args).await {
-        Ok(Output::Text { text, format: Format::Json }) => {
+        Ok(Output::Text { text, format: Format::Json, .. }) => {
             ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], format!("{text}\n"))
                 .into_response()
         }
-        Ok(Output::Text { text, format: Format::Yaml }) => {
+        Ok(Output::Text { text, format: Format::Yaml, .. }) => {
             ([(header::CONTENT_TYPE, HeaderValue::from_static("application/yaml; charset=utf-8"))], text)
                 .into_response()
         }
