@@ -132,7 +132,15 @@ impl Model {
         let results = self.results();
         let (is_error, text) = results.get(tool).unwrap_or_else(|| panic!("no result of {tool}: {results:?}"));
         assert!(!is_error, "{tool}: {text}");
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("{tool} answered no JSON ({e}): {text}"))
+        // Each agent shows the model the answer in its own frame: Claude Code puts the
+        // answer's resource links before the text, Codex a "Wall time … Output:" header,
+        // Gemini CLI the links after it. The answer is the first JSON object in it.
+        let start = text.find('{').unwrap_or_else(|| panic!("{tool} answered no JSON: {text}"));
+        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(v)) => v,
+            other => panic!("{tool} answered no JSON ({other:?}): {text}"),
+        }
     }
 }
 
