@@ -444,7 +444,7 @@ pub fn run_stdio(root: &Path, agent: Option<&str>) -> Result<u8> {
         .map_err(|e| Error::environment("cannot start the async runtime", e))?;
     let signals = {
         let _entered = runtime.enter();
-        Signals::listen()?
+        super::Signals::listen()?
     };
     let result = runtime.block_on(async move {
         let (transport, pumps) =
@@ -477,46 +477,6 @@ pub fn run_stdio(root: &Path, agent: Option<&str>) -> Result<u8> {
     // The blocking read of stdin may still wait for a line that will never come.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     result
-}
-
-/// SIGINT and SIGTERM, listened for from the start, so that a signal is never lost to the
-/// default action (which would end the process before its session is recorded).
-struct Signals {
-    #[cfg(unix)]
-    interrupt: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    /// Must run inside the runtime.
-    fn listen() -> Result<Signals> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let err = |e: std::io::Error| Error::environment("cannot listen for signals", e);
-            Ok(Signals {
-                interrupt: signal(SignalKind::interrupt()).map_err(err)?,
-                terminate: signal(SignalKind::terminate()).map_err(err)?,
-            })
-        }
-        #[cfg(not(unix))]
-        Ok(Signals {})
-    }
-
-    /// The exit code of the first SIGINT (130) or SIGTERM (143), as shells report them.
-    async fn recv(mut self) -> u8 {
-        #[cfg(unix)]
-        tokio::select! {
-            _ = self.interrupt.recv() => 130,
-            _ = self.terminate.recv() => 143,
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-            130
-        }
-    }
 }
 
 #[cfg(test)]

@@ -454,36 +454,15 @@ fn an_extracted_summary_is_plain_text_and_the_content_keeps_its_markdown() {
 /// says `stale: true`.
 #[test]
 fn get_and_delete_say_stale_while_the_index_is_behind_the_logs() {
-    use std::io::{BufRead, BufReader};
     let root = TestRoot::new();
     let id = json(&root.run(&["--json", "memory", "add", "The build cache lives in target"]))["id"]
         .as_str()
         .unwrap()
         .to_owned();
-    /// Ends the process when the test does, stopped or not, passed or failed.
-    struct Ends(std::process::Child);
-    impl Drop for Ends {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut keeper = Ends(
-        std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
-            .env("TMWS_CONFIG_HOME", super::util::user_config())
-            .arg("watch")
-            .current_dir(root.path())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let mut lines = BufReader::new(keeper.0.stdout.take().unwrap()).lines();
-    assert!(lines.next().unwrap().unwrap().starts_with("synced: "));
+    let keeper = super::util::Keeper::start(&root);
     let fresh = json(&root.run(&["--json", "memory", "get", &id]));
     assert_eq!(fresh.get("stale"), None, "{fresh}");
-    let ok = std::process::Command::new("kill").args(["-STOP", &keeper.0.id().to_string()]).status().unwrap();
-    assert!(ok.success());
+    keeper.signal("-STOP");
     // Another writer's line, which the stopped keeper does not index.
     let log = ".tmws/memory/short-term.jsonl";
     let line = root.read(log).lines().next().unwrap().replace(&id, "m_0123456789ab");

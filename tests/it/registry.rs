@@ -187,28 +187,8 @@ fn tmws_is_never_catalogued_whatever_its_binary_is_called() {
 /// `stale: true`.
 #[test]
 fn a_search_right_after_a_build_finds_the_tools_while_another_process_keeps_the_index() {
-    use std::io::{BufRead, BufReader};
     let root = TestRoot::new().file(".mcp.json", mcp_json("2"));
-    /// Ends the process when the test does, stopped or not, passed or failed.
-    struct Ends(std::process::Child);
-    impl Drop for Ends {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut keeper = Ends(
-        std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
-            .env("TMWS_CONFIG_HOME", super::util::user_config())
-            .arg("watch")
-            .current_dir(root.path())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let mut lines = BufReader::new(keeper.0.stdout.take().unwrap()).lines();
-    assert!(lines.next().unwrap().unwrap().starts_with("synced: "));
+    let keeper = super::util::Keeper::start(&root);
     let search = |words: &str| -> Value {
         let out = root.run(&["--json", "registry", "search", words]);
         assert_eq!(out.code, 0, "{}", out.stderr);
@@ -226,18 +206,14 @@ fn a_search_right_after_a_build_finds_the_tools_while_another_process_keeps_the_
 
     // The keeper stopped (it holds the index but applies nothing): a registry edited since
     // is not what the index holds, and the answer says so.
-    let signal = |sig: &str| {
-        let ok = std::process::Command::new("kill").args([sig, &keeper.0.id().to_string()]).status().unwrap().success();
-        assert!(ok);
-    };
-    signal("-STOP");
+    keeper.signal("-STOP");
     let mut edited = registry(&root);
     edited["servers"]["serena"]["tools"]["echo"]["description"] = json!("Repeats a zanzibar back.");
     root.write(".tmws/registry/index.json", serde_json::to_string_pretty(&edited).unwrap());
     let behind = search("zanzibar");
     assert_eq!(behind["stale"], true, "{behind}");
     assert!(tools(&behind).is_empty(), "{behind}");
-    signal("-CONT");
+    keeper.signal("-CONT");
     let caught_up = super::util::eventually("the keeper indexes the edit", || {
         let v = search("zanzibar");
         (v.get("stale").is_none() && !tools(&v).is_empty()).then_some(v)

@@ -297,3 +297,43 @@ pub fn diagnostics(out: &Output) -> Vec<(String, u64, u64, String, String, Strin
         })
         .collect()
 }
+
+/// A `tmws watch` that keeps the index of a root, started and synced; killed when the test
+/// ends, passed or failed, stopped or not.
+pub struct Keeper {
+    child: std::process::Child,
+    /// Its stdout, read no further but kept open: a closed pipe would end it.
+    _out: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Keeper {
+    /// Starts `tmws watch` in `root` and waits for its first sync.
+    pub fn start(root: &TestRoot) -> Keeper {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", user_config())
+            .arg("watch")
+            .current_dir(root.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = out.next().and_then(Result::ok).unwrap_or_default();
+        assert!(first.starts_with("synced: "), "the watcher's first line: {first:?}");
+        Keeper { child, _out: out }
+    }
+
+    /// Sends it `signal` (`-STOP`, `-CONT`).
+    pub fn signal(&self, signal: &str) {
+        let sent = Command::new("kill").args([signal, &self.child.id().to_string()]).status().unwrap();
+        assert!(sent.success(), "kill {signal}");
+    }
+}
+
+impl Drop for Keeper {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

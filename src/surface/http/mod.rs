@@ -363,43 +363,6 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
     .with_state(state)
 }
 
-/// SIGINT and SIGTERM, listened for from the moment this is made (so a signal that comes
-/// right after the server says it listens is not lost to the default action).
-struct Signals {
-    #[cfg(unix)]
-    interrupt: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    /// Must run inside the runtime.
-    fn listen() -> Result<Signals> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let err = |e: std::io::Error| Error::environment("cannot listen for signals", e);
-            Ok(Signals {
-                interrupt: signal(SignalKind::interrupt()).map_err(err)?,
-                terminate: signal(SignalKind::terminate()).map_err(err)?,
-            })
-        }
-        #[cfg(not(unix))]
-        Ok(Signals {})
-    }
-
-    /// Resolves at the first SIGINT or SIGTERM.
-    async fn recv(mut self) {
-        #[cfg(unix)]
-        tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
-        }
-        #[cfg(not(unix))]
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
 /// What `tmws serve` tells its caller once it listens.
 #[derive(Debug, Clone)]
 pub struct Listening {
@@ -433,7 +396,7 @@ pub fn serve(root: &Path, addr: SocketAddr, agent: Option<&str>, on_listening: i
     let bound = listener.local_addr().map_err(|e| Error::environment(format!("cannot listen on {addr}"), e))?;
     let signals = {
         let _guard = runtime.enter();
-        Signals::listen()?
+        crate::surface::Signals::listen()?
     };
     let mcp_config = StreamableHttpServerConfig::default();
     let sessions = mcp_config.cancellation_token.clone();
@@ -442,7 +405,7 @@ pub fn serve(root: &Path, addr: SocketAddr, agent: Option<&str>, on_listening: i
     runtime.block_on(async move {
         let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
         let stop = async move {
-            signals.recv().await;
+            let _ = signals.recv().await;
             tracing::info!("stopping: closing MCP sessions and finishing requests");
             sessions.cancel();
             let _ = stopping_tx.send(());
