@@ -474,8 +474,11 @@ pub fn run_stdio(root: &Path, agent: Option<&str>) -> Result<u8> {
         engine.shutdown().await;
         code
     });
-    // The blocking read of stdin may still wait for a line that will never come.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    // Sessions are recorded and the watcher has committed: nothing left needs waiting for,
+    // and the blocking read of stdin may wait for a line that will never come (after a
+    // signal, stdin is still open). An agent that follows SIGTERM with SIGKILL soon after
+    // gets a server that is gone by then.
+    runtime.shutdown_background();
     result
 }
 
