@@ -225,6 +225,18 @@ fn only_the_store_touches_the_disk() {
     }
 }
 
+/// A surface stays small enough to read whole: what grows past this belongs in a module of
+/// its own (or in the library below the surfaces).
+#[test]
+fn no_surface_file_is_over_600_lines() {
+    let long: Vec<(String, usize)> = sources(&repo().join("src/surface"))
+        .iter()
+        .map(|s| (rel(&s.path), s.text.lines().count()))
+        .filter(|(_, lines)| *lines > 600)
+        .collect();
+    assert_eq!(long, [], "files in src/surface/ over 600 lines");
+}
+
 #[test]
 fn only_surfaces_know_clap_and_print() {
     for s in sources(&repo().join("src")) {

@@ -325,7 +325,7 @@ pub fn run() -> ExitCode {
         }
     };
     let serving = matches!(cli.command, Command::Mcp { .. } | Command::Serve { .. } | Command::Watch { .. });
-    init_logging(cli.color.colours(io::stderr().is_terminal()), serving);
+    stderr::init_logging(cli.color.colours(io::stderr().is_terminal()), serving);
     if serving {
         crate::sys::lean();
     }
@@ -448,40 +448,6 @@ impl From<io::Error> for Failure {
     }
 }
 
-/// Logs go to stderr, redacted, at the level `TMWS_LOG` sets (warnings by default). A
-/// server (`serving`) hands its lines to a writer thread that never makes it wait
-/// (`stderr.rs`): a client that does not read the server's stderr must not stop its
-/// answers.
-fn init_logging(colour: bool, serving: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TMWS_LOG")
-        // rmcp's transport worker logs a downstream server's failures as errors; tmws reports
-        // them itself, once, in its own words.
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp::transport::worker=off"));
-    if serving {
-        stderr::start();
-    }
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(|| Redacting(stderr::Queued))
-        .with_ansi(colour)
-        .try_init();
-}
-
-/// Log lines as they are written: each event comes in one write, redacted whole.
-struct Redacting<W>(W);
-
-impl<W: Write> Write for Redacting<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let text = String::from_utf8_lossy(buf);
-        self.0.write_all(crate::redact::redact(&text).text.as_bytes())?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
-    }
-}
-
 fn cwd() -> Result<PathBuf, Error> {
     std::env::current_dir().map_err(|e| Error::io(Path::new("."), e))
 }
@@ -529,7 +495,8 @@ fn engine(cli: &Cli) -> Result<crate::query::Engine, Error> {
 mod tests {
     use std::io::Write;
 
-    use super::{ColorWhen, Early, Redacting, command};
+    use super::stderr::Redacting;
+    use super::{ColorWhen, Early, command};
 
     /// Every command below `cmd`, depth first, with its path (`tmws memory add`); clap's
     /// own `help` commands aside.

@@ -106,3 +106,37 @@ impl Write for Queued {
         Ok(())
     }
 }
+
+/// Logs go to stderr, redacted, at the level `TMWS_LOG` sets (warnings by default). A
+/// server (`serving`) hands its lines to a writer thread that never makes it wait
+/// (below): a client that does not read the server's stderr must not stop its
+/// answers.
+pub(super) fn init_logging(colour: bool, serving: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TMWS_LOG")
+        // rmcp's transport worker logs a downstream server's failures as errors; tmws reports
+        // them itself, once, in its own words.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp::transport::worker=off"));
+    if serving {
+        start();
+    }
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(|| Redacting(Queued))
+        .with_ansi(colour)
+        .try_init();
+}
+
+/// Log lines as they are written: each event comes in one write, redacted whole.
+pub(super) struct Redacting<W>(pub(super) W);
+
+impl<W: Write> Write for Redacting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        self.0.write_all(crate::redact::redact(&text).text.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
