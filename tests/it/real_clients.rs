@@ -309,18 +309,20 @@ fn a_scripted_sdk_session_is_recorded_and_its_solution_recalled_by_the_next_clie
     );
 }
 
-/// Regression: optional parameters were typed `["integer", "null"]`, which the Inspector
-/// cannot fill: `--tool-arg limit=1` arrived as "1" and was refused.
-#[test]
-fn the_inspector_cli_calls_tools_with_typed_arguments() {
+/// What one run of a program said: its exit code, stdout and stderr.
+pub(super) type Said = (Option<i32>, String, String);
+
+/// The MCP Inspector's command line against `tmws mcp` in `root`: each call runs it with
+/// the arguments given and answers its exit code, stdout and stderr. None (after saying
+/// so) when the Inspector is not installed.
+pub(super) fn inspector(root: &TestRoot) -> Option<impl Fn(&[&str]) -> Said + '_> {
     let Some(inspector) = installed("TMWS_INSPECTOR", "inspector/node_modules/.bin/mcp-inspector") else {
         super::util::missing(
             "no MCP Inspector (set TMWS_INSPECTOR, or run .ci/run, which installs it in target/inspector)",
         );
-        return;
+        return None;
     };
-    let root = TestRoot::sample();
-    let inspect = |args: &[&str]| {
+    Some(move |args: &[&str]| {
         let out = Command::new(&inspector)
             .args(["--cli", env!("CARGO_BIN_EXE_tmws"), "mcp", "--root", root.path().to_str().unwrap(), "--"])
             .args(args)
@@ -333,7 +335,15 @@ fn the_inspector_cli_calls_tools_with_typed_arguments() {
             String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
-    };
+    })
+}
+
+/// Regression: optional parameters were typed `["integer", "null"]`, which the Inspector
+/// cannot fill: `--tool-arg limit=1` arrived as "1" and was refused.
+#[test]
+fn the_inspector_cli_calls_tools_with_typed_arguments() {
+    let root = TestRoot::sample();
+    let Some(inspect) = inspector(&root) else { return };
     let (code, stdout, stderr) = inspect(&[
         "--method",
         "tools/call",

@@ -13,7 +13,7 @@ use rmcp::model::{ReadResourceRequestParams, Resource, ResourceContents, Tool};
 use serde_json::{Value, json};
 
 use super::clients::{Mcp, Serve, result_text};
-use super::real_clients::{installed, python};
+use super::real_clients::python;
 use super::util::{TestRoot, eventually, mcp_tools, repo, user_config};
 
 /// The calls that, with the cross-surface table, call every tool with good arguments.
@@ -282,24 +282,11 @@ fn the_python_sdk_validates_every_answer_against_its_output_schema() {
 /// whose structured content does not keep to the schema fails).
 #[test]
 fn the_inspector_finds_every_schema_portable_and_every_answer_valid() {
-    let Some(inspector) = installed("TMWS_INSPECTOR", "inspector/node_modules/.bin/mcp-inspector") else {
-        super::util::missing(
-            "no MCP Inspector (set TMWS_INSPECTOR, or run .ci/run, which installs it in target/inspector)",
-        );
-        return;
-    };
     let root = TestRoot::sample();
+    let Some(run) = super::real_clients::inspector(&root) else { return };
     let inspect = |args: &[&str]| {
-        let out = Command::new(&inspector)
-            .args(["--cli", env!("CARGO_BIN_EXE_tmws"), "mcp", "--root", root.path().to_str().unwrap(), "--"])
-            .args(args)
-            .env("TMWS_CONFIG_HOME", user_config())
-            .env_remove("TMWS_LOG")
-            .output()
-            .unwrap();
-        let (stdout, stderr) =
-            (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {stdout}{stderr}");
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, Some(0), "{args:?}: {stdout}{stderr}");
         serde_json::from_str::<Value>(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
     };
     let listed = inspect(&["--method", "tools/list", "--strict", "--format", "json"]);
@@ -320,15 +307,16 @@ fn the_inspector_finds_every_schema_portable_and_every_answer_valid() {
     }
     // Regression: the Inspector validates an error result's structured content too, and
     // showed a schema violation in place of the error.
-    let failed = Command::new(&inspector)
-        .args(["--cli", env!("CARGO_BIN_EXE_tmws"), "mcp", "--root", root.path().to_str().unwrap(), "--"])
-        .args(["--method", "tools/call", "--tool-name", "workspace_read", "--tool-arg", "ref_id=nope.md"])
-        .args(["--format", "json"])
-        .env("TMWS_CONFIG_HOME", user_config())
-        .env_remove("TMWS_LOG")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&failed.stdout);
+    let (_, stdout, _) = run(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "workspace_read",
+        "--tool-arg",
+        "ref_id=nope.md",
+        "--format",
+        "json",
+    ]);
     let called: Value =
         serde_json::from_str(stdout.lines().next().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     assert_eq!(called["result"]["isError"], true, "{stdout}");
