@@ -25,6 +25,7 @@ pub mod query;
 pub mod redact;
 pub mod rules;
 pub(crate) mod schema;
+pub mod semantic;
 pub(crate) mod store;
 pub mod suggest;
 pub mod surface;

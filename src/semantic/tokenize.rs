@@ -1,0 +1,293 @@
+//! Text to token ids, exactly as the reference tokeniser (`tools/model/tmws_static.py`):
+//! BERT's uncased basic tokeniser, then WordPiece, unknown words dropped, at most
+//! `max_tokens` ids.
+//!
+//! The text is read in chunks, the runs between whitespace (and each CJK ideograph alone),
+//! because no step of the reference looks across a space: lowercasing's final sigma looks
+//! only at letters and marks around it, NFD reorders only marks that follow a letter, and
+//! words end at spaces. A chunk of ASCII needs neither NFD nor a table lookup and is read
+//! straight from the text; any other is cleaned into a buffer, lowercased and decomposed.
+//! Reading stops as soon as `max_tokens` known tokens are found, so a long body costs what
+//! its first few thousand bytes cost. Buffers are reused from word to word and chunk to
+//! chunk: a text costs a few allocations, whatever its length.
+
+use icu_normalizer::DecomposingNormalizerBorrowed;
+use unicode_general_category::{GeneralCategory, get_general_category};
+
+use super::Model;
+
+/// Appends the token ids of `text` to `ids` (which the caller passes empty).
+pub fn tokenize(model: &Model, text: &str, ids: &mut Vec<u32>) {
+    let mut words = Words { model, ids, word: String::new(), word_chars: 0, full: false };
+    let mut chunk = Chunk::default();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() && !words.full {
+        let b = bytes[i];
+        if is_ascii_space(b) {
+            chunk.end(&mut words);
+            i += 1;
+        } else if b.is_ascii() {
+            // A run of printable ASCII: a chunk by itself when nothing came before it and a
+            // space or the end follows, else a piece of the chunk being cleaned.
+            let mut j = i;
+            while j < bytes.len() && (0x21..0x7F).contains(&bytes[j]) {
+                j += 1;
+            }
+            if j == i {
+                // A control character: dropped, and it does not end the chunk.
+                i += 1;
+                continue;
+            }
+            let run = text.get(i..j).unwrap_or("");
+            if chunk.text.is_empty() && (j == bytes.len() || is_ascii_space(bytes[j])) {
+                words.ascii(run);
+            } else {
+                chunk.text.push_str(run);
+            }
+            i = j;
+        } else {
+            let Some(c) = text.get(i..).and_then(|t| t.chars().next()) else { break };
+            i += c.len_utf8();
+            if c == '\u{FFFD}' {
+                continue;
+            }
+            let category = get_general_category(c);
+            if is_other(category) {
+                continue;
+            }
+            if category == GeneralCategory::SpaceSeparator {
+                chunk.end(&mut words);
+            } else if is_cjk(c) {
+                // Spaced out: a chunk of its own.
+                chunk.end(&mut words);
+                chunk.text.push(c);
+                chunk.end(&mut words);
+            } else {
+                chunk.text.push(c);
+            }
+        }
+    }
+    chunk.end(&mut words);
+}
+
+/// The chunk being cleaned, and the buffers of its lowercase and NFD forms.
+#[derive(Default)]
+struct Chunk {
+    text: String,
+    lower: String,
+    nfd: String,
+}
+
+impl Chunk {
+    /// Splits the chunk into words, and empties it.
+    fn end(&mut self, words: &mut Words<'_>) {
+        if self.text.is_empty() || words.full {
+            self.text.clear();
+            return;
+        }
+        if self.text.is_ascii() {
+            words.ascii(&self.text);
+        } else {
+            self.lower.clear();
+            if self.text.contains('Σ') {
+                // The one context-dependent lowercase mapping: a capital sigma that ends a
+                // word becomes `ς`, which the standard library's string lowercasing knows.
+                self.lower.push_str(&self.text.to_lowercase());
+            } else {
+                for c in self.text.chars() {
+                    self.lower.extend(c.to_lowercase());
+                }
+            }
+            self.nfd.clear();
+            // Writing into a String cannot fail.
+            let _ = DecomposingNormalizerBorrowed::new_nfd().normalize_to(&self.lower, &mut self.nfd);
+            words.unicode(&self.nfd);
+        }
+        self.text.clear();
+    }
+}
+
+/// The words of a text as they are found, and their token ids.
+struct Words<'a> {
+    model: &'a Model,
+    ids: &'a mut Vec<u32>,
+    /// The word being read; only its first `max_word_chars + 1` characters are kept, since a
+    /// longer word is unknown whatever its letters.
+    word: String,
+    word_chars: usize,
+    /// Whether `max_tokens` ids are found: nothing more is read.
+    full: bool,
+}
+
+impl Words<'_> {
+    /// The words of a chunk of printable ASCII.
+    fn ascii(&mut self, chunk: &str) {
+        for b in chunk.bytes() {
+            if is_ascii_punctuation(b) {
+                self.end();
+                self.word.push(char::from(b));
+                self.word_chars = 1;
+                self.end();
+            } else {
+                self.push(char::from(b.to_ascii_lowercase()));
+            }
+            if self.full {
+                return;
+            }
+        }
+        self.end();
+    }
+
+    /// The words of a lowercased, decomposed chunk: marks dropped, split at whitespace and
+    /// punctuation.
+    fn unicode(&mut self, chunk: &str) {
+        for c in chunk.chars() {
+            if c.is_ascii() {
+                let b = c as u8;
+                if is_ascii_space(b) {
+                    self.end();
+                } else if is_ascii_punctuation(b) {
+                    self.end();
+                    self.word.push(c);
+                    self.word_chars = 1;
+                    self.end();
+                } else {
+                    self.push(c);
+                }
+            } else {
+                let category = get_general_category(c);
+                if category == GeneralCategory::NonspacingMark {
+                    continue;
+                }
+                if c.is_whitespace() {
+                    // U+2028 and U+2029: not cleaned into spaces, but Python's split splits
+                    // there.
+                    self.end();
+                } else if is_punctuation(category) {
+                    self.end();
+                    self.word.push(c);
+                    self.word_chars = 1;
+                    self.end();
+                } else {
+                    self.push(c);
+                }
+            }
+            if self.full {
+                return;
+            }
+        }
+        self.end();
+    }
+
+    #[inline]
+    fn push(&mut self, c: char) {
+        self.word_chars += 1;
+        if self.word_chars <= self.model.max_word_chars + 1 {
+            self.word.push(c);
+        }
+    }
+
+    /// WordPiece of the word read so far: greedy longest match first, and the whole word
+    /// unknown (so dropped) when it cannot be split wholly into pieces.
+    fn end(&mut self) {
+        if self.word.is_empty() {
+            return;
+        }
+        if self.word_chars <= self.model.max_word_chars {
+            let model = self.model;
+            let word = self.word.as_str();
+            let text = model.vocab_bytes();
+            let mark = self.ids.len();
+            let mut start = 0;
+            while start < word.len() {
+                let longest = if start == 0 { model.vocab.longest_whole } else { model.vocab.longest_continuing };
+                let mut end = floor_boundary(word, (start + longest).min(word.len()));
+                let found = loop {
+                    if end <= start {
+                        break None;
+                    }
+                    let piece = word.as_bytes().get(start..end).unwrap_or(&[]);
+                    let id =
+                        if start == 0 { model.vocab.whole(text, piece) } else { model.vocab.continuing(text, piece) };
+                    if id.is_some() {
+                        break id;
+                    }
+                    end = floor_boundary(word, end - 1);
+                };
+                let Some(id) = found else {
+                    self.ids.truncate(mark);
+                    break;
+                };
+                // The unknown token itself is dropped like any unknown word.
+                if id != model.unk {
+                    self.ids.push(id);
+                }
+                start = end;
+            }
+            if self.ids.len() >= model.max_tokens {
+                self.ids.truncate(model.max_tokens);
+                self.full = true;
+            }
+        }
+        self.word.clear();
+        self.word_chars = 0;
+    }
+}
+
+/// The greatest character boundary of `s` at or before `i`.
+#[inline]
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The reference's whitespace among ASCII: space, tab, line feed, carriage return.
+#[inline]
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The reference's ASCII punctuation: every printable non-alphanumeric character.
+#[inline]
+fn is_ascii_punctuation(b: u8) -> bool {
+    matches!(b, 33..=47 | 58..=64 | 91..=96 | 123..=126)
+}
+
+/// Whether a character of this category is dropped by cleaning (`C*`).
+fn is_other(category: GeneralCategory) -> bool {
+    use GeneralCategory as G;
+    matches!(category, G::Control | G::Format | G::Surrogate | G::PrivateUse | G::Unassigned)
+}
+
+/// Whether a character of this category is punctuation (`P*`).
+fn is_punctuation(category: GeneralCategory) -> bool {
+    use GeneralCategory as G;
+    matches!(
+        category,
+        G::ConnectorPunctuation
+            | G::DashPunctuation
+            | G::OpenPunctuation
+            | G::ClosePunctuation
+            | G::InitialPunctuation
+            | G::FinalPunctuation
+            | G::OtherPunctuation
+    )
+}
+
+/// The CJK ideographs the reference spaces out (kana and Hangul are not among them).
+fn is_cjk(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x4E00..=0x9FFF
+            | 0x3400..=0x4DBF
+            | 0x20000..=0x2A6DF
+            | 0x2A700..=0x2B73F
+            | 0x2B740..=0x2B81F
+            | 0x2B820..=0x2CEAF
+            | 0xF900..=0xFAFF
+            | 0x2F800..=0x2FA1F
+    )
+}

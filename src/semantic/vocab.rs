@@ -1,0 +1,144 @@
+//! The vocabulary as two hash tables over the model's own bytes: one of every token, for the
+//! first piece of a word, and one of the continuing pieces (`##ing`) keyed without their
+//! prefix, so that WordPiece looks a piece up without building a string.
+//!
+//! A table is open addressing with linear probing: a slot holds a token id and 32 bits of
+//! its key's hash, so a probe compares bytes only when the hashes agree. Nothing here owns
+//! or copies a token: a token is a range of the vocabulary bytes, which the model keeps.
+
+use std::hash::Hasher;
+
+use rustc_hash::FxHasher;
+
+/// The tokens of a model, by id and by text.
+pub struct Vocab {
+    /// Where each token starts in the vocabulary bytes, and one more entry: token `i` is
+    /// `bytes[starts[i]..starts[i + 1] - 1]` (the `- 1` skips the `\n` between tokens).
+    starts: Box<[u32]>,
+    whole: Table,
+    continuing: Table,
+    prefix_len: usize,
+    /// The longest token, and the longest continuing piece without its prefix, in bytes: no
+    /// piece longer than these can match, so WordPiece starts no longer.
+    pub longest_whole: usize,
+    pub longest_continuing: usize,
+}
+
+impl Vocab {
+    /// Indexes the tokens of `text` (joined by `\n`); where a token appears twice, the later
+    /// id wins, as in the reference's dictionary.
+    pub fn new(text: &[u8], prefix: &[u8]) -> Vocab {
+        let mut starts = Vec::with_capacity(text.len() / 6 + 2);
+        starts.push(0u32);
+        for (i, &b) in text.iter().enumerate() {
+            if b == b'\n' {
+                // The vocabulary is at most the model file, whose size was checked to fit
+                // the tensors; offsets past u32 are refused by the caller.
+                starts.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+            }
+        }
+        starts.push(u32::try_from(text.len() + 1).unwrap_or(u32::MAX));
+        let starts = starts.into_boxed_slice();
+        let count = starts.len() - 1;
+        let continuing_count = (0..count).filter(|&i| token(text, &starts, i).starts_with(prefix)).count();
+        let mut whole = Table::with_capacity(count);
+        let mut continuing = Table::with_capacity(continuing_count);
+        let (mut longest_whole, mut longest_continuing) = (0, 0);
+        for id in 0..count {
+            let t = token(text, &starts, id);
+            let id = u32::try_from(id).unwrap_or(u32::MAX);
+            whole.insert(t, id, |other| token(text, &starts, other as usize));
+            longest_whole = longest_whole.max(t.len());
+            if let Some(rest) = t.strip_prefix(prefix) {
+                continuing
+                    .insert(rest, id, |other| token(text, &starts, other as usize).get(prefix.len()..).unwrap_or(&[]));
+                longest_continuing = longest_continuing.max(rest.len());
+            }
+        }
+        Vocab { starts, whole, continuing, prefix_len: prefix.len(), longest_whole, longest_continuing }
+    }
+
+    /// How many tokens there are.
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// The id of the token `piece`, the first piece of a word.
+    #[inline]
+    pub fn whole(&self, text: &[u8], piece: &[u8]) -> Option<u32> {
+        self.whole.get(piece, |id| token(text, &self.starts, id as usize))
+    }
+
+    /// The id of the token made of the prefix and `piece`, a later piece of a word.
+    #[inline]
+    pub fn continuing(&self, text: &[u8], piece: &[u8]) -> Option<u32> {
+        self.continuing.get(piece, |id| token(text, &self.starts, id as usize).get(self.prefix_len..).unwrap_or(&[]))
+    }
+}
+
+/// Token `i` of the vocabulary `text`.
+#[inline]
+fn token<'t>(text: &'t [u8], starts: &[u32], i: usize) -> &'t [u8] {
+    text.get(starts[i] as usize..starts[i + 1] as usize - 1).unwrap_or(&[])
+}
+
+/// An open-addressing table of token ids; a slot is `hash << 32 | id + 1`, 0 when empty.
+struct Table {
+    slots: Box<[u64]>,
+    /// The slot is the top `64 - shift` bits of the mixed hash.
+    shift: u32,
+}
+
+impl Table {
+    /// A table for `n` keys, at most half full.
+    fn with_capacity(n: usize) -> Table {
+        let size = (n * 2).next_power_of_two().max(16);
+        Table { slots: vec![0; size].into_boxed_slice(), shift: 64 - size.trailing_zeros() }
+    }
+
+    #[inline]
+    fn hash(key: &[u8]) -> u64 {
+        let mut h = FxHasher::default();
+        h.write(key);
+        // FxHasher's low bits are weak for short keys: mix before taking the top bits.
+        h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// Adds `key` with `id`, replacing the id of an equal key; `key_of` gives an id's key.
+    fn insert<'k>(&mut self, key: &[u8], id: u32, key_of: impl Fn(u32) -> &'k [u8]) {
+        let h = Self::hash(key);
+        let tag = h & 0xFFFF_FFFF_0000_0000;
+        let mask = self.slots.len() - 1;
+        let mut i = (h >> self.shift) as usize;
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 || (slot & 0xFFFF_FFFF_0000_0000 == tag && key_of((slot as u32).wrapping_sub(1)) == key) {
+                self.slots[i] = tag | u64::from(id.wrapping_add(1));
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The id of `key`, if it is in the table.
+    #[inline]
+    fn get<'k>(&self, key: &[u8], key_of: impl Fn(u32) -> &'k [u8]) -> Option<u32> {
+        let h = Self::hash(key);
+        let tag = h & 0xFFFF_FFFF_0000_0000;
+        let mask = self.slots.len() - 1;
+        let mut i = (h >> self.shift) as usize;
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return None;
+            }
+            if slot & 0xFFFF_FFFF_0000_0000 == tag {
+                let id = (slot as u32).wrapping_sub(1);
+                if key_of(id) == key {
+                    return Some(id);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
