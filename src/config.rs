@@ -38,6 +38,8 @@ pub struct Config {
     pub rules: RulesConfig,
     pub sessions: SessionsConfig,
     pub upkeep: UpkeepConfig,
+    pub semantic: SemanticConfig,
+    pub review: ReviewConfig,
 }
 
 /// One memory namespace: how long its entries live, how many it keeps, how fast they fade.
@@ -106,6 +108,56 @@ pub struct UpkeepConfig {
     pub every_secs: u64,
     /// Seconds without a request before a due upkeep runs.
     pub idle_secs: u64,
+}
+
+/// Recall by meaning: the embedding model that gives every indexed item a vector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct SemanticConfig {
+    /// `builtin` (the model inside tmws), `off` (words only), or a folder inside the root
+    /// holding `model.safetensors` of the same format. A change rebuilds the index.
+    pub model: String,
+}
+
+impl Default for SemanticConfig {
+    fn default() -> Self {
+        SemanticConfig { model: "builtin".to_owned() }
+    }
+}
+
+/// What people review of what agents write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReviewConfig {
+    /// How close in meaning (cosine, 0.5–1) a new memory must be to a live one for
+    /// `memory_add` to name it in `similar_to`.
+    pub duplicate_similarity: f64,
+}
+
+impl Default for ReviewConfig {
+    fn default() -> Self {
+        ReviewConfig { duplicate_similarity: limits::DUPLICATE_SIMILARITY.default }
+    }
+}
+
+/// Which embedding model `[semantic] model` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelChoice {
+    Builtin,
+    Off,
+    /// A folder, relative to the root.
+    Folder(PathBuf),
+}
+
+impl SemanticConfig {
+    /// What `model` names; a folder outside the root is refused when the config loads.
+    pub fn choice(&self) -> ModelChoice {
+        match self.model.as_str() {
+            "builtin" => ModelChoice::Builtin,
+            "off" => ModelChoice::Off,
+            folder => ModelChoice::Folder(PathBuf::from(folder)),
+        }
+    }
 }
 
 impl Default for SessionsConfig {
@@ -293,6 +345,8 @@ impl Default for Config {
             rules: RulesConfig::default(),
             sessions: SessionsConfig::default(),
             upkeep: UpkeepConfig::default(),
+            semantic: SemanticConfig::default(),
+            review: ReviewConfig::default(),
         }
     }
 }
@@ -311,6 +365,8 @@ struct RawConfig {
     rules: RulesConfig,
     sessions: SessionsConfig,
     upkeep: UpkeepConfig,
+    semantic: SemanticConfig,
+    review: ReviewConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -380,6 +436,8 @@ impl Config {
             rules: raw.rules,
             sessions: raw.sessions,
             upkeep: raw.upkeep,
+            semantic: raw.semantic,
+            review: raw.review,
             ..Config::default()
         };
         for (name, ns) in raw.namespaces {
@@ -451,6 +509,7 @@ impl Config {
             ("retrieval", "min_score", &limits::MIN_SCORE, c.retrieval.min_score),
             ("memory", "compact_garbage_ratio", &limits::COMPACT_GARBAGE_RATIO, c.memory.compact_garbage_ratio),
             ("sessions", "idle_minutes", &limits::SESSION_IDLE_MINUTES, c.sessions.idle_minutes),
+            ("review", "duplicate_similarity", &limits::DUPLICATE_SIMILARITY, c.review.duplicate_similarity),
         ];
         if let Some(p) = c.memory.prune_below {
             fractions.push(("memory", "prune_below", &limits::IMPORTANCE, p));
@@ -470,6 +529,22 @@ impl Config {
                 line,
                 column,
                 format!("`registry.sources` entry `{source}` must be a path inside the root"),
+            ));
+        }
+        // A model is read from the root only, like every other file a repository names.
+        if let ModelChoice::Folder(folder) = config.semantic.choice()
+            && (folder.as_os_str().is_empty()
+                || !folder.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)))
+        {
+            let (line, column) = key_position(text, "semantic", "model");
+            return Err(Diagnostic::error(
+                Rule::Config,
+                line,
+                column,
+                format!(
+                    "`semantic.model` `{}` must be `builtin`, `off` or a folder inside the root",
+                    config.semantic.model
+                ),
             ));
         }
         if let Err(e) = crate::layout::Includes::new(&config.index.include) {
@@ -644,6 +719,12 @@ mod tests {
         assert_eq!(err("[watch]\nauto_idle_secs = 0\n"), (2, 1, idle.clone()));
         assert_eq!(err("[watch]\nauto_idle_secs = 999999999999\n"), (2, 1, idle));
         // An include that leaves the root is an error once, at load, naming its line.
+        let (line, _, msg) = err("[semantic]\nmodel = \"/opt/models/e5\"\n");
+        assert_eq!(
+            (line, msg.as_str()),
+            (2, "`semantic.model` `/opt/models/e5` must be `builtin`, `off` or a folder inside the root")
+        );
+        assert_eq!(err("[semantic]\nmodel = \"../models\"\n").0, 2);
         let (line, _, msg) = err("[index]\ninclude = [\"/etc\"]\n");
         assert_eq!((line, msg.as_str()), (2, "index include `/etc` must be a path inside the root"));
         assert_eq!(err("[index]\ninclude = [\"\"]\n").0, 2);

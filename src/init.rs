@@ -211,6 +211,15 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # [index]
 # include = []
 
+# Recall by meaning: "builtin" (the model inside tmws), "off" (words only), or a folder
+# inside the root holding model.safetensors of the same format.
+# [semantic]
+# model = "builtin"
+
+# memory_add names a live memory this close in meaning (cosine) in `similar_to`.
+# [review]
+# duplicate_similarity = 0.92
+
 # Downstream MCP servers: at most 10 live connections.
 # [pool]
 # max_size = 10

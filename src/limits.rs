@@ -112,6 +112,10 @@ pub const MEMORY_SEARCH_RESULTS: Limit<u64> = Limit::new(1, 100, 5, "how many me
 /// `min_score`, and its default, `retrieval.min_score`.
 pub const MIN_SCORE: Limit<f64> =
     Limit::new(0.0, 1.0, 0.15, "the least score of a memory kept by a search, relative to the best");
+/// How close in meaning (cosine) a new memory must be to a live one to be named as its
+/// near-duplicate (`review.duplicate_similarity`).
+pub const DUPLICATE_SIMILARITY: Limit<f64> =
+    Limit::new(0.5, 1.0, 0.92, "how close in meaning a new memory is to a live one to be named its near-duplicate");
 /// How much a memory matters: `memory_add`'s `importance`, and the level below which the
 /// upkeep and `memory cleanup --below` prune (`memory.prune_below`).
 pub const IMPORTANCE: Limit<f64> = Limit::new(0.0, 1.0, 0.5, "how much a memory matters");
@@ -237,7 +241,9 @@ mod tests {
         for l in counts {
             assert!(l.contains(l.default) && !l.means.is_empty(), "{l:?}");
         }
-        for l in [MIN_SCORE, IMPORTANCE, HALF_LIFE_DAYS, COMPACT_GARBAGE_RATIO, SESSION_IDLE_MINUTES] {
+        for l in
+            [MIN_SCORE, IMPORTANCE, HALF_LIFE_DAYS, COMPACT_GARBAGE_RATIO, SESSION_IDLE_MINUTES, DUPLICATE_SIMILARITY]
+        {
             assert!(l.contains(l.default) && !l.means.is_empty(), "{l:?}");
         }
     }

@@ -14,6 +14,7 @@ mod frozen;
 pub mod items;
 pub mod manifest;
 pub mod markup;
+pub mod meaning;
 pub mod memlog;
 pub mod retire;
 pub mod schema;
@@ -84,6 +85,9 @@ pub struct Payload {
     /// The git HEAD whose history is indexed (kind `commit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head: Option<String>,
+    /// The fingerprint of the model whose vectors the items carry (none: no vectors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// A moment's state of the files, as far as a reader waits for it ([`Index::freshness_now`]).
@@ -125,6 +129,8 @@ pub struct Index {
     commits_off: items::CommitsOff,
     /// The payload of the latest commit, with the stamp of the `meta.json` it was read from.
     payload_cache: std::sync::Mutex<Option<(store::FileStamp, Payload)>>,
+    /// Each segment's vectors of meaning, read once.
+    vectors: meaning::VectorCache,
 }
 
 impl std::fmt::Debug for Index {
@@ -223,6 +229,7 @@ impl Index {
             read_only: false,
             norms: stats::Norms::default(),
             payload_cache: std::sync::Mutex::default(),
+            vectors: meaning::VectorCache::default(),
         })
     }
 
@@ -289,6 +296,7 @@ impl Index {
             read_only,
             norms: stats::Norms::default(),
             payload_cache: std::sync::Mutex::default(),
+            vectors: meaning::VectorCache::default(),
         })
     }
 

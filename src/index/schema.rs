@@ -8,7 +8,7 @@ use super::analyzer::ANALYZER;
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is
 /// rebuilt from the files.
-pub const SCHEMA_VERSION: u32 = 13;
+pub const SCHEMA_VERSION: u32 = 14;
 
 /// Handles of every field.
 #[derive(Debug, Clone)]
@@ -51,6 +51,12 @@ pub struct Fields {
     pub key: Field,
     /// An overview's topic fields, as JSON text.
     pub meta: Field,
+    /// The item's vector of meaning (`Quantized::to_bytes`), when the model knew a word of
+    /// it; kept in the segments, so that it comes and goes with the item.
+    pub vector: Field,
+    /// The model that makes the vectors a sync writes (none: words only). Not part of the
+    /// schema: a sync sets it from the config.
+    pub model: Option<&'static crate::semantic::Model>,
 }
 
 impl Fields {
@@ -90,6 +96,7 @@ impl Fields {
         let commit = b.add_text_field("commit", STRING | STORED | FAST);
         let key = b.add_text_field("key", STRING | STORED);
         let meta = b.add_text_field("meta", STORED);
+        let vector = b.add_bytes_field("vector", FAST);
         Fields {
             schema: b.build(),
             ref_id,
@@ -119,6 +126,8 @@ impl Fields {
             commit,
             key,
             meta,
+            vector,
+            model: None,
         }
     }
 }

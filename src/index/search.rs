@@ -46,6 +46,9 @@ pub struct TextQuery {
     pub ranking: Option<Ranking>,
     /// What `recall` looks at (docs/tools.md), in place of `kinds` and `topics`.
     pub recall: Option<RecallFilter>,
+    /// The query's vector of meaning: results are found by meaning as well as by words
+    /// (docs/ranking.md#meaning).
+    pub meaning: Option<std::sync::Arc<super::meaning::QueryMeaning>>,
 }
 
 /// What `recall` searches: memories but session records, decisions and lessons on the
@@ -147,6 +150,10 @@ pub struct SearchHit {
     /// The words of the query (as searched, after any correction) that it holds; a result
     /// that holds none of them is never returned.
     pub matched: Vec<String>,
+    /// `meaning` when the result holds none of the query's words and was found by its
+    /// meaning alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
     /// A memory's writer, its trust and how it was written (docs/trust-boundary.md), which the
     /// query layer fills in: stored text is data, and answers say whose.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -293,7 +300,7 @@ fn terms_by_position(text: &str) -> Vec<Vec<String>> {
 /// is the query; the query is a phrase of it; it holds every word; it holds some.
 /// Within a tier, results rank by their BM25 score.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Tier {
+pub(super) enum Tier {
     ExactName,
     Phrase,
     AllTerms,
@@ -659,9 +666,15 @@ impl Index {
         // are only named, since what they find is about something else (`lint` is not
         // `line`).
         if !corrected.is_empty() && !any_term_held(&searcher, &self.fields, &parse_text(&req.query).0)? {
+            // What the query means may still be found: only that, with the near words named.
+            let limit = if req.limit == 0 { 10 } else { req.limit };
+            let meant = match self.meaning_of(req, &req.query)? {
+                Some(q) => self.finish_fused(req, &req.query, &searcher, Vec::new(), Some(q), limit)?.results,
+                None => Vec::new(),
+            };
             return Ok(SearchResults {
                 query: req.query.clone(),
-                results: Vec::new(),
+                results: meant,
                 stale: false,
                 corrected: Default::default(),
                 did_you_mean: corrected,
@@ -706,11 +719,15 @@ impl Index {
         let filter_clauses = filters(f, req)?;
         clauses.extend(filter_clauses.iter().map(|(o, q)| (*o, q.box_clone())));
         let limit = if req.limit == 0 { 10 } else { req.limit };
+        let meaning = self.meaning_of(req, query_text)?;
+        // By meaning, more candidates are taken by words than are shown, for the fusion to
+        // choose from.
+        let wanted = if meaning.is_some() { limit * MEANING_CANDIDATES } else { limit };
         if let Some(ranking) = &req.ranking {
             clauses.push((Occur::MustNot, hidden(f, req)));
-            let top = ranked(&searcher, &self.stats(&searcher), &BooleanQuery::new(clauses), limit, ranking)?;
+            let top = ranked(&searcher, &self.stats(&searcher), &BooleanQuery::new(clauses), wanted, ranking)?;
             let top = top.into_iter().map(|(s, a)| (Tier::SomeTerms, s, a)).collect();
-            return self.finish(req, query_text, &searcher, top);
+            return self.finish_fused(req, query_text, &searcher, top, meaning, limit);
         }
         // Expired memories (awaiting compaction) are few: they are dropped from the top
         // after the search instead of by a clause, which would keep tantivy from skipping
@@ -742,10 +759,13 @@ impl Index {
             tiered = self.tiers(&searcher, query_text, (union, &every_union), &narrow, (&live, dropped), limit)?;
         }
         if tiered.len() >= limit {
-            return Ok(SearchResults { corrected, ..self.finish(req, query_text, &searcher, tiered)? });
+            return Ok(SearchResults {
+                corrected,
+                ..self.finish(req, query_text, &searcher, tiered, &Default::default())?
+            });
         }
         let seen: std::collections::HashSet<DocAddress> = tiered.iter().map(|(_, _, a)| *a).collect();
-        let want = limit + seen.len();
+        let want = wanted + seen.len();
         let query: Box<dyn Query> = if clauses.len() == 1 && clauses[0].0 == Occur::Must {
             // Words only: the union itself, so that block-max WAND applies.
             clauses.pop().map_or_else(|| Box::new(AllQuery) as Box<dyn Query>, |(_, q)| q)
@@ -782,10 +802,10 @@ impl Index {
         tiered.extend(
             top.into_iter()
                 .filter(|(_, a)| !seen.contains(a))
-                .take(limit - seen.len())
+                .take(wanted.saturating_sub(seen.len()))
                 .map(|(score, a)| (Tier::SomeTerms, score, a)),
         );
-        Ok(SearchResults { corrected, ..self.finish(req, query_text, &searcher, tiered)? })
+        Ok(SearchResults { corrected, ..self.finish_fused(req, query_text, &searcher, tiered, meaning, limit)? })
     }
 
     /// The results of the tiers above `SomeTerms` for a query of several words, best
@@ -902,6 +922,7 @@ impl Index {
         query: &str,
         searcher: &Searcher,
         top: Vec<(Tier, f32, DocAddress)>,
+        by_meaning: &std::collections::HashSet<DocAddress>,
     ) -> Result<SearchResults> {
         let f = &self.fields;
         let words = query_words(query);
@@ -909,11 +930,15 @@ impl Index {
         let held = held_words(searcher, f, &words, &addrs)?;
         let mut hits = Vec::with_capacity(top.len());
         for ((tier, score, addr), matched) in top.into_iter().zip(held) {
-            if matched.is_empty() {
+            let meant = matched.is_empty() && by_meaning.contains(&addr);
+            if matched.is_empty() && !meant {
                 continue;
             }
             let mut h = hit(searcher, f, addr, score)?;
             h.matched = matched;
+            if meant {
+                h.why = Some("meaning".to_owned());
+            }
             hits.push((tier, h));
         }
         hits.sort_by(|(ta, a), (tb, b)| {
@@ -1080,6 +1105,7 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
         status: text(f.status),
         score: 0,
         matched: Vec::new(),
+        why: None,
         author: None,
         trust: None,
         source: None,
@@ -1092,6 +1118,153 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
             .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
             .and_then(|m| m.get("surface").and_then(serde_json::Value::as_str).map(str::to_owned)),
     })
+}
+
+/// How much meaning weighs against the share of the query's words a result holds, below
+/// the lexical tiers (docs/ranking.md#meaning): `0.8 × cosine + 0.2 × share`.
+const MEANING_WEIGHT: f32 = 0.8;
+/// The least cosine at which a result that holds none of the query's words is shown.
+pub(super) const MEANING_FLOOR: f32 = 0.35;
+/// Candidates taken by words and by meaning, per result asked.
+const MEANING_CANDIDATES: usize = 3;
+
+impl Index {
+    /// The query's vector, when the search is by meaning as well: asked for, not a query
+    /// of words only ([`super::meaning::words_only`]), and the index's vectors are the
+    /// same model's.
+    fn meaning_of(&self, req: &TextQuery, query: &str) -> Result<Option<std::sync::Arc<super::meaning::QueryMeaning>>> {
+        let Some(q) = &req.meaning else { return Ok(None) };
+        if q.values.is_empty() || query.contains('"') {
+            return Ok(None);
+        }
+        Ok((self.payload()?.model.as_deref() == Some(q.model.as_str())).then(|| q.clone()))
+    }
+
+    /// The fingerprint of the model that made the index's vectors (none: no vectors), how
+    /// many items it holds and how many of them have a vector.
+    pub fn vectors(&self) -> Result<(Option<String>, u64, u64)> {
+        let (items, with) = super::meaning::counts(&self.reader.searcher())?;
+        Ok((self.payload()?.model, items, with))
+    }
+
+    /// The live memories (not session records) whose meaning is at least `similarity`
+    /// close to `q`, closest first, at most five, but those of `except`: what a new memory
+    /// may say again.
+    pub fn near_duplicates(
+        &self,
+        q: &std::sync::Arc<super::meaning::QueryMeaning>,
+        similarity: f32,
+        except: &[&str],
+    ) -> Result<Vec<String>> {
+        if self.payload()?.model.as_deref() != Some(q.model.as_str()) {
+            return Ok(Vec::new());
+        }
+        let f = &self.fields;
+        let req = TextQuery { kinds: vec![DocKind::Memory], ..TextQuery::default() };
+        let mut clauses = filters(f, &req)?;
+        clauses.push((Occur::MustNot, hidden(f, &req)));
+        let searcher = self.reader.searcher();
+        let near = super::meaning::nearest(
+            &self.vectors,
+            &searcher,
+            &BooleanQuery::new(clauses),
+            q,
+            similarity,
+            5 + except.len(),
+        )?;
+        let mut out = Vec::new();
+        for (_, addr) in near {
+            let id = hit(&searcher, f, addr, 0.0)?.ref_id;
+            if !except.contains(&id.as_str()) && out.len() < 5 {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`Index::finish`] of the candidates found by words joined with those found by
+    /// meaning: the lexical tiers first as they are (a memory that holds every word of the
+    /// query is in the every-word tier), each in its order; below them, by
+    /// `0.8 × cosine + 0.2 × share` (the share of the query's words held), times a
+    /// memory's weight beyond its text. Scores are on one scale: a tier adds 1 to the one below it.
+    fn finish_fused(
+        &self,
+        req: &TextQuery,
+        query: &str,
+        searcher: &Searcher,
+        lexical: Vec<(Tier, f32, DocAddress)>,
+        meaning: Option<std::sync::Arc<super::meaning::QueryMeaning>>,
+        limit: usize,
+    ) -> Result<SearchResults> {
+        let Some(q) = meaning else {
+            let mut lexical = lexical;
+            lexical.truncate(limit);
+            return self.finish(req, query, searcher, lexical, &Default::default());
+        };
+        let f = &self.fields;
+        let mut clauses = filters(f, req)?;
+        clauses.push((Occur::Must, Box::new(AllQuery)));
+        clauses.push((Occur::MustNot, hidden(f, req)));
+        let near = super::meaning::nearest(
+            &self.vectors,
+            searcher,
+            &BooleanQuery::new(clauses),
+            &q,
+            MEANING_FLOOR,
+            limit * MEANING_CANDIDATES,
+        )?;
+        let mut candidates: Vec<(Tier, f32, DocAddress)> = lexical;
+        let mut cosines: std::collections::HashMap<DocAddress, f32> = near.iter().map(|(c, a)| (*a, *c)).collect();
+        let known: std::collections::HashSet<DocAddress> = candidates.iter().map(|(_, _, a)| *a).collect();
+        let by_meaning: std::collections::HashSet<DocAddress> =
+            near.iter().map(|(_, a)| *a).filter(|a| !known.contains(a)).collect();
+        candidates.extend(near.iter().filter(|(_, a)| by_meaning.contains(a)).map(|(_, a)| (Tier::SomeTerms, 0.0, *a)));
+        let words = query_words(query);
+        let addrs: Vec<DocAddress> = candidates.iter().map(|(_, _, a)| *a).collect();
+        let held = held_words(searcher, f, &words, &addrs)?;
+        let mut best_of_tier: std::collections::BTreeMap<Tier, f32> = Default::default();
+        let mut tiered: Vec<(Tier, f32, DocAddress, f32)> = Vec::with_capacity(candidates.len());
+        for ((tier, lex, addr), held) in candidates.into_iter().zip(held) {
+            let share = if words.is_empty() { 0.0 } else { held.len() as f32 / words.len() as f32 };
+            // A result that holds every word is in the every-word tier, however it was found.
+            let tier = if tier == Tier::SomeTerms && share >= 1.0 { Tier::AllTerms } else { tier };
+            if tier != Tier::SomeTerms {
+                let best = best_of_tier.entry(tier).or_insert(0.0);
+                *best = best.max(lex);
+            }
+            tiered.push((tier, lex, addr, share));
+        }
+        let mut scored: Vec<(Tier, f32, DocAddress)> = Vec::with_capacity(tiered.len());
+        for (tier, lex, addr, share) in tiered {
+            let score = match tier {
+                Tier::SomeTerms => {
+                    let cos = match cosines.get(&addr) {
+                        Some(c) => *c,
+                        None => {
+                            let c = super::meaning::cosine(&self.vectors, searcher, addr, &q)?.unwrap_or(0.0);
+                            cosines.insert(addr, c);
+                            c
+                        }
+                    };
+                    let weight = req.ranking.as_ref().map_or(1.0, |r| super::meaning::weight(searcher, addr, r));
+                    (MEANING_WEIGHT * cos.max(0.0) + (1.0 - MEANING_WEIGHT) * share) * weight
+                }
+                _ => {
+                    let best = best_of_tier.get(&tier).copied().unwrap_or(0.0).max(f32::MIN_POSITIVE);
+                    let above = match tier {
+                        Tier::ExactName => 3.0,
+                        Tier::Phrase => 2.0,
+                        _ => 1.0,
+                    };
+                    above + 0.5 + 0.5 * (lex / best).clamp(0.0, 1.0)
+                }
+            };
+            scored.push((tier, score, addr));
+        }
+        scored.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.total_cmp(&a.1)));
+        scored.truncate(limit);
+        self.finish(req, query, searcher, scored, &by_meaning)
+    }
 }
 
 #[cfg(test)]

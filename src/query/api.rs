@@ -1452,7 +1452,11 @@ mod tests {
                 }
             }
         }
-        let fractions = [("retrieval", "min_score", limits::MIN_SCORE), ("memory", "prune_below", limits::IMPORTANCE)];
+        let fractions = [
+            ("retrieval", "min_score", limits::MIN_SCORE),
+            ("memory", "prune_below", limits::IMPORTANCE),
+            ("review", "duplicate_similarity", limits::DUPLICATE_SIMILARITY),
+        ];
         for (section, key, limit) in fractions {
             for value in [limit.min - 0.01, limit.min, limit.max, limit.max + 0.01] {
                 let loaded = Config::parse(&format!("[{section}]\n{key} = {value:?}\n"));

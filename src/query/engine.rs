@@ -315,6 +315,17 @@ impl Engine {
         }
     }
 
+    /// `f` on the index as a write consults it: a server's as its watcher keeps it (not
+    /// waiting for the write itself to be indexed); a command's synced first, since no
+    /// process may keep it.
+    pub(super) fn as_indexed<A>(&self, f: impl FnOnce(&Index) -> Result<A>) -> Result<A> {
+        if !self.serving() {
+            return f(&self.fresh()?.0);
+        }
+        let keeper = self.keeper()?;
+        f(&keeper.index())
+    }
+
     /// A search on the index made fresh, timed into `/metrics`; the answer and whether the
     /// index may still be behind.
     pub(super) fn searched<A>(
@@ -522,6 +533,13 @@ impl Engine {
     /// Every agent's trust, highest first.
     pub fn trust_show(&self) -> Vec<Trust> {
         trust::show(self.root())
+    }
+
+    /// `tmws model`: the embedding model and the index's vectors, after a sync.
+    pub fn model_status(&self) -> Result<super::model::ModelStatus> {
+        let (status, _) =
+            self.searched(|m| &m.search, |index| super::model::status(self.root(), self.config(), index))?;
+        Ok(status)
     }
 
     /// `tmws hook install`; `tmws` is the binary the hook runs.

@@ -21,6 +21,7 @@ mod keeper;
 mod live;
 pub mod memory;
 mod metrics;
+pub mod model;
 pub mod read;
 pub mod recall;
 

@@ -101,6 +101,7 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
         visible: memory::visible_on_branch(root, index)?,
         ranking: Some(ranking),
         recall: Some(RecallFilter { scope: req.scope.clone() }),
+        meaning: crate::index::meaning::query_meaning(root, config, &req.task),
         ..TextQuery::default()
     };
     let found = index.search(&query)?;
@@ -140,8 +141,12 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
                 .filter(|(_, terms)| terms.iter().all(|t| held.contains(t)))
                 .map(|(w, _)| w.as_str())
                 .collect();
-            let mut why =
-                if words.is_empty() { "related words".to_owned() } else { format!("words: {}", words.join(", ")) };
+            // Found by meaning alone, it holds none of the task's words.
+            let mut why = match (&h.why, words.is_empty()) {
+                (Some(why), true) => why.clone(),
+                (_, true) => "related words".to_owned(),
+                (_, false) => format!("words: {}", words.join(", ")),
+            };
             for l in lifts {
                 why.push_str("; ");
                 why.push_str(&l);

@@ -60,7 +60,12 @@ pub struct ToolResults {
 
 /// `tool_search`: tools by words, from the index. With an empty query and a `server`, that
 /// server's tools by name (from the registry).
-pub(crate) fn search(index: &Index, registry: &Registry, req: &ToolSearchRequest) -> Result<ToolResults> {
+pub(crate) fn search(
+    index: &Index,
+    registry: &Registry,
+    req: &ToolSearchRequest,
+    meaning: Option<std::sync::Arc<crate::index::meaning::QueryMeaning>>,
+) -> Result<ToolResults> {
     let limit = req.limit as usize;
     if req.query.trim().is_empty() {
         let Some(server) = &req.server else {
@@ -92,6 +97,7 @@ pub(crate) fn search(index: &Index, registry: &Registry, req: &ToolSearchRequest
         namespaces: req.server.iter().cloned().collect(),
         categories: req.category.iter().cloned().collect(),
         limit,
+        meaning,
         ..TextQuery::default()
     })?;
     let results = found

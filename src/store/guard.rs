@@ -20,6 +20,8 @@ pub mod cap {
     pub const MARKDOWN: u64 = 64 << 20;
     /// The config, the registry, the client configs, schemas, and tmws' own cache files.
     pub const CONFIG: u64 = 16 << 20;
+    /// An embedding model of a `[semantic] model` folder.
+    pub const MODEL: u64 = 64 << 20;
     /// A whole JSONL log (its lines are capped one by one as well).
     pub const LOG: u64 = 1 << 30;
 }

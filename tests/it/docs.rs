@@ -316,13 +316,25 @@ fn number_range(section: &str, key: &str, default: f64) -> String {
     let takes = |x: f64| accepts(section, key, &format!("{x:?}"));
     let default = if takes(default) { default } else { 1e-9 };
     assert!(takes(default), "{section}.{key} refuses {default}");
+    let least;
     let lo = if takes(0.0) {
         "0 to"
     } else if takes(f64::MIN_POSITIVE) {
         "greater than 0, at most"
     } else {
-        panic!("{section}.{key}: a lower bound above 0 is not described here yet")
+        // The least value taken, to two decimals: a bound such as 0.5.
+        least = (1..=100).map(|c| f64::from(c) / 100.0).find(|x| takes(*x));
+        match &least {
+            Some(x) => return number_range_from(section, key, default, &format!("{x} to")),
+            None => panic!("{section}.{key}: a lower bound above 1 is not described here yet"),
+        }
     };
+    number_range_from(section, key, default, lo)
+}
+
+/// [`number_range`] from its lower bound's words `lo`.
+fn number_range_from(section: &str, key: &str, default: f64, lo: &str) -> String {
+    let takes = |x: f64| accepts(section, key, &format!("{x:?}"));
     if takes(1e300) {
         return lo.replace(" to", " or more").replace(", at most", "");
     }

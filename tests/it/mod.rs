@@ -15,6 +15,7 @@ mod index;
 mod init;
 mod mcp;
 mod mcp_mock;
+mod meaning;
 mod memory;
 mod memory_crash;
 mod memory_git;

@@ -240,7 +240,13 @@ pub(super) fn to_document(f: &Fields, d: &IndexDoc) -> TantivyDocument {
         doc.add_text(f.tag, t);
     }
     doc.add_text(f.path, &d.path);
-    doc.add_text(f.body, markup::searchable(&d.body));
+    let body = markup::searchable(&d.body);
+    if let Some(model) = f.model
+        && let Some(vector) = model.embed(&super::super::meaning::item_text(&d.name, &d.description, &body))
+    {
+        doc.add_bytes(f.vector, &vector.quantize().to_bytes());
+    }
+    doc.add_text(f.body, body);
     if d.store_body {
         doc.add_text(f.body_stored, &d.body);
     }

@@ -181,6 +181,8 @@ impl Index {
             return Ok(report);
         };
         let includes = Includes::new(&config.index.include)?;
+        let model = super::meaning::model_for(&self.root, config);
+        self.fields.model = model;
 
         // The writer keeps its manifest between syncs (no other process writes it while
         // this one holds the writer lock); a sync that fails leaves none, so the next one
@@ -188,6 +190,10 @@ impl Index {
         let plan::Start { mut cached, mut manifest, payload, full, first_build } =
             plan::start(&self.root, &self.index, self.manifest.take(), opts.rebuild, targets)?;
         let mut logs = payload.logs.clone();
+        // Vectors of another model (or none, or some where none are wanted) are replaced
+        // by indexing everything again.
+        let fingerprint = model.map(|m| m.fingerprint().to_owned());
+        let full = full || payload.model != fingerprint;
         let targets = if full { None } else { targets };
         if full {
             cached.partial = false;
@@ -263,7 +269,7 @@ impl Index {
         report.commits_moved = moved;
         report.head.clone_from(&head);
         if dirty || full || moved {
-            let payload = Payload { version: SCHEMA_VERSION, epoch: payload.epoch + 1, logs, head };
+            let payload = Payload { version: SCHEMA_VERSION, epoch: payload.epoch + 1, logs, head, model: fingerprint };
             enter(progress, SyncPhase::Write);
             commit::commit(writer, &payload, || enter(progress, SyncPhase::Commit))?;
             tracing::debug!(ms = started.elapsed().as_millis(), "sync: committed");

@@ -78,7 +78,19 @@ impl Typed for MemoryAdd {
         let mut extra = Map::new();
         extra.insert("author".into(), session.author());
         let add = memory::Add { req: &req, extra };
-        let answer = memory::add(engine.root(), engine.config(), &add, chrono::Utc::now())?;
+        let mut answer = memory::add(engine.root(), engine.config(), &add, chrono::Utc::now())?;
+        if let Some(q) = answer.meaning.take() {
+            let similarity = engine.config().review.duplicate_similarity as f32;
+            let mut except: Vec<&str> = vec![answer.id.as_str()];
+            except.extend(answer.superseded.as_deref());
+            except.extend(answer.evicted.iter().map(String::as_str));
+            // The index may be behind the logs by this write and a few before it: what it
+            // holds is compared, and a failure to read it leaves the add as it was.
+            match engine.as_indexed(|index| index.near_duplicates(&q, similarity, &except)) {
+                Ok(similar) => answer.similar_to = similar,
+                Err(e) => tracing::debug!("cannot look for memories like the new one: {}", e.chain()),
+            }
+        }
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 

@@ -53,9 +53,12 @@ impl Typed for ToolSearch {
     fn run(&self, cx: &Cx<'_>, req: &ToolSearchRequest) -> Result<Reply<ToolResults>> {
         let engine = cx.engine;
         let max = req.validate(engine.config())?;
+        let meaning = crate::index::meaning::query_meaning(engine.root(), engine.config(), &req.query);
         let ((mut answer, current), stale) = engine.searched(
             |m| &m.tool_search,
-            |index| Ok((tools::search(index, engine.registry(), req)?, registry::indexed_as_now(index))),
+            |index| {
+                Ok((tools::search(index, engine.registry(), req, meaning.clone())?, registry::indexed_as_now(index)))
+            },
         )?;
         answer.stale = stale || !current;
         Ok(Reply { answer, format: req.format, max_chars: max })

@@ -150,6 +150,7 @@ impl Typed for Search {
             status: req.filter_status.clone(),
             tags: req.filter_tags.clone(),
             limit: req.limit as usize,
+            meaning: crate::index::meaning::query_meaning(engine.root(), engine.config(), &req.query),
             ..TextQuery::default()
         };
         let (mut answer, stale) = engine.searched(|m| &m.search, |index| index.search(&query))?;

@@ -79,6 +79,14 @@ pub struct AddAnswer {
     /// Entries evicted to stay within the namespace's `max_entries`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evicted: Vec<String>,
+    /// Live memories this close in meaning to the new one (`review.duplicate_similarity`):
+    /// perhaps the same thing said again, to update or delete instead.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub similar_to: Vec<String>,
+    /// The new memory's vector of meaning, to find `similar_to` with.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) meaning: Option<std::sync::Arc<crate::index::meaning::QueryMeaning>>,
 }
 
 fn stamp(t: DateTime<Utc>) -> String {
@@ -211,6 +219,8 @@ pub(crate) fn add_entry(
             truncated,
             redacted,
             evicted: Vec::new(),
+            similar_to: Vec::new(),
+            meaning: None,
         };
         if !answer.updated.is_empty() {
             let mut update = Op::new(Kind::Update, id);
@@ -266,6 +276,12 @@ pub(crate) fn add_entry(
     redacted += count;
     entry.hash = Some(blake3::hash(content.as_bytes()).to_hex().to_string());
     let content_length = content.chars().count();
+    let meaning = crate::index::meaning::model_for(root, config).and_then(|m| {
+        crate::index::meaning::text_meaning(
+            m,
+            &crate::index::meaning::item_text(entry.summary.as_deref().unwrap_or(""), "", &content),
+        )
+    });
     entry.content = Some(content);
     let (summary, expires_at) =
         (entry.summary.clone().unwrap_or_default(), entry.expires_at.clone().unwrap_or_default());
@@ -284,6 +300,8 @@ pub(crate) fn add_entry(
         truncated,
         redacted,
         evicted,
+        similar_to: Vec::new(),
+        meaning,
     })
 }
 
@@ -392,6 +410,9 @@ pub struct MemoryHit {
     /// The query's words it holds (search answers only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub matched: Vec<String>,
+    /// `meaning` when it holds none of the query's words and was found by its meaning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
     /// When it was written (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
@@ -498,6 +519,7 @@ impl MemoryHit {
             tags: hit.tags.clone(),
             score: Some(hit.score),
             matched: hit.matched.clone(),
+            why: hit.why.clone(),
             created_at: hit.created.clone(),
             content: None,
             content_preview: preview
@@ -663,6 +685,7 @@ pub(crate) fn search(
         categories: req.kind.iter().cloned().collect(),
         visible,
         ranking: Some(ranking),
+        meaning: crate::index::meaning::query_meaning(root, config, &req.query),
         ..TextQuery::default()
     };
     let found = index.search(&query)?;

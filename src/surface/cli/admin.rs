@@ -47,6 +47,33 @@ pub(super) fn hook_install(cli: &Cli, out: &mut impl Write) -> Result<u8, Failur
     Ok(0)
 }
 
+pub(super) fn model(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
+    let s = engine(cli)?.model_status()?;
+    if cli.json {
+        writeln!(out, "{}", to_json(&s))?;
+        return Ok(0);
+    }
+    if !s.active {
+        writeln!(out, "model: {} (recall is by words only)", s.model)?;
+    } else {
+        writeln!(out, "model: {}", s.model)?;
+        for (label, value) in [
+            ("about", s.about.clone()),
+            ("licence", s.licence.clone()),
+            ("dimensions", s.dimensions.map(|d| d.to_string())),
+            ("vocabulary", s.vocabulary.map(|v| format!("{v} tokens"))),
+            ("sha256", s.sha256.clone().or_else(|| s.fingerprint.clone().map(|f| format!("{f}…")))),
+        ] {
+            if let Some(value) = value {
+                writeln!(out, "{label}: {value}")?;
+            }
+        }
+    }
+    let state = if s.current { "" } else { " (made by another model: the next sync makes them again)" };
+    writeln!(out, "vectors: {} of {} items{state}", s.vectors, s.items)?;
+    Ok(0)
+}
+
 pub(super) fn serve(cli: &Cli, addr: &str, agent: Option<&str>, out: &mut impl Write) -> Result<u8, Failure> {
     let root = root(cli)?;
     let addr = http::parse_addr(addr)?;

@@ -127,6 +127,11 @@ Examples:
   tmws completions fish > ~/.config/fish/completions/tmws.fish
   tmws completions powershell >> $PROFILE";
 
+pub(super) const MODEL: &str = "\
+Examples:
+  tmws model                          the model, and how many items have a vector
+  tmws model --json                   the same as one JSON object";
+
 pub(super) const MAN: &str = "\
 Examples:
   tmws man | man -l -                 read it now

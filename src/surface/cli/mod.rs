@@ -176,6 +176,13 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Show the embedding model that recall by meaning uses, and the index's vectors.
+    ///
+    /// `[semantic] model` in .tmws/config.toml chooses it: `builtin` (inside tmws, nothing
+    /// to download), `off` (words only), or a folder inside the root holding
+    /// model.safetensors of the same format. The index is synced first.
+    #[command(after_help = help::MODEL)]
+    Model,
     /// Print a completion script for bash, zsh, fish or PowerShell on stdout.
     #[command(after_help = help::COMPLETIONS)]
     Completions {
@@ -422,6 +429,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Serve { addr, agent } => admin::serve(cli, addr, agent.as_deref(), out),
         Command::Completions { shell } => admin::completions(*shell, out),
         Command::Man => admin::man(out),
+        Command::Model => admin::model(cli, out),
         Command::Mcp { .. } => unreachable!("run() serves mcp before it locks stdout"),
     }
 }

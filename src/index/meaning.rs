@@ -1,0 +1,376 @@
+//! Recall by meaning (docs/ranking.md#meaning): every item's vector lives in the index's own
+//! segments (the `vector` fast field), so it is written, replaced, merged and deleted with
+//! the item, under the same commit: nothing beside the index can disagree with it.
+//!
+//! A search reads each segment's vectors once into memory (segments never change; a merge
+//! makes a new one) and scores the items its filters leave by the cosine of their vector
+//! with the query's, exactly, over int8. [`fuse`] then joins that to the lexical ranking by
+//! a bounded rule that keeps exact matches on top.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use rustc_hash::FxHashMap;
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::Column;
+use tantivy::index::SegmentId;
+use tantivy::query::Query;
+use tantivy::{DocAddress, DocId, Score, Searcher, SegmentOrdinal, SegmentReader};
+
+use super::search::Ranking;
+use super::tantivy_err;
+use crate::config::{Config, ModelChoice};
+use crate::error::Result;
+use crate::semantic::{Model, dot_i8};
+use crate::store;
+
+/// A query's vector, with the model that made it: an index whose vectors another model
+/// made is searched by words only until a sync rebuilds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryMeaning {
+    /// The model's fingerprint.
+    pub model: String,
+    pub values: Vec<i8>,
+    pub scale: f32,
+}
+
+/// What an item's vector of meaning is made of: its name, its summary and the start of its
+/// body (the model reads no further than its first 512 known words). A summary the body
+/// starts with (a memory's extracted one) is not counted twice.
+pub fn item_text(name: &str, description: &str, body: &str) -> String {
+    // 512 words are seldom more than a few kilobytes: no more of a long body is copied.
+    let mut end = body.len().min(MEANING_BODY_BYTES);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    let body = &body[..end];
+    let mut text = String::with_capacity(name.len() + description.len() + body.len() + 2);
+    for part in [name, description] {
+        let part = part.trim();
+        if !part.is_empty() && !text.contains(part) && !body.trim_start().starts_with(part) {
+            text.push_str(part);
+            text.push('\n');
+        }
+    }
+    text.push_str(body);
+    text
+}
+
+/// The most of a body an item's vector is made from.
+const MEANING_BODY_BYTES: usize = 16 << 10;
+
+/// The file a model folder holds.
+pub const MODEL_FILE: &str = "model.safetensors";
+
+/// The model `[semantic] model` names for `root`, or None for words only. A folder's model
+/// is read once per process and file (it lives as long as the process); one that cannot be
+/// read or is not a model is logged once and leaves recall to words.
+pub fn model_for(root: &Path, config: &Config) -> Option<&'static Model> {
+    match config.semantic.choice() {
+        ModelChoice::Off => None,
+        ModelChoice::Builtin => Some(Model::builtin()),
+        ModelChoice::Folder(folder) => folder_model(root, &folder),
+    }
+}
+
+/// The vector of `text` as a query of `root` is searched with it: None when recall is by
+/// words only (`[semantic] model = "off"`, a query of words only, a text the model knows no
+/// word of).
+pub fn query_meaning(root: &Path, config: &Config, text: &str) -> Option<Arc<QueryMeaning>> {
+    let model = model_for(root, config)?;
+    if words_only(text, model) {
+        return None;
+    }
+    text_meaning(model, text)
+}
+
+/// The vector of `text` by `model`, None when the model knows no word of it.
+pub fn text_meaning(model: &Model, text: &str) -> Option<Arc<QueryMeaning>> {
+    let q = model.embed(text)?.quantize();
+    Some(Arc::new(QueryMeaning { model: model.fingerprint().to_owned(), values: q.values, scale: q.scale }))
+}
+
+type Loaded = Vec<(PathBuf, Option<store::FileStamp>, Option<&'static Model>)>;
+
+fn folder_model(root: &Path, folder: &Path) -> Option<&'static Model> {
+    static LOADED: OnceLock<Mutex<Loaded>> = OnceLock::new();
+    let path = root.join(folder).join(MODEL_FILE);
+    let stamp = store::FileStamp::of(&path);
+    let mut loaded = LOADED.get_or_init(Mutex::default).lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, _, model)) = loaded.iter().find(|(p, s, _)| *p == path && *s == stamp) {
+        return *model;
+    }
+    let rel = folder.join(MODEL_FILE);
+    let model = match store::read(root, &path, store::cap::MODEL) {
+        Ok(bytes) => match Model::parse(bytes) {
+            Ok(model) => Some(&*Box::leak(Box::new(model))),
+            Err(e) => {
+                tracing::warn!("{}: not a model tmws reads ({e}); recall is by words only", rel.display());
+                None
+            }
+        },
+        Err(e) => {
+            tracing::warn!("cannot read the model {}: {}; recall is by words only", rel.display(), e.chain());
+            None
+        }
+    };
+    loaded.push((path, stamp, model));
+    model
+}
+
+/// The vectors of one segment: each distinct vector once (the column's dictionary, in
+/// ordinal order), and each document's ordinal.
+pub(crate) struct SegmentVectors {
+    dim: usize,
+    values: Vec<i8>,
+    scales: Vec<f32>,
+    ords: Option<Column<u64>>,
+}
+
+impl SegmentVectors {
+    fn read(segment: &SegmentReader, dim: usize) -> Result<SegmentVectors> {
+        let empty = SegmentVectors { dim, values: Vec::new(), scales: Vec::new(), ords: None };
+        let Some(column) = segment.fast_fields().bytes("vector").map_err(tantivy_err)? else { return Ok(empty) };
+        let mut values = Vec::with_capacity(column.num_terms() * dim);
+        let mut scales = Vec::with_capacity(column.num_terms());
+        let mut stream = column.dictionary().stream().map_err(|e| super::tantivy_err(e.into()))?;
+        while stream.advance() {
+            let key = stream.key();
+            // A vector of another length is of another model: it never matches.
+            match (key.len() == dim + 4).then(|| crate::semantic::Quantized::from_bytes(key, dim)).flatten() {
+                Some(q) => {
+                    values.extend_from_slice(&q.values);
+                    scales.push(q.scale);
+                }
+                None => {
+                    values.extend(std::iter::repeat_n(0, dim));
+                    scales.push(0.0);
+                }
+            }
+        }
+        Ok(SegmentVectors { dim, values, scales, ords: Some(column.ords().clone()) })
+    }
+
+    /// The cosine of document `doc`'s vector with `q` (None when it has none).
+    fn cosine(&self, doc: DocId, q: &QueryMeaning) -> Option<f32> {
+        let ord = self.ords.as_ref()?.first(doc)? as usize;
+        let row = self.values.get(ord * self.dim..(ord + 1) * self.dim)?;
+        let scale = *self.scales.get(ord)?;
+        (scale > 0.0).then(|| dot_i8(row, &q.values) as f32 * scale * q.scale)
+    }
+}
+
+/// Each segment's vectors, read once: the searches of a process share them.
+#[derive(Default)]
+pub(crate) struct VectorCache(Mutex<FxHashMap<SegmentId, Arc<SegmentVectors>>>);
+
+impl VectorCache {
+    /// The vectors of every segment `searcher` sees, by ordinal; segments no longer seen
+    /// are forgotten.
+    fn of(&self, searcher: &Searcher, dim: usize) -> Result<Vec<Arc<SegmentVectors>>> {
+        let mut cache = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out = Vec::with_capacity(searcher.segment_readers().len());
+        for segment in searcher.segment_readers() {
+            let id = segment.segment_id();
+            let vectors = match cache.get(&id) {
+                Some(v) if v.dim == dim => v.clone(),
+                _ => {
+                    let v = Arc::new(SegmentVectors::read(segment, dim)?);
+                    cache.insert(id, v.clone());
+                    v
+                }
+            };
+            out.push(vectors);
+        }
+        if cache.len() > out.len() {
+            let live: std::collections::HashSet<SegmentId> =
+                searcher.segment_readers().iter().map(SegmentReader::segment_id).collect();
+            cache.retain(|id, _| live.contains(id));
+        }
+        Ok(out)
+    }
+}
+
+impl std::fmt::Debug for VectorCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorCache").finish_non_exhaustive()
+    }
+}
+
+/// The documents `query` matches whose cosine with `q` is at least `floor`, best first, at
+/// most `n`.
+struct ByMeaning {
+    segments: Vec<Arc<SegmentVectors>>,
+    q: Arc<QueryMeaning>,
+    floor: f32,
+    n: usize,
+}
+
+struct SegmentByMeaning {
+    ord: SegmentOrdinal,
+    vectors: Arc<SegmentVectors>,
+    q: Arc<QueryMeaning>,
+    floor: f32,
+    found: Vec<(f32, DocId)>,
+}
+
+impl Collector for ByMeaning {
+    type Fruit = Vec<(f32, DocAddress)>;
+    type Child = SegmentByMeaning;
+
+    fn for_segment(&self, ord: SegmentOrdinal, _segment: &SegmentReader) -> tantivy::Result<SegmentByMeaning> {
+        let vectors = self.segments.get(ord as usize).cloned().ok_or_else(|| {
+            tantivy::TantivyError::InternalError("a segment the vectors were not read for".to_owned())
+        })?;
+        Ok(SegmentByMeaning { ord, vectors, q: self.q.clone(), floor: self.floor, found: Vec::new() })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<(f32, DocAddress)>>) -> tantivy::Result<Vec<(f32, DocAddress)>> {
+        let mut all: Vec<(f32, DocAddress)> = fruits.into_iter().flatten().collect();
+        all.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        all.truncate(self.n);
+        Ok(all)
+    }
+}
+
+impl SegmentCollector for SegmentByMeaning {
+    type Fruit = Vec<(f32, DocAddress)>;
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        if let Some(cos) = self.vectors.cosine(doc, &self.q)
+            && cos >= self.floor
+        {
+            self.found.push((cos, doc));
+        }
+    }
+
+    fn harvest(self) -> Vec<(f32, DocAddress)> {
+        let ord = self.ord;
+        self.found.into_iter().map(|(cos, doc)| (cos, DocAddress::new(ord, doc))).collect()
+    }
+}
+
+/// The `n` documents `filter` matches that are closest in meaning to `q`, with their
+/// cosine, at least `floor`.
+pub(crate) fn nearest(
+    cache: &VectorCache,
+    searcher: &Searcher,
+    filter: &dyn Query,
+    q: &Arc<QueryMeaning>,
+    floor: f32,
+    n: usize,
+) -> Result<Vec<(f32, DocAddress)>> {
+    let segments = cache.of(searcher, q.values.len())?;
+    searcher.search(filter, &ByMeaning { segments, q: q.clone(), floor, n }).map_err(tantivy_err)
+}
+
+/// The cosine of one document with `q` (None when it has no vector).
+pub(crate) fn cosine(
+    cache: &VectorCache,
+    searcher: &Searcher,
+    addr: DocAddress,
+    q: &QueryMeaning,
+) -> Result<Option<f32>> {
+    let segments = cache.of(searcher, q.values.len())?;
+    Ok(segments.get(addr.segment_ord as usize).and_then(|v| v.cosine(addr.doc_id, q)))
+}
+
+/// How many live items the index holds, and how many of them have a vector.
+pub(crate) fn counts(searcher: &Searcher) -> Result<(u64, u64)> {
+    let (mut items, mut with) = (0, 0);
+    for segment in searcher.segment_readers() {
+        items += u64::from(segment.num_docs());
+        let Some(column) = segment.fast_fields().bytes("vector").map_err(tantivy_err)? else { continue };
+        let alive = segment.alive_bitset();
+        for doc in 0..segment.max_doc() {
+            if alive.is_none_or(|a| a.is_alive(doc)) && column.ords().first(doc).is_some() {
+                with += 1;
+            }
+        }
+    }
+    Ok((items, with))
+}
+
+/// A memory's weight in a ranking beyond its text, 0–1: its current importance (cut to its
+/// writer's trust) times its writer's trust boost, over the most that can be. A document or
+/// a commit weighs as a fresh memory of default importance by a writer nobody verified.
+pub(crate) fn weight(searcher: &Searcher, addr: DocAddress, r: &Ranking) -> f32 {
+    use super::search::{DEFAULT_HALF_LIFE_DAYS, DEFAULT_TRUST, ranked_importance, trust_boost};
+    use crate::memory::fold::DEFAULT_IMPORTANCE;
+    let most = trust_boost(1.0);
+    let segment = searcher.segment_reader(addr.segment_ord);
+    let fast = segment.fast_fields();
+    let doc = addr.doc_id;
+    let mut buf = String::new();
+    let mut text = |name: &str| -> Option<String> {
+        let col = fast.str(name).ok().flatten()?;
+        let ord = col.ords().first(doc)?;
+        col.ord_to_str(ord, &mut buf).ok().filter(|found| *found).map(|_| buf.clone())
+    };
+    let namespace = text("namespace");
+    let agent = text("agent");
+    let ref_id = if r.access.is_empty() { None } else { text("ref_id") };
+    let importance = fast.f64("importance").ok().and_then(|c| c.first(doc)).unwrap_or(DEFAULT_IMPORTANCE);
+    let added = fast.i64("added").ok().and_then(|c| c.first(doc)).unwrap_or(r.now);
+    let age_days = (r.now - added) as f64 / 86_400.0;
+    let half = namespace.and_then(|ns| r.half_life_days.get(&ns).copied()).unwrap_or(DEFAULT_HALF_LIFE_DAYS);
+    let trust = agent.and_then(|a| r.trust.get(&crate::parse::trust::normalize(&a)).copied()).unwrap_or(DEFAULT_TRUST);
+    let reads = ref_id.and_then(|id| r.access.get(&id).copied()).unwrap_or(0);
+    (ranked_importance(importance, age_days, half, reads, trust) * trust_boost(trust) / most) as f32
+}
+
+/// Whether a query is searched by words only: quoted phrases, and a query that is one
+/// identifier, path or commit id, name exactly what they want; a model that knows no CJK
+/// script would only blur a query written in one.
+pub fn words_only(query: &str, model: &Model) -> bool {
+    let q = query.trim();
+    if q.contains('"') {
+        return true;
+    }
+    // The built-in model's vocabulary is English: a kanji outside its few thousand is
+    // unknown, and kana fall apart into single letters.
+    if std::ptr::eq(model, Model::builtin()) && q.chars().any(is_cjk) {
+        return true;
+    }
+    let mut tokens = q.split_whitespace();
+    let (Some(one), None) = (tokens.next(), tokens.next()) else { return false };
+    let hex = one.len() >= 7 && one.chars().all(|c| c.is_ascii_hexdigit()) && one.chars().any(|c| c.is_ascii_digit());
+    let path_or_code = one.contains(['/', '\\', '_', '#', ':', '.', '(', '<'])
+        || one.chars().skip(1).any(|c| c.is_uppercase()) && one.chars().any(|c| c.is_lowercase());
+    hex || path_or_code
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF | 0xFF66..=0xFF9F | 0x20000..=0x2FA1F)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_paths_commits_and_quotes_are_searched_by_words_only() {
+        let m = Model::builtin();
+        for q in [
+            "\"exact phrase\"",
+            "src/pool.rs",
+            "evict_lru",
+            "IWbemServices::ExecQuery",
+            "ExecQuery",
+            "3f9a2b1c",
+            "#123",
+            "データベース",
+            "パスワード rotation",
+        ] {
+            assert!(words_only(q, m), "{q}");
+        }
+        for q in ["when do credentials for the test db change", "deploy", "Android", "2025", "rollback plan"] {
+            assert!(!words_only(q, m), "{q}");
+        }
+    }
+}
