@@ -58,6 +58,27 @@ fn full_build_win32_48k(bencher: Bencher) {
         .bench(|| Engine::open(&root).unwrap().sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap());
 }
 
+/// [`full_build_win32_48k`] by words only: the vectors' share of a build is the
+/// difference (budget: +25 %).
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn full_build_win32_48k_words_only(bencher: Bencher) {
+    let (root, n) = support::cached_win32(48_212);
+    let _off = support::WordsOnly::set(&root);
+    bencher
+        .counter(ItemsCount::new(n))
+        .bench(|| Engine::open(&root).unwrap().sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap());
+}
+
+/// [`full_build_100k`] by words only.
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn full_build_100k_words_only(bencher: Bencher) {
+    let (root, n) = support::cached_root(100_000);
+    let _off = support::WordsOnly::set(&root);
+    bencher
+        .counter(ItemsCount::new(n))
+        .bench(|| Engine::open(&root).unwrap().sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap());
+}
+
 #[divan::bench(sample_count = 10, sample_size = 1)]
 fn noop_sync_100k(bencher: Bencher) {
     let (root, _) = built(100_000);

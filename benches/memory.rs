@@ -49,15 +49,23 @@ fn log_text(n: usize, dead_every: usize) -> String {
 
 /// A root whose long-term log holds `n` live entries, indexed.
 fn memory_root(n: usize) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("tmws-bench-memory-{n}"));
+    memory_root_with(n, true)
+}
+
+/// [`memory_root`], by words and meaning or (`meaning` false) by words only.
+fn memory_root_with(n: usize, meaning: bool) -> PathBuf {
+    let words_only = if meaning { "" } else { "-words-only" };
+    let root = std::env::temp_dir().join(format!("tmws-bench-memory-{n}{words_only}"));
     let marker = root.join(".tmws/generated");
-    let version = format!("{n} v2");
+    let version = format!("{n} v3");
     if std::fs::read_to_string(&marker).is_ok_and(|t| t.trim() == version) {
         return root;
     }
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
-    std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
+    let semantic = if meaning { "" } else { "[semantic]\nmodel = \"off\"\n" };
+    std::fs::write(root.join(".tmws/config.toml"), format!("[namespaces.long-term]\nmax_entries = 200000\n{semantic}"))
+        .unwrap();
     std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log_text(n, 0)).unwrap();
     Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
     std::fs::write(&marker, version).unwrap();
@@ -66,7 +74,11 @@ fn memory_root(n: usize) -> PathBuf {
 
 /// Searches through a serving engine (as `tmws mcp` answers), once its first sync is done.
 fn search_bench(bencher: Bencher, n: usize) {
-    let root = memory_root(n);
+    search_bench_with(bencher, n, true);
+}
+
+fn search_bench_with(bencher: Bencher, n: usize, meaning: bool) {
+    let root = memory_root_with(n, meaning);
     let engine = support::serving(&root);
     let queries = queries();
     let i = AtomicUsize::new(0);
@@ -80,6 +92,13 @@ fn search_bench(bencher: Bencher, n: usize) {
 #[divan::bench(sample_count = 200, sample_size = 1)]
 fn memory_search_100k(bencher: Bencher) {
     search_bench(bencher, 100_000);
+}
+
+/// `memory_search` over 100k entries by words only (`[semantic] model = "off"`): what
+/// meaning adds is the difference to [`memory_search_100k`] (budget: 1 ms p50).
+#[divan::bench(sample_count = 200, sample_size = 1)]
+fn memory_search_100k_words_only(bencher: Bencher) {
+    search_bench_with(bencher, 100_000, false);
 }
 
 /// `memory_search` over 10k entries: every match ranked by BM25 × decay × trust.

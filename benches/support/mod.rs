@@ -474,6 +474,28 @@ pub fn generate_win32(root: &Path, files: usize) -> usize {
     files
 }
 
+/// A generated root's config set to words only (`[semantic] model = "off"`) while this
+/// lives: the benches by words only measure what the vectors add.
+pub struct WordsOnly {
+    config: PathBuf,
+    was: String,
+}
+
+impl WordsOnly {
+    pub fn set(root: &Path) -> WordsOnly {
+        let config = root.join(".tmws/config.toml");
+        let was = std::fs::read_to_string(&config).unwrap_or_default();
+        std::fs::write(&config, format!("{was}\n[semantic]\nmodel = \"off\"\n")).unwrap();
+        WordsOnly { config, was }
+    }
+}
+
+impl Drop for WordsOnly {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.config, &self.was);
+    }
+}
+
 /// A generated win32-shaped root of `files` pages, made once and reused.
 pub fn cached_win32(files: usize) -> (PathBuf, usize) {
     cached(&format!("tmws-bench-win32-{files}"), files, generate_win32)
