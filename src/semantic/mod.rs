@@ -143,11 +143,14 @@ impl Model {
             return Err(ModelError::Shape(format!("a vocabulary of {} bytes", vocab_bytes.len())));
         }
         let text = std::str::from_utf8(vocab_bytes).map_err(|e| ModelError::VocabNotUtf8(e.valid_up_to()))?;
-        let tokens = text.split('\n').count();
-        if tokens != layout.rows {
-            return Err(ModelError::Shape(format!("{tokens} tokens in the vocabulary for {} rows", layout.rows)));
+        let vocab = Vocab::new(text, &layout.prefix);
+        if vocab.len() != layout.rows {
+            return Err(ModelError::Shape(format!(
+                "{} tokens in the vocabulary for {} rows",
+                vocab.len(),
+                layout.rows
+            )));
         }
-        let vocab = Vocab::new(text.as_bytes(), layout.prefix.as_bytes());
         let unk = vocab
             .whole(text.as_bytes(), layout.unk_token.as_bytes())
             .ok_or_else(|| ModelError::UnknownTokenMissing(layout.unk_token.clone()))?;

@@ -33,7 +33,11 @@ fn the_builtin_model_is_the_recorded_one() {
     let v: Value = serde_json::from_str(GOLDEN).unwrap();
     let sha = v["model_sha256"].as_str().unwrap();
     assert_eq!(m.fingerprint(), &sha[..16]);
-    assert_eq!(format!("{m:?}").len() < 200, true, "{m:?}");
+    // The table is not dumped.
+    assert_eq!(
+        format!("{m:?}"),
+        "Model { fingerprint: \"e6a36603095e8bf4\", dim: 256, vocab_size: 29525, max_tokens: 512, .. }"
+    );
 }
 
 #[test]
