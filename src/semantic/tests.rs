@@ -307,6 +307,24 @@ fn a_tiny_model_tokenises_and_pools() {
 }
 
 #[test]
+fn extreme_word_and_token_limits_in_a_model_do_not_overflow() {
+    let (mut header, data) = tiny();
+    let most = usize::MAX.to_string();
+    header["__metadata__"]["max_input_chars_per_word"] = json!(most);
+    header["__metadata__"]["max_tokens"] = json!(most);
+    let m = Model::parse(file(&header, &data)).unwrap();
+    assert_eq!(m.tokens("h\u{e9}llo worlds"), vec![2, 3, 4]);
+    header["__metadata__"]["max_input_chars_per_word"] = json!("5");
+    header["__metadata__"]["max_tokens"] = json!("2");
+    let m = Model::parse(file(&header, &data)).unwrap();
+    // Six letters are one too many, whether the word is ASCII or not (the accent is a mark
+    // of its own after NFD, and dropped).
+    assert_eq!(m.tokens("h\u{e9}llos worlds world"), vec![3]);
+    assert_eq!(m.tokens("hello worlds world hello"), vec![2, 3]);
+    assert_eq!(m.tokens("h\u{e9}llo hello hello"), vec![2, 2]);
+}
+
+#[test]
 fn bytes_that_are_not_safetensors_are_refused() {
     let e = Model::parse(b"abc".to_vec()).unwrap_err().to_string();
     assert_eq!(e, "not a safetensors model file: 3 bytes, shorter than a header");

@@ -112,9 +112,9 @@ impl Chunk {
 struct Words<'a> {
     model: &'a Model,
     ids: &'a mut Vec<u32>,
-    /// The word being read from a non-ASCII chunk, or an ASCII word lowercased; only the
-    /// first `max_word_chars + 1` characters are kept, since a longer word is unknown
-    /// whatever its letters.
+    /// The word being read from a non-ASCII chunk, or an ASCII word lowercased; only its
+    /// first `max_word_chars` characters are kept, since a longer word is unknown whatever
+    /// its letters (`word_chars` counts them all).
     word: String,
     word_chars: usize,
     /// Whether `max_tokens` ids are found: nothing more is read.
@@ -186,7 +186,7 @@ impl Words<'_> {
                 }
             } else {
                 self.word_chars += 1;
-                if self.word_chars <= self.model.max_word_chars + 1 {
+                if self.word_chars <= self.model.max_word_chars {
                     self.word.push(c);
                 }
             }
