@@ -337,7 +337,7 @@ impl Quantized {
 /// x86-64: sign extension to i16, then multiply-add of pairs into i32): each block of 32
 /// values is summed into one i32 of its own, a reduction the compiler may reorder. Of the
 /// shapes measured (one accumulator per lane, blocks of 16, 32 and 64, pairs in i16, the
-/// plain iterator sum), this one was the fastest, about twice the per-lane accumulators.
+/// plain iterator sum), this one was the fastest: 1.5 times as fast as per-lane sums.
 pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     const BLOCK: usize = 32;
     let n = a.len().min(b.len());
