@@ -40,7 +40,10 @@ a deploy are slower than usual. Backups are taken every six hours, copied to ano
 region, and restored once a month into a scratch environment to prove that they work; the \
 last restore took forty minutes. Anyone who changes the network rules must open a ticket \
 first, because the firewall is managed as code and a manual change is overwritten at the \
-next apply. Questions about any of this go to the platform channel.";
+next apply. Certificates renew automatically thirty days before they expire, and an alert \
+fires when a renewal has failed twice. New services get a staging slot only after their \
+owners have written a runbook that says how to restart them, whom to call, and which \
+dashboards to watch. Questions about any of this go to the platform channel.";
 
 #[divan::bench]
 fn builtin_parse() -> Model {

