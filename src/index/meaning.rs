@@ -118,20 +118,32 @@ fn folder_model(root: &Path, folder: &Path) -> Option<&'static Model> {
     model
 }
 
+/// The values of a vector a first pass scores every item by. The model's dimensions are
+/// its teacher's principal components, largest first, so the first 64 hold most of what a
+/// cosine says at a quarter of the bytes to read; the items that pass are scored whole.
+const HEAD: usize = 64;
+
+/// How many items of a segment the first pass keeps for the whole cosine, at least.
+const HEAD_KEEPS: usize = 512;
+
 /// The vectors of one segment: each distinct vector once (the column's dictionary, in
-/// ordinal order), and each document's ordinal.
+/// ordinal order), its first [`HEAD`] values apart from the rest, and each document's
+/// ordinal.
 pub(crate) struct SegmentVectors {
     dim: usize,
-    values: Vec<i8>,
+    head: Vec<i8>,
+    tail: Vec<i8>,
     scales: Vec<f32>,
     ords: Option<Column<u64>>,
 }
 
 impl SegmentVectors {
     fn read(segment: &SegmentReader, dim: usize) -> Result<SegmentVectors> {
-        let empty = SegmentVectors { dim, values: Vec::new(), scales: Vec::new(), ords: None };
+        let empty = SegmentVectors { dim, head: Vec::new(), tail: Vec::new(), scales: Vec::new(), ords: None };
         let Some(column) = segment.fast_fields().bytes("vector").map_err(tantivy_err)? else { return Ok(empty) };
-        let mut values = Vec::with_capacity(column.num_terms() * dim);
+        let split = HEAD.min(dim);
+        let mut head = Vec::with_capacity(column.num_terms() * split);
+        let mut tail = Vec::with_capacity(column.num_terms() * (dim - split));
         let mut scales = Vec::with_capacity(column.num_terms());
         let mut stream = column.dictionary().stream().map_err(|e| super::tantivy_err(e.into()))?;
         while stream.advance() {
@@ -139,24 +151,46 @@ impl SegmentVectors {
             // A vector of another length is of another model: it never matches.
             match (key.len() == dim + 4).then(|| crate::semantic::Quantized::from_bytes(key, dim)).flatten() {
                 Some(q) => {
-                    values.extend_from_slice(&q.values);
+                    head.extend_from_slice(&q.values[..split]);
+                    tail.extend_from_slice(&q.values[split..]);
                     scales.push(q.scale);
                 }
                 None => {
-                    values.extend(std::iter::repeat_n(0, dim));
+                    head.extend(std::iter::repeat_n(0, split));
+                    tail.extend(std::iter::repeat_n(0, dim - split));
                     scales.push(0.0);
                 }
             }
         }
-        Ok(SegmentVectors { dim, values, scales, ords: Some(column.ords().clone()) })
+        Ok(SegmentVectors { dim, head, tail, scales, ords: Some(column.ords().clone()) })
+    }
+
+    /// The ordinal of document `doc`'s vector (None when it has none).
+    fn ord(&self, doc: DocId) -> Option<usize> {
+        let ord = self.ords.as_ref()?.first(doc)? as usize;
+        (*self.scales.get(ord)? > 0.0).then_some(ord)
+    }
+
+    /// The first pass: the dot product of the first [`HEAD`] values, times the scale.
+    fn head_score(&self, ord: usize, q: &QueryMeaning) -> f32 {
+        let split = HEAD.min(self.dim);
+        let row = self.head.get(ord * split..(ord + 1) * split).unwrap_or_default();
+        dot_i8(row, &q.values[..split.min(q.values.len())]) as f32 * self.scales[ord]
+    }
+
+    /// The whole cosine of the vector of ordinal `ord` with `q`.
+    fn cosine_of(&self, ord: usize, q: &QueryMeaning) -> f32 {
+        let split = HEAD.min(self.dim);
+        let rest = self.dim - split;
+        let head = self.head.get(ord * split..(ord + 1) * split).unwrap_or_default();
+        let tail = self.tail.get(ord * rest..(ord + 1) * rest).unwrap_or_default();
+        let (qh, qt) = q.values.split_at(split.min(q.values.len()));
+        (dot_i8(head, qh) + dot_i8(tail, qt)) as f32 * self.scales[ord] * q.scale
     }
 
     /// The cosine of document `doc`'s vector with `q` (None when it has none).
     fn cosine(&self, doc: DocId, q: &QueryMeaning) -> Option<f32> {
-        let ord = self.ords.as_ref()?.first(doc)? as usize;
-        let row = self.values.get(ord * self.dim..(ord + 1) * self.dim)?;
-        let scale = *self.scales.get(ord)?;
-        (scale > 0.0).then(|| dot_i8(row, &q.values) as f32 * scale * q.scale)
+        self.ord(doc).map(|ord| self.cosine_of(ord, q))
     }
 }
 
@@ -211,7 +245,8 @@ struct SegmentByMeaning {
     vectors: Arc<SegmentVectors>,
     q: Arc<QueryMeaning>,
     floor: f32,
-    found: Vec<(f32, DocId)>,
+    /// Each document that has a vector: its first-pass score, its ordinal.
+    found: Vec<(f32, DocId, usize)>,
 }
 
 impl Collector for ByMeaning {
@@ -241,16 +276,23 @@ impl SegmentCollector for SegmentByMeaning {
     type Fruit = Vec<(f32, DocAddress)>;
 
     fn collect(&mut self, doc: DocId, _score: Score) {
-        if let Some(cos) = self.vectors.cosine(doc, &self.q)
-            && cos >= self.floor
-        {
-            self.found.push((cos, doc));
+        if let Some(ord) = self.vectors.ord(doc) {
+            self.found.push((self.vectors.head_score(ord, &self.q), doc, ord));
         }
     }
 
-    fn harvest(self) -> Vec<(f32, DocAddress)> {
-        let ord = self.ord;
-        self.found.into_iter().map(|(cos, doc)| (cos, DocAddress::new(ord, doc))).collect()
+    fn harvest(mut self) -> Vec<(f32, DocAddress)> {
+        if self.found.len() > HEAD_KEEPS {
+            self.found.select_nth_unstable_by(HEAD_KEEPS - 1, |a, b| b.0.total_cmp(&a.0));
+            self.found.truncate(HEAD_KEEPS);
+        }
+        let segment = self.ord;
+        self.found
+            .into_iter()
+            .map(|(_, doc, ord)| (self.vectors.cosine_of(ord, &self.q), doc))
+            .filter(|(cos, _)| *cos >= self.floor)
+            .map(|(cos, doc)| (cos, DocAddress::new(segment, doc)))
+            .collect()
     }
 }
 
