@@ -38,7 +38,6 @@ pub struct QueryMeaning {
 /// body (the model reads no further than its first 512 known words). A summary the body
 /// starts with (a memory's extracted one) is not counted twice.
 pub fn item_text(name: &str, description: &str, body: &str) -> String {
-    // 512 words are seldom more than a few kilobytes: no more of a long body is copied.
     let mut end = body.len().min(MEANING_BODY_BYTES);
     while !body.is_char_boundary(end) {
         end -= 1;
@@ -56,8 +55,10 @@ pub fn item_text(name: &str, description: &str, body: &str) -> String {
     text
 }
 
-/// The most of a body an item's vector is made from.
-const MEANING_BODY_BYTES: usize = 16 << 10;
+/// The most of a body an item's vector is made from: about 300 words, the part that says
+/// what a page is about. Every word costs time in every full build (about a thousand
+/// instructions each); a memory is seldom longer.
+const MEANING_BODY_BYTES: usize = 2 << 10;
 
 /// The file a model folder holds.
 pub const MODEL_FILE: &str = "model.safetensors";
