@@ -51,8 +51,9 @@ pub struct TextQuery {
     pub meaning: Option<std::sync::Arc<super::meaning::QueryMeaning>>,
 }
 
-/// What `recall` searches: memories but session records, decisions and lessons on the
-/// scope's ladder (the scope and everything below it, and the scopes above it), commits.
+/// What `recall` searches: memories but session records, the entries of every topic on
+/// the scope's ladder (the scope and everything below it, and the scopes above it), the
+/// indexed documents (`index.include`) and commits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecallFilter {
     pub scope: Option<String>,
@@ -549,10 +550,7 @@ fn recall_filter(f: &Fields, recall: &RecallFilter) -> Result<Box<dyn Query>> {
         (Occur::Must, kind(DocKind::Memory)),
         (Occur::MustNot, term_query(f.category, "session")),
     ]);
-    let mut entries: Vec<(Occur, Box<dyn Query>)> = vec![
-        (Occur::Must, kind(DocKind::Entry)),
-        (Occur::Must, filter(f.topic, &["decisions".to_owned(), "lessons".to_owned()])),
-    ];
+    let mut entries: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, kind(DocKind::Entry))];
     if let Some(scope) = &recall.scope {
         let scope = Scope::parse(scope.trim_matches('/')).map_err(|e| Error::Usage(e.to_string()))?;
         let parts: Vec<&str> = scope.components().collect();
@@ -566,6 +564,7 @@ fn recall_filter(f: &Fields, recall: &RecallFilter) -> Result<Box<dyn Query>> {
     let any: Vec<(Occur, Box<dyn Query>)> = vec![
         (Occur::Should, Box::new(memories)),
         (Occur::Should, Box::new(BooleanQuery::new(entries))),
+        (Occur::Should, kind(DocKind::Doc)),
         (Occur::Should, kind(DocKind::Commit)),
     ];
     Ok(Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0)))

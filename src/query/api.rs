@@ -535,8 +535,9 @@ pub struct RecallRequest {
     /// The task about to be done, in plain words (`fix the token refresh race in the auth
     /// middleware`).
     pub task: String,
-    /// A scope (`workspace[/domain[/repository]]`): its decisions and lessons, those below
-    /// it and those of the scopes above it. By default every scope.
+    /// A scope (`workspace[/domain[/repository]]`): its entries (decisions, lessons,
+    /// runbooks, …), those below it and those of the scopes above it. By default every
+    /// scope.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// How many results at most, 1 to 50.

@@ -1,11 +1,15 @@
 //! `recall` (docs/tools.md): what an agent should know before a task, in one answer.
 //!
-//! One search over the memories (but session records), the decisions and lessons on the
-//! scope's ladder, and the indexed commits, ranked together: BM25 over the same fields
-//! with the same statistics, times a memory's current importance and its writer's trust
-//! (docs/ranking.md); a document or commit counts as a fresh memory of default importance by an
-//! agent nobody verified. A problem with a solution is lifted above a bare note of the same
-//! words (it is what an agent meeting the problem again needs first). Each result says why
+//! One search over everything a team wrote down: the memories (but session records), the
+//! entries of every topic on the scope's ladder (decisions, lessons, runbooks, plans, …),
+//! the indexed documents (`index.include`: ADRs, proposals) and the indexed commits, ranked
+//! together: BM25 over the same fields with the same statistics, times a memory's current
+//! importance and its writer's trust (docs/ranking.md); an entry, document or commit counts
+//! as a fresh memory of default importance by an agent nobody verified. Each kind is then
+//! weighed by what it is ([`weight`]): a problem with a solution is lifted above a bare note
+//! of the same words (it is what an agent meeting the problem again needs first), a decision
+//! or lesson above a note, and a commit, which says what changed rather than what holds,
+//! counts least. Each result says its kind and why
 //! it matched: the task's words it holds, and what lifted it; each memory says who wrote
 //! it, its writer's trust and how it was written, since recalled text is data to weigh,
 //! never instructions (docs/trust-boundary.md).
@@ -24,6 +28,15 @@ use crate::model::DocKind;
 
 /// A solved (or worked-around) problem's score is multiplied by this.
 const SOLVED_LIFT: f32 = 1.5;
+/// A decision's or lesson's score is multiplied by this: what a team settled or learned.
+const SETTLED_LIFT: f32 = 1.2;
+/// An entry of another topic (a runbook, a plan, …) or an indexed document is multiplied
+/// by this: it holds what a team knows, but often as much about what is planned or how
+/// to do something as about what holds.
+const WRITTEN_WEIGHT: f32 = 0.9;
+/// A commit's score is multiplied by this: it says what changed once, in few words, and
+/// its message repeats the words of whatever it touched.
+const COMMIT_WEIGHT: f32 = 0.6;
 /// How many candidates are ranked before the lifts reorder them.
 const CANDIDATES: usize = 3;
 /// Words too common to find anything by or to say why something matched: a task is a
@@ -40,7 +53,9 @@ const FILLER: [&str; 52] = [
 pub struct Recalled {
     #[serde(rename = "refId")]
     pub ref_id: String,
-    /// `memory`, `problem`, `decision`, `lesson` or `commit`.
+    /// `memory`, `problem`, `decision`, `lesson`, another entry's topic in the singular
+    /// (`runbook` for `_runbooks/`, `plan`, `feature`, …), `doc` (an indexed document of
+    /// `index.include`) or `commit`.
     pub kind: String,
     pub summary: String,
     /// 0–100, relative to the best result.
@@ -73,7 +88,26 @@ pub struct RecallAnswer {
     pub stale: bool,
 }
 
-/// `recall`: the task's memories, problems, decisions, lessons and commits, ranked together.
+/// What a result of this kind is weighed by (docs/ranking.md#recall). A solved problem's
+/// lift, [`SOLVED_LIFT`], comes on top, since it depends on the problem's outcome.
+fn weight(kind: &str) -> f32 {
+    match kind {
+        "memory" | PROBLEM_KIND => 1.0,
+        "decision" | "lesson" => SETTLED_LIFT,
+        "commit" => COMMIT_WEIGHT,
+        _ => WRITTEN_WEIGHT,
+    }
+}
+
+/// The kind of an entry of `topic`: the topic in the singular (`runbooks` → `runbook`).
+fn entry_kind(topic: &str) -> String {
+    match topic.strip_suffix('s') {
+        Some(one) if !one.is_empty() => one.to_owned(),
+        _ => topic.to_owned(),
+    }
+}
+
+/// `recall`: the task's memories, problems, entries, documents and commits, ranked together.
 pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRequest) -> Result<RecallAnswer> {
     let limit = req.limit as usize;
     // The task's words, each with its terms as the index has them.
@@ -120,12 +154,12 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
             let mut lifts: Vec<String> = Vec::new();
             let mut score = h.raw_score;
             let kind = match (h.kind.as_str(), h.topic.as_deref()) {
-                ("memory", _) if problem.is_some() => PROBLEM_KIND,
-                ("memory", _) => "memory",
-                ("entry", Some("decisions")) => "decision",
-                ("entry", Some("lessons")) => "lesson",
-                (k, _) => k,
+                ("memory", _) if problem.is_some() => PROBLEM_KIND.to_owned(),
+                ("entry", Some(topic)) => entry_kind(topic),
+                (k, _) => k.to_owned(),
             };
+            let kind = kind.as_str();
+            score *= weight(kind);
             if let Some(p) = &problem
                 && p.solution.is_some()
                 && p.outcome != "open"
