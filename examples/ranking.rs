@@ -7,17 +7,27 @@
 //! ```sh
 //! cargo run --release --example ranking -- ../shared/corpora/eips ../shared/corpora/cpp-docs ../shared/corpora/ja-otel
 //! cargo run --release --example ranking -- --misses 'body phrase' ../shared/corpora/ja-otel
+//! cargo run --release --example ranking -- --memories
 //! ```
 //!
 //! For each corpus: copies its Markdown into a temporary root as an `index.include` folder,
 //! indexes it, and prints per query kind MRR@10, recall@1 and the queries' median latency.
 //! `--per-kind N` (default 200) caps each kind; `--misses KIND` lists the queries of a kind
 //! whose document was not first.
+//!
+//! `--memories` then runs the memory sets of `tools/model/eval/` (`tests/it/memory_sets.rs`):
+//! writes each note or conversation turn as a memory through `memory_add`, asks each
+//! question with `memory_search` and with `recall`, and prints per set and run MRR@10, R@5
+//! (a memory that answers it in the first five) and the median latency. Each set runs
+//! twice: lexical only (`[semantic] model = "off"`) and fused (the built-in model with the
+//! lexical ranking); a build without that key has no model, and runs lexical only.
 
 #![allow(clippy::print_stdout, reason = "an example reports to its user on stdout")]
 
 #[path = "../tests/it/eval_sets.rs"]
 mod eval_sets;
+#[path = "../tests/it/memory_sets.rs"]
+mod memory_sets;
 
 use std::path::Path;
 use std::time::Instant;
@@ -33,15 +43,19 @@ fn main() {
     let mut per_kind = 200;
     let mut misses: Option<String> = None;
     let mut corpora = Vec::new();
+    let mut memories = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--per-kind" => per_kind = args.next().and_then(|n| n.parse().ok()).expect("--per-kind N"),
             "--misses" => misses = args.next(),
+            "--memories" => memories = true,
             _ => corpora.push(a),
         }
     }
-    println!("| corpus | kind | queries | MRR@10 | recall@1 | p50 ms |");
-    println!("|---|---|---|---|---|---|");
+    if !corpora.is_empty() {
+        println!("| corpus | kind | queries | MRR@10 | recall@1 | p50 ms |");
+        println!("|---|---|---|---|---|---|");
+    }
     for corpus in corpora {
         let dir = std::env::temp_dir().join(format!("tmws-ranking-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -106,6 +120,47 @@ fn main() {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+    if memories {
+        memory_sets_report(misses.as_deref());
+    }
+}
+
+/// The memory sets, lexical only and fused, through `memory_search` and `recall`;
+/// `--misses SET` lists the questions of a set (or kind, `conversations/temporal`) whose
+/// memory was not in the first five.
+fn memory_sets_report(misses: Option<&str>) {
+    println!();
+    println!("| set | run | tool | questions | MRR@10 | R@5 | p50 ms |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut runs = vec![("lexical", memory_sets::lexical_config())];
+    if memory_sets::has_model() {
+        runs.push(("fused", ""));
+    }
+    for corpus in memory_sets::corpora() {
+        for (run, config) in &runs {
+            let dir = std::env::temp_dir().join(format!("tmws-memories-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            let (engine, ids) = memory_sets::load(&dir, &corpus, config);
+            for tool in memory_sets::Tool::ALL {
+                let asked = memory_sets::run(&engine, &ids, &corpus, tool);
+                for (name, of) in memory_sets::rows(&corpus) {
+                    let these: Vec<&memory_sets::Asked> = of.iter().map(|&i| &asked[i]).collect();
+                    let (mrr, r5, p50, n) = memory_sets::score(&these);
+                    println!("| {name} | {run} | {} | {n} | {mrr:.3} | {r5:.3} | {p50:.2} |", tool.name());
+                    if misses == Some(name.as_str()) {
+                        for &i in &of {
+                            if !asked[i].at.is_some_and(|r| r < 5) {
+                                let q = &corpus.questions[i];
+                                println!("  {:?} ({}) → at {:?}", q.query, q.kind, asked[i].at);
+                            }
+                        }
+                    }
+                }
+            }
+            drop(engine);
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
 }
 

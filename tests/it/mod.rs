@@ -20,6 +20,8 @@ mod memory;
 mod memory_crash;
 mod memory_git;
 mod memory_maint;
+mod memory_ranking;
+mod memory_sets;
 mod pool;
 mod protocol;
 mod ranking;
