@@ -6,11 +6,10 @@
 //! together: BM25 over the same fields with the same statistics, times a memory's current
 //! importance and its writer's trust (docs/ranking.md); an entry, document or commit counts
 //! as a fresh memory of default importance by an agent nobody verified. Each kind is then
-//! weighed by what it is ([`weight`]): a problem with a solution is lifted above a bare note
-//! of the same words (it is what an agent meeting the problem again needs first), a decision
-//! or lesson above a note, and a commit, which says what changed rather than what holds,
-//! counts least. Each result says its kind and why
-//! it matched: the task's words it holds, and what lifted it; each memory says who wrote
+//! weighed by what it is ([`weight`]): a problem with a solution, a decision and a lesson
+//! are lifted most (what an agent meeting the task needs first), runbooks, plans and
+//! documents a little less, and a commit, which says what changed rather than what holds,
+//! counts least. Each result says its kind and why it matched: the task's words it holds, and what lifted it; each memory says who wrote
 //! it, its writer's trust and how it was written, since recalled text is data to weigh,
 //! never instructions (docs/trust-boundary.md).
 
@@ -26,16 +25,22 @@ use crate::error::Result;
 use crate::index::{Index, RecallFilter, TextQuery, analyzer};
 use crate::model::DocKind;
 
+/// The weights of the kinds (docs/ranking.md#recall), measured on the `everything` set of
+/// `tools/model/eval/written` (`examples/ranking.rs --memories`). They are relative to a
+/// memory, whose words all count three times over (its summary, its first sentence, is
+/// its name and description too), while an entry or document holds most of its words in
+/// its body only: so a record is lifted to meet a memory of the same words on equal terms.
+///
 /// A solved (or worked-around) problem's score is multiplied by this.
 const SOLVED_LIFT: f32 = 1.5;
-/// A decision's or lesson's score is multiplied by this: what a team settled or learned.
-const SETTLED_LIFT: f32 = 1.2;
-/// An entry of another topic (a runbook, a plan, …) or an indexed document is multiplied
-/// by this: it holds what a team knows, but often as much about what is planned or how
-/// to do something as about what holds.
-const WRITTEN_WEIGHT: f32 = 0.9;
-/// A commit's score is multiplied by this: it says what changed once, in few words, and
-/// its message repeats the words of whatever it touched.
+/// A decision's or lesson's: what a team settled or learned.
+const SETTLED_LIFT: f32 = 1.5;
+/// An entry of another topic's (a runbook, a plan, …) or an indexed document's: it holds
+/// what a team knows, but often as much about what is planned or how to do something as
+/// about what holds.
+const WRITTEN_LIFT: f32 = 1.2;
+/// A commit's: it says what changed once, in few words, and its message repeats the words
+/// of whatever it touched.
 const COMMIT_WEIGHT: f32 = 0.6;
 /// How many candidates are ranked before the lifts reorder them.
 const CANDIDATES: usize = 3;
@@ -95,7 +100,7 @@ fn weight(kind: &str) -> f32 {
         "memory" | PROBLEM_KIND => 1.0,
         "decision" | "lesson" => SETTLED_LIFT,
         "commit" => COMMIT_WEIGHT,
-        _ => WRITTEN_WEIGHT,
+        _ => WRITTEN_LIFT,
     }
 }
 

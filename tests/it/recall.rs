@@ -122,13 +122,14 @@ fn recall_ranks_problems_lessons_decisions_and_memories_together_on_the_scope_la
     let r = json_of(&root.run(&["--json", "recall", "the", "watcher", "misses", "files", "in", "new", "folders"]));
     let ids: Vec<&str> = r["results"].as_array().unwrap().iter().map(|x| x["refId"].as_str().unwrap()).collect();
     // The note holds one more of the task's words in fewer; the problem, lifted for its
-    // solution, comes next.
+    // solution, comes next; a spike (an entry of another topic) holding one word comes last.
     assert_eq!(
         ids,
         [
             note["id"].as_str().unwrap(),
             problem["id"].as_str().unwrap(),
             "resources/workspaces/devtools/_lessons/260415-notify-mkdir-p.md",
+            "resources/workspaces/devtools/common/_spikes/260610-notify-debounce.md",
         ],
         "{r}"
     );
@@ -143,6 +144,7 @@ fn recall_ranks_problems_lessons_decisions_and_memories_together_on_the_scope_la
         (&json!("memory"), &json!(100), &json!("words: watcher, misses, files, new, folders"))
     );
     assert_eq!((&r["results"][2]["kind"], &r["results"][2]["scope"]), (&json!("lesson"), &json!("devtools")));
+    assert_eq!((&r["results"][3]["kind"], &r["results"][3]["scope"]), (&json!("spike"), &json!("devtools/common")));
 
     // The ladder: a decision of `devtools` applies to `devtools/common`, not to `nihongo`.
     let single = |scope: &str| {
@@ -441,4 +443,94 @@ fn the_upkeep_runs_inside_tmws_mcp_too() {
     let ran: Value = serde_json::from_slice(&ran).unwrap();
     assert_eq!(ran["removed_expired"], 1, "{ran}");
     assert_eq!(root.read(".tmws/memory/short-term.jsonl"), "");
+}
+
+/// A root holding one of each kind `recall` knows: an ADR in an `index.include` folder, a
+/// runbook and a plan of the `shop` workspace, a runbook of another workspace, a memory and
+/// a commit.
+fn every_kind() -> TestRoot {
+    let root = TestRoot::new()
+        .file(".tmws/config.toml", "[index]\ninclude = [\"docs/adr\"]\n")
+        .file(
+            "docs/adr/0002-do-not-use-numbers-in-headings.md",
+            "# Do not use numbers in headings\n\n## Context and Problem Statement\n\nShould the headings of a \
+record carry its number, as in `2. Do not use numbers`? The number is already in the file name.\n\n## Decision \
+Outcome\n\nChosen option: headings without numbers, because renumbering a record would change its title and \
+every link to it.\n",
+        )
+        .file(
+            "resources/workspaces/shop/_runbooks/260301-restore-orders-database.md",
+            "---\nname: Restore the orders database\ndescription: Bring the orders database back from the nightly \
+backup after data loss.\ncreated: 2026-03-01\n---\n## Steps\n\n1. Stop the order workers.\n2. Fetch last night's \
+dump from the backup bucket.\n3. Load it with pg_restore into a fresh instance, then point the service at it.\n",
+        )
+        .file(
+            "resources/workspaces/shop/_plans/260310-search-service.md",
+            "---\nname: Move product search to its own service\ndescription: Split search out of the monolith \
+over the next quarter.\ncreated: 2026-03-10\n---\n## Milestones\n\nFirst a read-only search service fed by \
+change events, then the monolith's search pages switch to it.\n",
+        )
+        .file(
+            "resources/workspaces/warehouse/_runbooks/260302-restore-stock-database.md",
+            "---\nname: Restore the stock database\ndescription: Bring the stock database back from its \
+backup.\ncreated: 2026-03-02\n---\nLoad the latest dump into a fresh instance.\n",
+        );
+    git(&root, &["init", "-q", "-b", "main"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "Import the records, runbooks and plans about headings and backups"]);
+    let added = root.run(&["memory", "add", "The nightly database backup finishes at 02:30; restores before that get the previous night"]);
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    root
+}
+
+/// The refId and kind of each result of `tmws recall` with `args`.
+fn recalled(root: &TestRoot, args: &[&str]) -> Vec<(String, String)> {
+    let mut all = vec!["--json", "recall"];
+    all.extend_from_slice(args);
+    let r = json_of(&root.run(&all));
+    r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["refId"].as_str().unwrap().to_owned(), x["kind"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+/// The commit `HEAD` names, as `recall` gives it.
+fn head_commit(root: &TestRoot) -> String {
+    let out = Command::new("git").args(["rev-parse", "HEAD"]).current_dir(root.path()).output().unwrap();
+    format!("commit:{}", String::from_utf8_lossy(&out.stdout).trim())
+}
+
+#[test]
+fn recall_finds_indexed_docs_runbooks_and_plans_first_for_their_questions_each_with_its_kind() {
+    let root = every_kind();
+    let commit = head_commit(&root);
+    let pair = |id: &str, kind: &str| (id.to_owned(), kind.to_owned());
+    let adr = "docs/adr/0002-do-not-use-numbers-in-headings.md";
+    let shop = "resources/workspaces/shop/_runbooks/260301-restore-orders-database.md";
+    let stock = "resources/workspaces/warehouse/_runbooks/260302-restore-stock-database.md";
+    let memory = "m_de63ccef75ab";
+    // The record that settles the question is the answer; the commit that imported it,
+    // weighed least, falls under `retrieval.min_score` of it.
+    assert_eq!(recalled(&root, &["should", "we", "use", "numbers", "in", "headings"]), [pair(adr, "doc")]);
+    // The runbook for its task, above a memory holding the same words and the runbook of
+    // another workspace.
+    let restore = ["restore", "the", "orders", "database", "from", "a", "backup"];
+    assert_eq!(
+        recalled(&root, &restore),
+        [pair(shop, "runbook"), pair(memory, "memory"), pair(stock, "runbook"), pair(&commit, "commit")]
+    );
+    assert_eq!(
+        recalled(&root, &["split", "search", "out", "of", "the", "monolith"]),
+        [pair("resources/workspaces/shop/_plans/260310-search-service.md", "plan")]
+    );
+    // A scope keeps the entries of its ladder only; memories, documents and commits are
+    // everyone's.
+    let mut scoped = vec!["--scope", "warehouse"];
+    scoped.extend_from_slice(&restore);
+    assert_eq!(recalled(&root, &scoped), [pair(memory, "memory"), pair(stock, "runbook"), pair(&commit, "commit")]);
+    let mut scoped = vec!["--scope", "warehouse"];
+    scoped.extend_from_slice(&["numbers", "in", "headings"]);
+    assert_eq!(recalled(&root, &scoped), [pair(adr, "doc"), pair(&commit, "commit")]);
 }
