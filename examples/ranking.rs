@@ -137,12 +137,24 @@ fn memory_sets_report(misses: Option<&str>) {
     if memory_sets::has_model() {
         runs.push(("fused", ""));
     }
-    for corpus in memory_sets::corpora() {
+    let mut corpora = memory_sets::corpora();
+    corpora.push(memory_sets::everything());
+    for corpus in corpora {
         for (run, config) in &runs {
+            let mut corpus = corpus.clone();
             let dir = std::env::temp_dir().join(format!("tmws-memories-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
-            let (engine, ids) = memory_sets::load(&dir, &corpus, config);
-            for tool in memory_sets::Tool::ALL {
+            // `everything` is about recall over every kind: memory_search sees memories only.
+            let (engine, ids, tools) = if corpus.name == "everything" {
+                std::fs::create_dir_all(&dir).unwrap();
+                memory_sets::load_written(&dir, &mut corpus);
+                let (engine, ids) = memory_sets::load(&dir, &corpus, &memory_sets::everything_config(config));
+                (engine, ids, vec![memory_sets::Tool::Recall])
+            } else {
+                let (engine, ids) = memory_sets::load(&dir, &corpus, config);
+                (engine, ids, memory_sets::Tool::ALL.to_vec())
+            };
+            for tool in tools {
                 let asked = memory_sets::run(&engine, &ids, &corpus, tool);
                 for (name, of) in memory_sets::rows(&corpus) {
                     let these: Vec<&memory_sets::Asked> = of.iter().map(|&i| &asked[i]).collect();
@@ -162,6 +174,62 @@ fn memory_sets_report(misses: Option<&str>) {
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
+    for (run, config) in &runs {
+        mixed_report(run, config);
+    }
+}
+
+/// `recall` over every kind at once: the memories of both memory corpora, the MADR sample's
+/// decision records as indexed documents, and the cpp-docs sample as the runbooks of a
+/// workspace. Asks the conversations' questions and known-item questions (title,
+/// description words, body words) of the records and the runbooks, and prints MRR@10 and
+/// R@5 of each, so that the weights of the kinds (docs/ranking.md#recall) can be measured
+/// against each other.
+fn mixed_report(run: &str, config: &str) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("tmws-mixed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut corpus = memory_sets::notes();
+    let talks = memory_sets::conversations();
+    let offset = corpus.memories.len();
+    corpus.memories.extend(talks.memories);
+    corpus.questions.retain(|q| q.set == "en-overlap");
+    for mut q in talks.questions {
+        q.want.iter_mut().for_each(|w| *w += offset);
+        corpus.questions.push(q);
+    }
+    let config = format!("{config}[index]\ninclude = [\"adr\"]\n");
+    let adr = repo.join("testdata/corpora/madr");
+    let runbooks = repo.join("testdata/corpora/cpp-docs");
+    let topic = "resources/workspaces/cpp/_runbooks";
+    copy(&adr, &dir.join("adr"));
+    copy(&runbooks, &dir.join(topic));
+    let (engine, ids) = memory_sets::load(&dir, &corpus, &config);
+    let asked = memory_sets::run(&engine, &ids, &corpus, memory_sets::Tool::Recall);
+    let kinds = [eval_sets::Kind::Title, eval_sets::Kind::Description, eval_sets::Kind::BodyWords];
+    let mut groups: Vec<(String, Vec<memory_sets::Asked>)> = vec![("mixed: memories".to_owned(), asked)];
+    for (name, from, prefix) in [("mixed: docs (madr)", &adr, "adr"), ("mixed: runbooks (cpp-docs)", &runbooks, topic)] {
+        let docs = eval_sets::read_docs(from, prefix);
+        let cases: Vec<eval_sets::Case> =
+            eval_sets::cases(&docs, SEED, 30).into_iter().filter(|c| kinds.contains(&c.kind)).collect();
+        let asked = cases
+            .iter()
+            .map(|c| {
+                let started = Instant::now();
+                let got = memory_sets::ask(&engine, memory_sets::Tool::Recall, &c.query);
+                let ms = started.elapsed().as_secs_f64() * 1000.0;
+                memory_sets::Asked { at: got.iter().position(|id| *id == c.want), ms }
+            })
+            .collect();
+        groups.push((name.to_owned(), asked));
+    }
+    for (name, asked) in &groups {
+        let all: Vec<&memory_sets::Asked> = asked.iter().collect();
+        let (mrr, r5, p50, n) = memory_sets::score(&all);
+        println!("| {name} | {run} | recall | {n} | {mrr:.3} | {r5:.3} | {p50:.2} |");
+    }
+    drop(engine);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn copy(from: &Path, to: &Path) {

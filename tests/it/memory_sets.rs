@@ -5,13 +5,17 @@
 //! and an agent over several sessions, each turn one memory, and questions naming the
 //! turns that answer them). Each note or turn is written as a memory through `memory_add`;
 //! each question is asked with `memory_search` and with `recall`; a question is answered
-//! when one of its memories comes back. Shared by `tests/it/memory_ranking.rs` and
-//! `examples/ranking.rs`.
+//! when one of its memories comes back. A last corpus, `everything`, puts every kind
+//! `recall` knows in one root: the memories, and the records of `written/` (decision
+//! records as indexed documents, decisions, lessons, runbooks and plans of a workspace,
+//! and commits) about the same projects as the conversations, with questions each kind
+//! answers. Shared by `tests/it/memory_ranking.rs` and `examples/ranking.rs`.
 
 #![allow(dead_code, reason = "the test and the example each use part of it")]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Instant;
 
 use tmws::query::api::{MemoryAddRequest, MemorySearchRequest, RecallRequest};
@@ -19,17 +23,23 @@ use tmws::query::catalog::{MemoryAdd, MemorySearch, Recall};
 use tmws::query::{Engine, SyncOptions};
 
 /// A question and the memories (indexes into its corpus's `memories`) that answer it.
+#[derive(Clone)]
 pub struct Question {
-    /// The set it belongs to: `en`, `en-overlap`, `ja` or `conversations`.
+    /// The set it belongs to: `en`, `en-overlap`, `ja`, `conversations` or `everything`.
     pub set: &'static str,
     /// What kind of question: `single`, `temporal`, `multi-hop` or `paraphrase` in the
-    /// conversations, `note` in the other sets.
+    /// conversations, `note` in the other sets; in `everything`, the kind of what answers
+    /// it (`memory`, `doc`, `decision`, `lesson`, `runbook`, `plan`, `commit`).
     pub kind: String,
     pub query: String,
     pub want: Vec<usize>,
+    /// The refIds of records that answer it, besides memories (`commit:N` until
+    /// [`load_written`] names the N-th commit).
+    pub refs: Vec<String>,
 }
 
 /// Memories written into one root, and the questions asked of them.
+#[derive(Clone)]
 pub struct Corpus {
     pub name: &'static str,
     pub memories: Vec<String>,
@@ -97,7 +107,7 @@ pub fn notes() -> Corpus {
     for (set, file) in [("en", "en.tsv"), ("en-overlap", "en-overlap.tsv"), ("ja", "ja.tsv")] {
         for (note, query) in pairs(&dir.join(file)) {
             let want = vec![memory(&mut memories, &note)];
-            questions.push(Question { set, kind: "note".into(), query, want });
+            questions.push(Question { set, kind: "note".into(), query, want, refs: Vec::new() });
         }
         if set == "en" {
             for note in lines(&dir.join("distractors.txt")) {
@@ -111,6 +121,11 @@ pub fn notes() -> Corpus {
 /// The conversations corpus: every turn of `conversations/*.txt` (lines `D: ` or `A: `,
 /// numbered from 1 in each file) and the questions of `conversations/questions.tsv`.
 pub fn conversations() -> Corpus {
+    conversations_and_turns().0
+}
+
+/// [`conversations`], and the memory of each turn by conversation and number.
+fn conversations_and_turns() -> (Corpus, HashMap<(String, usize), usize>) {
     let dir = eval_dir().join("conversations");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -144,10 +159,121 @@ pub fn conversations() -> Corpus {
                     *turns.get(&(conversation.to_owned(), n)).unwrap_or_else(|| panic!("no turn {n} in {conversation}"))
                 })
                 .collect();
-            Question { set: "conversations", kind: kind.to_owned(), query: query.to_owned(), want }
+            Question { set: "conversations", kind: kind.to_owned(), query: query.to_owned(), want, refs: Vec::new() }
         })
         .collect();
-    Corpus { name: "conversations", memories, questions }
+    (Corpus { name: "conversations", memories, questions }, turns)
+}
+
+/// Where the records of `written/` go in a root: the decision records into the
+/// `index.include` folder `docs/adr`, the workspace `shop` under `resources/workspaces/`.
+fn written_ref(rel: &str) -> String {
+    match rel.strip_prefix("adr/") {
+        Some(name) => format!("docs/adr/{name}"),
+        None => format!("resources/workspaces/{rel}"),
+    }
+}
+
+/// The config of the `everything` corpus, after `config`.
+pub fn everything_config(config: &str) -> String {
+    format!("{config}[index]\ninclude = [\"docs/adr\"]\n")
+}
+
+/// The `everything` corpus: the conversations' turns as memories with their questions
+/// (kind `memory`), and the questions of `written/questions.tsv` (kind: that of the first
+/// thing that answers it). [`load_written`] puts the records in the root.
+pub fn everything() -> Corpus {
+    let (mut corpus, turns) = conversations_and_turns();
+    for q in &mut corpus.questions {
+        q.set = "everything";
+        q.kind = "memory".into();
+    }
+    for l in lines(&eval_dir().join("written/questions.tsv")) {
+        let (targets, query) = l.split_once('\t').unwrap_or_else(|| panic!("written/questions.tsv: no tab in {l:?}"));
+        let mut q = Question {
+            set: "everything",
+            kind: String::new(),
+            query: query.trim().to_owned(),
+            want: Vec::new(),
+            refs: Vec::new(),
+        };
+        for t in targets.split(',') {
+            let kind = if let Some((conversation, n)) = t.split_once('#') {
+                let n: usize = n.parse().unwrap_or_else(|_| panic!("written/questions.tsv: turn {t:?}"));
+                let at = turns.get(&(conversation.to_owned(), n));
+                q.want.push(*at.unwrap_or_else(|| panic!("written/questions.tsv: no turn {t:?}")));
+                "memory"
+            } else if t.starts_with("commit:") {
+                q.refs.push(t.to_owned());
+                "commit"
+            } else {
+                assert!(eval_dir().join("written").join(t).is_file(), "written/questions.tsv: no file {t:?}");
+                q.refs.push(written_ref(t));
+                match t.split('/').nth(1) {
+                    _ if t.starts_with("adr/") => "doc",
+                    Some("_decisions") => "decision",
+                    Some("_lessons") => "lesson",
+                    Some("_runbooks") => "runbook",
+                    _ => "plan",
+                }
+            };
+            if q.kind.is_empty() {
+                q.kind = kind.to_owned();
+            }
+        }
+        corpus.questions.push(q);
+    }
+    corpus.name = "everything";
+    corpus
+}
+
+/// `git` with `args` in `root`, as a fixed author.
+fn git(root: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=eval", "-c", "user.email=eval@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap_or_else(|e| panic!("git {args:?}: {e}"));
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Copies the records of `written/` into `root`, makes it a git repository whose first
+/// commit adds them, then one empty commit per line of `written/commits.txt`, and names
+/// each `commit:N` of `corpus`'s questions by its refId.
+pub fn load_written(root: &Path, corpus: &mut Corpus) {
+    let from = eval_dir().join("written");
+    let mut stack = vec![from.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                let rel = p.strip_prefix(&from).unwrap().to_string_lossy().replace('\\', "/");
+                let to = root.join(written_ref(&rel));
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                std::fs::copy(&p, to).unwrap();
+            }
+        }
+    }
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "docs", "resources"]);
+    git(root, &["commit", "-q", "-m", "Add the team's decision records, runbooks and plans"]);
+    let mut commits = Vec::new();
+    for message in lines(&from.join("commits.txt")) {
+        git(root, &["commit", "-q", "--allow-empty", "-m", &message]);
+        commits.push(format!("commit:{}", git(root, &["rev-parse", "HEAD"])));
+    }
+    for q in &mut corpus.questions {
+        for r in &mut q.refs {
+            if let Some(n) = r.strip_prefix("commit:") {
+                let n: usize = n.parse().unwrap_or_else(|_| panic!("written/questions.tsv: {r:?}"));
+                *r = commits.get(n - 1).unwrap_or_else(|| panic!("written/questions.tsv: no commit {n}")).clone();
+            }
+        }
+    }
 }
 
 /// Every corpus.
@@ -167,6 +293,10 @@ pub fn has_model() -> bool {
     !lexical_config().is_empty()
 }
 
+/// The agent the memories are written as: one nobody verified, as a coding agent's
+/// memories are until someone does, and as `recall` counts a record or a commit.
+pub const AGENT: &str = "eval-agent";
+
 /// Writes `config` as the root's `.tmws/config.toml`, every memory of `corpus` through
 /// `memory_add` (long-term, so that none expires), and syncs: the engine, and each
 /// memory's id.
@@ -178,7 +308,11 @@ pub fn load(root: &Path, corpus: &Corpus, config: &str) -> (Engine, Vec<String>)
         .memories
         .iter()
         .map(|m| {
-            let req = MemoryAddRequest { namespace: Some("long-term".into()), ..MemoryAddRequest::new(m.clone()) };
+            let req = MemoryAddRequest {
+                namespace: Some("long-term".into()),
+                agent: Some(AGENT.into()),
+                ..MemoryAddRequest::new(m.clone())
+            };
             engine.ask(&MemoryAdd, &req).unwrap_or_else(|e| panic!("memory_add {m:?}: {e}")).answer.id
         })
         .collect();
@@ -218,7 +352,7 @@ pub fn run(engine: &Engine, ids: &[String], corpus: &Corpus, tool: Tool) -> Vec<
             let started = Instant::now();
             let got = ask(engine, tool, &q.query);
             let ms = started.elapsed().as_secs_f64() * 1000.0;
-            let at = got.iter().position(|id| q.want.iter().any(|&w| ids[w] == *id));
+            let at = got.iter().position(|id| q.want.iter().any(|&w| ids[w] == *id) || q.refs.contains(id));
             Asked { at, ms }
         })
         .collect()
@@ -242,6 +376,9 @@ pub fn rows(corpus: &Corpus) -> Vec<(String, Vec<usize>)> {
     let mut rows: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, q) in corpus.questions.iter().enumerate() {
         let mut names = vec![q.set.to_owned()];
+        if q.set == "everything" && q.kind != "memory" {
+            names.push("everything/records".to_owned());
+        }
         if q.kind != "note" {
             names.push(format!("{}/{}", q.set, q.kind));
         }
