@@ -162,7 +162,7 @@ fn memory_sets_report(misses: Option<&str>) {
                     println!("| {name} | {run} | {} | {n} | {mrr:.3} | {r5:.3} | {p50:.2} |", tool.name());
                     if misses == Some(name.as_str()) {
                         for &i in &of {
-                            if !asked[i].at.is_some_and(|r| r < 5) {
+                            if asked[i].at.is_none_or(|r| r >= 5) {
                                 let q = &corpus.questions[i];
                                 println!("  {:?} ({}) → at {:?}", q.query, q.kind, asked[i].at);
                             }
@@ -208,7 +208,8 @@ fn mixed_report(run: &str, config: &str) {
     let asked = memory_sets::run(&engine, &ids, &corpus, memory_sets::Tool::Recall);
     let kinds = [eval_sets::Kind::Title, eval_sets::Kind::Description, eval_sets::Kind::BodyWords];
     let mut groups: Vec<(String, Vec<memory_sets::Asked>)> = vec![("mixed: memories".to_owned(), asked)];
-    for (name, from, prefix) in [("mixed: docs (madr)", &adr, "adr"), ("mixed: runbooks (cpp-docs)", &runbooks, topic)] {
+    for (name, from, prefix) in [("mixed: docs (madr)", &adr, "adr"), ("mixed: runbooks (cpp-docs)", &runbooks, topic)]
+    {
         let docs = eval_sets::read_docs(from, prefix);
         let cases: Vec<eval_sets::Case> =
             eval_sets::cases(&docs, SEED, 30).into_iter().filter(|c| kinds.contains(&c.kind)).collect();

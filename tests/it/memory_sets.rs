@@ -138,9 +138,9 @@ fn conversations_and_turns() -> (Corpus, HashMap<(String, usize), usize>) {
     let mut turns: HashMap<(String, usize), usize> = HashMap::new();
     for path in &files {
         let name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
-        let said = lines(path).into_iter().filter_map(|l| {
-            l.strip_prefix("D: ").or_else(|| l.strip_prefix("A: ")).map(|t| t.trim().to_owned())
-        });
+        let said = lines(path)
+            .into_iter()
+            .filter_map(|l| l.strip_prefix("D: ").or_else(|| l.strip_prefix("A: ")).map(|t| t.trim().to_owned()));
         for (n, text) in said.enumerate() {
             assert!(!memories.contains(&text), "{}: turn {} repeats an earlier turn", path.display(), n + 1);
             turns.insert((name.clone(), n + 1), memories.len());
@@ -151,7 +151,9 @@ fn conversations_and_turns() -> (Corpus, HashMap<(String, usize), usize>) {
         .into_iter()
         .map(|l| {
             let cols: Vec<&str> = l.split('\t').collect();
-            let [conversation, numbers, kind, query] = cols[..] else { panic!("questions.tsv: not four columns: {l:?}") };
+            let [conversation, numbers, kind, query] = cols[..] else {
+                panic!("questions.tsv: not four columns: {l:?}")
+            };
             let want = numbers
                 .split(',')
                 .map(|n| {

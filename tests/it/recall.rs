@@ -478,7 +478,11 @@ backup.\ncreated: 2026-03-02\n---\nLoad the latest dump into a fresh instance.\n
     git(&root, &["init", "-q", "-b", "main"]);
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-q", "-m", "Import the records, runbooks and plans about headings and backups"]);
-    let added = root.run(&["memory", "add", "The nightly database backup finishes at 02:30; restores before that get the previous night"]);
+    let added = root.run(&[
+        "memory",
+        "add",
+        "The nightly database backup finishes at 02:30; restores before that get the previous night",
+    ]);
     assert_eq!(added.code, 0, "{}", added.stderr);
     root
 }
