@@ -249,9 +249,9 @@ pub(super) fn cases() -> Vec<Case> {
         ok(
             "recall gives the problem with its solution",
             "recall",
-            json!({"task": "staging database refuses connections"}),
-            words("recall staging database refuses connections"),
-            Some(Http::Get("/recall?task=staging%20database%20refuses%20connections".into())),
+            json!({"task": "staging database refuses"}),
+            words("recall staging database refuses"),
+            Some(Http::Get("/recall?task=staging%20database%20refuses".into())),
             "solution: connect to port 5433\n",
         ),
         ok(
