@@ -467,7 +467,7 @@ dump from the backup bucket.\n3. Load it with pg_restore into a fresh instance, 
         .file(
             "resources/workspaces/shop/_plans/260310-search-service.md",
             "---\nname: Move product search to its own service\ndescription: Split search out of the monolith \
-over the next quarter.\ncreated: 2026-03-10\n---\n## Milestones\n\nFirst a read-only search service fed by \
+over the next quarter.\nstatus: in_progress\ncreated: 2026-03-10\n---\n## Milestones\n\nFirst a read-only search service fed by \
 change events, then the monolith's search pages switch to it.\n",
         )
         .file(
