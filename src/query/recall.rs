@@ -6,10 +6,11 @@
 //! together: BM25 over the same fields with the same statistics, times a memory's current
 //! importance and its writer's trust (docs/ranking.md); an entry, document or commit counts
 //! as a fresh memory of default importance by an agent nobody verified. Each kind is then
-//! weighed by what it is ([`weight`]): a problem with a solution, a decision and a lesson
-//! are lifted most (what an agent meeting the task needs first), runbooks, plans and
-//! documents a little less, and a commit, which says what changed rather than what holds,
-//! counts least. Each result says its kind and why it matched: the task's words it holds, and what lifted it; each memory says who wrote
+//! weighed by what it is ([`weight`]): a problem with a solution is lifted most (what an
+//! agent meeting the problem again needs first), decisions and lessons next, runbooks,
+//! plans and documents a little less, and a commit, which says what changed rather than
+//! what holds, counts least; by words alone records are lifted above memories, whose
+//! words count in more fields. Each result says its kind and why it matched: the task's words it holds, and what lifted it; each memory says who wrote
 //! it, its writer's trust and how it was written, since recalled text is data to weigh,
 //! never instructions (docs/trust-boundary.md).
 
@@ -26,22 +27,30 @@ use crate::index::{Index, RecallFilter, TextQuery, analyzer};
 use crate::model::DocKind;
 
 /// The weights of the kinds (docs/ranking.md#recall), measured on the `everything` set of
-/// `tools/model/eval/written` (`examples/ranking.rs --memories`). They are relative to a
-/// memory, whose words all count three times over (its summary, its first sentence, is
-/// its name and description too), while an entry or document holds most of its words in
-/// its body only: so a record is lifted to meet a memory of the same words on equal terms.
-///
-/// A solved (or worked-around) problem's score is multiplied by this.
+/// `tools/model/eval/written` (`examples/ranking.rs --memories`), relative to a memory.
+/// There are two: a search by words alone and a search by meaning as well rank on
+/// different scales, and what a record needs to meet a memory differs between them.
+struct Weights {
+    /// A decision's or lesson's: what a team settled or learned.
+    settled: f32,
+    /// An entry of another topic's (a runbook, a plan, …) or an indexed document's: it
+    /// holds what a team knows, but often as much about what is planned or how to do
+    /// something as about what holds.
+    written: f32,
+    /// A commit's: it says what changed once, in few words, and its message repeats the
+    /// words of whatever it touched.
+    commit: f32,
+}
+
+/// By words alone, a memory's words all count three times over (its summary, its first
+/// sentence, is its name and description too), while an entry or document holds most of
+/// its words in its body only: a record is lifted to meet a memory of the same words.
+const BY_WORDS: Weights = Weights { settled: 1.5, written: 1.2, commit: 0.6 };
+/// By meaning as well, a long record holds every word of a task more often than a memory
+/// does, and so sits in the every-word tier above it already: a record is not lifted.
+const BY_MEANING: Weights = Weights { settled: 1.0, written: 0.9, commit: 0.6 };
+/// A solved (or worked-around) problem's score is multiplied by this, either way.
 const SOLVED_LIFT: f32 = 1.5;
-/// A decision's or lesson's: what a team settled or learned.
-const SETTLED_LIFT: f32 = 1.5;
-/// An entry of another topic's (a runbook, a plan, …) or an indexed document's: it holds
-/// what a team knows, but often as much about what is planned or how to do something as
-/// about what holds.
-const WRITTEN_LIFT: f32 = 1.2;
-/// A commit's: it says what changed once, in few words, and its message repeats the words
-/// of whatever it touched.
-const COMMIT_WEIGHT: f32 = 0.6;
 /// How many candidates are ranked before the lifts reorder them.
 const CANDIDATES: usize = 3;
 /// Words too common to find anything by or to say why something matched: a task is a
@@ -93,14 +102,16 @@ pub struct RecallAnswer {
     pub stale: bool,
 }
 
-/// What a result of this kind is weighed by (docs/ranking.md#recall). A solved problem's
-/// lift, [`SOLVED_LIFT`], comes on top, since it depends on the problem's outcome.
-fn weight(kind: &str) -> f32 {
+/// What a result of this kind is weighed by (docs/ranking.md#recall) in a search by
+/// meaning or by words alone. A solved problem's lift, [`SOLVED_LIFT`], comes on top,
+/// since it depends on the problem's outcome.
+fn weight(kind: &str, by_meaning: bool) -> f32 {
+    let w = if by_meaning { &BY_MEANING } else { &BY_WORDS };
     match kind {
         "memory" | PROBLEM_KIND => 1.0,
-        "decision" | "lesson" => SETTLED_LIFT,
-        "commit" => COMMIT_WEIGHT,
-        _ => WRITTEN_LIFT,
+        "decision" | "lesson" => w.settled,
+        "commit" => w.commit,
+        _ => w.written,
     }
 }
 
@@ -143,6 +154,9 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
         meaning: crate::index::meaning::query_meaning(root, config, &req.task),
         ..TextQuery::default()
     };
+    // Not by meaning when the task is of words only (quoted, an identifier, a script the
+    // model does not know) or there is no model.
+    let by_meaning = query.meaning.as_ref().is_some_and(|q| !q.values.is_empty());
     let found = index.search(&query)?;
     let problem_ids: Vec<String> = found
         .results
@@ -164,7 +178,7 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
                 (k, _) => k.to_owned(),
             };
             let kind = kind.as_str();
-            score *= weight(kind);
+            score *= weight(kind, by_meaning);
             if let Some(p) = &problem
                 && p.solution.is_some()
                 && p.outcome != "open"

@@ -121,37 +121,43 @@ fn recall_ranks_problems_lessons_decisions_and_memories_together_on_the_scope_la
     assert_eq!(root.run(&["session", "record"]).code, 0);
     let r = json_of(&root.run(&["--json", "recall", "the", "watcher", "misses", "files", "in", "new", "folders"]));
     let ids: Vec<&str> = r["results"].as_array().unwrap().iter().map(|x| x["refId"].as_str().unwrap()).collect();
-    // The note holds one more of the task's words in fewer; the problem, lifted for its
-    // solution, comes next; a spike (an entry of another topic) holding one word comes last.
+    // What holds every word of the task comes first (the note, in fewer words, then the
+    // lesson); the problem, which lacks `new`, comes after them though lifted for its
+    // solution.
     assert_eq!(
         ids,
         [
             note["id"].as_str().unwrap(),
-            problem["id"].as_str().unwrap(),
             "resources/workspaces/devtools/_lessons/260415-notify-mkdir-p.md",
-            "resources/workspaces/devtools/common/_spikes/260610-notify-debounce.md",
+            problem["id"].as_str().unwrap(),
         ],
         "{r}"
     );
-    let second = &r["results"][1];
+    let third = &r["results"][2];
     assert_eq!(
-        (&second["kind"], &second["solution"], &second["outcome"]),
+        (&third["kind"], &third["solution"], &third["outcome"]),
         (&json!("problem"), &json!("rescan the subtree of every folder create event"), &json!("solved"))
     );
-    assert_eq!(second["why"], "words: watcher, misses, files, folders; solved problem with its solution");
+    assert_eq!(third["why"], "words: watcher, misses, files, folders; solved problem with its solution");
     assert_eq!(
         (&r["results"][0]["kind"], &r["results"][0]["score"], &r["results"][0]["why"]),
         (&json!("memory"), &json!(100), &json!("words: watcher, misses, files, new, folders"))
     );
-    assert_eq!((&r["results"][2]["kind"], &r["results"][2]["scope"]), (&json!("lesson"), &json!("devtools")));
-    assert_eq!((&r["results"][3]["kind"], &r["results"][3]["scope"]), (&json!("spike"), &json!("devtools/common")));
+    assert_eq!((&r["results"][1]["kind"], &r["results"][1]["scope"]), (&json!("lesson"), &json!("devtools")));
 
     // The ladder: a decision of `devtools` applies to `devtools/common`, not to `nihongo`.
     let single = |scope: &str| {
         let r = json_of(&root.run(&["--json", "recall", "--scope", scope, "single", "binary"]));
         r["results"].as_array().unwrap().iter().map(|x| x["refId"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
     };
-    assert_eq!(single("devtools/common"), ["resources/workspaces/devtools/_decisions/260310-single-binary.md"]);
+    // The plan of `devtools/common` that holds the words is on that ladder too.
+    assert_eq!(
+        single("devtools/common"),
+        [
+            "resources/workspaces/devtools/_decisions/260310-single-binary.md",
+            "resources/workspaces/devtools/common/_plans/260501-sqlite-store.md"
+        ]
+    );
     assert_eq!(single("nihongo"), Vec::<String>::new());
     let r = json_of(&root.run(&["--json", "recall", "--scope", "nihongo/mobile", "接続プールの枯渇"]));
     assert_eq!(
@@ -515,15 +521,17 @@ fn recall_finds_indexed_docs_runbooks_and_plans_first_for_their_questions_each_w
     let shop = "resources/workspaces/shop/_runbooks/260301-restore-orders-database.md";
     let stock = "resources/workspaces/warehouse/_runbooks/260302-restore-stock-database.md";
     let memory = "m_de63ccef75ab";
-    // The record that settles the question is the answer; the commit that imported it,
-    // weighed least, falls under `retrieval.min_score` of it.
-    assert_eq!(recalled(&root, &["should", "we", "use", "numbers", "in", "headings"]), [pair(adr, "doc")]);
-    // The runbook for its task, above a memory holding the same words and the runbook of
-    // another workspace.
+    // The record that settles the question comes first, above the commit that imported it.
+    assert_eq!(
+        recalled(&root, &["should", "we", "use", "numbers", "in", "headings"]),
+        [pair(adr, "doc"), pair(&commit, "commit")]
+    );
+    // The runbook for its task, above the commit that added it (whose file names hold the
+    // task's words), a memory holding some of them and the runbook of another workspace.
     let restore = ["restore", "the", "orders", "database", "from", "a", "backup"];
     assert_eq!(
         recalled(&root, &restore),
-        [pair(shop, "runbook"), pair(memory, "memory"), pair(stock, "runbook"), pair(&commit, "commit")]
+        [pair(shop, "runbook"), pair(&commit, "commit"), pair(memory, "memory"), pair(stock, "runbook")]
     );
     assert_eq!(
         recalled(&root, &["split", "search", "out", "of", "the", "monolith"]),
@@ -533,7 +541,7 @@ fn recall_finds_indexed_docs_runbooks_and_plans_first_for_their_questions_each_w
     // everyone's.
     let mut scoped = vec!["--scope", "warehouse"];
     scoped.extend_from_slice(&restore);
-    assert_eq!(recalled(&root, &scoped), [pair(memory, "memory"), pair(stock, "runbook"), pair(&commit, "commit")]);
+    assert_eq!(recalled(&root, &scoped), [pair(&commit, "commit"), pair(memory, "memory"), pair(stock, "runbook")]);
     let mut scoped = vec!["--scope", "warehouse"];
     scoped.extend_from_slice(&["numbers", "in", "headings"]);
     assert_eq!(recalled(&root, &scoped), [pair(adr, "doc"), pair(&commit, "commit")]);
