@@ -30,6 +30,8 @@ use crate::store;
 pub struct QueryMeaning {
     /// The model's fingerprint.
     pub model: String,
+    /// Whether the text was asked as a question ([`is_question`]).
+    pub question: bool,
     pub values: Vec<i8>,
     pub scale: f32,
 }
@@ -88,7 +90,12 @@ pub fn query_meaning(root: &Path, config: &Config, text: &str) -> Option<Arc<Que
 /// The vector of `text` by `model`, None when the model knows no word of it.
 pub fn text_meaning(model: &Model, text: &str) -> Option<Arc<QueryMeaning>> {
     let q = model.embed(text)?.quantize();
-    Some(Arc::new(QueryMeaning { model: model.fingerprint().to_owned(), values: q.values, scale: q.scale }))
+    Some(Arc::new(QueryMeaning {
+        model: model.fingerprint().to_owned(),
+        question: is_question(text),
+        values: q.values,
+        scale: q.scale,
+    }))
 }
 
 type Loaded = Vec<(PathBuf, Option<store::FileStamp>, Option<&'static Model>)>;
@@ -246,6 +253,8 @@ struct SegmentByMeaning {
     vectors: Arc<SegmentVectors>,
     q: Arc<QueryMeaning>,
     floor: f32,
+    /// The refId ranks, which order equal cosines the same in every build.
+    rank: Option<Column<u64>>,
     /// Each document that has a vector: its first-pass score, its ordinal.
     found: Vec<(f32, DocId, usize)>,
 }
@@ -254,27 +263,28 @@ impl Collector for ByMeaning {
     type Fruit = Vec<(f32, DocAddress)>;
     type Child = SegmentByMeaning;
 
-    fn for_segment(&self, ord: SegmentOrdinal, _segment: &SegmentReader) -> tantivy::Result<SegmentByMeaning> {
+    fn for_segment(&self, ord: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<SegmentByMeaning> {
         let vectors = self.segments.get(ord as usize).cloned().ok_or_else(|| {
             tantivy::TantivyError::InternalError("a segment the vectors were not read for".to_owned())
         })?;
-        Ok(SegmentByMeaning { ord, vectors, q: self.q.clone(), floor: self.floor, found: Vec::new() })
+        let rank = segment.fast_fields().u64("ref_rank").ok();
+        Ok(SegmentByMeaning { ord, vectors, q: self.q.clone(), floor: self.floor, rank, found: Vec::new() })
     }
 
     fn requires_scoring(&self) -> bool {
         false
     }
 
-    fn merge_fruits(&self, fruits: Vec<Vec<(f32, DocAddress)>>) -> tantivy::Result<Vec<(f32, DocAddress)>> {
-        let mut all: Vec<(f32, DocAddress)> = fruits.into_iter().flatten().collect();
+    fn merge_fruits(&self, fruits: Vec<Vec<(f32, u64, DocAddress)>>) -> tantivy::Result<Vec<(f32, DocAddress)>> {
+        let mut all: Vec<(f32, u64, DocAddress)> = fruits.into_iter().flatten().collect();
         all.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         all.truncate(self.n);
-        Ok(all)
+        Ok(all.into_iter().map(|(cos, _, addr)| (cos, addr)).collect())
     }
 }
 
 impl SegmentCollector for SegmentByMeaning {
-    type Fruit = Vec<(f32, DocAddress)>;
+    type Fruit = Vec<(f32, u64, DocAddress)>;
 
     fn collect(&mut self, doc: DocId, _score: Score) {
         if let Some(ord) = self.vectors.ord(doc) {
@@ -282,7 +292,7 @@ impl SegmentCollector for SegmentByMeaning {
         }
     }
 
-    fn harvest(mut self) -> Vec<(f32, DocAddress)> {
+    fn harvest(mut self) -> Vec<(f32, u64, DocAddress)> {
         if self.found.len() > HEAD_KEEPS {
             self.found.select_nth_unstable_by(HEAD_KEEPS - 1, |a, b| b.0.total_cmp(&a.0));
             self.found.truncate(HEAD_KEEPS);
@@ -292,7 +302,10 @@ impl SegmentCollector for SegmentByMeaning {
             .into_iter()
             .map(|(_, doc, ord)| (self.vectors.cosine_of(ord, &self.q), doc))
             .filter(|(cos, _)| *cos >= self.floor)
-            .map(|(cos, doc)| (cos, DocAddress::new(segment, doc)))
+            .map(|(cos, doc)| {
+                let rank = self.rank.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
+                (cos, rank, DocAddress::new(segment, doc))
+            })
             .collect()
     }
 }
@@ -382,9 +395,26 @@ pub fn words_only(query: &str, model: &Model) -> bool {
     let mut tokens = q.split_whitespace();
     let (Some(one), None) = (tokens.next(), tokens.next()) else { return false };
     let hex = one.len() >= 7 && one.chars().all(|c| c.is_ascii_hexdigit()) && one.chars().any(|c| c.is_ascii_digit());
+    // `plan399`, `v2`, `k8s`: letters with digits name one thing.
+    let numbered = one.chars().any(|c| c.is_ascii_digit()) && one.chars().any(char::is_alphabetic);
     let path_or_code = one.contains(['/', '\\', '_', '#', ':', '.', '(', '<'])
         || one.chars().skip(1).any(|c| c.is_uppercase()) && one.chars().any(|c| c.is_lowercase());
-    hex || path_or_code
+    hex || numbered || path_or_code
+}
+
+/// Whether a query is asked as a question or a sentence (a filler word such as `how`,
+/// `the` or `we`, or a question mark) rather than as keywords: a question leans on
+/// meaning, keywords on the words themselves.
+pub fn is_question(query: &str) -> bool {
+    const ASKING: [&str; 40] = [
+        "a", "about", "after", "an", "and", "are", "before", "can", "could", "did", "do", "does", "for", "from", "how",
+        "i", "in", "is", "it", "my", "of", "on", "our", "should", "that", "the", "this", "to", "was", "we", "were",
+        "what", "when", "where", "which", "who", "why", "will", "with", "you",
+    ];
+    query.contains('?')
+        || query
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| !w.is_empty() && ASKING.contains(&w.to_lowercase().as_str()))
 }
 
 fn is_cjk(c: char) -> bool {
@@ -407,6 +437,7 @@ mod tests {
             "ExecQuery",
             "3f9a2b1c",
             "#123",
+            "plan399",
             "データベース",
             "パスワード rotation",
         ] {

@@ -306,6 +306,8 @@ pub(super) enum Tier {
     Phrase,
     AllTerms,
     SomeTerms,
+    /// Found by meaning alone, below every result that holds a word of a query of keywords.
+    Meaning,
 }
 
 /// Words of `query` (plain ASCII letters, four or more, between spaces: an identifier
@@ -1126,6 +1128,27 @@ const MEANING_WEIGHT: f32 = 0.8;
 pub(super) const MEANING_FLOOR: f32 = 0.35;
 /// Candidates taken by words and by meaning, per result asked.
 const MEANING_CANDIDATES: usize = 3;
+/// The least cosine at which a result that holds none of the words of a query of keywords
+/// is shown (after every result that holds one): a word or two alone says little of what
+/// is meant, and unrelated texts often reach 0.4 with the built-in model.
+const KEYWORDS_MEANING_FLOOR: f32 = 0.5;
+/// A result found by meaning alone, below a query of keywords' matches, scores this share
+/// of the best match times its cosine.
+const MEANING_BELOW: f32 = 0.1;
+
+/// Sorts results by tier, then score, then the refId rank: the same files give the same
+/// order, however documents fell into segments, also where a cut falls among ties.
+fn by_tier_score_and_rank(searcher: &Searcher, results: &mut [(Tier, f32, DocAddress)]) {
+    let rank = |addr: &DocAddress| {
+        let segment = searcher.segment_reader(addr.segment_ord);
+        segment.fast_fields().u64("ref_rank").ok().and_then(|c| c.first(addr.doc_id)).unwrap_or(u64::MAX)
+    };
+    let mut keyed: Vec<((Tier, f32, DocAddress), u64)> = results.iter().map(|r| (*r, rank(&r.2))).collect();
+    keyed.sort_by(|(a, ra), (b, rb)| a.0.cmp(&b.0).then_with(|| b.1.total_cmp(&a.1)).then_with(|| ra.cmp(rb)));
+    for (slot, (r, _)) in results.iter_mut().zip(keyed) {
+        *slot = r;
+    }
+}
 
 impl Index {
     /// The query's vector, when the search is by meaning as well: asked for, not a query
@@ -1197,6 +1220,7 @@ impl Index {
     ) -> Result<SearchResults> {
         let Some(q) = meaning else {
             let mut lexical = lexical;
+            by_tier_score_and_rank(searcher, &mut lexical);
             lexical.truncate(limit);
             return self.finish(req, query, searcher, lexical, &Default::default());
         };
@@ -1212,6 +1236,28 @@ impl Index {
             MEANING_FLOOR,
             limit * MEANING_CANDIDATES,
         )?;
+        // Memories are asked about in questions; a document search's words decide.
+        let question = req.ranking.is_some() && q.question;
+        let floor = if question { MEANING_FLOOR } else { KEYWORDS_MEANING_FLOOR };
+        let near: Vec<(f32, DocAddress)> = near.into_iter().filter(|(cos, _)| *cos >= floor).collect();
+        if !question {
+            // Keywords: the words decide, as they did; what only the meaning finds comes after.
+            let known: std::collections::HashSet<DocAddress> = lexical.iter().map(|(_, _, a)| *a).collect();
+            let by_meaning: std::collections::HashSet<DocAddress> =
+                near.iter().map(|(_, a)| *a).filter(|a| !known.contains(a)).collect();
+            let mut ranked = lexical;
+            by_tier_score_and_rank(searcher, &mut ranked);
+            ranked.truncate(limit);
+            let best = ranked.first().map_or(1.0, |(_, s, _)| *s);
+            for (cos, addr) in near.iter().filter(|(_, a)| by_meaning.contains(a)) {
+                if ranked.len() >= limit {
+                    break;
+                }
+                // Below the weakest match of a word, in the order of their cosines.
+                ranked.push((Tier::Meaning, best * cos * MEANING_BELOW, *addr));
+            }
+            return self.finish(req, query, searcher, ranked, &by_meaning);
+        }
         let mut candidates: Vec<(Tier, f32, DocAddress)> = lexical;
         let mut cosines: std::collections::HashMap<DocAddress, f32> = near.iter().map(|(c, a)| (*a, *c)).collect();
         let known: std::collections::HashSet<DocAddress> = candidates.iter().map(|(_, _, a)| *a).collect();
@@ -1260,7 +1306,7 @@ impl Index {
             };
             scored.push((tier, score, addr));
         }
-        scored.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.total_cmp(&a.1)));
+        by_tier_score_and_rank(searcher, &mut scored);
         scored.truncate(limit);
         self.finish(req, query, searcher, scored, &by_meaning)
     }

@@ -155,8 +155,9 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
         ..TextQuery::default()
     };
     // Not by meaning when the task is of words only (quoted, an identifier, a script the
-    // model does not know) or there is no model.
-    let by_meaning = query.meaning.as_ref().is_some_and(|q| !q.values.is_empty());
+    // model does not know), keywords rather than a question (their words decide), or there
+    // is no model.
+    let by_meaning = query.meaning.as_ref().is_some_and(|q| !q.values.is_empty() && q.question);
     let found = index.search(&query)?;
     let problem_ids: Vec<String> = found
         .results

@@ -43,7 +43,7 @@ fn search(root: &TestRoot, query: &str) -> Vec<Value> {
 #[test]
 fn a_memory_is_found_by_its_meaning_with_no_word_in_common_and_says_so() {
     let (root, ids) = root_with_notes();
-    let found = search(&root, "db credentials change schedule");
+    let found = search(&root, "when do db credentials change?");
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0]["id"], ids[0].as_str());
     assert_eq!(found[0]["why"], "meaning");
@@ -56,7 +56,7 @@ fn a_memory_is_found_by_its_meaning_with_no_word_in_common_and_says_so() {
 
     // Words only: the same questions find nothing.
     root.write(".tmws/config.toml", "[semantic]\nmodel = \"off\"\n");
-    assert_eq!(search(&root, "db credentials change schedule"), Vec::<Value>::new());
+    assert_eq!(search(&root, "when do db credentials change?"), Vec::<Value>::new());
     let recalled = json_of(&root.run(&["--json", "recall", "how often is the espresso maker cleaned"]));
     assert_eq!(recalled["results"], serde_json::json!([]));
 }
