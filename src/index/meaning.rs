@@ -142,12 +142,17 @@ pub(crate) struct SegmentVectors {
     head: Vec<i8>,
     tail: Vec<i8>,
     scales: Vec<f32>,
-    ords: Option<Column<u64>>,
+    /// Each document's vector ordinal, [`NONE`] for one without: looked up for every
+    /// document a search's filters leave, so read out of the column once.
+    doc_ord: Vec<u32>,
 }
+
+/// The ordinal of a document without a vector.
+const NONE: u32 = u32::MAX;
 
 impl SegmentVectors {
     fn read(segment: &SegmentReader, dim: usize) -> Result<SegmentVectors> {
-        let empty = SegmentVectors { dim, head: Vec::new(), tail: Vec::new(), scales: Vec::new(), ords: None };
+        let empty = SegmentVectors { dim, head: Vec::new(), tail: Vec::new(), scales: Vec::new(), doc_ord: Vec::new() };
         let Some(column) = segment.fast_fields().bytes("vector").map_err(tantivy_err)? else { return Ok(empty) };
         let split = HEAD.min(dim);
         let mut head = Vec::with_capacity(column.num_terms() * split);
@@ -170,13 +175,22 @@ impl SegmentVectors {
                 }
             }
         }
-        Ok(SegmentVectors { dim, head, tail, scales, ords: Some(column.ords().clone()) })
+        let ords = column.ords();
+        let doc_ord = (0..segment.max_doc())
+            .map(|doc| {
+                ords.first(doc)
+                    .and_then(|o| u32::try_from(o).ok())
+                    .filter(|o| scales.get(*o as usize).is_some_and(|s| *s > 0.0))
+                    .unwrap_or(NONE)
+            })
+            .collect();
+        Ok(SegmentVectors { dim, head, tail, scales, doc_ord })
     }
 
     /// The ordinal of document `doc`'s vector (None when it has none).
     fn ord(&self, doc: DocId) -> Option<usize> {
-        let ord = self.ords.as_ref()?.first(doc)? as usize;
-        (*self.scales.get(ord)? > 0.0).then_some(ord)
+        let ord = *self.doc_ord.get(doc as usize)?;
+        (ord != NONE).then_some(ord as usize)
     }
 
     /// The first pass: the dot product of the first [`HEAD`] values, times the scale.
@@ -257,6 +271,19 @@ struct SegmentByMeaning {
     rank: Option<Column<u64>>,
     /// Each document that has a vector: its first-pass score, its ordinal.
     found: Vec<(f32, DocId, usize)>,
+    /// The least first-pass score still among the best (none while fewer are found).
+    least: f32,
+}
+
+impl SegmentByMeaning {
+    /// Cuts `found` to the best [`HEAD_KEEPS`] by their first-pass score.
+    fn keep_best(&mut self) {
+        if self.found.len() > HEAD_KEEPS {
+            self.found.select_nth_unstable_by(HEAD_KEEPS - 1, |a, b| b.0.total_cmp(&a.0));
+            self.found.truncate(HEAD_KEEPS);
+            self.least = self.found.iter().map(|f| f.0).fold(f32::INFINITY, f32::min);
+        }
+    }
 }
 
 impl Collector for ByMeaning {
@@ -268,7 +295,15 @@ impl Collector for ByMeaning {
             tantivy::TantivyError::InternalError("a segment the vectors were not read for".to_owned())
         })?;
         let rank = segment.fast_fields().u64("ref_rank").ok();
-        Ok(SegmentByMeaning { ord, vectors, q: self.q.clone(), floor: self.floor, rank, found: Vec::new() })
+        Ok(SegmentByMeaning {
+            ord,
+            vectors,
+            q: self.q.clone(),
+            floor: self.floor,
+            rank,
+            found: Vec::new(),
+            least: f32::NEG_INFINITY,
+        })
     }
 
     fn requires_scoring(&self) -> bool {
@@ -288,15 +323,20 @@ impl SegmentCollector for SegmentByMeaning {
 
     fn collect(&mut self, doc: DocId, _score: Score) {
         if let Some(ord) = self.vectors.ord(doc) {
-            self.found.push((self.vectors.head_score(ord, &self.q), doc, ord));
+            let score = self.vectors.head_score(ord, &self.q);
+            if score < self.least {
+                return;
+            }
+            self.found.push((score, doc, ord));
+            // Keep the best [`HEAD_KEEPS`]; what scores below them need not be kept.
+            if self.found.len() >= 2 * HEAD_KEEPS {
+                self.keep_best();
+            }
         }
     }
 
     fn harvest(mut self) -> Vec<(f32, u64, DocAddress)> {
-        if self.found.len() > HEAD_KEEPS {
-            self.found.select_nth_unstable_by(HEAD_KEEPS - 1, |a, b| b.0.total_cmp(&a.0));
-            self.found.truncate(HEAD_KEEPS);
-        }
+        self.keep_best();
         let segment = self.ord;
         self.found
             .into_iter()
