@@ -198,6 +198,23 @@ impl StemCache {
     }
 }
 
+/// Words too common to find anything by: a request in a person's own words (`what did we
+/// decide about the cache`) holds them, and nearly every entry does too. `recall` leaves
+/// them out of its task and `memory_search` out of its query (docs/ranking.md); a search
+/// of documents keeps them, since its tiers read them in a name or a phrase.
+pub const FILLER: [&str; 52] = [
+    "a", "about", "after", "again", "an", "and", "are", "as", "at", "be", "before", "by", "can", "did", "do", "does",
+    "for", "from", "how", "i", "in", "into", "is", "it", "its", "my", "of", "on", "once", "or", "our", "should",
+    "than", "that", "the", "then", "there", "these", "this", "those", "to", "was", "we", "were", "what", "when",
+    "which", "who", "why", "will", "with", "you",
+];
+
+/// Whether `word` (as written, any case) is one of the [`FILLER`] words.
+pub fn is_filler(word: &str) -> bool {
+    let lower = word.to_lowercase();
+    FILLER.contains(&lower.as_str())
+}
+
 /// The analyzed terms of a text, in order (duplicates kept).
 pub fn terms(text: &str) -> Vec<String> {
     let mut a = analyzer();

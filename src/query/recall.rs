@@ -53,14 +53,6 @@ const BY_MEANING: Weights = Weights { settled: 1.0, written: 0.9, commit: 0.6 };
 const SOLVED_LIFT: f32 = 1.5;
 /// How many candidates are ranked before the lifts reorder them.
 const CANDIDATES: usize = 3;
-/// Words too common to find anything by or to say why something matched: a task is a
-/// sentence, and these are in nearly every entry.
-const FILLER: [&str; 52] = [
-    "a", "about", "after", "again", "an", "and", "are", "as", "at", "be", "before", "by", "can", "did", "do", "does",
-    "for", "from", "how", "i", "in", "into", "is", "it", "its", "my", "of", "on", "once", "or", "our", "should",
-    "than", "that", "the", "then", "there", "these", "this", "those", "to", "was", "we", "were", "what", "when",
-    "which", "who", "why", "will", "with", "you",
-];
 
 /// One thing to know.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -131,7 +123,7 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
     for word in req.task.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-') {
         let word = word.trim_matches('-');
         let lower = word.to_lowercase();
-        if word.is_empty() || FILLER.contains(&lower.as_str()) || task_words.iter().any(|(w, _)| *w == lower) {
+        if word.is_empty() || analyzer::is_filler(&lower) || task_words.iter().any(|(w, _)| *w == lower) {
             continue;
         }
         let terms = analyzer::terms(word);

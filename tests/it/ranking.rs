@@ -3,7 +3,7 @@
 //! (English and Japanese); and after incremental syncs and the watcher, answers are those
 //! of a clean rebuild (docs/search-index.md#consistency).
 
-use tmws::query::api::SearchRequest;
+use tmws::query::api::{MemorySearchRequest, SearchRequest};
 use tmws::query::{Engine, SyncOptions};
 
 use super::eval_sets::{self, Kind};
@@ -476,4 +476,54 @@ fn ranking_after_incremental_syncs_and_the_watcher_is_a_clean_rebuilds() {
         let differ = differences(&rankings(&root), &want);
         if differ.is_empty() { Ok(()) } else { Err(differ) }
     });
+}
+
+/// A root whose `short-term` and `long-term` logs hold these memories: (id, namespace,
+/// kind, days ago, content), each summed up by its own first sentence as `memory_add` does
+/// when the writer gives no summary.
+fn memories(notes: &[(String, &str, &str, i64, String)]) -> (TestRoot, Engine) {
+    let now = chrono::Utc::now();
+    let at = |days: i64| (now - chrono::Duration::days(days)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let root = TestRoot::new();
+    for ns in ["short-term", "long-term"] {
+        let log: String = notes
+            .iter()
+            .filter(|n| n.1 == ns)
+            .map(|(id, ns, kind, days, content)| {
+                let summary = content.split_inclusive(". ").next().unwrap_or(content).trim();
+                let line = serde_json::json!({"op": "add", "id": id, "ns": ns, "at": at(*days), "expires_at": at(-3650),
+                    "kind": kind, "content": content, "summary": summary, "tags": [], "source": "user"});
+                format!("{line}\n")
+            })
+            .collect();
+        root.write(&format!(".tmws/memory/{ns}.jsonl"), log);
+    }
+    let engine = Engine::open(root.path()).unwrap();
+    engine.sync(&SyncOptions::default()).unwrap();
+    (root, engine)
+}
+
+/// The ids `memory_search` answers for `query`, best first (ten at most, none cut).
+fn memory_search(engine: &Engine, query: &str) -> Vec<String> {
+    let mut req = MemorySearchRequest::new(query);
+    req.limit = Some(10);
+    req.min_score = Some(0.0);
+    let answer = engine.ask(&tmws::query::catalog::MemorySearch, &req).unwrap().answer;
+    answer.results.into_iter().map(|h| h.id).collect()
+}
+
+/// `memory_search` leaves out the filler words of a question, as `recall` does: the note
+/// that says `the`, `we` and `did` over and over no longer outranks the decision asked
+/// about.
+#[test]
+fn memory_search_leaves_out_filler_words() {
+    let chatty = "We did look at the cache and what we did was the thing that we did before with the cache.";
+    let (_root, engine) = memories(&[
+        ("m_00000000000a".into(), "short-term", "note", 0, chatty.to_owned()),
+        ("m_00000000000b".into(), "short-term", "note", 0, "Decided: invalidate the cache nightly.".to_owned()),
+    ]);
+    assert_eq!(memory_search(&engine, "what did we decide about the cache"), ["m_00000000000b", "m_00000000000a"]);
+    // Quoted, a filler word is part of a phrase; alone, filler words are all there is.
+    assert_eq!(memory_search(&engine, "\"the cache nightly\""), ["m_00000000000b"]);
+    assert_eq!(memory_search(&engine, "we did"), ["m_00000000000a"]);
 }

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use super::api::{MemoryAddRequest, MemoryListRequest, MemorySearchRequest};
 use crate::config::{Config, NamespaceConfig};
 use crate::error::{Error, Result};
-use crate::index::{Index, ItemQuery, Ranking, TextQuery};
+use crate::index::{Index, ItemQuery, Ranking, TextQuery, analyzer};
 use crate::layout;
 use crate::memory::compact::compact_if_worth_it;
 use crate::memory::op::{Author, Git, Kind, Op, Set};
@@ -677,7 +677,7 @@ pub(crate) fn search(
     }
     let visible = visible::visible(root, index, req.branch.as_deref())?;
     let query = TextQuery {
-        query: req.query.clone(),
+        query: without_filler(&req.query),
         kinds: vec![DocKind::Memory],
         tags: req.tags.clone(),
         limit,
@@ -702,6 +702,31 @@ pub(crate) fn search(
         .collect();
     let results = with_problems(index, results)?;
     Ok(MemorySearchAnswer { found: results.len(), total, query: req.query.clone(), results, stale: false })
+}
+
+/// `query` without its filler words (`what did we decide about the cache` searches
+/// `decide cache`), as `recall` leaves them out of a task: they are in nearly every memory,
+/// and each would score those that hold it. Kept inside double quotes (a phrase is exact),
+/// and the query is kept whole when it is nothing but filler words or one token (an id, a
+/// path, an identifier).
+fn without_filler(query: &str) -> String {
+    if query.split_whitespace().count() < 2 {
+        return query.to_owned();
+    }
+    let quotes = query.matches('"').count();
+    let mut kept: Vec<String> = Vec::new();
+    for (i, part) in query.split('"').enumerate() {
+        // Inside quotes: a phrase, whose words all count (an unmatched quote opens none).
+        if i % 2 == 1 && quotes > i {
+            kept.push(format!("\"{part}\""));
+            continue;
+        }
+        let words = part.split_whitespace();
+        kept.extend(
+            words.filter(|w| !analyzer::is_filler(w.trim_matches(|c: char| !c.is_alphanumeric()))).map(str::to_owned),
+        );
+    }
+    if kept.is_empty() { query.to_owned() } else { kept.join(" ") }
 }
 
 /// Search hits with the fields of the problems among them (the index keeps them stored,
@@ -838,6 +863,15 @@ pub(crate) fn stats(root: &Path, config: &Config) -> Result<Stats> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_search_leaves_out_filler_words_but_in_phrases_and_lone_queries() {
+        assert_eq!(without_filler("what did we decide about the cache"), "decide cache");
+        assert_eq!(without_filler("What is \"the cache\" for?"), "\"the cache\"");
+        assert_eq!(without_filler("what did we"), "what did we");
+        assert_eq!(without_filler("the"), "the");
+        assert_eq!(without_filler("unbalanced \"the quote"), "unbalanced quote");
+    }
 
     #[test]
     fn threads_of_one_process_adding_at_once_write_every_entry_with_times_that_never_go_back() {
