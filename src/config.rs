@@ -56,7 +56,8 @@ pub struct NamespaceConfig {
     /// The longest summary a caller may give, in characters (an extracted one is at most
     /// 280).
     pub max_summary_chars: usize,
-    /// Days in which a memory's importance halves, for ranking.
+    /// Days in which the importance of a note or a session record halves, for ranking
+    /// (other kinds, such as decisions and lessons, do not fade).
     pub half_life_days: f64,
 }
 

@@ -80,7 +80,7 @@ impl Fields {
         let tags = b.add_text_field("tags", text(false));
         let tag = b.add_text_field("tag", STRING | STORED);
         let status = b.add_text_field("status", STRING | STORED);
-        let category = b.add_text_field("category", STRING | STORED);
+        let category = b.add_text_field("category", STRING | STORED | FAST);
         let namespace = b.add_text_field("namespace", STRING | STORED | FAST);
         let created = b.add_text_field("created", STRING | STORED);
         let updated = b.add_text_field("updated", STRING | STORED);

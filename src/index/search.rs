@@ -101,6 +101,18 @@ pub fn current_importance(importance: f64, age_days: f64, half_life_days: f64, a
     (importance * decay * used).clamp(0.0, 1.0)
 }
 
+/// The kinds of memory whose importance fades with age: notes (the kind of a memory added
+/// without one) and session records, what an agent jots down as it works. Decisions,
+/// lessons, facts, problems, patterns and every other kind are kept because they stay true:
+/// they do not fade (docs/ranking.md).
+pub const FADING_KINDS: [&str; 2] = ["note", "session"];
+
+/// Whether a memory of this kind fades with age (see [`FADING_KINDS`]); one without a kind
+/// is a note.
+pub fn fades(kind: Option<&str>) -> bool {
+    kind.is_none_or(|k| k.is_empty() || FADING_KINDS.contains(&k))
+}
+
 /// The search boost of a memory written by an agent of this trust: `1 + 0.5 × trust`.
 pub fn trust_boost(trust: f64) -> f64 {
     1.0 + 0.5 * trust.clamp(0.0, 1.0)
@@ -165,6 +177,10 @@ pub struct SearchHit {
     pub source: Option<String>,
     #[serde(skip)]
     pub raw_score: f32,
+    /// Whether it holds every word of the query (of several words): `recall`'s lifts
+    /// reorder results within this and never across it.
+    #[serde(skip)]
+    pub every_word: bool,
     /// Stored fields that memory answers show and workspace answers do not.
     #[serde(skip)]
     pub created: Option<String>,
@@ -481,6 +497,23 @@ fn held_words(
         .collect())
 }
 
+/// What a result holding every word of `query` matches: each word (one of its terms: an
+/// identifier or one of its parts) in the name, tags, description or body. None for a
+/// query of fewer than two words, whose every-word matches are all its matches.
+fn every_word_condition(f: &Fields, query: &str) -> Option<Box<dyn Query>> {
+    let groups = terms_by_position(query);
+    if groups.len() < 2 {
+        return None;
+    }
+    let any_field = |group: &[String]| -> Box<dyn Query> {
+        let any: Vec<(Occur, Box<dyn Query>)> =
+            group.iter().flat_map(|t| boosted(f).map(|(field, _)| (Occur::Should, term_query(field, t)))).collect();
+        Box::new(BooleanQuery::new(any))
+    };
+    let every: Vec<(Occur, Box<dyn Query>)> = groups.iter().map(|g| (Occur::Must, any_field(g))).collect();
+    Some(Box::new(BooleanQuery::new(every)))
+}
+
 /// Results of the exact-name tier are looked for among this many name-phrase matches.
 const EXACT_NAME_CANDIDATES: usize = 50;
 
@@ -726,8 +759,24 @@ impl Index {
         let wanted = if meaning.is_some() { limit * MEANING_CANDIDATES } else { limit };
         if let Some(ranking) = &req.ranking {
             clauses.push((Occur::MustNot, hidden(f, req)));
-            let top = ranked(&searcher, &self.stats(&searcher), &BooleanQuery::new(clauses), wanted, ranking)?;
-            let top = top.into_iter().map(|(s, a)| (Tier::SomeTerms, s, a)).collect();
+            let stats = self.stats(&searcher);
+            // Memories holding every word of the query first: decay and trust reorder
+            // memories of like relevance, and must not lift a newer note holding one word
+            // over the only one holding them all.
+            let mut top: Vec<(Tier, f32, DocAddress)> = Vec::new();
+            if let Some(every) = every_word_condition(f, query_text) {
+                let mut narrow: Vec<(Occur, Box<dyn Query>)> = clauses.iter().map(|(o, q)| (*o, q.box_clone())).collect();
+                narrow.push((Occur::Must, Box::new(ConstScoreQuery::new(every, 0.0))));
+                let full = ranked(&searcher, &stats, &BooleanQuery::new(narrow), wanted, ranking)?;
+                top.extend(full.into_iter().map(|(s, a)| (Tier::AllTerms, s, a)));
+            }
+            if top.len() < wanted {
+                let seen: std::collections::HashSet<DocAddress> = top.iter().map(|(_, _, a)| *a).collect();
+                let rest = ranked(&searcher, &stats, &BooleanQuery::new(clauses), wanted + seen.len(), ranking)?;
+                let rest: Vec<(f32, DocAddress)> =
+                    rest.into_iter().filter(|(_, a)| !seen.contains(a)).take(wanted - seen.len()).collect();
+                top.extend(rest.into_iter().map(|(s, a)| (Tier::SomeTerms, s, a)));
+            }
             return self.finish_fused(req, query_text, &searcher, top, meaning, limit);
         }
         // Expired memories (awaiting compaction) are few: they are dropped from the top
@@ -890,18 +939,10 @@ impl Index {
                 .collect();
             add(Tier::Phrase, top(Box::new(BooleanQuery::new(any)), limit, union)?, &mut out);
         }
-        if out.len() < limit {
-            let every: Vec<(Occur, Box<dyn Query>)> = groups
-                .iter()
-                .map(|group| {
-                    let any: Vec<(Occur, Box<dyn Query>)> = group
-                        .iter()
-                        .flat_map(|t| boosted(f).map(|(field, _)| (Occur::Should, term_query(field, t))))
-                        .collect();
-                    (Occur::Must, Box::new(BooleanQuery::new(any)) as Box<dyn Query>)
-                })
-                .collect();
-            add(Tier::AllTerms, top(Box::new(BooleanQuery::new(every)), limit, every_union)?, &mut out);
+        if out.len() < limit
+            && let Some(every) = every_word_condition(f, query)
+        {
+            add(Tier::AllTerms, top(every, limit, every_union)?, &mut out);
         }
         Ok(out)
     }
@@ -940,6 +981,7 @@ impl Index {
             if meant {
                 h.why = Some("meaning".to_owned());
             }
+            h.every_word = tier < Tier::SomeTerms;
             hits.push((tier, h));
         }
         hits.sort_by(|(ta, a), (tb, b)| {
@@ -981,6 +1023,7 @@ impl Index {
             let importance = fast.f64("importance").ok().map(|c| c.first_or_default_col(DEFAULT_IMPORTANCE));
             let added = fast.i64("added").ok().map(|c| c.first_or_default_col(r.now));
             let namespace = fast.str("namespace").ok().flatten();
+            let category = fast.str("category").ok().flatten();
             let ref_id = if r.access.is_empty() { None } else { fast.str("ref_id").ok().flatten() };
             for addr in docs.iter().filter(|a| a.segment_ord as usize == ord) {
                 let doc = addr.doc_id;
@@ -992,7 +1035,9 @@ impl Index {
                 let ns = text_of(&namespace).unwrap_or_default();
                 let reads = text_of(&ref_id).and_then(|id| r.access.get(&id).copied()).unwrap_or(0);
                 let imp = importance.as_ref().map_or(DEFAULT_IMPORTANCE, |c| c.get_val(doc));
-                let age_days = added.as_ref().map_or(0.0, |c| (r.now - c.get_val(doc)) as f64 / 86_400.0);
+                let kind = text_of(&category);
+                let age = added.as_ref().map_or(0.0, |c| (r.now - c.get_val(doc)) as f64 / 86_400.0);
+                let age_days = if fades(kind.as_deref()) { age } else { 0.0 };
                 let half = r.half_life_days.get(&ns).copied().unwrap_or(DEFAULT_HALF_LIFE_DAYS);
                 out.entry(ns).or_default().push(current_importance(imp, age_days, half, reads));
             }
@@ -1049,6 +1094,8 @@ fn ranked(
             ),
         };
         let default_half = one_half_life.unwrap_or(DEFAULT_HALF_LIFE_DAYS);
+        // 1 for a memory of a kind that fades, 0 for one that keeps (`FADING_KINDS`).
+        let fading = by_ord("category", &|k| if fades(Some(k)) { 1.0 } else { 0.0 }, 1.0);
         // The trust of each writer, by the ordinal of its name in this segment.
         let writer_trust = by_ord(
             "agent",
@@ -1074,7 +1121,8 @@ fn ranked(
                     .unwrap_or(default)
             };
             let imp = importance.as_ref().map_or(DEFAULT_IMPORTANCE, |c| c.get_val(doc));
-            let age_days = added.as_ref().map_or(0.0, |c| (r.now - c.get_val(doc)) as f64 / 86_400.0);
+            let age_days = added.as_ref().map_or(0.0, |c| (r.now - c.get_val(doc)) as f64 / 86_400.0)
+                * lookup(&fading, 1.0);
             let reads =
                 access.as_ref().and_then(|(m, col)| col.first(doc).and_then(|o| m.get(&o).copied())).unwrap_or(0);
             let trust = lookup(&writer_trust, DEFAULT_TRUST);
@@ -1111,6 +1159,7 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
         trust: None,
         source: None,
         raw_score: score,
+        every_word: false,
         created: text(f.created),
         category: text(f.category),
         body: text(f.body_stored),

@@ -216,7 +216,13 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
             (score, item)
         })
         .collect();
-    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.ref_id.cmp(&b.1.ref_id)));
+    // The lifts reorder results holding every word of the task among themselves, and
+    // never lift one holding part of them above those (docs/ranking.md).
+    let full: BTreeSet<&str> = found.results.iter().filter(|h| h.every_word).map(|h| h.ref_id.as_str()).collect();
+    let holds_all = |r: &Recalled| full.contains(r.ref_id.as_str());
+    ranked.sort_by(|a, b| {
+        holds_all(&b.1).cmp(&holds_all(&a.1)).then(b.0.total_cmp(&a.0)).then_with(|| a.1.ref_id.cmp(&b.1.ref_id))
+    });
     ranked.truncate(limit);
     let best = ranked.first().map_or(1.0, |r| r.0.max(f32::MIN_POSITIVE));
     // Far weaker than the best is noise (a shared common word): `retrieval.min_score`.

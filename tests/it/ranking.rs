@@ -3,7 +3,7 @@
 //! (English and Japanese); and after incremental syncs and the watcher, answers are those
 //! of a clean rebuild (docs/search-index.md#consistency).
 
-use tmws::query::api::{MemorySearchRequest, SearchRequest};
+use tmws::query::api::{MemorySearchRequest, RecallRequest, SearchRequest};
 use tmws::query::{Engine, SyncOptions};
 
 use super::eval_sets::{self, Kind};
@@ -512,6 +512,12 @@ fn memory_search(engine: &Engine, query: &str) -> Vec<String> {
     answer.results.into_iter().map(|h| h.id).collect()
 }
 
+/// The ids `recall` answers for `task`, best first.
+fn recall(engine: &Engine, task: &str) -> Vec<String> {
+    let answer = engine.ask(&tmws::query::catalog::Recall, &RecallRequest::new(task)).unwrap().answer;
+    answer.results.into_iter().map(|r| r.ref_id).collect()
+}
+
 /// `memory_search` leaves out the filler words of a question, as `recall` does: the note
 /// that says `the`, `we` and `did` over and over no longer outranks the decision asked
 /// about.
@@ -526,4 +532,28 @@ fn memory_search_leaves_out_filler_words() {
     // Quoted, a filler word is part of a phrase; alone, filler words are all there is.
     assert_eq!(memory_search(&engine, "\"the cache nightly\""), ["m_00000000000b"]);
     assert_eq!(memory_search(&engine, "we did"), ["m_00000000000a"]);
+}
+
+/// Sixteen months of notes: the only one holding all three words of a query, a year old,
+/// comes first in `memory_search` and `recall`, before newer notes holding one of them
+/// (decay lifted those above it); and a decision, which does not fade, comes before a
+/// newer note of the same words.
+#[test]
+fn decay_and_trust_never_lift_a_partial_match_over_the_only_full_match() {
+    let mut notes: Vec<(String, &str, &str, i64, String)> = Vec::new();
+    let word = |n: usize| format!("w{n:03}");
+    for n in 0..300usize {
+        let words: Vec<String> = (0..6).map(|k| word((n * 7 + k * 13) % 100)).collect();
+        // Every tenth note holds one of the three words the query asks for.
+        let extra = if n % 10 == 0 { format!(" {}", word(900 + (n / 10) % 3)) } else { String::new() };
+        notes.push((format!("m_{n:012x}"), "short-term", "note", (n as i64 * 480) / 300, format!("{}{extra}.", words.join(" "))));
+    }
+    notes.push(("m_0000000fffff".into(), "short-term", "note", 400, "w900 w901 w902 w005 w017.".into()));
+    notes.push(("m_0000000eeeee".into(), "long-term", "decision", 300, "Keep w950 w951 in the w952 log.".into()));
+    notes.push(("m_0000000ddddd".into(), "short-term", "note", 60, "Keep w950 w951 in the w952 log!".into()));
+    let (_root, engine) = memories(&notes);
+    let found = memory_search(&engine, "w900 w901 w902");
+    assert_eq!(found[0], "m_0000000fffff", "{found:?}");
+    assert_eq!(recall(&engine, "w900 w901 w902")[0], "m_0000000fffff");
+    assert_eq!(memory_search(&engine, "w950 w951 w952"), ["m_0000000eeeee", "m_0000000ddddd"]);
 }

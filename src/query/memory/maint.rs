@@ -191,7 +191,8 @@ pub(crate) fn prune(
             .live_at(&at)
             .filter(|(id, e)| {
                 let added = DateTime::parse_from_rfc3339(&e.at).map_or(now, |t| t.with_timezone(&Utc));
-                let age_days = (now - added).num_seconds() as f64 / 86_400.0;
+                let age = (now - added).num_seconds() as f64 / 86_400.0;
+                let age_days = if crate::index::search::fades(e.kind.as_deref()) { age } else { 0.0 };
                 let reads = reads.get(*id).copied().unwrap_or(0);
                 current_importance(e.importance, age_days, half_life, reads) < below
             })
