@@ -123,8 +123,14 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
         meta_fields.insert("surface".into(), Value::from(a.surface.clone()));
     }
     let meta = (!meta_fields.is_empty()).then(|| Value::Object(meta_fields).to_string());
-    let summary =
-        text(&v.summary).map(|s| cut(s.trim(), MAX_SUMMARY_CHARS)).unwrap_or_else(|| first_sentences(&content));
+    let own = first_sentences(text(&v.content).as_deref().unwrap_or(""));
+    let given = text(&v.summary).map(|s| cut(s.trim(), MAX_SUMMARY_CHARS));
+    // A summary that is the content's own first sentences (extracted when the writer gave
+    // none) is shown but not searched: its words are in the body already, and as a short
+    // boosted field of its own it outweighed the content of a long memory, whose later
+    // sentences are what a search of it looks for (docs/ranking.md).
+    let summary_unsearched = given.as_deref().is_none_or(|s| is_first_sentences(s, &own));
+    let summary = given.unwrap_or(own);
     let git = v.git.as_ref();
     Some(IndexDoc {
         ref_id: v.id.clone(),
@@ -140,6 +146,7 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
         store_body: true,
         meta,
         namespace: Some(text(&v.ns).unwrap_or_else(|| namespace.to_owned())),
+        summary_unsearched,
         memory: Some(MemoryAttrs {
             // Normalised to UTC seconds with `Z`, so that text order is time order.
             expires_at: text(&v.expires_at).map(|t| normalise_time(&t)),
@@ -151,6 +158,13 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
         }),
         ..IndexDoc::default()
     })
+}
+
+/// Whether `summary` is `own` (a content's first sentences) or the start of it, cut with
+/// an ellipsis as an extracted summary is.
+fn is_first_sentences(summary: &str, own: &str) -> bool {
+    let head = summary.trim_end_matches('…').trim_end();
+    !head.is_empty() && own.starts_with(head)
 }
 
 #[cfg(test)]

@@ -37,6 +37,8 @@ pub struct Fields {
     pub body: Field,
     /// The body where answers return it (T1).
     pub body_stored: Field,
+    /// A summary shown but not searched (see `IndexDoc::summary_unsearched`).
+    pub summary_stored: Field,
     pub flags: Field,
     /// A memory's expiry, RFC 3339 UTC: text order is time order.
     pub expires: Field,
@@ -87,6 +89,7 @@ impl Fields {
         let path = b.add_text_field("path", STORED);
         let body = b.add_text_field("body", text(false));
         let body_stored = b.add_text_field("body_stored", STORED);
+        let summary_stored = b.add_text_field("summary_stored", STORED);
         let flags = b.add_text_field("flags", STRING | STORED);
         let expires = b.add_text_field("expires", STRING | STORED);
         let importance = b.add_f64_field("importance", FAST | STORED);
@@ -117,6 +120,7 @@ impl Fields {
             path,
             body,
             body_stored,
+            summary_stored,
             flags,
             expires,
             importance,

@@ -1140,7 +1140,7 @@ fn ranked(
 fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<SearchHit> {
     let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err)?;
     let text = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_owned);
-    let summary = text(f.description).unwrap_or_default();
+    let summary = text(f.description).or_else(|| text(f.summary_stored)).unwrap_or_default();
     let name = text(f.name).filter(|n| *n != summary).unwrap_or_default();
     Ok(SearchHit {
         ref_id: text(f.ref_id).unwrap_or_default(),

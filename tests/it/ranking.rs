@@ -534,6 +534,25 @@ fn memory_search_leaves_out_filler_words() {
     assert_eq!(memory_search(&engine, "we did"), ["m_00000000000a"]);
 }
 
+/// A long memory about the words of a query comes before one that holds them once, in the
+/// first sentence its summary was extracted from: that summary, searched as a short field
+/// of its own, outweighed the content.
+#[test]
+fn an_extracted_summary_does_not_outweigh_a_long_memorys_content() {
+    let talk = "The team went over the sprint board and the open tickets one by one. ".repeat(30);
+    let about = format!(
+        "Notes from the Tuesday planning meeting. {talk} The canary rollout goes to one region first. \
+         A canary rollout waits an hour between stages. {talk} Each canary rollout can be stopped from \
+         the dashboard."
+    );
+    let mention = format!("Canary rollout came up at the retro. {talk} {talk}");
+    let (_root, engine) = memories(&[
+        ("m_00000000000a".into(), "short-term", "note", 0, mention),
+        ("m_00000000000b".into(), "short-term", "note", 0, about),
+    ]);
+    assert_eq!(memory_search(&engine, "canary rollout"), ["m_00000000000b", "m_00000000000a"]);
+}
+
 /// Sixteen months of notes: the only one holding all three words of a query, a year old,
 /// comes first in `memory_search` and `recall`, before newer notes holding one of them
 /// (decay lifted those above it); and a decision, which does not fade, comes before a

@@ -233,8 +233,12 @@ pub(super) fn to_document(f: &Fields, d: &IndexDoc) -> TantivyDocument {
     opt(&mut doc, f.category, &d.category);
     opt(&mut doc, f.created, &d.created);
     opt(&mut doc, f.updated, &d.updated);
-    doc.add_text(f.name, &d.name);
-    doc.add_text(f.description, &d.description);
+    if d.summary_unsearched {
+        doc.add_text(f.summary_stored, &d.description);
+    } else {
+        doc.add_text(f.name, &d.name);
+        doc.add_text(f.description, &d.description);
+    }
     for t in &d.tags {
         doc.add_text(f.tags, t);
         doc.add_text(f.tag, t);
