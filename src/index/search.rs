@@ -498,8 +498,9 @@ fn held_words(
 }
 
 /// What a result holding every word of `query` matches: each word (one of its terms: an
-/// identifier or one of its parts) in the name, tags, description or body. None for a
-/// query of fewer than two words, whose every-word matches are all its matches.
+/// identifier or one of its parts) in the name, tags, description or body, and of each
+/// run of CJK characters two in three of its bigrams (see [`cjk_runs`]). None for a query
+/// of fewer than two words, whose every-word matches are all its matches.
 fn every_word_condition(f: &Fields, query: &str) -> Option<Box<dyn Query>> {
     let groups = terms_by_position(query);
     if groups.len() < 2 {
@@ -510,8 +511,35 @@ fn every_word_condition(f: &Fields, query: &str) -> Option<Box<dyn Query>> {
             group.iter().flat_map(|t| boosted(f).map(|(field, _)| (Occur::Should, term_query(field, t)))).collect();
         Box::new(BooleanQuery::new(any))
     };
-    let every: Vec<(Occur, Box<dyn Query>)> = groups.iter().map(|g| (Occur::Must, any_field(g))).collect();
+    let runs = cjk_runs(query);
+    let in_run = |g: &Vec<String>| runs.iter().any(|bigrams| g.len() == 1 && bigrams.contains(&g[0]));
+    let mut every: Vec<(Occur, Box<dyn Query>)> =
+        groups.iter().filter(|g| !in_run(g)).map(|g| (Occur::Must, any_field(g))).collect();
+    for bigrams in &runs {
+        let any: Vec<(Occur, Box<dyn Query>)> =
+            bigrams.iter().map(|b| (Occur::Should, any_field(std::slice::from_ref(b)))).collect();
+        let least = (bigrams.len() * 2).div_ceil(3);
+        every.push((Occur::Must, Box::new(BooleanQuery::with_minimum_required_clauses(any, least))));
+    }
     Some(Box::new(BooleanQuery::new(every)))
+}
+
+/// The bigrams of each run of three or more bigrams (four CJK characters) in `query`,
+/// without repeats. Such a run is often several words typed without spaces
+/// (`チェックテスト` for 「チェックとテスト」), and the bigrams across their junctions
+/// (`クテ`) are in no page about them: a page holding two in three of the run's bigrams
+/// holds its words.
+fn cjk_runs(query: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for run in query.split(|c: char| !analyzer::is_cjk(c)).filter(|r| r.chars().count() >= 4) {
+        let mut bigrams = analyzer::terms(run);
+        bigrams.sort();
+        bigrams.dedup();
+        if bigrams.len() >= 3 {
+            out.push(bigrams);
+        }
+    }
+    out
 }
 
 /// Results of the exact-name tier are looked for among this many name-phrase matches.

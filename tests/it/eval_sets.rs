@@ -10,7 +10,9 @@
 //! machine. A sixth kind is written by a person, not generated: the paraphrases of
 //! `testdata/paraphrases/{corpus}.tsv`, queries in the reader's own words that share no
 //! content word with the document's title or description (nor, in Japanese, two characters
-//! in a row). Shared by `tests/it/ranking.rs` and `examples/ranking.rs`.
+//! in a row). A seventh kind, for titles with CJK, is the title's content words run
+//! together as a person types them without spaces. Shared by `tests/it/ranking.rs` and
+//! `examples/ranking.rs`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -33,11 +35,19 @@ pub enum Kind {
     BodyPhrase,
     BodyWords,
     Paraphrase,
+    TitleRunTogether,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] =
-        [Kind::Title, Kind::Description, Kind::Inflected, Kind::BodyPhrase, Kind::BodyWords, Kind::Paraphrase];
+    pub const ALL: [Kind; 7] = [
+        Kind::Title,
+        Kind::Description,
+        Kind::Inflected,
+        Kind::BodyPhrase,
+        Kind::BodyWords,
+        Kind::Paraphrase,
+        Kind::TitleRunTogether,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -47,6 +57,7 @@ impl Kind {
             Kind::BodyPhrase => "body phrase",
             Kind::BodyWords => "body words",
             Kind::Paraphrase => "paraphrase",
+            Kind::TitleRunTogether => "title without spaces",
         }
     }
 }
@@ -236,6 +247,28 @@ fn phrase(line: &str, rng: &mut Rng) -> Option<String> {
     (chosen.iter().filter(|w| salient(&w.to_lowercase())).count() >= 2).then(|| chosen.join(" "))
 }
 
+/// The content words of a title with CJK as a person types them without spaces: particles,
+/// punctuation and spaces between CJK words left out, so that the words run together
+/// (「プルリクエストのチェックとテスト」 → `プルリクエストチェックテスト`); Latin words keep a
+/// space. None for a title without two CJK words to run together.
+fn run_together(title: &str) -> Option<String> {
+    let ws: Vec<String> = words(title).into_iter().filter(|w| salient(w)).collect();
+    let mut out = String::new();
+    let mut joined = false;
+    for (i, w) in ws.iter().enumerate() {
+        let cjk = |w: &str| w.chars().any(is_cjk);
+        if i > 0 {
+            if cjk(w) && cjk(&ws[i - 1]) {
+                joined = true;
+            } else {
+                out.push(' ');
+            }
+        }
+        out.push_str(w);
+    }
+    joined.then_some(out)
+}
+
 /// A body-words query of `d` (see the module's comment), if its body has three such words.
 fn body_words(d: &Doc, lines: &[&str], df: &HashMap<String, usize>, n: usize, rng: &mut Rng) -> Option<String> {
     let head = format!("{} {}", d.title.as_deref().unwrap_or(""), d.description.as_deref().unwrap_or(""));
@@ -319,6 +352,9 @@ pub fn cases(docs: &[Doc], seed: u64, per_kind: usize) -> Vec<Case> {
             let changed = toks.iter().zip(&inflected).filter(|(a, b)| a.to_lowercase() != **b).count();
             if changed > 0 && !t.chars().any(is_cjk) {
                 push(Kind::Inflected, inflected.join(" "), &mut out);
+            }
+            if let Some(q) = run_together(t) {
+                push(Kind::TitleRunTogether, q, &mut out);
             }
         }
         if let Some(desc) = &d.description {
