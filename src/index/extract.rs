@@ -54,6 +54,9 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
         flags.push("bad-scope".to_owned());
     }
     let body = doc.body.trim().to_owned();
+    if mostly_links(&body) {
+        flags.push(LINK_LIST.to_owned());
+    }
     let name = fm
         .name
         .clone()
@@ -93,6 +96,35 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
         ..IndexDoc::default()
     };
     (vec![item], diagnostics)
+}
+
+/// The flag of a page that is mostly a list of links to other pages (an index of members
+/// such as `<algorithm>` or `IWbemServices Methods`): search counts it less than the pages
+/// it lists when neither's name is the query (docs/ranking.md). Never shown.
+pub const LINK_LIST: &str = "link-list";
+
+/// Whether a body is mostly a list of links: at least ten of its lines of text, and six in
+/// ten, are list items or table rows that start with a link (`- [x](x.md)`,
+/// `|[x](x.md#x)|what x does|`). Code, headings and table rules are not counted.
+fn mostly_links(body: &str) -> bool {
+    let (mut links, mut lines) = (0usize, 0usize);
+    let mut code = false;
+    for line in body.lines() {
+        let t = line.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            code = !code;
+            continue;
+        }
+        if code || t.is_empty() || t.starts_with('#') || t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ')) {
+            continue;
+        }
+        lines += 1;
+        let item = t.trim_start_matches(|c: char| matches!(c, '|' | '*' | '+' | '-' | ' ' | '.') || c.is_ascii_digit());
+        if item.starts_with('[') && item.contains("](") {
+            links += 1;
+        }
+    }
+    links >= 10 && links * 10 >= lines * 6
 }
 
 /// One item per skill in `.tmws/skills.yaml`.

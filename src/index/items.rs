@@ -76,7 +76,7 @@ impl ItemList {
             path: text(f.path).unwrap_or_default(),
             body: text(f.body_stored),
             meta: text(f.meta).and_then(|m| serde_json::from_str(&m).ok()),
-            flags: all(f.flags),
+            flags: all(f.flags).into_iter().filter(|x: &String| x != super::extract::LINK_LIST).collect(),
             expires: text(f.expires),
             importance: doc.get_first(f.importance).and_then(|v| v.as_f64()),
             agent: text(f.agent),

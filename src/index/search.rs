@@ -542,6 +542,21 @@ fn cjk_runs(query: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// How much a page that is mostly a list of links to other pages (`<algorithm>`, a list of
+/// a class's methods) counts in the every-word tier and the rest when its name and summary
+/// do not hold every word of the query: it names every member its list links to, in a
+/// short page, so by BM25 it came before the member's own page (`adjacent_find function`
+/// found `<algorithm>` above `<algorithm> functions`). Its own name still finds it first,
+/// in the tiers above, and its summary (`EIPs included in the Hegotá upgrade`) by its words.
+const LINK_LIST_WEIGHT: f32 = 0.5;
+
+/// Whether the name and summary of `h` hold every one of `words`.
+fn head_holds(h: &SearchHit, words: &[(String, Vec<String>)]) -> bool {
+    let head: std::collections::HashSet<String> =
+        analyzer::terms(&format!("{} {}", h.name, h.summary)).into_iter().collect();
+    words.iter().all(|(_, terms)| terms.iter().any(|t| head.contains(t)))
+}
+
 /// Results of the exact-name tier are looked for among this many name-phrase matches.
 const EXACT_NAME_CANDIDATES: usize = 50;
 
@@ -1004,7 +1019,12 @@ impl Index {
             if matched.is_empty() && !meant {
                 continue;
             }
-            let mut h = hit(searcher, f, addr, score)?;
+            let (mut h, list) = hit(searcher, f, addr, score)?;
+            // A page that is mostly links to others, matched through its links, counts less
+            // than the pages they lead to (see [`LINK_LIST_WEIGHT`]).
+            if list && tier >= Tier::AllTerms && req.ranking.is_none() && !head_holds(&h, &words) {
+                h.raw_score *= LINK_LIST_WEIGHT;
+            }
             h.matched = matched;
             if meant {
                 h.why = Some("meaning".to_owned());
@@ -1165,12 +1185,14 @@ fn ranked(
     Ok(top.into_iter().map(|((score, _), addr)| (score, addr)).collect())
 }
 
-fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<SearchHit> {
+/// A result, and whether it is a page that is mostly a list of links.
+fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<(SearchHit, bool)> {
     let doc: TantivyDocument = searcher.doc(addr).map_err(tantivy_err)?;
+    let list = doc.get_all(f.flags).any(|v| v.as_str() == Some(super::extract::LINK_LIST));
     let text = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_owned);
     let summary = text(f.description).or_else(|| text(f.summary_stored)).unwrap_or_default();
     let name = text(f.name).filter(|n| *n != summary).unwrap_or_default();
-    Ok(SearchHit {
+    let hit = SearchHit {
         ref_id: text(f.ref_id).unwrap_or_default(),
         kind: text(f.kind).unwrap_or_default(),
         scope: text(f.scope),
@@ -1195,7 +1217,8 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
         surface: text(f.meta)
             .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
             .and_then(|m| m.get("surface").and_then(serde_json::Value::as_str).map(str::to_owned)),
-    })
+    };
+    Ok((hit, list))
 }
 
 /// How much meaning weighs against the share of the query's words a result holds, below
@@ -1273,7 +1296,7 @@ impl Index {
         )?;
         let mut out = Vec::new();
         for (_, addr) in near {
-            let id = hit(&searcher, f, addr, 0.0)?.ref_id;
+            let id = hit(&searcher, f, addr, 0.0)?.0.ref_id;
             if !except.contains(&id.as_str()) && out.len() < 5 {
                 out.push(id);
             }

@@ -597,3 +597,34 @@ fn a_cjk_title_typed_without_spaces_finds_its_page_first() {
     assert_eq!(found(&engine, "プルリクエストチェックテスト")[0], "docs/pr.md");
     assert_eq!(found(&engine, "プルリクエスト チェック テスト")[0], "docs/pr.md");
 }
+
+/// A page that is mostly a list of links to members (`<widgets>`, like `<algorithm>`)
+/// comes after the page that documents the member a query names, and still first for its
+/// own name.
+#[test]
+fn a_list_of_links_comes_after_the_page_of_the_member_it_lists() {
+    let names = ["spin_up", "spin_down", "rotate", "reverse_copy", "fill_range", "merge_sorted"];
+    let more = ["partition_by", "find_last", "count_if_any", "clamp_all", "shuffle_seeded", "sample_n"];
+    let all: Vec<&str> = names.iter().chain(&more).copied().collect();
+    let rows: Vec<String> =
+        all.iter().map(|n| format!("|[`{n}`](widget-functions.md#{n})|What `{n}` does to a range.|")).collect();
+    let list = format!("# `<widgets>`\n\nDefines the widget functions.\n\n|Name|Description|\n|-|-|\n{}", rows.join("\n"));
+    let sections: Vec<String> = all
+        .iter()
+        .map(|n| {
+            format!(
+                "## `{n}`\n\nThe function takes a range given by two iterators and a value or a predicate, \
+                 and returns an iterator to where it stopped. It runs in linear time and never allocates.\n\n\
+                 ```cpp\ntemplate<class It> It {n}(It first, It last);\n```\n"
+            )
+        })
+        .collect();
+    let (_root, engine) = indexed(&[
+        ("widgets.md", "\"<widgets>\"", &list),
+        ("widget-functions.md", "\"<widgets> functions\"", &sections.join("\n")),
+    ]);
+    for query in ["spin_up", "merge_sorted", "rotate function"] {
+        assert_eq!(found(&engine, query), ["docs/widget-functions.md", "docs/widgets.md"], "{query}");
+    }
+    assert_eq!(found(&engine, "widgets")[0], "docs/widgets.md");
+}
