@@ -361,9 +361,9 @@ pub struct IndexDoc {
     pub meta: Option<String>,
     /// What only memories carry (docs/memory-log.md).
     pub memory: Option<MemoryAttrs>,
-    /// Whether `name` and `description` are shown but not searched: a memory's summary
-    /// extracted from its content's first sentences, whose words the body holds already
-    /// (docs/ranking.md).
+    /// Whether `name` and `description` are shown but not searched: the summary of a long
+    /// memory extracted from its content's first sentences, whose words the body holds
+    /// already (docs/ranking.md).
     pub summary_unsearched: bool,
 }
 

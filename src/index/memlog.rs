@@ -125,11 +125,13 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
     let meta = (!meta_fields.is_empty()).then(|| Value::Object(meta_fields).to_string());
     let own = first_sentences(text(&v.content).as_deref().unwrap_or(""));
     let given = text(&v.summary).map(|s| cut(s.trim(), MAX_SUMMARY_CHARS));
-    // A summary that is the content's own first sentences (extracted when the writer gave
-    // none) is shown but not searched: its words are in the body already, and as a short
-    // boosted field of its own it outweighed the content of a long memory, whose later
-    // sentences are what a search of it looks for (docs/ranking.md).
-    let summary_unsearched = given.as_deref().is_none_or(|s| is_first_sentences(s, &own));
+    // A summary that is the first sentences of a long content (extracted when the writer
+    // gave none) is shown but not searched: its words are in the body already, and as a
+    // short boosted field of its own it outweighed the content, whose later sentences are
+    // what a search of it looks for (docs/ranking.md). A short memory's summary is its
+    // content, searched as a name and a description as a document's are.
+    let long = text(&v.content).map_or(0, |c| c.chars().count()) > 2 * own.chars().count();
+    let summary_unsearched = long && given.as_deref().is_none_or(|s| is_first_sentences(s, &own));
     let summary = given.unwrap_or(own);
     let git = v.git.as_ref();
     Some(IndexDoc {

@@ -808,7 +808,8 @@ impl Index {
             // over the only one holding them all.
             let mut top: Vec<(Tier, f32, DocAddress)> = Vec::new();
             if let Some(every) = every_word_condition(f, query_text) {
-                let mut narrow: Vec<(Occur, Box<dyn Query>)> = clauses.iter().map(|(o, q)| (*o, q.box_clone())).collect();
+                let mut narrow: Vec<(Occur, Box<dyn Query>)> =
+                    clauses.iter().map(|(o, q)| (*o, q.box_clone())).collect();
                 narrow.push((Occur::Must, Box::new(ConstScoreQuery::new(every, 0.0))));
                 let full = ranked(&searcher, &stats, &BooleanQuery::new(narrow), wanted, ranking)?;
                 top.extend(full.into_iter().map(|(s, a)| (Tier::AllTerms, s, a)));
@@ -1169,8 +1170,8 @@ fn ranked(
                     .unwrap_or(default)
             };
             let imp = importance.as_ref().map_or(DEFAULT_IMPORTANCE, |c| c.get_val(doc));
-            let age_days = added.as_ref().map_or(0.0, |c| (r.now - c.get_val(doc)) as f64 / 86_400.0)
-                * lookup(&fading, 1.0);
+            let age_days =
+                added.as_ref().map_or(0.0, |c| (r.now - c.get_val(doc)) as f64 / 86_400.0) * lookup(&fading, 1.0);
             let reads =
                 access.as_ref().and_then(|(m, col)| col.first(doc).and_then(|o| m.get(&o).copied())).unwrap_or(0);
             let trust = lookup(&writer_trust, DEFAULT_TRUST);

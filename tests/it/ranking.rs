@@ -32,7 +32,7 @@ const REACHED: [(&str, Kind, f64, f64); 19] = [
     ("ja-otel", Kind::BodyPhrase, 1.000, 1.000),
     ("ja-otel", Kind::BodyWords, 0.964, 0.951),
     ("ja-otel", Kind::Paraphrase, 0.897, 0.646),
-    ("ja-otel", Kind::TitleRunTogether, 1.001, 1.001),
+    ("ja-otel", Kind::TitleRunTogether, 1.000, 0.962),
 ];
 
 #[test]
@@ -566,7 +566,13 @@ fn decay_and_trust_never_lift_a_partial_match_over_the_only_full_match() {
         let words: Vec<String> = (0..6).map(|k| word((n * 7 + k * 13) % 100)).collect();
         // Every tenth note holds one of the three words the query asks for.
         let extra = if n % 10 == 0 { format!(" {}", word(900 + (n / 10) % 3)) } else { String::new() };
-        notes.push((format!("m_{n:012x}"), "short-term", "note", (n as i64 * 480) / 300, format!("{}{extra}.", words.join(" "))));
+        notes.push((
+            format!("m_{n:012x}"),
+            "short-term",
+            "note",
+            (n as i64 * 480) / 300,
+            format!("{}{extra}.", words.join(" ")),
+        ));
     }
     notes.push(("m_0000000fffff".into(), "short-term", "note", 400, "w900 w901 w902 w005 w017.".into()));
     notes.push(("m_0000000eeeee".into(), "long-term", "decision", 300, "Keep w950 w951 in the w952 log.".into()));
@@ -590,7 +596,11 @@ fn a_cjk_title_typed_without_spaces_finds_its_page_first() {
             "テストの書き方",
             "テストはテストランナーで実行します。テストの名前はテストする関数の名前にします。単体テストと結合テストがあります。",
         ),
-        ("check.md", "リンクのチェック", "リンクチェックはビルドのたびに実行されます。チェックに失敗したらリンクを直します。"),
+        (
+            "check.md",
+            "リンクのチェック",
+            "リンクチェックはビルドのたびに実行されます。チェックに失敗したらリンクを直します。",
+        ),
         ("build.md", "ビルド", "ビルドの手順を説明します。"),
     ]);
     assert_eq!(found(&engine, "チェックテスト"), ["docs/pr.md", "docs/test.md", "docs/check.md"]);
@@ -608,7 +618,8 @@ fn a_list_of_links_comes_after_the_page_of_the_member_it_lists() {
     let all: Vec<&str> = names.iter().chain(&more).copied().collect();
     let rows: Vec<String> =
         all.iter().map(|n| format!("|[`{n}`](widget-functions.md#{n})|What `{n}` does to a range.|")).collect();
-    let list = format!("# `<widgets>`\n\nDefines the widget functions.\n\n|Name|Description|\n|-|-|\n{}", rows.join("\n"));
+    let list =
+        format!("# `<widgets>`\n\nDefines the widget functions.\n\n|Name|Description|\n|-|-|\n{}", rows.join("\n"));
     let sections: Vec<String> = all
         .iter()
         .map(|n| {
