@@ -103,8 +103,8 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
 /// it lists when neither's name is the query (docs/ranking.md). Never shown.
 pub const LINK_LIST: &str = "link-list";
 
-/// Whether a body is mostly a list of links: at least ten of its lines of text, and six in
-/// ten, are list items or table rows that start with a link (`- [x](x.md)`,
+/// Whether a body is mostly a list of links: at least ten of its lines of text, and three
+/// in four, are list items or table rows that start with a link (`- [x](x.md)`,
 /// `|[x](x.md#x)|what x does|`). Code, headings and table rules are not counted.
 fn mostly_links(body: &str) -> bool {
     let (mut links, mut lines) = (0usize, 0usize);
@@ -124,7 +124,7 @@ fn mostly_links(body: &str) -> bool {
             links += 1;
         }
     }
-    links >= 10 && links * 10 >= lines * 6
+    links >= 10 && links * 4 >= lines * 3
 }
 
 /// One item per skill in `.tmws/skills.yaml`.
