@@ -412,7 +412,9 @@ pub(crate) fn weight(searcher: &Searcher, addr: DocAddress, r: &Ranking) -> f32 
     let ref_id = if r.access.is_empty() { None } else { text("ref_id") };
     let importance = fast.f64("importance").ok().and_then(|c| c.first(doc)).unwrap_or(DEFAULT_IMPORTANCE);
     let added = fast.i64("added").ok().and_then(|c| c.first(doc)).unwrap_or(r.now);
-    let age_days = (r.now - added) as f64 / 86_400.0;
+    // Only notes and session records fade (docs/ranking.md), as in the lexical ranking.
+    let fading = super::search::fades(text("category").as_deref());
+    let age_days = if fading { (r.now - added) as f64 / 86_400.0 } else { 0.0 };
     let half = namespace.and_then(|ns| r.half_life_days.get(&ns).copied()).unwrap_or(DEFAULT_HALF_LIFE_DAYS);
     let trust = agent.and_then(|a| r.trust.get(&crate::parse::trust::normalize(&a)).copied()).unwrap_or(DEFAULT_TRUST);
     let reads = ref_id.and_then(|id| r.access.get(&id).copied()).unwrap_or(0);
