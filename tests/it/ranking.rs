@@ -581,7 +581,8 @@ fn decay_and_trust_never_lift_a_partial_match_over_the_only_full_match() {
     let found = memory_search(&engine, "w900 w901 w902");
     assert_eq!(found[0], "m_0000000fffff", "{found:?}");
     assert_eq!(recall(&engine, "w900 w901 w902")[0], "m_0000000fffff");
-    assert_eq!(memory_search(&engine, "w950 w951 w952"), ["m_0000000eeeee", "m_0000000ddddd"]);
+    // Below them, notes found by meaning alone, if any.
+    assert_eq!(memory_search(&engine, "w950 w951 w952")[..2], ["m_0000000eeeee", "m_0000000ddddd"]);
 }
 
 /// A Japanese title typed without spaces or particles (`チェックテスト` for
