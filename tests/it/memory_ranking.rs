@@ -1,28 +1,37 @@
 //! Ranking of memories: every hand-written memory set of `tools/model/eval/`
-//! (`memory_sets`), asked through `memory_search` and `recall` with the lexical ranking
-//! alone, reaches at least the figures it reached when they were pinned, and so does
+//! (`memory_sets`), asked through `memory_search` and `recall` by words only and by words
+//! and meaning, reaches at least the figures it reached when they were pinned, and so does
 //! `recall` over every kind at once (the `everything` set), so that a change that loses
-//! answers fails. `examples/ranking.rs --memories` prints the same figures with the fused
-//! runs and latency.
+//! answers fails. `examples/ranking.rs --memories` prints the same figures with latency.
 
 use super::memory_sets::{self, Tool};
 use super::util::TestRoot;
 
-/// MRR@10 and R@5 each set reached, lexical only, by tool (rounded down to 0.01). The
+/// MRR@10 and R@5 each set reached, by run (`lexical`: `[semantic] model = "off"`;
+/// `fused`: the built-in model with the words) and tool, rounded down to 0.01. The
 /// memories are added one after another, and one added in a later second has decayed a
 /// hair less: of two with the same words, which comes first depends on whether a second
 /// passed between their adds, so a figure is the lower of the two outcomes (the
 /// conversations through `recall`: R@5 0.658 or 0.671).
-const REACHED: [(&str, Tool, f64, f64); 9] = [
-    ("en", Tool::MemorySearch, 0.08, 0.15),
-    ("en-overlap", Tool::MemorySearch, 1.00, 1.00),
-    ("ja", Tool::MemorySearch, 0.33, 0.41),
-    ("conversations", Tool::MemorySearch, 0.38, 0.53),
-    ("en", Tool::Recall, 0.06, 0.08),
-    ("en-overlap", Tool::Recall, 1.00, 1.00),
-    ("ja", Tool::Recall, 0.33, 0.41),
-    ("conversations", Tool::Recall, 0.44, 0.65),
-    ("everything", Tool::Recall, 0.48, 0.68),
+const REACHED: [(&str, &str, Tool, f64, f64); 18] = [
+    ("en", "lexical", Tool::MemorySearch, 0.06, 0.08),
+    ("en-overlap", "lexical", Tool::MemorySearch, 1.00, 1.00),
+    ("ja", "lexical", Tool::MemorySearch, 0.33, 0.41),
+    ("conversations", "lexical", Tool::MemorySearch, 0.44, 0.68),
+    ("en", "lexical", Tool::Recall, 0.06, 0.08),
+    ("en-overlap", "lexical", Tool::Recall, 1.00, 1.00),
+    ("ja", "lexical", Tool::Recall, 0.33, 0.41),
+    ("conversations", "lexical", Tool::Recall, 0.44, 0.65),
+    ("everything", "lexical", Tool::Recall, 0.50, 0.69),
+    ("en", "fused", Tool::MemorySearch, 0.28, 0.45),
+    ("en-overlap", "fused", Tool::MemorySearch, 1.00, 1.00),
+    ("ja", "fused", Tool::MemorySearch, 0.33, 0.41),
+    ("conversations", "fused", Tool::MemorySearch, 0.48, 0.64),
+    ("en", "fused", Tool::Recall, 0.28, 0.45),
+    ("en-overlap", "fused", Tool::Recall, 1.00, 1.00),
+    ("ja", "fused", Tool::Recall, 0.33, 0.41),
+    ("conversations", "fused", Tool::Recall, 0.49, 0.64),
+    ("everything", "fused", Tool::Recall, 0.54, 0.68),
 ];
 
 #[test]
@@ -31,35 +40,40 @@ fn every_memory_set_reaches_its_pinned_figures_through_memory_search_and_recall(
     let mut failed = false;
     let mut corpora = memory_sets::corpora();
     corpora.push(memory_sets::everything());
-    for mut corpus in corpora {
-        let root = TestRoot::new();
-        let mut config = memory_sets::lexical_config().to_owned();
-        let mut tools = Tool::ALL.to_vec();
-        if corpus.name == "everything" {
-            memory_sets::load_written(root.path(), &mut corpus);
-            config = memory_sets::everything_config(&config);
-            tools = vec![Tool::Recall];
-        }
-        let (engine, ids) = memory_sets::load(root.path(), &corpus, &config);
-        for tool in tools {
-            let asked = memory_sets::run(&engine, &ids, &corpus, tool);
-            for (set, of) in memory_sets::rows(&corpus) {
-                let Some((_, _, mrr_floor, r5_floor)) = REACHED.iter().find(|(s, t, _, _)| *s == set && *t == tool)
-                else {
-                    continue;
-                };
-                let these: Vec<&memory_sets::Asked> = of.iter().map(|&i| &asked[i]).collect();
-                let (mrr, r5, _, n) = memory_sets::score(&these);
-                let low = mrr < *mrr_floor || r5 < *r5_floor;
-                failed |= low;
-                report.push(format!(
-                    "{set} {}: {n} questions, MRR@10 {mrr:.3} (at least {mrr_floor}), R@5 {r5:.3} (at least {r5_floor}){}",
-                    tool.name(),
-                    if low { "  <- below" } else { "" }
-                ));
+    for corpus in corpora {
+        for (run, config) in [("lexical", memory_sets::lexical_config()), ("fused", "")] {
+            let mut corpus = corpus.clone();
+            let root = TestRoot::new();
+            let mut config = config.to_owned();
+            let mut tools = Tool::ALL.to_vec();
+            if corpus.name == "everything" {
+                memory_sets::load_written(root.path(), &mut corpus);
+                config = memory_sets::everything_config(&config);
+                tools = vec![Tool::Recall];
+            }
+            let (engine, ids) = memory_sets::load(root.path(), &corpus, &config);
+            for tool in tools {
+                let asked = memory_sets::run(&engine, &ids, &corpus, tool);
+                for (set, of) in memory_sets::rows(&corpus) {
+                    let Some((_, _, _, mrr_floor, r5_floor)) =
+                        REACHED.iter().find(|(s, r, t, _, _)| *s == set && *r == run && *t == tool)
+                    else {
+                        continue;
+                    };
+                    let these: Vec<&memory_sets::Asked> = of.iter().map(|&i| &asked[i]).collect();
+                    let (mrr, r5, _, n) = memory_sets::score(&these);
+                    let low = mrr < *mrr_floor || r5 < *r5_floor;
+                    failed |= low;
+                    report.push(format!(
+                        "{set} {run} {}: {n} questions, MRR@10 {mrr:.3} (at least {mrr_floor}), R@5 {r5:.3} (at least {r5_floor}){}",
+                        tool.name(),
+                        if low { "  <- below" } else { "" }
+                    ));
+                }
             }
         }
     }
+    eprintln!("{}", report.join("\n"));
     assert_eq!(report.len(), REACHED.len(), "{report:#?}");
     assert!(!failed, "{}", report.join("\n"));
 }
