@@ -107,8 +107,10 @@ impl Table {
         h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
-    /// Adds `key` with `id`, replacing the id of an equal key; `key_of` gives an id's key.
-    fn insert<'k>(&mut self, key: &[u8], id: u32, key_of: impl Fn(u32) -> &'k [u8]) {
+    /// Where `key` is, or the empty slot where it would go, and its tag: one probe for
+    /// both [`Table::insert`] and [`Table::get`].
+    #[inline]
+    fn slot_of<'k>(&self, key: &[u8], key_of: impl Fn(u32) -> &'k [u8]) -> (usize, u64) {
         let h = Self::hash(key);
         let tag = h & 0xFFFF_FFFF_0000_0000;
         let mask = self.slots.len() - 1;
@@ -116,32 +118,23 @@ impl Table {
         loop {
             let slot = self.slots[i];
             if slot == 0 || (slot & 0xFFFF_FFFF_0000_0000 == tag && key_of((slot as u32).wrapping_sub(1)) == key) {
-                self.slots[i] = tag | u64::from(id.wrapping_add(1));
-                return;
+                return (i, tag);
             }
             i = (i + 1) & mask;
         }
     }
 
+    /// Adds `key` with `id`, replacing the id of an equal key; `key_of` gives an id's key.
+    fn insert<'k>(&mut self, key: &[u8], id: u32, key_of: impl Fn(u32) -> &'k [u8]) {
+        let (i, tag) = self.slot_of(key, key_of);
+        self.slots[i] = tag | u64::from(id.wrapping_add(1));
+    }
+
     /// The id of `key`, if it is in the table.
     #[inline]
     fn get<'k>(&self, key: &[u8], key_of: impl Fn(u32) -> &'k [u8]) -> Option<u32> {
-        let h = Self::hash(key);
-        let tag = h & 0xFFFF_FFFF_0000_0000;
-        let mask = self.slots.len() - 1;
-        let mut i = (h >> self.shift) as usize;
-        loop {
-            let slot = self.slots[i];
-            if slot == 0 {
-                return None;
-            }
-            if slot & 0xFFFF_FFFF_0000_0000 == tag {
-                let id = (slot as u32).wrapping_sub(1);
-                if key_of(id) == key {
-                    return Some(id);
-                }
-            }
-            i = (i + 1) & mask;
-        }
+        let (i, _) = self.slot_of(key, key_of);
+        let slot = self.slots[i];
+        (slot != 0).then(|| (slot as u32).wrapping_sub(1))
     }
 }
