@@ -371,7 +371,78 @@ pub(crate) fn nearest(
     n: usize,
 ) -> Result<Vec<(f32, DocAddress)>> {
     let segments = cache.of(searcher, q.values.len())?;
+    if let Some(found) = nearest_first(&segments, searcher, filter, q, floor, n)? {
+        return Ok(found);
+    }
     searcher.search(filter, &ByMeaning { segments, q: q.clone(), floor, n }).map_err(tantivy_err)
+}
+
+/// The documents closest by their first values, checked against `filter` afterwards: a
+/// filter visits every document it leaves, which cost more than the cosines when it leaves
+/// most of them. None when fewer than `n` of the closest pass it in a segment that has
+/// more: then every document the filter leaves is looked at ([`ByMeaning`]).
+fn nearest_first(
+    segments: &[Arc<SegmentVectors>],
+    searcher: &Searcher,
+    filter: &dyn Query,
+    q: &Arc<QueryMeaning>,
+    floor: f32,
+    n: usize,
+) -> Result<Option<Vec<(f32, DocAddress)>>> {
+    use tantivy::DocSet;
+    use tantivy::query::EnableScoring;
+    let weight = filter.weight(EnableScoring::disabled_from_searcher(searcher)).map_err(tantivy_err)?;
+    let mut all: Vec<(f32, u64, DocAddress)> = Vec::new();
+    for (ord, (segment, vectors)) in searcher.segment_readers().iter().zip(segments).enumerate() {
+        let head = vectors.head_scores(q);
+        let alive = segment.alive_bitset();
+        let mut best: Vec<(f32, DocId, usize)> = Vec::new();
+        let mut least = f32::NEG_INFINITY;
+        let keep = 4 * HEAD_KEEPS;
+        for (doc, &o) in vectors.doc_ord.iter().enumerate() {
+            let doc = doc as DocId;
+            if o == NONE || alive.is_some_and(|a| !a.is_alive(doc)) {
+                continue;
+            }
+            let score = head.get(o as usize).copied().unwrap_or(f32::NEG_INFINITY);
+            if score >= least {
+                best.push((score, doc, o as usize));
+                if best.len() >= 2 * keep {
+                    best.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
+                    best.truncate(keep);
+                    least = best.iter().map(|b| b.0).fold(f32::INFINITY, f32::min);
+                }
+            }
+        }
+        let with_vectors = vectors.doc_ord.iter().filter(|o| **o != NONE).count();
+        best.sort_by_key(|b| b.1);
+        let mut scorer = weight.scorer(segment, 1.0).map_err(tantivy_err)?;
+        let mut passed: Vec<(f32, usize, DocId)> = Vec::new();
+        for (score, doc, o) in best {
+            let at = if scorer.doc() < doc { scorer.seek(doc) } else { scorer.doc() };
+            if at == doc {
+                passed.push((score, o, doc));
+            }
+        }
+        // Too few of the closest pass the filter to be sure of the best: look at all.
+        if passed.len() < n && with_vectors > keep {
+            return Ok(None);
+        }
+        passed.sort_by(|a, b| b.0.total_cmp(&a.0));
+        passed.truncate(HEAD_KEEPS);
+        let rank = segment.fast_fields().u64("ref_rank").ok();
+        let segment_ord = ord as SegmentOrdinal;
+        for (_, o, doc) in passed {
+            let cos = vectors.cosine_of(o, q);
+            if cos >= floor {
+                let r = rank.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
+                all.push((cos, r, DocAddress::new(segment_ord, doc)));
+            }
+        }
+    }
+    all.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    all.truncate(n);
+    Ok(Some(all.into_iter().map(|(cos, _, addr)| (cos, addr)).collect()))
 }
 
 /// The cosine of one document with `q` (None when it has no vector).
