@@ -276,12 +276,16 @@ pub(crate) fn add_entry(
     redacted += count;
     entry.hash = Some(blake3::hash(content.as_bytes()).to_hex().to_string());
     let content_length = content.chars().count();
-    let meaning = crate::index::meaning::model_for(root, config).and_then(|m| {
-        crate::index::meaning::text_meaning(
-            m,
-            &crate::index::meaning::item_text(entry.summary.as_deref().unwrap_or(""), "", &content),
-        )
-    });
+    // What a new memory may repeat is looked for by `memory_add`; a session's record
+    // (written as a server stops, within the moments a client gives it) needs none.
+    let meaning = if entry.session.is_some() {
+        None
+    } else {
+        crate::index::meaning::model_for(root, config).and_then(|m| {
+            let summary = entry.summary.as_deref().unwrap_or("");
+            crate::index::meaning::text_meaning(m, &crate::index::meaning::item_text(summary, "", &content))
+        })
+    };
     entry.content = Some(content);
     let (summary, expires_at) =
         (entry.summary.clone().unwrap_or_default(), entry.expires_at.clone().unwrap_or_default());
