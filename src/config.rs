@@ -40,6 +40,7 @@ pub struct Config {
     pub upkeep: UpkeepConfig,
     pub semantic: SemanticConfig,
     pub review: ReviewConfig,
+    pub hooks: HooksConfig,
 }
 
 /// One memory namespace: how long its entries live, how many it keeps, how fast they fade.
@@ -138,6 +139,36 @@ pub struct ReviewConfig {
 impl Default for ReviewConfig {
     fn default() -> Self {
         ReviewConfig { duplicate_similarity: limits::DUPLICATE_SIMILARITY.default }
+    }
+}
+
+/// Briefings through the agents' hooks (docs/hooks.md): each event's budget in characters
+/// and the least relevance of what a prompt or a tool call is briefed with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct HooksConfig {
+    /// The characters of a briefing when a session starts (0: none).
+    pub session_start_chars: u64,
+    /// The characters of a briefing after the client compacted its context (0: none).
+    pub post_compact_chars: u64,
+    /// The characters of a briefing on a prompt (0: none).
+    pub prompt_chars: u64,
+    /// The characters of a briefing before a shell command, an edit or a write (0: none).
+    pub pre_tool_chars: u64,
+    /// 0–1: how much of a prompt's or a command's words an item must hold, or how close
+    /// in meaning it must be.
+    pub min_score: f64,
+}
+
+impl Default for HooksConfig {
+    fn default() -> Self {
+        HooksConfig {
+            session_start_chars: limits::BRIEF_START_CHARS.default,
+            post_compact_chars: limits::BRIEF_START_CHARS.default,
+            prompt_chars: limits::BRIEF_PROMPT_CHARS.default,
+            pre_tool_chars: limits::BRIEF_PRE_TOOL_CHARS.default,
+            min_score: limits::BRIEF_MIN_SCORE.default,
+        }
     }
 }
 
@@ -348,6 +379,7 @@ impl Default for Config {
             upkeep: UpkeepConfig::default(),
             semantic: SemanticConfig::default(),
             review: ReviewConfig::default(),
+            hooks: HooksConfig::default(),
         }
     }
 }
@@ -368,6 +400,7 @@ struct RawConfig {
     upkeep: UpkeepConfig,
     semantic: SemanticConfig,
     review: ReviewConfig,
+    hooks: HooksConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -439,6 +472,7 @@ impl Config {
             upkeep: raw.upkeep,
             semantic: raw.semantic,
             review: raw.review,
+            hooks: raw.hooks,
             ..Config::default()
         };
         for (name, ns) in raw.namespaces {
@@ -502,6 +536,10 @@ impl Config {
             ("rules", "total_budget_lines", &limits::RULES_BUDGET_LINES, c.rules.total_budget_lines as u64),
             ("upkeep", "every_secs", &limits::UPKEEP_EVERY_SECS, c.upkeep.every_secs),
             ("upkeep", "idle_secs", &limits::UPKEEP_IDLE_SECS, c.upkeep.idle_secs),
+            ("hooks", "session_start_chars", &limits::BRIEF_START_CHARS, c.hooks.session_start_chars),
+            ("hooks", "post_compact_chars", &limits::BRIEF_START_CHARS, c.hooks.post_compact_chars),
+            ("hooks", "prompt_chars", &limits::BRIEF_PROMPT_CHARS, c.hooks.prompt_chars),
+            ("hooks", "pre_tool_chars", &limits::BRIEF_PRE_TOOL_CHARS, c.hooks.pre_tool_chars),
         ];
         for (section, key, limit, value) in counts {
             within(text, section, key, limit, value)?;
@@ -511,6 +549,7 @@ impl Config {
             ("memory", "compact_garbage_ratio", &limits::COMPACT_GARBAGE_RATIO, c.memory.compact_garbage_ratio),
             ("sessions", "idle_minutes", &limits::SESSION_IDLE_MINUTES, c.sessions.idle_minutes),
             ("review", "duplicate_similarity", &limits::DUPLICATE_SIMILARITY, c.review.duplicate_similarity),
+            ("hooks", "min_score", &limits::BRIEF_MIN_SCORE, c.hooks.min_score),
         ];
         if let Some(p) = c.memory.prune_below {
             fractions.push(("memory", "prune_below", &limits::IMPORTANCE, p));

@@ -116,6 +116,19 @@ pub const MIN_SCORE: Limit<f64> =
 /// near-duplicate (`review.duplicate_similarity`).
 pub const DUPLICATE_SIMILARITY: Limit<f64> =
     Limit::new(0.5, 1.0, 0.92, "how close in meaning a new memory is to a live one to be named its near-duplicate");
+/// A briefing's characters at the start of a session or after a compaction
+/// (`hooks.session_start_chars`, `hooks.post_compact_chars`).
+pub const BRIEF_START_CHARS: Limit<u64> =
+    Limit::new(0, 100_000, 6_000, "the characters of a briefing at the start of a session or after a compaction");
+/// A briefing's characters on a prompt (`hooks.prompt_chars`).
+pub const BRIEF_PROMPT_CHARS: Limit<u64> = Limit::new(0, 100_000, 2_000, "the characters of a briefing on a prompt");
+/// A briefing's characters before a tool call (`hooks.pre_tool_chars`).
+pub const BRIEF_PRE_TOOL_CHARS: Limit<u64> =
+    Limit::new(0, 100_000, 1_200, "the characters of a briefing before a tool call");
+/// The least relevance of an item briefed on a prompt or before a tool call
+/// (`hooks.min_score`).
+pub const BRIEF_MIN_SCORE: Limit<f64> =
+    Limit::new(0.0, 1.0, 0.35, "the least relevance of an item briefed on a prompt or before a tool call");
 /// How much a memory matters: `memory_add`'s `importance`, and the level below which the
 /// upkeep and `memory cleanup --below` prune (`memory.prune_below`).
 pub const IMPORTANCE: Limit<f64> = Limit::new(0.0, 1.0, 0.5, "how much a memory matters");
@@ -237,12 +250,15 @@ mod tests {
             RULES_BUDGET_LINES,
             UPKEEP_EVERY_SECS,
             UPKEEP_IDLE_SECS,
+            BRIEF_START_CHARS,
+            BRIEF_PROMPT_CHARS,
+            BRIEF_PRE_TOOL_CHARS,
         ];
         for l in counts {
             assert!(l.contains(l.default) && !l.means.is_empty(), "{l:?}");
         }
         for l in
-            [MIN_SCORE, IMPORTANCE, HALF_LIFE_DAYS, COMPACT_GARBAGE_RATIO, SESSION_IDLE_MINUTES, DUPLICATE_SIMILARITY]
+            [MIN_SCORE, IMPORTANCE, HALF_LIFE_DAYS, COMPACT_GARBAGE_RATIO, SESSION_IDLE_MINUTES, DUPLICATE_SIMILARITY, BRIEF_MIN_SCORE]
         {
             assert!(l.contains(l.default) && !l.means.is_empty(), "{l:?}");
         }

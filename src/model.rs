@@ -365,6 +365,9 @@ pub struct IndexDoc {
     /// memory extracted from its content's first sentences, whose words the body holds
     /// already (docs/ranking.md).
     pub summary_unsearched: bool,
+    /// The files it is about, root-relative (`src/a.rs`, or a folder as `migrations/`): a
+    /// problem's `files`. An edit of one of them is briefed with it (docs/hooks.md).
+    pub cites: Vec<String>,
 }
 
 /// The fields of a memory entry that its queries filter and rank on.

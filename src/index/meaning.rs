@@ -456,6 +456,23 @@ pub(crate) fn cosine(
     Ok(segments.get(addr.segment_ord as usize).and_then(|v| v.cosine(addr.doc_id, q)))
 }
 
+/// The cosine of one document's vector with `q`, read from its segment's column alone
+/// (None when it has none): for a process that looks at a few documents, where reading
+/// every vector of the index first would cost more than the rest of its work.
+pub(crate) fn cosine_alone(searcher: &Searcher, addr: DocAddress, q: &QueryMeaning) -> Result<Option<f32>> {
+    let segment = searcher.segment_reader(addr.segment_ord);
+    let Some(column) = segment.fast_fields().bytes("vector").map_err(tantivy_err)? else { return Ok(None) };
+    let Some(ord) = column.ords().first(addr.doc_id) else { return Ok(None) };
+    let mut bytes = Vec::new();
+    if !column.ord_to_bytes(ord, &mut bytes).map_err(|e| super::tantivy_err(e.into()))? {
+        return Ok(None);
+    }
+    let dim = q.values.len();
+    Ok(crate::semantic::Quantized::from_bytes(&bytes, dim)
+        .filter(|v| v.scale > 0.0)
+        .map(|v| crate::semantic::dot_i8(&v.values, &q.values) as f32 * v.scale * q.scale))
+}
+
 /// How many live items the index holds, and how many of them have a vector.
 pub(crate) fn counts(searcher: &Searcher) -> Result<(u64, u64)> {
     let (mut items, mut with) = (0, 0);

@@ -149,6 +149,7 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
         meta,
         namespace: Some(text(&v.ns).unwrap_or_else(|| namespace.to_owned())),
         summary_unsearched,
+        cites: v.files.iter().flatten().filter_map(|f| cited_path(f)).collect(),
         memory: Some(MemoryAttrs {
             // Normalised to UTC seconds with `Z`, so that text order is time order.
             expires_at: text(&v.expires_at).map(|t| normalise_time(&t)),
@@ -162,6 +163,35 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
     })
 }
 
+/// The file a citation names, as the index keeps it: root-relative with `/` separators,
+/// without a leading `./`, a line range (`:10-20`), a symbol (`#name`) or a commit
+/// (`@abc123`). None for one that names no file inside the root.
+pub fn cited_path(cite: &str) -> Option<String> {
+    let mut path = cite.trim().replace('\\', "/");
+    for sep in ['@', '#'] {
+        if let Some(at) = path.rfind(sep)
+            && at > 0
+        {
+            path.truncate(at);
+        }
+    }
+    if let Some(at) = path.rfind(':')
+        && path[at + 1..].chars().all(|c| c.is_ascii_digit() || c == '-')
+        && at > 0
+    {
+        path.truncate(at);
+    }
+    let mut path = path.trim().trim_start_matches("./").to_owned();
+    while path.contains("//") {
+        path = path.replace("//", "/");
+    }
+    let inside = !path.is_empty()
+        && !path.starts_with('/')
+        && path.split('/').all(|c| c != ".." && c != ".")
+        && !path.chars().any(char::is_control);
+    inside.then_some(path)
+}
+
 /// Whether `summary` is `own` (a content's first sentences) or the start of it, cut with
 /// an ellipsis as an extracted summary is.
 fn is_first_sentences(summary: &str, own: &str) -> bool {
@@ -172,6 +202,24 @@ fn is_first_sentences(summary: &str, own: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
+
+    #[test]
+    fn a_citation_is_kept_as_the_file_it_names() {
+        let cases = [
+            ("src/pool.rs", Some("src/pool.rs")),
+            ("./src/pool.rs:120-140", Some("src/pool.rs")),
+            ("src/pool.rs#evict", Some("src/pool.rs")),
+            ("src/pool.rs@abc123", Some("src/pool.rs")),
+            ("migrations/", Some("migrations/")),
+            ("src\\win\\a.rs", Some("src/win/a.rs")),
+            ("/etc/passwd", None),
+            ("../outside.rs", None),
+            ("  ", None),
+        ];
+        for (cite, want) in cases {
+            assert_eq!(super::cited_path(cite).as_deref(), want, "{cite}");
+        }
+    }
 
     use super::*;
 
@@ -213,6 +261,9 @@ mod tests {
                 "== {log}\n{:#?}\n{:#?}\n{:#?}\n{:#?} {} {} {}\n",
                 read.changes, read.mark, fold.live, fold.keys, fold.lines, fold.offset, fold.max_at
             ));
+        }
+        if std::env::var_os("TMWS_BLESS").is_some() {
+            std::fs::write(dir.join("read.txt"), &out).unwrap();
         }
         let want = std::fs::read_to_string(dir.join("read.txt")).unwrap();
         assert!(out == want, "the logs of testdata/formats/ read otherwise than before:\n{out}");

@@ -30,6 +30,7 @@ use tantivy::index::SegmentId;
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyError};
 
 pub use self::items::{Item, ItemList, ItemQuery};
+pub use self::memlog::cited_path;
 pub use self::schema::{Fields, SCHEMA_VERSION};
 pub use self::search::{Ranking, RecallFilter, SearchHit, SearchResults, TextQuery, current_importance};
 pub use self::sync::{SyncOptions, SyncPhase, SyncProgress, SyncReport};

@@ -8,7 +8,7 @@ use super::analyzer::ANALYZER;
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is
 /// rebuilt from the files.
-pub const SCHEMA_VERSION: u32 = 15;
+pub const SCHEMA_VERSION: u32 = 16;
 
 /// Handles of every field.
 #[derive(Debug, Clone)]
@@ -56,6 +56,8 @@ pub struct Fields {
     /// The item's vector of meaning (`Quantized::to_bytes`), when the model knew a word of
     /// it; kept in the segments, so that it comes and goes with the item.
     pub vector: Field,
+    /// The files an item is about (`IndexDoc::cites`), each a raw term.
+    pub cites: Field,
     /// The model that makes the vectors a sync writes (none: words only). Not part of the
     /// schema: a sync sets it from the config.
     pub model: Option<&'static crate::semantic::Model>,
@@ -100,6 +102,7 @@ impl Fields {
         let key = b.add_text_field("key", STRING | STORED);
         let meta = b.add_text_field("meta", STORED);
         let vector = b.add_bytes_field("vector", FAST);
+        let cites = b.add_text_field("cites", STRING);
         Fields {
             schema: b.build(),
             ref_id,
@@ -131,6 +134,7 @@ impl Fields {
             key,
             meta,
             vector,
+            cites,
             model: None,
         }
     }

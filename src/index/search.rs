@@ -729,6 +729,28 @@ impl Index {
         Ok((total, items))
     }
 
+    /// The live items that cite one of `paths` (root-relative files, or folders ending in
+    /// `/`) and that `req`'s filters leave, newest first, at most `req.limit`: what an edit
+    /// of those files is briefed with. `req.query` is not read.
+    pub fn citing(&self, req: &TextQuery, paths: &[String]) -> Result<Vec<super::Item>> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let f = &self.fields;
+        let mut clauses = filters(f, req)?;
+        clauses.push((Occur::MustNot, expired(f)));
+        let any: Vec<(Occur, Box<dyn Query>)> =
+            paths.iter().map(|p| (Occur::Should, term_query(f.cites, p))).collect();
+        clauses.push((Occur::Must, Box::new(BooleanQuery::new(any))));
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let newest = TopDocs::with_limit(req.limit.max(1)).order_by_fast_field::<i64>("added", Order::Desc);
+        let top = searcher.search(&query, &newest).map_err(tantivy_err)?;
+        let list =
+            super::items::ItemList::of(f.clone(), searcher, top.into_iter().map(|(_, a)| (String::new(), a)).collect());
+        (0..list.len()).map(|i| list.get(i)).collect()
+    }
+
     /// Runs a search over what the reader sees now.
     pub fn search(&self, req: &TextQuery) -> Result<SearchResults> {
         let searcher = self.reader.searcher();
@@ -1268,6 +1290,44 @@ impl Index {
     pub fn vectors(&self) -> Result<(Option<String>, u64, u64)> {
         let (items, with) = super::meaning::counts(&self.reader.searcher())?;
         Ok((self.payload()?.model, items, with))
+    }
+
+    /// How rare each term is among the items: its inverse document frequency in the
+    /// bodies, `ln(1 + (n − df + 0.5) / (df + 0.5))` — what a word held weighs as evidence
+    /// that an item is about it.
+    pub fn rarity(&self, terms: &[String]) -> Result<Vec<f32>> {
+        let searcher = self.reader.searcher();
+        let n = searcher.num_docs() as f32;
+        terms
+            .iter()
+            .map(|t| {
+                let df = searcher.doc_freq(&Term::from_field_text(self.fields.body, t)).map_err(tantivy_err)? as f32;
+                Ok((1.0 + (n - df + 0.5).max(0.0) / (df + 0.5)).ln())
+            })
+            .collect()
+    }
+
+    /// The cosine of each of `ref_ids`' vectors with `q` (those without a vector, or not
+    /// in the index, are left out), each read alone ([`super::meaning::cosine_alone`]).
+    pub fn cosines(
+        &self,
+        q: &super::meaning::QueryMeaning,
+        ref_ids: &[String],
+    ) -> Result<std::collections::HashMap<String, f32>> {
+        let mut out = std::collections::HashMap::new();
+        if self.payload()?.model.as_deref() != Some(q.model.as_str()) {
+            return Ok(out);
+        }
+        let searcher = self.reader.searcher();
+        for id in ref_ids {
+            let found = searcher.search(&*term_query(self.fields.ref_id, id), &DocSetCollector).map_err(tantivy_err)?;
+            if let Some(addr) = found.iter().next()
+                && let Some(cos) = super::meaning::cosine_alone(&searcher, *addr, q)?
+            {
+                out.insert(id.clone(), cos);
+            }
+        }
+        Ok(out)
     }
 
     /// The live memories (not session records) whose meaning is at least `similarity`

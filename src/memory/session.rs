@@ -84,6 +84,15 @@ pub struct ActivityRecord {
     /// True when recorded by itself as the session ended or went idle; false when the
     /// client asked for it (`session_record`).
     pub automatic: bool,
+    /// What the client's hooks briefed it with (refIds, the latest 200).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub briefed: Vec<String>,
+    /// The client's transcript of the session, as its hooks named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+    /// The client's own id of the session, as its hooks named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_session: Option<String>,
 }
 
 /// A commit of a session.

@@ -12,6 +12,7 @@ pub mod json;
 pub mod jsonl;
 pub mod lenient;
 pub mod markdown;
+pub mod payload;
 pub mod registry;
 pub mod rules;
 pub mod text;

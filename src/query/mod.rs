@@ -8,6 +8,7 @@
 //! `hook`; `keeper` keeps the index fresh and `metrics` counts.
 
 pub mod answer;
+pub mod brief;
 pub mod api;
 pub mod approval;
 mod ask;

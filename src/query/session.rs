@@ -361,6 +361,14 @@ pub struct Activity {
     pub verifications: Vec<(String, bool, f64)>,
     /// Tool calls by `server/tool`: (calls, failures).
     pub tool_calls: BTreeMap<String, (u64, u64)>,
+    /// Prompts its client's hooks saw (docs/hooks.md).
+    pub prompts: u64,
+    /// What its client's hooks briefed it with: refIds.
+    pub briefed: Vec<String>,
+    /// The client's transcript of the session, as its hooks named it.
+    pub transcript: Option<String>,
+    /// The client's own id of the session, as its hooks named it.
+    pub client_session: Option<String>,
 }
 
 impl Activity {
@@ -386,7 +394,8 @@ impl Activity {
 
     /// Whether anything worth a record happened.
     pub fn is_empty(&self) -> bool {
-        self.queries.is_empty()
+        self.prompts == 0
+            && self.queries.is_empty()
             && self.memories.is_empty()
             && self.entries.is_empty()
             && self.verifications.is_empty()
@@ -429,14 +438,24 @@ pub(crate) fn record_activity(
     let recalls = activity.queries.iter().filter(|q| q.0 == recall).count();
     let searches = activity.queries.len() - recalls;
     let who = agent.unwrap_or("an agent");
-    let mut summary = format!(
-        "Session of {who}, {from} – {until} ({}): {recalls} recalls, {searches} searches, {} memories, {} \
+    let mut summary = if activity.client_session.is_some() {
+        format!(
+            "Session of {who}, {from} – {until} ({}): {} prompts, {} items briefed, {} commits",
+            span(duration),
+            activity.prompts,
+            activity.briefed.len(),
+            commits.len()
+        )
+    } else {
+        format!(
+            "Session of {who}, {from} – {until} ({}): {recalls} recalls, {searches} searches, {} memories, {} \
 verifications, {n_calls} tool calls, {} commits",
-        span(duration),
-        activity.memories.len(),
-        activity.verifications.len(),
-        commits.len()
-    );
+            span(duration),
+            activity.memories.len(),
+            activity.verifications.len(),
+            commits.len()
+        )
+    };
     if let Some(b) = &branch {
         let _ = write!(summary, " on {b}");
     }
@@ -474,6 +493,10 @@ verifications, {n_calls} tool calls, {} commits",
             .collect(),
     );
     list("Commits", commits.iter().map(|c| format!("{} {}", c.hash, c.subject)).collect());
+    list("Briefed with", activity.briefed.clone());
+    if let Some(t) = &activity.transcript {
+        let _ = writeln!(content, "\nTranscript: {t}");
+    }
     let memories: Vec<String> = activity.memories.iter().map(|m| m.0.clone()).collect();
     let record = SessionRecord::Activity(ActivityRecord {
         since: from.clone(),
@@ -493,6 +516,9 @@ verifications, {n_calls} tool calls, {} commits",
         tool_calls: calls_of(&activity.tool_calls),
         commits: latest(&commits, MAX_COMMITS).iter().map(Commit::record).collect(),
         automatic,
+        briefed: latest(&activity.briefed, MAX_IDS),
+        transcript: activity.transcript.clone(),
+        client_session: activity.client_session.clone(),
     });
     let answer = write_entry(root, config, content, summary, (agent, author), record, now)?;
     Ok(SessionAnswer::recorded(answer, from, until, activity.memories.len(), commits.len(), n_calls))

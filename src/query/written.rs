@@ -148,9 +148,22 @@ fn scenario(root: &Path) {
         entries: vec!["resources/workspaces/w/_plans/261122-x.md".into()],
         verifications: vec![("codex".into(), true, 0.55)],
         tool_calls: [("serena/find_symbol".to_owned(), (3, 1))].into_iter().collect(),
+        ..Activity::default()
     };
     let agent = author("mcp", Some("claude-code"));
     session::record_activity(root, &config, (Some("claude-code"), Some(&agent)), &activity, true, at(30)).unwrap();
+    // A session its client's hooks recorded: prompts, briefings, the transcript.
+    let hooked = Activity {
+        started: Some(at(22)),
+        prompts: 4,
+        briefed: vec!["m_0123456789ab".into()],
+        transcript: Some("/home/dev/.claude/projects/w/5f1c.jsonl".into()),
+        client_session: Some("5f1c".into()),
+        tool_calls: [("hook/prompt".to_owned(), (4, 0))].into_iter().collect(),
+        ..Activity::default()
+    };
+    let hook = serde_json::json!({"surface": "hook", "client": "claude-code", "session": "5f1c"});
+    session::record_activity(root, &config, (Some("claude-code"), Some(&hook)), &hooked, true, at(31)).unwrap();
     super::trust::verify(root, "Codex", ("claude-code", false), true, "ran the tests: 120 passed", at(31)).unwrap();
     super::trust::verify(root, "codex", ("human", false), false, "the fix broke the login page", at(32)).unwrap();
 }

@@ -259,6 +259,9 @@ pub(super) fn to_document(f: &Fields, d: &IndexDoc) -> TantivyDocument {
     }
     opt(&mut doc, f.namespace, &d.namespace);
     opt(&mut doc, f.meta, &d.meta);
+    for cite in &d.cites {
+        doc.add_text(f.cites, cite);
+    }
     if let Some(m) = &d.memory {
         opt(&mut doc, f.expires, &m.expires_at);
         opt(&mut doc, f.agent, &m.agent);

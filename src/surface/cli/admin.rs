@@ -47,6 +47,36 @@ pub(super) fn hook_install(cli: &Cli, out: &mut impl Write) -> Result<u8, Failur
     Ok(0)
 }
 
+/// `tmws brief`: the briefing of a hook's payload (stdin), printed as its client takes
+/// it; always exit 0.
+pub(super) fn brief(cli: &Cli, event: &str, client: &str, timeout_ms: u64, out: &mut impl Write) -> Result<u8, Failure> {
+    use crate::query::brief::{self, Client, Event};
+    let (Some(event), Some(client)) = (Event::parse(event), Client::parse(client)) else { return Ok(0) };
+    let mut stdin = Vec::new();
+    let cap = crate::parse::payload::MAX_PAYLOAD_BYTES as u64 + 1;
+    if let Err(e) = std::io::Read::read_to_end(&mut std::io::Read::take(std::io::stdin().lock(), cap), &mut stdin) {
+        tracing::warn!("cannot read the hook's payload: {e}");
+        return Ok(0);
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::Builder::new().name("tmws-brief".into()).spawn(move || {
+        let _ = tx.send(brief::brief(event, client, &stdin));
+    });
+    if worker.is_err() {
+        return Ok(0);
+    }
+    let Ok(briefed) = rx.recv_timeout(std::time::Duration::from_millis(timeout_ms)) else {
+        tracing::warn!("the briefing took over {timeout_ms} ms: nothing printed");
+        return Ok(0);
+    };
+    if cli.json {
+        writeln!(out, "{}", to_json(&briefed))?;
+    } else {
+        write!(out, "{}", briefed.stdout)?;
+    }
+    Ok(0)
+}
+
 pub(super) fn model(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
     let s = engine(cli)?.model_status()?;
     if cli.json {

@@ -127,6 +127,12 @@ Examples:
   tmws completions fish > ~/.config/fish/completions/tmws.fish
   tmws completions powershell >> $PROFILE";
 
+pub(super) const BRIEF: &str = "\
+Examples:
+  tmws brief --event prompt --client claude < payload.json
+  tmws brief --event pre-tool --client codex < payload.json
+  tmws --json brief --event session-start --client gemini < payload.json";
+
 pub(super) const MODEL: &str = "\
 Examples:
   tmws model                          the model, and how many items have a vector

@@ -183,6 +183,35 @@ enum Command {
     /// model.safetensors of the same format. The index is synced first.
     #[command(after_help = help::MODEL)]
     Model,
+    /// Brief an agent from its client's hook: read the hook's JSON payload on stdin and
+    /// print, in that client's form, the project memory that matters now (or nothing).
+    ///
+    /// Agent clients run this from their hooks (`tmws hooks install CLIENT` writes them).
+    /// The root is found from the payload's working folder; the index is read as it is,
+    /// never synced. It always exits 0 and never blocks the agent: on bad input, a missing
+    /// root, an error or a timeout it prints nothing and notes why in
+    /// .tmws/cache/briefings/log.
+    ///
+    /// session-start brings the overviews, decisions and lessons, open problems and the last
+    /// session; post-compact the same and what was briefed before the compaction; prompt
+    /// what the prompt's words or meaning find above [hooks] min_score; pre-tool what cites
+    /// the file about to be edited or what the command's words find; session-end prints
+    /// nothing and records the session (its commits and transcript). An item is briefed once
+    /// per client session, again after a compaction. Budgets and the gate: [hooks] in
+    /// .tmws/config.toml.
+    #[command(after_help = help::BRIEF)]
+    Brief {
+        /// When the hook runs: session-start, post-compact, prompt, pre-tool or session-end.
+        #[arg(long, value_name = "EVENT", value_parser = clap::builder::PossibleValuesParser::new(crate::query::brief::Event::ALL.map(crate::query::brief::Event::as_str)))]
+        event: String,
+        /// The client whose hook runs (its payload's fields and its output form): claude,
+        /// codex, gemini or copilot.
+        #[arg(long, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::query::brief::Client::ALL.map(crate::query::brief::Client::as_str)))]
+        client: String,
+        /// Give up and print nothing after this many milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 5_000)]
+        timeout_ms: u64,
+    },
     /// Print a completion script for bash, zsh, fish or PowerShell on stdout.
     #[command(after_help = help::COMPLETIONS)]
     Completions {
@@ -322,6 +351,11 @@ pub fn run() -> ExitCode {
         command().color(early.color.clap()).try_get_matches_from(&args).and_then(|m| Cli::from_arg_matches(&m));
     let cli = match parsed {
         Ok(cli) => cli,
+        // A hook's command line that does not parse must not block the agent either.
+        Err(e) if e.use_stderr() && args.get(1).is_some_and(|a| a == "brief") => {
+            print_parse_error(&e);
+            return ExitCode::SUCCESS;
+        }
         Err(e) if e.use_stderr() && early.json => {
             report(&usage_answer(&e), true);
             return ExitCode::from(2);
@@ -430,6 +464,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Completions { shell } => admin::completions(*shell, out),
         Command::Man => admin::man(out),
         Command::Model => admin::model(cli, out),
+        Command::Brief { event, client, timeout_ms } => admin::brief(cli, event, client, *timeout_ms, out),
         Command::Mcp { .. } => unreachable!("run() serves mcp before it locks stdout"),
     }
 }

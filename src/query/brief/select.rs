@@ -1,0 +1,416 @@
+//! What each event brings (docs/hooks.md#what-each-event-brings), and the gate.
+//!
+//! A session's start brings the lay of the land: the workspaces' overviews, the newest
+//! decisions and lessons, the settled memories that matter most on this branch, the open
+//! problems and the last session's summary. After a compaction the same, then what was
+//! briefed before it. A prompt brings what the prompt's words or meaning find; a shell
+//! command what its words or meaning find among lessons, problems and decisions; an edit
+//! or a write what cites the file (a problem's `files`) or holds the words of its path.
+//!
+//! The gate: an item found by words or meaning is briefed only when it is relevant enough
+//! ([`relevance`], `[hooks] min_score`). Relevance is the share of the asked words it
+//! holds, each word weighed by its rarity (a word most items hold says little), with a
+//! single word counting as little evidence; meaning adds to it, and alone must be close.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::state::Session;
+use super::{Event, root_relative};
+use crate::config::Config;
+use crate::error::Result;
+use crate::index::{Index, ItemQuery, RecallFilter, TextQuery, analyzer};
+use crate::model::DocKind;
+use crate::parse::payload::Payload;
+use crate::query::memory::{self, PROBLEM_KIND, Problem, Provenance};
+
+/// An item a briefing may hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub ref_id: String,
+    /// `overview`, `decision`, `lesson`, another topic's singular, `problem`, a memory's
+    /// kind (`note`, `pattern`, `session`, …), or `doc`.
+    pub kind: String,
+    /// What it says, as quoted: a summary, or a problem with its solution.
+    pub text: String,
+    /// Who wrote it and how far they are trusted; where it comes from.
+    pub from: String,
+    /// When it was written (a date), when known.
+    pub date: Option<String>,
+    /// 0–1: how relevant it is to what is about to happen (1 for what an event always brings).
+    pub relevance: f32,
+    /// Why it is briefed, in a few words.
+    pub why: String,
+}
+
+/// How many results a search for a briefing ranks before the gate.
+const SEARCHED: usize = 12;
+/// The most items a prompt or a tool call is briefed with.
+const MOST_ON_ACTION: usize = 3;
+/// The most of each part of a session start's briefing.
+const OVERVIEWS: usize = 3;
+const SETTLED: usize = 8;
+const OPEN_PROBLEMS: usize = 5;
+/// How much a single word, however rare, weighs as evidence (of 1).
+const ONE_WORD: f32 = 0.5;
+/// The cosine below which meaning adds nothing, and the span above it to full relevance.
+const COSINE_FLOOR: f32 = 0.35;
+const COSINE_SPAN: f32 = 0.4;
+
+/// Words of a shell command that say what runs it, not what it is about.
+const SHELL_WORDS: [&str; 40] = [
+    "sudo", "env", "cd", "ls", "ll", "cat", "echo", "less", "head", "tail", "grep", "rg", "find", "xargs", "sed",
+    "awk", "sh", "bash", "zsh", "exec", "time", "npx", "npm", "pnpm", "yarn", "bun", "node", "python", "python3",
+    "pip", "uv", "cargo", "go", "make", "git", "run", "bin", "usr", "dev", "null",
+];
+/// Parts of a path that say nothing of what a file is about.
+const PATH_WORDS: [&str; 24] = [
+    "src", "lib", "mod", "main", "index", "app", "rs", "ts", "tsx", "js", "jsx", "py", "go", "md", "json", "yaml",
+    "yml", "toml", "txt", "test", "tests", "spec", "util", "utils",
+];
+
+/// The candidates of `event`, best first.
+pub fn candidates(
+    root: &Path,
+    config: &Config,
+    index: &Index,
+    event: Event,
+    payload: &Payload,
+    session: &Session,
+) -> Result<Vec<Candidate>> {
+    match event {
+        Event::SessionStart | Event::PostCompact => start(root, index, event, session),
+        Event::Prompt => {
+            let Some(prompt) = &payload.prompt else { return Ok(Vec::new()) };
+            let words = words_of(prompt, &[]);
+            found(root, config, index, prompt, &words, |_| true)
+        }
+        Event::PreTool => pre_tool(root, config, index, payload),
+        Event::SessionEnd => Ok(Vec::new()),
+    }
+}
+
+/// A session's start: overviews, settled knowledge, open problems, the last session.
+fn start(root: &Path, index: &Index, event: Event, session: &Session) -> Result<Vec<Candidate>> {
+    let trust = crate::query::trust::ranking_scores(root);
+    let mut out: Vec<Candidate> = Vec::new();
+    for o in index.items(&ItemQuery { kinds: vec![DocKind::Overview], ..ItemQuery::default() })?.iter().take(OVERVIEWS)
+    {
+        out.push(of_item(o, "overview", &trust, "the workspace"));
+    }
+    let topics = vec!["decisions".to_owned(), "lessons".to_owned()];
+    let mut settled = index.items(&ItemQuery { kinds: vec![DocKind::Entry], topics, ..ItemQuery::default() })?;
+    settled.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| b.ref_id.cmp(&a.ref_id)));
+    let kind_of = |i: &crate::index::Item| entry_kind(i.topic.as_deref().unwrap_or("entries"));
+    out.extend(settled.iter().take(SETTLED).map(|i| of_item(i, &kind_of(i), &trust, "settled")));
+    let visible = memory::visible_on_branch(root, index)?;
+    let branch = crate::store::git_head(root).and_then(|h| h.branch);
+    let latest = |kinds: &[&str], limit: usize| {
+        let req = TextQuery {
+            categories: kinds.iter().map(|k| (*k).to_owned()).collect(),
+            visible: visible.clone(),
+            limit,
+            ..TextQuery::default()
+        };
+        index.latest_memories(&req, None).map(|(_, items)| items)
+    };
+    // Settled memories: this branch's first, then the most important, then the newest.
+    let mut memories = latest(&["decision", "lesson", "pattern"], 200)?;
+    memories.sort_by(|a, b| {
+        let here = |i: &crate::index::Item| branch.is_some() && i.branch == branch;
+        here(b).cmp(&here(a)).then(b.importance.unwrap_or(0.5).total_cmp(&a.importance.unwrap_or(0.5)))
+    });
+    out.extend(memories.iter().take(SETTLED).map(|m| of_memory(m, &trust, "settled")));
+    let problems = latest(&[PROBLEM_KIND], 200)?;
+    let open = problems.iter().filter(|p| p.meta.as_ref().and_then(Problem::of).is_some_and(|p| p.outcome == "open"));
+    out.extend(open.take(OPEN_PROBLEMS).map(|p| of_memory(p, &trust, "open problem")));
+    if let Some(last) = latest(&["session"], 1)?.first() {
+        out.push(of_memory(last, &trust, "the last session"));
+    }
+    if event == Event::PostCompact {
+        let earlier = session.before_compaction();
+        if !earlier.is_empty() {
+            let again = index.items(&ItemQuery { ref_ids: earlier.clone(), ..ItemQuery::default() })?;
+            for id in earlier {
+                if let Some(item) = again.iter().find(|i| i.ref_id == id)
+                    && !out.iter().any(|c| c.ref_id == id)
+                {
+                    out.push(if item.kind == DocKind::Memory.as_str() {
+                        of_memory(item, &trust, "briefed before the compaction")
+                    } else {
+                        let kind = kind_of(item);
+                        of_item(item, &kind, &trust, "briefed before the compaction")
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Before a tool call: what cites the files it edits, then what its command's or its
+/// paths' words find among lessons, problems and decisions.
+fn pre_tool(root: &Path, config: &Config, index: &Index, payload: &Payload) -> Result<Vec<Candidate>> {
+    let trust = crate::query::trust::ranking_scores(root);
+    let paths = root_relative(root, payload.cwd.as_deref(), &payload.paths);
+    let mut out: Vec<Candidate> = Vec::new();
+    if !paths.is_empty() {
+        // A file, and each folder above it: a citation of `migrations/` covers its files.
+        let mut cited: Vec<String> = Vec::new();
+        for p in &paths {
+            cited.push(p.clone());
+            let mut at = p.as_str();
+            while let Some(cut) = at.rfind('/') {
+                at = &at[..cut];
+                cited.push(format!("{at}/"));
+            }
+        }
+        let visible = memory::visible_on_branch(root, index)?;
+        let req = TextQuery { visible, limit: SEARCHED, ..TextQuery::default() };
+        for item in index.citing(&req, &cited)? {
+            let mut c = of_memory(&item, &trust, "");
+            c.relevance = 1.0;
+            c.why = format!("cites {}", paths.join(", "));
+            out.push(c);
+        }
+    }
+    let settled = |c: &Candidate| !matches!(c.kind.as_str(), "session" | "overview" | "doc" | "commit");
+    if let Some(command) = &payload.command {
+        let words = words_of(command, &SHELL_WORDS);
+        out.extend(found(root, config, index, command, &words, settled)?);
+    }
+    if !paths.is_empty() {
+        let text = paths.join(" ");
+        let words = words_of(&text.replace(['/', '.', '_', '-'], " "), &PATH_WORDS);
+        out.extend(found(root, config, index, &text, &words, settled)?);
+    }
+    let mut seen = BTreeSet::new();
+    out.retain(|c| seen.insert(c.ref_id.clone()));
+    Ok(out)
+}
+
+/// The words of `text` a search for it asks, without filler words, the `noise` words,
+/// flags, numbers alone and one-letter words, each once and lower-cased.
+fn words_of(text: &str, noise: &[&str]) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    // A flag says how, not what (`-la`); the value it is given may say what (`--env=prod`).
+    let tokens = text.split_whitespace().filter_map(|t| match t.strip_prefix('-') {
+        Some(flag) => flag.split_once('=').map(|(_, value)| value),
+        None => Some(t),
+    });
+    for word in tokens.flat_map(|t| t.split(|c: char| !c.is_alphanumeric() && c != '_')) {
+        let lower = word.trim_matches('_').to_lowercase();
+        let short = lower.chars().count() < 2 && !lower.chars().any(analyzer::is_cjk);
+        if lower.is_empty()
+            || short
+            || lower.chars().all(|c| c.is_ascii_digit())
+            || analyzer::is_filler(&lower)
+            || noise.contains(&lower.as_str())
+            || words.contains(&lower)
+        {
+            continue;
+        }
+        words.push(lower);
+    }
+    words
+}
+
+/// What a search for `words` (and the meaning of `text`) finds among what recall looks
+/// at, of the kinds `keep` keeps, above the gate, most relevant first.
+fn found(
+    root: &Path,
+    config: &Config,
+    index: &Index,
+    text: &str,
+    words: &[String],
+    keep: impl Fn(&Candidate) -> bool,
+) -> Result<Vec<Candidate>> {
+    if words.is_empty() {
+        return Ok(Vec::new());
+    }
+    let meaning = crate::index::meaning::query_meaning(root, config, text);
+    let query = TextQuery {
+        query: words.join(" "),
+        limit: SEARCHED,
+        visible: memory::visible_on_branch(root, index)?,
+        ranking: Some(memory::ranking(root, config)),
+        recall: Some(RecallFilter { scope: None }),
+        meaning: meaning.clone(),
+        ..TextQuery::default()
+    };
+    let hits = index.search(&query)?.results;
+    // Each word's terms and their rarity.
+    let terms: Vec<Vec<String>> = words.iter().map(|w| analyzer::terms(w)).collect();
+    let flat: Vec<String> = terms.iter().flatten().cloned().collect();
+    let rarity = index.rarity(&flat)?;
+    let mut rare = rarity.into_iter();
+    let weights: Vec<Vec<f32>> = terms.iter().map(|t| t.iter().map(|_| rare.next().unwrap_or(0.0)).collect()).collect();
+    let total: f32 = weights.iter().flatten().sum();
+    let ids: Vec<String> = hits.iter().map(|h| h.ref_id.clone()).collect();
+    let cosines = match &meaning {
+        Some(q) => index.cosines(q, &ids)?,
+        None => Default::default(),
+    };
+    let trust = crate::query::trust::ranking_scores(root);
+    let problem_ids: Vec<String> = hits
+        .iter()
+        .filter(|h| h.kind == DocKind::Memory.as_str() && h.category.as_deref() == Some(PROBLEM_KIND))
+        .map(|h| h.ref_id.clone())
+        .collect();
+    let problems = memory::problems_of(index, problem_ids)?;
+    let mut out: Vec<Candidate> = Vec::new();
+    for h in &hits {
+        let body = h.body.as_deref().unwrap_or("");
+        let problem = problems.get(&h.ref_id);
+        let extra = problem.map(|p| format!("{} {}", p.problem, p.solution.as_deref().unwrap_or(""))).unwrap_or_default();
+        let held: BTreeSet<String> =
+            analyzer::terms(&format!("{} {} {} {body} {extra}", h.name, h.summary, h.tags.join(" "))).into_iter().collect();
+        let mut weight_held = 0.0;
+        let mut words_held = 0;
+        for (t, w) in terms.iter().zip(&weights) {
+            let got: f32 = t.iter().zip(w).filter(|(t, _)| held.contains(*t)).map(|(_, w)| *w).sum();
+            if got > 0.0 {
+                words_held += 1;
+            }
+            weight_held += got;
+        }
+        let cosine = cosines.get(&h.ref_id).copied();
+        let relevance = relevance(weight_held, total, words_held, words.len(), cosine);
+        let kind = match (h.kind.as_str(), h.topic.as_deref()) {
+            ("memory", _) => h.category.clone().unwrap_or_else(|| "note".into()),
+            ("entry", Some(topic)) => entry_kind(topic),
+            (k, _) => k.to_owned(),
+        };
+        let is_memory = h.kind == DocKind::Memory.as_str();
+        let from = if is_memory { provenance(&Provenance::of_hit(h, &trust)) } else { "file".to_owned() };
+        let text = match problem {
+            Some(p) => problem_text(p),
+            None if h.name.is_empty() || is_memory => h.summary.clone(),
+            None => format!("{}: {}", h.name, h.summary),
+        };
+        let why = match (words_held, cosine) {
+            (0, Some(c)) => format!("meaning {c:.2}"),
+            (n, _) => format!("{n} of {} words", words.len()),
+        };
+        let c = Candidate {
+            ref_id: h.ref_id.clone(),
+            kind,
+            text,
+            from,
+            date: h.created.as_deref().map(day),
+            relevance,
+            why,
+        };
+        if relevance >= config.hooks.min_score as f32 && keep(&c) {
+            out.push(c);
+        }
+    }
+    out.sort_by(|a, b| b.relevance.total_cmp(&a.relevance).then_with(|| a.ref_id.cmp(&b.ref_id)));
+    out.truncate(MOST_ON_ACTION);
+    Ok(out)
+}
+
+/// How relevant an item is, 0–1: the rarity-weighted share of the asked words it holds
+/// (a single word held counts [`ONE_WORD`] at most), raised halfway towards its closeness
+/// in meaning when that is higher.
+pub fn relevance(weight_held: f32, total: f32, words_held: usize, words: usize, cosine: Option<f32>) -> f32 {
+    let mut lexical = if total > 0.0 { (weight_held / total).clamp(0.0, 1.0) } else { 0.0 };
+    if words_held < 2 {
+        lexical *= ONE_WORD;
+    }
+    let _ = words;
+    let meaning = cosine.map_or(0.0, |c| ((c - COSINE_FLOOR) / COSINE_SPAN).clamp(0.0, 1.0));
+    if meaning > lexical { (lexical + meaning) / 2.0 } else { lexical }
+}
+
+/// The kind of an entry of `topic`: the topic in the singular (`runbooks` → `runbook`).
+fn entry_kind(topic: &str) -> String {
+    match topic.strip_suffix('s') {
+        Some(one) if !one.is_empty() => one.to_owned(),
+        _ => topic.to_owned(),
+    }
+}
+
+/// A date out of an RFC 3339 time (or a date).
+fn day(time: &str) -> String {
+    time.chars().take(10).collect()
+}
+
+fn provenance(p: &Provenance) -> String {
+    format!("by {} via {}, trust {:.2}", p.author, p.source, p.trust)
+}
+
+fn problem_text(p: &Problem) -> String {
+    let mut text = format!("Problem ({}): {}", p.outcome, p.problem.trim());
+    if let Some(s) = &p.solution {
+        text.push_str(" — Solution: ");
+        text.push_str(s.trim());
+    }
+    if !p.files.is_empty() {
+        text.push_str(" — Files: ");
+        text.push_str(&p.files.join(", "));
+    }
+    text
+}
+
+/// A document's candidate (an overview, an entry).
+fn of_item(i: &crate::index::Item, kind: &str, _trust: &std::collections::BTreeMap<String, f64>, why: &str) -> Candidate {
+    let text = if i.name.is_empty() || i.name == i.description {
+        i.description.clone()
+    } else {
+        format!("{}: {}", i.name, i.description)
+    };
+    Candidate {
+        ref_id: i.ref_id.clone(),
+        kind: kind.to_owned(),
+        text,
+        from: "file".to_owned(),
+        date: i.created.as_deref().map(day),
+        relevance: 1.0,
+        why: why.to_owned(),
+    }
+}
+
+/// A memory's candidate.
+fn of_memory(m: &crate::index::Item, trust: &std::collections::BTreeMap<String, f64>, why: &str) -> Candidate {
+    let problem = m.meta.as_ref().and_then(Problem::of);
+    let kind = match &problem {
+        Some(_) => PROBLEM_KIND.to_owned(),
+        None => m.category.clone().unwrap_or_else(|| "note".into()),
+    };
+    Candidate {
+        ref_id: m.ref_id.clone(),
+        kind,
+        text: problem.as_ref().map_or_else(|| m.description.clone(), problem_text),
+        from: provenance(&Provenance::of_item(m, trust)),
+        date: m.created.as_deref().map(day),
+        relevance: 1.0,
+        why: why.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_is_asked_by_what_it_is_about() {
+        assert_eq!(
+            words_of("sudo npm run db:migrate -- --env=production 2>&1 | tee out.log", &SHELL_WORDS),
+            ["db", "migrate", "production", "tee", "out", "log"]
+        );
+        assert_eq!(words_of("git status", &SHELL_WORDS), ["status"]);
+        assert!(words_of("ls -la && cd ..", &SHELL_WORDS).is_empty());
+    }
+
+    #[test]
+    fn one_word_or_a_distant_meaning_stays_below_the_gate() {
+        // Both rare words held: fully relevant.
+        assert_eq!(relevance(6.0, 6.0, 2, 2, None), 1.0);
+        // One of two words, however rare: at most half of its share.
+        assert_eq!(relevance(5.0, 6.0, 1, 2, None), 5.0 / 6.0 * ONE_WORD);
+        // Meaning alone: halfway to its closeness.
+        assert_eq!(relevance(0.0, 6.0, 0, 2, Some(0.75)), 0.5);
+        assert_eq!(relevance(0.0, 6.0, 0, 2, Some(0.3)), 0.0);
+    }
+}
