@@ -220,6 +220,15 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # [review]
 # duplicate_similarity = 0.92
 
+# Briefings through agent hooks (`tmws hooks install CLIENT`): characters per event,
+# and the least relevance (0-1) of what a prompt or a tool call is briefed with.
+# [hooks]
+# session_start_chars = 6000
+# post_compact_chars = 6000
+# prompt_chars = 2000
+# pre_tool_chars = 1200
+# min_score = 0.35
+
 # Downstream MCP servers: at most 10 live connections.
 # [pool]
 # max_size = 10

@@ -257,9 +257,15 @@ mod tests {
         for l in counts {
             assert!(l.contains(l.default) && !l.means.is_empty(), "{l:?}");
         }
-        for l in
-            [MIN_SCORE, IMPORTANCE, HALF_LIFE_DAYS, COMPACT_GARBAGE_RATIO, SESSION_IDLE_MINUTES, DUPLICATE_SIMILARITY, BRIEF_MIN_SCORE]
-        {
+        for l in [
+            MIN_SCORE,
+            IMPORTANCE,
+            HALF_LIFE_DAYS,
+            COMPACT_GARBAGE_RATIO,
+            SESSION_IDLE_MINUTES,
+            DUPLICATE_SIMILARITY,
+            BRIEF_MIN_SCORE,
+        ] {
             assert!(l.contains(l.default) && !l.means.is_empty(), "{l:?}");
         }
     }

@@ -739,8 +739,7 @@ impl Index {
         let f = &self.fields;
         let mut clauses = filters(f, req)?;
         clauses.push((Occur::MustNot, expired(f)));
-        let any: Vec<(Occur, Box<dyn Query>)> =
-            paths.iter().map(|p| (Occur::Should, term_query(f.cites, p))).collect();
+        let any: Vec<(Occur, Box<dyn Query>)> = paths.iter().map(|p| (Occur::Should, term_query(f.cites, p))).collect();
         clauses.push((Occur::Must, Box::new(BooleanQuery::new(any))));
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();

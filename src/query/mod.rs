@@ -8,12 +8,12 @@
 //! `hook`; `keeper` keeps the index fresh and `metrics` counts.
 
 pub mod answer;
-pub mod brief;
 pub mod api;
 pub mod approval;
 mod ask;
 pub mod autowatch;
 mod background;
+pub mod brief;
 pub mod catalog;
 pub mod context;
 mod engine;

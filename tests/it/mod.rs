@@ -1,5 +1,6 @@
 mod agent_clis;
 mod approval;
+mod briefings;
 mod build_rules;
 mod check;
 mod cli;

@@ -45,7 +45,8 @@ pub enum Event {
 }
 
 impl Event {
-    pub const ALL: [Event; 5] = [Event::SessionStart, Event::PostCompact, Event::Prompt, Event::PreTool, Event::SessionEnd];
+    pub const ALL: [Event; 5] =
+        [Event::SessionStart, Event::PostCompact, Event::Prompt, Event::PreTool, Event::SessionEnd];
 
     /// The event's name on the command line.
     pub fn as_str(self) -> &'static str {
@@ -172,8 +173,8 @@ fn run(event: Event, client: Client, stdin: &[u8], found: &mut Option<PathBuf>) 
     }
     session.begin(&root, event, &payload);
     let index = open_index(&root, &config, event)?;
-    let candidates = select::candidates(&root, &config, &index, event, &payload, &session)
-        .map_err(|e| format!("the index: {e}"))?;
+    let candidates =
+        select::candidates(&root, &config, &index, event, &payload, &session).map_err(|e| format!("the index: {e}"))?;
     let budget = budget(&config, event);
     let (text, items) = render::briefing(&candidates, &session, budget);
     for item in &items {

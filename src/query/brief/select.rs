@@ -262,9 +262,12 @@ fn found(
     for h in &hits {
         let body = h.body.as_deref().unwrap_or("");
         let problem = problems.get(&h.ref_id);
-        let extra = problem.map(|p| format!("{} {}", p.problem, p.solution.as_deref().unwrap_or(""))).unwrap_or_default();
+        let extra =
+            problem.map(|p| format!("{} {}", p.problem, p.solution.as_deref().unwrap_or(""))).unwrap_or_default();
         let held: BTreeSet<String> =
-            analyzer::terms(&format!("{} {} {} {body} {extra}", h.name, h.summary, h.tags.join(" "))).into_iter().collect();
+            analyzer::terms(&format!("{} {} {} {body} {extra}", h.name, h.summary, h.tags.join(" ")))
+                .into_iter()
+                .collect();
         let mut weight_held = 0.0;
         let mut words_held = 0;
         for (t, w) in terms.iter().zip(&weights) {
@@ -354,7 +357,12 @@ fn problem_text(p: &Problem) -> String {
 }
 
 /// A document's candidate (an overview, an entry).
-fn of_item(i: &crate::index::Item, kind: &str, _trust: &std::collections::BTreeMap<String, f64>, why: &str) -> Candidate {
+fn of_item(
+    i: &crate::index::Item,
+    kind: &str,
+    _trust: &std::collections::BTreeMap<String, f64>,
+    why: &str,
+) -> Candidate {
     let text = if i.name.is_empty() || i.name == i.description {
         i.description.clone()
     } else {

@@ -160,8 +160,14 @@ pub fn end(root: &Path, config: &Config, client: Client, payload: &Payload, sess
         ..Default::default()
     };
     let author = serde_json::json!({"surface": "hook", "client": client.agent(), "session": id});
-    match crate::query::session::record_activity(root, config, (Some(client.agent()), Some(&author)), &activity, true, Utc::now())
-    {
+    match crate::query::session::record_activity(
+        root,
+        config,
+        (Some(client.agent()), Some(&author)),
+        &activity,
+        true,
+        Utc::now(),
+    ) {
         Ok(answer) => match (answer.id, answer.why) {
             (Some(id), _) => format!("session recorded as {id}"),
             (None, Some(why)) => why,

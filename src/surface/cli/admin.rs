@@ -49,7 +49,13 @@ pub(super) fn hook_install(cli: &Cli, out: &mut impl Write) -> Result<u8, Failur
 
 /// `tmws brief`: the briefing of a hook's payload (stdin), printed as its client takes
 /// it; always exit 0.
-pub(super) fn brief(cli: &Cli, event: &str, client: &str, timeout_ms: u64, out: &mut impl Write) -> Result<u8, Failure> {
+pub(super) fn brief(
+    cli: &Cli,
+    event: &str,
+    client: &str,
+    timeout_ms: u64,
+    out: &mut impl Write,
+) -> Result<u8, Failure> {
     use crate::query::brief::{self, Client, Event};
     let (Some(event), Some(client)) = (Event::parse(event), Client::parse(client)) else { return Ok(0) };
     let mut stdin = Vec::new();

@@ -149,3 +149,13 @@ pub(super) enum CheckFormat {
     /// GitHub Actions annotations.
     Github,
 }
+
+/// A number of seconds, 1 or more, with an error in words (clap's own range parser says
+/// `0 is not in 1..18446744073709551615`).
+pub(super) fn whole_seconds(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number of seconds".into()),
+    }
+}

@@ -131,7 +131,13 @@ pub(super) const BRIEF: &str = "\
 Examples:
   tmws brief --event prompt --client claude < payload.json
   tmws brief --event pre-tool --client codex < payload.json
-  tmws --json brief --event session-start --client gemini < payload.json";
+  tmws --json brief --event session-start --client gemini < payload.json
+  Events: session-start brings the overviews, decisions and lessons, open problems and
+  the last session; post-compact the same and what was briefed before the compaction;
+  prompt what the prompt's words or meaning find above [hooks] min_score; pre-tool what
+  cites the file about to be edited or what the command's words find; session-end prints
+  nothing and records the session (its commits and transcript). An item is briefed once
+  per client session, again after a compaction. Budgets and the gate: [hooks].";
 
 pub(super) const MODEL: &str = "\
 Examples:

@@ -120,7 +120,7 @@ enum Command {
     Watch {
         /// Stop after SECS seconds in which no query from the command line asked this
         /// process, or as soon as another tmws process keeps the index.
-        #[arg(long, value_name = "SECS", value_parser = whole_seconds)]
+        #[arg(long, value_name = "SECS", value_parser = commands::whole_seconds)]
         idle_exit: Option<u64>,
     },
     /// The commands that run a tool, from the tool table.
@@ -186,19 +186,10 @@ enum Command {
     /// Brief an agent from its client's hook: read the hook's JSON payload on stdin and
     /// print, in that client's form, the project memory that matters now (or nothing).
     ///
-    /// Agent clients run this from their hooks (`tmws hooks install CLIENT` writes them).
-    /// The root is found from the payload's working folder; the index is read as it is,
-    /// never synced. It always exits 0 and never blocks the agent: on bad input, a missing
-    /// root, an error or a timeout it prints nothing and notes why in
-    /// .tmws/cache/briefings/log.
-    ///
-    /// session-start brings the overviews, decisions and lessons, open problems and the last
-    /// session; post-compact the same and what was briefed before the compaction; prompt
-    /// what the prompt's words or meaning find above [hooks] min_score; pre-tool what cites
-    /// the file about to be edited or what the command's words find; session-end prints
-    /// nothing and records the session (its commits and transcript). An item is briefed once
-    /// per client session, again after a compaction. Budgets and the gate: [hooks] in
-    /// .tmws/config.toml.
+    /// Agent clients run this from their hooks (`tmws hooks install CLIENT`). The root is
+    /// found from the payload's working folder; the index is read as it is, never synced.
+    /// It always exits 0: on bad input, a missing root, an error or a timeout it prints
+    /// nothing and notes why in .tmws/cache/briefings/log.
     #[command(after_help = help::BRIEF)]
     Brief {
         /// When the hook runs: session-start, post-compact, prompt, pre-tool or session-end.
@@ -325,16 +316,6 @@ impl Early {
             }
         }
         early
-    }
-}
-
-/// A number of seconds, 1 or more, with an error in words (clap's own range parser says
-/// `0 is not in 1..18446744073709551615`).
-fn whole_seconds(text: &str) -> Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(0) => Err("must be 1 or more".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err("not a whole number of seconds".into()),
     }
 }
 
