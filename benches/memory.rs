@@ -130,6 +130,19 @@ fn mcp_idle_resident_memory_after_100k_memory_reread(bencher: Bencher) {
 /// (budget: 10 ms p50): memories, decisions, lessons and commits ranked together.
 #[divan::bench(sample_count = 200, sample_size = 1)]
 fn recall_100k_memories_10k_docs(bencher: Bencher) {
+    let root = recall_root();
+    let engine = support::serving(&root);
+    let queries = queries();
+    let i = AtomicUsize::new(0);
+    bencher.bench_local(|| {
+        let q = &queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
+        engine.ask(&tmws::query::catalog::Recall, &RecallRequest::new(format!("{q} before the release"))).unwrap()
+    });
+}
+
+/// The root of [`recall_100k_memories_10k_docs`]: 100k memories and a 10k-document
+/// workspace, indexed.
+fn recall_root() -> PathBuf {
     let root = std::env::temp_dir().join("tmws-bench-recall");
     let marker = root.join(".tmws/generated");
     if !std::fs::read_to_string(&marker).is_ok_and(|t| t.trim() == "v1") {
@@ -138,15 +151,59 @@ fn recall_100k_memories_10k_docs(bencher: Bencher) {
         std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
         std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
         std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log_text(100_000, 0)).unwrap();
-        Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
         std::fs::write(&marker, "v1").unwrap();
     }
-    let engine = support::serving(&root);
+    // The index as this version of tmws makes it (a no-op when it is).
+    Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
+    root
+}
+
+/// `tmws brief` as a process, as a client's hook runs it, on 100k memories and 10k
+/// documents with no server running (budget: 30 ms p95): each run a new client session,
+/// so nothing is left out as briefed already.
+fn brief_process(bencher: Bencher, event: &'static str, payload: fn(&std::path::Path, usize, &str) -> String) {
+    use std::io::Write as _;
+    let root = recall_root();
+    let bin = env!("CARGO_BIN_EXE_tmws");
     let queries = queries();
-    let i = AtomicUsize::new(0);
-    bencher.bench_local(|| {
-        let q = &queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
-        engine.ask(&tmws::query::catalog::Recall, &RecallRequest::new(format!("{q} before the release"))).unwrap()
+    let n = AtomicUsize::new(0);
+    bencher.bench(|| {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let stdin = payload(&root, i, &queries[i % queries.len()]);
+        let mut child = std::process::Command::new(bin)
+            .args(["brief", "--event", event, "--client", "claude"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+    });
+}
+
+#[divan::bench(sample_count = 40, sample_size = 1)]
+fn brief_process_prompt_100k_memories_10k_docs(bencher: Bencher) {
+    brief_process(bencher, "prompt", |root, i, q| {
+        serde_json::json!({"session_id": format!("bench-{i}"), "cwd": root, "prompt": format!("how do we handle {q}?")})
+            .to_string()
+    });
+}
+
+#[divan::bench(sample_count = 40, sample_size = 1)]
+fn brief_process_pre_tool_100k_memories_10k_docs(bencher: Bencher) {
+    brief_process(bencher, "pre-tool", |root, i, q| {
+        let command = format!("./scripts/{} --target {q}", letters(i));
+        serde_json::json!({"session_id": format!("bench-{i}"), "cwd": root, "tool_name": "Bash",
+            "tool_input": {"command": command}})
+        .to_string()
+    });
+}
+
+#[divan::bench(sample_count = 40, sample_size = 1)]
+fn brief_process_session_start_100k_memories_10k_docs(bencher: Bencher) {
+    brief_process(bencher, "session-start", |root, i, _| {
+        serde_json::json!({"session_id": format!("bench-{i}"), "cwd": root, "source": "startup"}).to_string()
     });
 }
 
