@@ -176,7 +176,8 @@ fn run(event: Event, client: Client, stdin: &[u8], found: &mut Option<PathBuf>) 
     let candidates =
         select::candidates(&root, &config, &index, event, &payload, &session).map_err(|e| format!("the index: {e}"))?;
     let budget = budget(&config, event);
-    let (text, items) = render::briefing(&candidates, &session, budget);
+    let behind = index.sync_pending();
+    let (text, items) = render::briefing(&candidates, &session, budget, behind);
     for item in &items {
         session.briefed(&item.ref_id);
     }
