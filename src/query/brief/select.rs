@@ -198,7 +198,11 @@ fn words_of(text: &str, noise: &[&str]) -> Vec<String> {
         Some(flag) => flag.split_once('=').map(|(_, value)| value),
         None => Some(t),
     });
-    for word in tokens.flat_map(|t| t.split(|c: char| !c.is_alphanumeric() && c != '_')) {
+    // Japanese is typed without spaces: its words are the runs between the hiragana that
+    // ends them (particles, endings), so `決済テストが失敗する` asks `決済テスト` and `失敗`.
+    let kana = |c: char| ('\u{3040}'..='\u{309f}').contains(&c);
+    let split = |c: char| (!c.is_alphanumeric() && c != '_') || kana(c);
+    for word in tokens.flat_map(|t| t.split(split)) {
         let lower = word.trim_matches('_').to_lowercase();
         let short = lower.chars().count() < 2 && !lower.chars().any(analyzer::is_cjk);
         if lower.is_empty()
@@ -270,15 +274,23 @@ fn found(
                 .collect();
         let mut weight_held = 0.0;
         let mut words_held = 0;
-        for (t, w) in terms.iter().zip(&weights) {
+        let mut evidence = 0;
+        for ((word, t), w) in words.iter().zip(&terms).zip(&weights) {
             let got: f32 = t.iter().zip(w).filter(|(t, _)| held.contains(*t)).map(|(_, w)| *w).sum();
+            // A run of CJK text typed without spaces is one word of many bigrams: each
+            // bigram held counts as a word.
+            if word.chars().any(analyzer::is_cjk) {
+                evidence += t.iter().filter(|t| held.contains(*t)).count();
+            } else if got > 0.0 {
+                evidence += 1;
+            }
             if got > 0.0 {
                 words_held += 1;
             }
             weight_held += got;
         }
         let cosine = cosines.get(&h.ref_id).copied();
-        let relevance = relevance(weight_held, total, words_held, words.len(), cosine);
+        let relevance = relevance(weight_held, total, evidence, cosine);
         let kind = match (h.kind.as_str(), h.topic.as_deref()) {
             ("memory", _) => h.category.clone().unwrap_or_else(|| "note".into()),
             ("entry", Some(topic)) => entry_kind(topic),
@@ -316,12 +328,11 @@ fn found(
 /// How relevant an item is, 0–1: the rarity-weighted share of the asked words it holds
 /// (a single word held counts [`ONE_WORD`] at most), raised halfway towards its closeness
 /// in meaning when that is higher.
-pub fn relevance(weight_held: f32, total: f32, words_held: usize, words: usize, cosine: Option<f32>) -> f32 {
+pub fn relevance(weight_held: f32, total: f32, words_held: usize, cosine: Option<f32>) -> f32 {
     let mut lexical = if total > 0.0 { (weight_held / total).clamp(0.0, 1.0) } else { 0.0 };
     if words_held < 2 {
         lexical *= ONE_WORD;
     }
-    let _ = words;
     let meaning = cosine.map_or(0.0, |c| ((c - COSINE_FLOOR) / COSINE_SPAN).clamp(0.0, 1.0));
     if meaning > lexical { (lexical + meaning) / 2.0 } else { lexical }
 }
@@ -409,16 +420,17 @@ mod tests {
         );
         assert_eq!(words_of("git status", &SHELL_WORDS), ["status"]);
         assert!(words_of("ls -la && cd ..", &SHELL_WORDS).is_empty());
+        assert_eq!(words_of("決済テストが失敗するのはなぜ？", &[]), ["決済テスト", "失敗"]);
     }
 
     #[test]
     fn one_word_or_a_distant_meaning_stays_below_the_gate() {
         // Both rare words held: fully relevant.
-        assert_eq!(relevance(6.0, 6.0, 2, 2, None), 1.0);
+        assert_eq!(relevance(6.0, 6.0, 2, None), 1.0);
         // One of two words, however rare: at most half of its share.
-        assert_eq!(relevance(5.0, 6.0, 1, 2, None), 5.0 / 6.0 * ONE_WORD);
+        assert_eq!(relevance(5.0, 6.0, 1, None), 5.0 / 6.0 * ONE_WORD);
         // Meaning alone: halfway to its closeness.
-        assert_eq!(relevance(0.0, 6.0, 0, 2, Some(0.75)), 0.5);
-        assert_eq!(relevance(0.0, 6.0, 0, 2, Some(0.3)), 0.0);
+        assert_eq!(relevance(0.0, 6.0, 0, Some(0.75)), 0.5);
+        assert_eq!(relevance(0.0, 6.0, 0, Some(0.3)), 0.0);
     }
 }
