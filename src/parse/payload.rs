@@ -35,6 +35,8 @@ pub struct Payload {
     pub transcript: Option<String>,
     /// Why a session starts: `startup`, `resume`, `clear` or `compact`.
     pub source: Option<String>,
+    /// The client's name of the hook's event (`PreToolUse`, `AfterTool`, …), when it says.
+    pub event: Option<String>,
 }
 
 /// Reads a payload. An error says why the bytes are not one, in a few words.
@@ -62,11 +64,14 @@ fn of(map: &Map<String, Value>) -> Payload {
         tool: text(map, &["tool_name", "toolName", "tool"]),
         transcript: text(map, &["transcript_path", "transcriptPath"]),
         source: text(map, &["source", "trigger", "reason"]),
+        event: text(map, &["hook_event_name", "hookEventName"]).map(|s| cut(&s, 64)),
         ..Payload::default()
     };
     if let Some(input) = &input {
-        payload.command = command(input).map(|c| cut(&c, MAX_TEXT_CHARS));
-        payload.paths = paths(input, payload.command.as_deref());
+        let command = command(input);
+        payload.paths = paths(input, command.as_deref());
+        // A patch given as the command (`apply_patch`) edits files; it runs nothing.
+        payload.command = command.filter(|c| !c.starts_with("*** Begin Patch")).map(|c| cut(&c, MAX_TEXT_CHARS));
     }
     payload
 }
@@ -195,7 +200,7 @@ mod tests {
             br#"{"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** Update File: src/c.rs\n@@\n-a\n+b\n*** Add File: src/d.rs\n*** End Patch"}}"#,
         )
         .unwrap();
-        assert_eq!(patch.paths, ["src/c.rs", "src/d.rs"]);
+        assert_eq!((patch.paths, patch.command), (vec!["src/c.rs".to_owned(), "src/d.rs".to_owned()], None));
     }
 
     #[test]

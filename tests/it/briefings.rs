@@ -211,14 +211,31 @@ fn an_edit_of_a_cited_file_or_folder_is_briefed_with_what_cites_it() {
     let (_, text) = context(&edit("Write", inside));
     assert_eq!(refs(&text), [ids.stripe.clone()]);
     assert!(text.contains("(cites tests/payments/charge_test.rs)"), "{text}");
-    // A path relative to the payload's folder, in Gemini's form.
+    // A path relative to the payload's folder, in Gemini's form (after the tool: Gemini CLI
+    // takes no context before one).
     root.write("web/login.ts", "export {}\n");
     let p = serde_json::to_vec(&json!({"session_id": "g1", "cwd": root.path().join("web"),
-        "hook_event_name": "BeforeTool", "tool_name": "replace", "tool_input": {"file_path": "login.ts"}}))
+        "hook_event_name": "AfterTool", "tool_name": "replace", "tool_input": {"file_path": "login.ts"}}))
     .unwrap();
     let out = brief(root.path(), "pre-tool", "gemini", &p);
     let (event, text) = context(&out);
-    assert_eq!((event.as_str(), refs(&text)), ("BeforeTool", vec![ids.flaky.clone()]));
+    assert_eq!((event.as_str(), refs(&text)), ("AfterTool", vec![ids.flaky.clone()]));
+    // Copilot CLI's camelCase payload, its arguments as a JSON string; its answer is a
+    // top-level additionalContext.
+    let p = serde_json::to_vec(&json!({"sessionId": "c1", "timestamp": 1764288000000u64, "cwd": root.path(),
+        "toolName": "edit", "toolArgs": json!({"path": "tests/payments/refund_test.rs"}).to_string()}))
+    .unwrap();
+    let out = brief(root.path(), "pre-tool", "copilot", &p);
+    let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(refs(v["additionalContext"].as_str().unwrap()), [ids.stripe.clone()]);
+    assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
+    // Codex CLI's patch: its files are edited, its text is no command.
+    let patch = "*** Begin Patch\n*** Update File: web/login.ts\n@@\n-a\n+b\n*** End Patch\n";
+    let p = serde_json::to_vec(&json!({"session_id": "x1", "cwd": root.path(), "hook_event_name": "PreToolUse",
+        "tool_name": "apply_patch", "tool_input": {"command": patch}}))
+    .unwrap();
+    let (event, text) = context(&brief(root.path(), "pre-tool", "codex", &p));
+    assert_eq!((event.as_str(), refs(&text)), ("PreToolUse", vec![ids.flaky.clone()]));
     // An unrelated file: nothing.
     let out = edit("Edit", root.path().join("docs/intro.md").display().to_string());
     assert_eq!(out.stdout, "");

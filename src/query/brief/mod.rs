@@ -165,7 +165,10 @@ fn run(event: Event, client: Client, stdin: &[u8], found: &mut Option<PathBuf>) 
         (Event::SessionStart, Some("compact")) => Event::PostCompact,
         (e, _) => e,
     };
-    let mut session = state::Session::load(&root, client, payload.session.as_deref());
+    // One briefing of a session at a time: a client may run two hooks at once (Copilot CLI
+    // runs Claude Code's as well as its own), and neither may brief what the other did.
+    let _turn = state::lock(&root, payload.session.as_deref());
+    let mut session = state::Session::load(&root, payload.session.as_deref());
     if event == Event::SessionEnd {
         let why = state::end(&root, &config, client, &payload, &session);
         session.forget(&root);
@@ -189,7 +192,7 @@ fn run(event: Event, client: Client, stdin: &[u8], found: &mut Option<PathBuf>) 
         let why = if candidates.is_empty() { "nothing above the gate" } else { "everything was briefed already" };
         return Ok(Briefed { silent: Some(why.into()), ..Briefed::default() });
     }
-    Ok(Briefed { stdout: render::for_client(client, event, &text), items, silent: None })
+    Ok(Briefed { stdout: render::for_client(client, event, payload.event.as_deref(), &text), items, silent: None })
 }
 
 /// The index as it is. A root never indexed is indexed at a session's start (once); the

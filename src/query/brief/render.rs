@@ -97,15 +97,22 @@ fn quote(text: &str, room: usize) -> String {
     out
 }
 
-/// What `client` takes on stdout as context added at `event`.
-pub fn for_client(client: Client, event: Event, text: &str) -> String {
-    let name = match (client, event) {
+/// What `client` takes on stdout as context added at `event`: Copilot CLI a top-level
+/// `additionalContext`; the others `hookSpecificOutput` naming the hook's event as the
+/// payload named it (a client ignores an answer for another event), else as tmws installs
+/// it.
+pub fn for_client(client: Client, event: Event, hook_event: Option<&str>, text: &str) -> String {
+    if client == Client::Copilot && hook_event.is_none_or(|e| e.starts_with(|c: char| c.is_ascii_lowercase())) {
+        return format!("{}\n", serde_json::json!({ "additionalContext": text }));
+    }
+    let installed = match (client, event) {
         (Client::Gemini, Event::Prompt) => "BeforeAgent",
-        (Client::Gemini, Event::PreTool) => "BeforeTool",
+        (Client::Gemini, Event::PreTool) => "AfterTool",
         (_, Event::Prompt) => "UserPromptSubmit",
         (_, Event::PreTool) => "PreToolUse",
         (_, _) => "SessionStart",
     };
+    let name = hook_event.filter(|e| e.chars().all(|c| c.is_ascii_alphanumeric())).unwrap_or(installed);
     let out = serde_json::json!({
         "hookSpecificOutput": { "hookEventName": name, "additionalContext": text }
     });

@@ -48,13 +48,26 @@ fn dir(root: &Path) -> PathBuf {
     root.join(CACHE_DIR).join(DIR)
 }
 
+/// The file name a session id is kept under.
+fn key(id: &str) -> String {
+    blake3::hash(id.as_bytes()).to_hex()[..24].to_owned()
+}
+
+/// Holds the session `id`'s turn until dropped (None: no session, or no lock to be had,
+/// when briefings run side by side and an item may be briefed twice).
+pub fn lock(root: &Path, id: Option<&str>) -> Option<store::FileLock> {
+    let id = id?;
+    store::create_dir_in(root, &dir(root)).ok()?;
+    store::FileLock::exclusive(root, &dir(root).join(format!("{}.lock", key(id)))).ok()
+}
+
 impl Session {
-    /// The state of `client`'s session `id` (empty when there is none yet, or it cannot be
-    /// read: a lost state only means an item may be briefed again).
-    pub fn load(root: &Path, client: Client, id: Option<&str>) -> Session {
+    /// The state of the client session `id` (empty when there is none yet, or it cannot be
+    /// read: a lost state only means an item may be briefed again). Keyed by the session id
+    /// alone: a client that runs another client's hooks too gives both the same id.
+    pub fn load(root: &Path, id: Option<&str>) -> Session {
         let Some(id) = id else { return Session::default() };
-        let hash = blake3::hash(format!("{}\0{id}", client.as_str()).as_bytes()).to_hex();
-        let file = dir(root).join(format!("{}.json", &hash[..24]));
+        let file = dir(root).join(format!("{}.json", key(id)));
         let mut session: Session = store::read_opt(root, &file, store::cap::LOG)
             .ok()
             .flatten()
@@ -123,11 +136,11 @@ impl Session {
 
     /// Removes the state of a session that ended.
     pub fn forget(&self, root: &Path) {
-        if let Some(file) = &self.file
-            && store::is_file(file)
-            && store::guard::confine(root, file).is_ok()
-        {
-            let _ = store::remove_file(file);
+        let Some(file) = &self.file else { return };
+        for file in [file.clone(), file.with_extension("lock")] {
+            if store::is_file(&file) && store::guard::confine(root, &file).is_ok() {
+                let _ = store::remove_file(&file);
+            }
         }
     }
 }
@@ -139,7 +152,7 @@ fn prune(root: &Path) {
     for name in store::list_dir(root, &dir).unwrap_or_default() {
         let path = dir.join(&name);
         let old = store::stamp(&path).is_some_and(|(_, at)| at.elapsed().is_ok_and(|age| age > KEEP));
-        if name.ends_with(".json") && old {
+        if (name.ends_with(".json") || name.ends_with(".lock")) && old {
             let _ = store::remove_file(&path);
         }
     }
