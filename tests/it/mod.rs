@@ -1,6 +1,8 @@
 mod agent_clis;
 mod approval;
+mod briefing_set;
 mod briefings;
+mod briefings_replay;
 mod build_rules;
 mod check;
 mod cli;

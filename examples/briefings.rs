@@ -1,0 +1,71 @@
+//! How well briefings brief: replays the hook payloads of `testdata/briefings/payloads.jsonl`
+//! (four agent clients working in the project of `testdata/briefings/project/`) through
+//! `tmws brief`'s library function, in order, as the clients' hooks would run it.
+//!
+//! ```sh
+//! cargo run --example briefings
+//! cargo run --example briefings -- --json
+//! cargo run --example briefings -- --show 1 --show 12
+//! cargo run --example briefings -- --pinned
+//! ```
+//!
+//! Copies the project to a temporary folder, replays every payload, and prints per client
+//! and event: the labelled payloads and the hits (the expected item briefed within the
+//! event's budget, or already briefed earlier in the session since its last compaction),
+//! the hit rate, the precision (briefed items on labelled payloads that were expected), the
+//! distractors and the share of them that got nothing, items briefed twice in a session
+//! without a compaction between, briefings over budget, and characters briefed; then the
+//! characters per session and every miss with what was briefed instead.
+//! `--show LINE` then prints what the payload of that line of `payloads.jsonl` printed;
+//! `--pinned` prints the rows as `tests/it/briefings_replay.rs` pins them, to paste there
+//! when a change moves them for the better.
+//! `tests/it/briefings_replay.rs` pins the same figures.
+
+#![allow(clippy::print_stdout, reason = "an example reports to its user on stdout")]
+
+#[path = "../tests/it/briefing_set.rs"]
+mod briefing_set;
+
+fn main() {
+    let mut json = false;
+    let mut pinned = false;
+    let mut show: Vec<usize> = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--json" => json = true,
+            "--pinned" => pinned = true,
+            "--show" => show.push(args.next().and_then(|n| n.parse().ok()).expect("--show LINE")),
+            other => panic!("unknown argument {other:?}: --json, --pinned, --show LINE"),
+        }
+    }
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let replay = briefing_set::Replay::run(dir.path());
+    if pinned {
+        for row in replay.rows() {
+            println!("    {:?},", row.pinned());
+        }
+        return;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&replay.json()).expect("JSON of plain values"));
+    } else {
+        print!("{}", replay.render());
+    }
+    for line in show {
+        let Some(o) = replay.outcomes.iter().find(|o| o.case.line == line) else {
+            println!("\nline {line}: no such payload");
+            continue;
+        };
+        println!(
+            "\nline {line} ({} {} {}, {:?}): {} characters, items {:?}\n{}",
+            o.case.client,
+            o.case.event,
+            o.case.session,
+            o.case.gist(),
+            o.chars,
+            o.items,
+            briefing_set::briefing_text(&o.stdout)
+        );
+    }
+}
