@@ -7,6 +7,7 @@
 //! cargo run --example briefings -- --json
 //! cargo run --example briefings -- --show 1 --show 12
 //! cargo run --example briefings -- --pinned
+//! cargo run --example briefings -- --lines
 //! ```
 //!
 //! Copies the project to a temporary folder, replays every payload, and prints per client
@@ -17,6 +18,7 @@
 //! without a compaction between, briefings over budget, and characters briefed; then the
 //! characters per session and every miss with what was briefed instead.
 //! `--show LINE` then prints what the payload of that line of `payloads.jsonl` printed;
+//! `--lines` prints one line per payload (what it expected, what it got);
 //! `--pinned` prints the rows as `tests/it/briefings_replay.rs` pins them, to paste there
 //! when a change moves them for the better.
 //! `tests/it/briefings_replay.rs` pins the same figures.
@@ -29,14 +31,16 @@ mod briefing_set;
 fn main() {
     let mut json = false;
     let mut pinned = false;
+    let mut lines = false;
     let mut show: Vec<usize> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--json" => json = true,
             "--pinned" => pinned = true,
+            "--lines" => lines = true,
             "--show" => show.push(args.next().and_then(|n| n.parse().ok()).expect("--show LINE")),
-            other => panic!("unknown argument {other:?}: --json, --pinned, --show LINE"),
+            other => panic!("unknown argument {other:?}: --json, --pinned, --lines, --show LINE"),
         }
     }
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -44,6 +48,30 @@ fn main() {
     if pinned {
         for row in replay.rows() {
             println!("    {:?},", row.pinned());
+        }
+        return;
+    }
+    if lines {
+        for o in &replay.outcomes {
+            let verdict = match (o.case.distractor(), o.hit(), o.hit_now) {
+                (true, _, _) if o.is_silent() => "silent",
+                (true, _, _) => "BRIEFED",
+                (false, true, true) => "hit",
+                (false, true, false) => "hit earlier",
+                (false, false, _) => "MISS",
+            };
+            println!(
+                "{:>3} {:<7} {:<13} {:<3} {:<11} {:>4} {:?} want {:?} got {:?}",
+                o.case.line,
+                o.case.client,
+                o.case.event,
+                o.case.session,
+                verdict,
+                o.chars,
+                o.case.gist(),
+                o.expect,
+                o.items
+            );
         }
         return;
     }
