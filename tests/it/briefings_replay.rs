@@ -21,7 +21,7 @@ const PINNED: &[&str] = &[
     "claude session-start: hits 4/4 (0 earlier), complete 4/4, precision 20/64, silent 0/0, repeats 0, over budget 0, untaken 0",
     "claude post-compact: hits 1/1 (0 earlier), complete 1/1, precision 5/22, silent 0/0, repeats 0, over budget 0, untaken 0",
     "claude prompt: hits 11/12 (6 earlier), precision 7/11, silent 9/9, repeats 0, over budget 0, untaken 0",
-    "claude pre-tool: hits 11/11 (8 earlier), precision 3/5, silent 12/14, repeats 0, over budget 0, untaken 0",
+    "claude pre-tool: hits 12/13 (8 earlier), precision 5/7, silent 12/14, repeats 0, over budget 0, untaken 0",
     "claude session-end: hits 0/0 (0 earlier), precision 0/0, silent 4/4, repeats 0, over budget 0, untaken 0",
     "codex session-start: hits 4/4 (0 earlier), complete 4/4, precision 20/64, silent 0/0, repeats 0, over budget 0, untaken 0",
     "codex post-compact: hits 1/1 (0 earlier), complete 1/1, precision 5/21, silent 0/0, repeats 0, over budget 0, untaken 0",
