@@ -1,5 +1,7 @@
 mod agent_clis;
+mod agents;
 mod approval;
+mod briefing_clients;
 mod briefings;
 mod build_rules;
 mod check;
