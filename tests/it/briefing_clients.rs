@@ -1,6 +1,7 @@
 //! Briefings through a real agent's hooks, offline: Claude Code (npm
-//! `@anthropic-ai/claude-code`, `TMWS_CLAUDE`) runs its whole agent loop in a project whose
-//! settings run `tmws brief` from its hooks, against a scripted model on a loopback port
+//! `@anthropic-ai/claude-code`, `TMWS_CLAUDE`) and Gemini CLI (npm `@google/gemini-cli`,
+//! `TMWS_GEMINI`) run their whole agent loop in a project whose settings run `tmws brief`
+//! from their hooks, against a scripted model on a loopback port
 //! ([`Model`]) that asks for two shell commands — `db migrate --env production`, which a
 //! memory is about, then `ls`, which nothing is about — and then says it is done. The tests
 //! read what the agent sent the model: where each briefing landed, that each came once, and
@@ -15,7 +16,7 @@ use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::agents::{Run, claude_command, installed, json_response, run_agent, sse};
+use super::agents::{Run, claude_command, gemini_command, installed, json_response, run_agent, sse};
 use super::util::{TestRoot, eventually};
 
 /// The shell commands the scripted model asks for, in order.
@@ -442,6 +443,114 @@ fn a_claude_code_session_leaves_a_log_line_for_each_hook_run() {
             ("claude", "pre-tool", ids.migrate.clone()),
             ("claude", "pre-tool", "nothing: nothing above the gate".to_owned()),
             ("claude", "session-end", end),
+        ]
+    );
+}
+
+/// Writes the project's `.gemini/settings.json` with Gemini CLI's hooks running `tmws brief`:
+/// a session's start or resumption, each prompt (`BeforeAgent`), each shell command, edit or
+/// write (`BeforeTool`), and the session's end. Gemini CLI matches a tool's name as a regular
+/// expression but a session start's source as a whole word: `startup|resume` would match
+/// neither, so each has its entry.
+fn install_gemini_hooks(root: &TestRoot) {
+    let hook = |event: &str| json!([{"type": "command", "command": brief_command(event, "gemini")}]);
+    let settings = json!({"hooks": {
+        "SessionStart": [
+            {"matcher": "startup", "hooks": hook("session-start")},
+            {"matcher": "resume", "hooks": hook("session-start")},
+        ],
+        "BeforeAgent": [{"hooks": hook("prompt")}],
+        "BeforeTool": [{"matcher": "run_shell_command|write_file|replace", "hooks": hook("pre-tool")}],
+        "SessionEnd": [{"hooks": hook("session-end")}],
+    }});
+    root.write(".gemini/settings.json", serde_json::to_string_pretty(&settings).unwrap());
+}
+
+/// The briefings of a Gemini API request, each with the index of the content and of the part
+/// that hold it, and that part's text. Gemini CLI wraps hook context in
+/// `<hook_context>…</hook_context>` and escapes `>` in it as `&gt;`.
+fn gemini_briefings(body: &Value) -> Vec<(usize, usize, String, Briefing)> {
+    let contents = body["contents"].as_array().map_or(&[][..], Vec::as_slice);
+    let mut out = Vec::new();
+    for (i, c) in contents.iter().enumerate() {
+        let parts = c["parts"].as_array().map_or(&[][..], Vec::as_slice);
+        for (j, p) in parts.iter().enumerate() {
+            let text = p["text"].as_str().or(p["functionResponse"]["response"]["output"].as_str()).unwrap_or_default();
+            let plain = text.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&");
+            out.extend(briefings_in(&plain).into_iter().map(|b| (i, j, text.to_owned(), b)));
+        }
+    }
+    out
+}
+
+/// Runs the scripted session with Gemini CLI in a project whose settings hold the hooks.
+fn gemini_session() -> Option<(TestRoot, Ids, Model)> {
+    let gemini = installed("TMWS_GEMINI", "gemini/node_modules/.bin/gemini", "Gemini CLI")?;
+    let (root, ids) = project();
+    install_gemini_hooks(&root);
+    let model = Model::start();
+    let (mut cmd, home) = gemini_command(&gemini, &root, &model.url, PROMPT);
+    let tools = stand_in_tools(home.path());
+    cmd.env("PATH", path_with(&cmd, &tools));
+    let run = run_agent(cmd, home, None);
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+    let result: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("Gemini CLI's answer is not JSON ({e}): {}{}", run.stdout, run.stderr));
+    assert_eq!(result["response"], DONE, "{result}");
+    Some((root, ids, model))
+}
+
+/// Gemini CLI runs the project's hooks in `-p` mode in a trusted folder, and puts a session
+/// start's context before the prompt, in the prompt's own part, and the prompt hook's context
+/// in a part after it, both in `<hook_context>`; it gives the prompt hook the prompt with the
+/// session start's context before it, which tmws does not take for the user's words. Gemini
+/// CLI 0.61.0 drops what a `BeforeTool` hook adds: tmws briefs the `db migrate` call with the
+/// solved problem it is about, and no request holds it. Nothing comes with `ls`, the note
+/// about nothing never comes, and each hook run leaves its line in the briefings' log.
+#[test]
+fn gemini_cli_hands_the_model_the_start_and_prompt_briefings_and_drops_the_tool_ones() {
+    let Some((root, ids, model)) = gemini_session() else { return };
+    let turns = model.turns();
+    assert_eq!(turns.len(), 3, "a turn for each command, then the last words: {turns:#?}");
+    let first = gemini_briefings(&turns[0]);
+    let placed: Vec<(usize, &Vec<String>)> = first.iter().map(|(i, _, _, b)| (*i, &b.refs)).collect();
+    assert_eq!(
+        placed,
+        [(0, &vec![LESSON.to_owned(), ids.login.clone()]), (0, &vec![ids.invoices.clone()])],
+        "{}",
+        turns[0]
+    );
+    let (start, prompt) = (&first[0], &first[1]);
+    assert!(
+        start.2.starts_with(&format!("<hook_context>{HEADER}"))
+            && start.2.ends_with(&format!("</hook_context>\n\n{PROMPT}")),
+        "the session start's context comes before the prompt, in its part: {}",
+        start.2
+    );
+    assert!(prompt.1 == start.1 + 1 && prompt.2.starts_with(&format!("<hook_context>{HEADER}")), "{}", prompt.2);
+    let refs =
+        |body: &Value| -> Vec<Vec<String>> { gemini_briefings(body).into_iter().map(|(_, _, _, b)| b.refs).collect() };
+    assert_eq!(refs(&turns[1]), refs(&turns[0]), "{}", turns[1]);
+    assert_eq!(refs(&turns[2]), refs(&turns[0]), "{}", turns[2]);
+    let sent = model.all_text();
+    assert!(!sent.contains(&ids.migrate), "Gemini CLI dropped the BeforeTool context");
+    assert!(!sent.contains(&ids.plants), "the note about nothing was never briefed");
+    let lines = eventually("the session's end in the briefings' log", || {
+        let lines = log_lines(&root);
+        if lines.iter().any(|(_, event, _)| event == "session-end") { Ok(lines) } else { Err(lines) }
+    });
+    let got: Vec<(&str, &str, String)> =
+        lines.iter().map(|(client, event, what)| (client.as_str(), event.as_str(), briefed(what))).collect();
+    let end = got.last().map(|(_, _, what)| what.clone()).unwrap_or_default();
+    assert!(end.starts_with("nothing: "), "{end}");
+    assert_eq!(
+        got,
+        [
+            ("gemini", "session-start", format!("{LESSON} {}", ids.login)),
+            ("gemini", "prompt", ids.invoices.clone()),
+            ("gemini", "pre-tool", ids.migrate.clone()),
+            ("gemini", "pre-tool", "nothing: nothing above the gate".to_owned()),
+            ("gemini", "session-end", end),
         ]
     );
 }
