@@ -307,7 +307,8 @@ fn brief_command(event: &str, client: &str) -> String {
 
 /// Writes the project's `.claude/settings.json` with Claude Code's hooks running `tmws
 /// brief`: a session's start or resumption, a start after a compaction, each prompt, each
-/// shell command, edit or write, and the session's end.
+/// shell command, edit or write, and the session's end (the entries `tmws hooks install
+/// claude` makes).
 fn install_claude_hooks(root: &TestRoot) {
     let hook = |event: &str| json!([{"type": "command", "command": brief_command(event, "claude")}]);
     let settings = json!({"hooks": {
@@ -316,7 +317,7 @@ fn install_claude_hooks(root: &TestRoot) {
             {"matcher": "compact", "hooks": hook("post-compact")},
         ],
         "UserPromptSubmit": [{"hooks": hook("prompt")}],
-        "PreToolUse": [{"matcher": "Bash|Edit|Write|MultiEdit", "hooks": hook("pre-tool")}],
+        "PreToolUse": [{"matcher": "Bash|Edit|Write|MultiEdit|NotebookEdit", "hooks": hook("pre-tool")}],
         "SessionEnd": [{"hooks": hook("session-end")}],
     }});
     root.write(".claude/settings.json", serde_json::to_string_pretty(&settings).unwrap());
@@ -447,11 +448,13 @@ fn a_claude_code_session_leaves_a_log_line_for_each_hook_run() {
     );
 }
 
-/// Writes the project's `.gemini/settings.json` with Gemini CLI's hooks running `tmws brief`:
-/// a session's start or resumption, each prompt (`BeforeAgent`), each shell command, edit or
-/// write (`BeforeTool`), and the session's end. Gemini CLI matches a tool's name as a regular
-/// expression but a session start's source as a whole word: `startup|resume` would match
-/// neither, so each has its entry.
+/// Writes the project's `.gemini/settings.json` with Gemini CLI's hooks running `tmws brief`
+/// (the entries `tmws hooks install gemini` makes): a session's start or resumption, each
+/// prompt (`BeforeAgent`), each shell command, edit or write, and the session's end. Gemini
+/// CLI matches a tool's name as a regular expression but a session start's source as a whole
+/// string: `startup|resume` would match neither, so each has its entry. Its `BeforeTool`
+/// cannot add context (what such a hook adds is dropped), so a tool's briefing runs at
+/// `AfterTool`, whose context Gemini CLI appends to the tool's result.
 fn install_gemini_hooks(root: &TestRoot) {
     let hook = |event: &str| json!([{"type": "command", "command": brief_command(event, "gemini")}]);
     let settings = json!({"hooks": {
@@ -460,15 +463,15 @@ fn install_gemini_hooks(root: &TestRoot) {
             {"matcher": "resume", "hooks": hook("session-start")},
         ],
         "BeforeAgent": [{"hooks": hook("prompt")}],
-        "BeforeTool": [{"matcher": "run_shell_command|write_file|replace", "hooks": hook("pre-tool")}],
+        "AfterTool": [{"matcher": "^(run_shell_command|replace|write_file)$", "hooks": hook("pre-tool")}],
         "SessionEnd": [{"hooks": hook("session-end")}],
     }});
     root.write(".gemini/settings.json", serde_json::to_string_pretty(&settings).unwrap());
 }
 
 /// The briefings of a Gemini API request, each with the index of the content and of the part
-/// that hold it, and that part's text. Gemini CLI wraps hook context in
-/// `<hook_context>…</hook_context>` and escapes `>` in it as `&gt;`.
+/// that hold it, and that part's text (a function response's output). Gemini CLI wraps hook
+/// context in `<hook_context>…</hook_context>` and escapes `>` in it as `&gt;`.
 fn gemini_briefings(body: &Value) -> Vec<(usize, usize, String, Briefing)> {
     let contents = body["contents"].as_array().map_or(&[][..], Vec::as_slice);
     let mut out = Vec::new();
@@ -500,26 +503,29 @@ fn gemini_session() -> Option<(TestRoot, Ids, Model)> {
     Some((root, ids, model))
 }
 
-/// Gemini CLI runs the project's hooks in `-p` mode in a trusted folder, and puts a session
+/// Gemini CLI runs the project's hooks in `-p` mode in a trusted folder. It puts a session
 /// start's context before the prompt, in the prompt's own part, and the prompt hook's context
-/// in a part after it, both in `<hook_context>`; it gives the prompt hook the prompt with the
-/// session start's context before it, which tmws does not take for the user's words. Gemini
-/// CLI 0.61.0 drops what a `BeforeTool` hook adds: tmws briefs the `db migrate` call with the
-/// solved problem it is about, and no request holds it. Nothing comes with `ls`, the note
-/// about nothing never comes, and each hook run leaves its line in the briefings' log.
+/// in a part after it, both in `<hook_context>`, in the first request; it gives the prompt
+/// hook the prompt with the session start's context before it, which tmws does not take for
+/// the user's words. The `db migrate` call's briefing comes appended to that call's result.
+/// Each item comes once, the note about nothing never comes, nothing comes with `ls`, and
+/// each hook run leaves its line in the briefings' log.
 #[test]
-fn gemini_cli_hands_the_model_the_start_and_prompt_briefings_and_drops_the_tool_ones() {
+fn gemini_cli_hands_the_model_each_briefing_once_where_its_hook_ran() {
     let Some((root, ids, model)) = gemini_session() else { return };
     let turns = model.turns();
     assert_eq!(turns.len(), 3, "a turn for each command, then the last words: {turns:#?}");
+    let placed = |body: &Value| -> Vec<(usize, Vec<String>)> {
+        gemini_briefings(body).into_iter().map(|(i, _, _, b)| (i, b.refs)).collect()
+    };
+    let start = (0, vec![LESSON.to_owned(), ids.login.clone()]);
+    let prompt = (0, vec![ids.invoices.clone()]);
+    // The contents of the second turn: the prompt, the call, and its result (the third).
+    let command = (2, vec![ids.migrate.clone()]);
+    assert_eq!(placed(&turns[0]), [start.clone(), prompt.clone()], "{}", turns[0]);
+    assert_eq!(placed(&turns[1]), [start.clone(), prompt.clone(), command.clone()], "{}", turns[1]);
+    assert_eq!(placed(&turns[2]), [start, prompt, command], "nothing comes with ls: {}", turns[2]);
     let first = gemini_briefings(&turns[0]);
-    let placed: Vec<(usize, &Vec<String>)> = first.iter().map(|(i, _, _, b)| (*i, &b.refs)).collect();
-    assert_eq!(
-        placed,
-        [(0, &vec![LESSON.to_owned(), ids.login.clone()]), (0, &vec![ids.invoices.clone()])],
-        "{}",
-        turns[0]
-    );
     let (start, prompt) = (&first[0], &first[1]);
     assert!(
         start.2.starts_with(&format!("<hook_context>{HEADER}"))
@@ -528,13 +534,15 @@ fn gemini_cli_hands_the_model_the_start_and_prompt_briefings_and_drops_the_tool_
         start.2
     );
     assert!(prompt.1 == start.1 + 1 && prompt.2.starts_with(&format!("<hook_context>{HEADER}")), "{}", prompt.2);
-    let refs =
-        |body: &Value| -> Vec<Vec<String>> { gemini_briefings(body).into_iter().map(|(_, _, _, b)| b.refs).collect() };
-    assert_eq!(refs(&turns[1]), refs(&turns[0]), "{}", turns[1]);
-    assert_eq!(refs(&turns[2]), refs(&turns[0]), "{}", turns[2]);
-    let sent = model.all_text();
-    assert!(!sent.contains(&ids.migrate), "Gemini CLI dropped the BeforeTool context");
-    assert!(!sent.contains(&ids.plants), "the note about nothing was never briefed");
+    let after = gemini_briefings(&turns[1]);
+    let result = &after[2].2;
+    assert!(
+        result.contains("db: migrate --env production")
+            && result.trim_end().ends_with("</hook_context>")
+            && result.contains(&format!("\n\n<hook_context>{HEADER}")),
+        "the call's briefing comes after its output: {result}"
+    );
+    assert!(!model.all_text().contains(&ids.plants), "the note about nothing was never briefed");
     let lines = eventually("the session's end in the briefings' log", || {
         let lines = log_lines(&root);
         if lines.iter().any(|(_, event, _)| event == "session-end") { Ok(lines) } else { Err(lines) }
