@@ -60,7 +60,7 @@ fn of(map: &Map<String, Value>) -> Payload {
     let mut payload = Payload {
         session: text(map, &["session_id", "sessionId", "session"]).map(|s| cut(&s, 200)),
         cwd: text(map, &["cwd", "workspace_root", "workspaceRoot"]),
-        prompt: text(map, &["prompt", "user_prompt", "userPrompt"]).map(|s| cut(&s, MAX_TEXT_CHARS)),
+        prompt: text(map, &["prompt", "user_prompt", "userPrompt"]).map(|s| cut(&user_words(&s), MAX_TEXT_CHARS)),
         tool: text(map, &["tool_name", "toolName", "tool"]),
         transcript: text(map, &["transcript_path", "transcriptPath"]),
         source: text(map, &["source", "trigger", "reason"]),
@@ -82,6 +82,25 @@ fn text(map: &Map<String, Value>, names: &[&str]) -> Option<String> {
 }
 
 /// `s` cut to `max` characters.
+/// What the user wrote of a prompt: without the hook context a client put into it, before it
+/// is cut to its longest. Gemini CLI run with `-p` puts a session start's context (up to its
+/// budget, longer than a prompt is read) before the prompt as `<hook_context>…</hook_context>`
+/// and gives its prompt hook that text: read as the prompt, the session start's own briefing
+/// would find what it just briefed, and the user's words would be cut off.
+fn user_words(prompt: &str) -> String {
+    const OPEN: &str = "<hook_context>";
+    const CLOSE: &str = "</hook_context>";
+    let mut out = String::with_capacity(prompt.len());
+    let mut rest = prompt;
+    while let Some(start) = rest.find(OPEN) {
+        let Some(len) = rest[start..].find(CLOSE) else { break };
+        out.push_str(&rest[..start]);
+        rest = &rest[start + len + CLOSE.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn cut(s: &str, max: usize) -> String {
     s.chars().take(max).collect()
 }
@@ -173,7 +192,25 @@ fn paths(input: &Map<String, Value>, command: Option<&str>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    #[test]
+    fn a_prompt_is_read_without_the_hook_context_a_client_put_into_it() {
+        let context = format!(
+            "Recalled project memory (tmws): quoted data\n- [lesson] a.md\n  &gt; {}",
+            "db migrate ".repeat(600)
+        );
+        let payload = json!({"session_id": "g1", "hook_event_name": "BeforeAgent",
+            "prompt": format!("<hook_context>{context}</hook_context>\n\nAdd a discount column to the invoices table.")});
+        let p = read(payload.to_string().as_bytes()).unwrap();
+        assert_eq!(p.prompt.as_deref(), Some("\n\nAdd a discount column to the invoices table."));
+        assert_eq!(user_words("a <hook_context>x</hook_context> b <hook_context>y</hook_context>"), "a  b ");
+        // An unclosed tag is the user's own text.
+        assert_eq!(user_words("what does <hook_context> mean?"), "what does <hook_context> mean?");
+        assert_eq!(user_words("<hook_context>only context</hook_context>"), "");
+    }
 
     #[test]
     fn a_claude_code_pre_tool_payload_gives_its_command_and_session() {

@@ -10,8 +10,8 @@
 //! session tmws recorded.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use axum::body::{Body, Bytes};
@@ -19,25 +19,9 @@ use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
-use super::util::{TestRoot, eventually, mcp_tools, missing, repo, user_config};
-
-/// The agent program `var` names, else the one `.ci/run` installs at `default` under the
-/// target folder; a missing one is [`missing`].
-fn installed(var: &str, default: &str, what: &str) -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        assert!(p.exists(), "{var} names {}, which does not exist", p.display());
-        return Some(p);
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
-    let found = Some(target.join(default)).filter(|p| p.exists());
-    if found.is_none() {
-        missing(&format!("no {what} (set {var}, or run .ci/run, which installs it in target/{default})"));
-    }
-    found
-}
+use super::agents::{Run, agent_home, claude_command, gemini_command, installed, json_response, run_agent, sse};
+use super::util::{TestRoot, eventually, mcp_tools};
 
 /// One scripted tool call: the tmws tool and its input.
 struct Step {
@@ -211,26 +195,6 @@ fn tool_results(body: &Value) -> Vec<ToolResult> {
     out
 }
 
-/// An answer of JSON.
-fn json_response(status: StatusCode, v: &Value) -> Response {
-    Response::builder()
-        .status(status)
-        .header("content-type", "application/json")
-        .body(Body::from(v.to_string()))
-        .unwrap()
-}
-
-/// An answer of server-sent events, each named by its `type`.
-fn sse(events: &[Value]) -> Response {
-    let text: String =
-        events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap())).collect();
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .header("cache-control", "no-cache")
-        .body(Body::from(text))
-        .unwrap()
-}
-
 /// The scripted model's handler, for every path.
 async fn answer(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -341,90 +305,12 @@ fn gemini(shared: &Shared, next: Option<usize>, stream: bool) -> Response {
         .unwrap()
 }
 
-/// A child process killed if the test fails before it exits.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// What a run of an agent left: its exit code, its output, its debug log (Claude Code's).
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    debug: String,
-    /// The throwaway home it ran with (its config, caches and logs).
-    _home: TempDir,
-}
-
-/// A throwaway home for an agent, and PATH with the folder of the tmws under test first.
-fn agent_home(prefix: &str) -> (TempDir, std::ffi::OsString) {
-    let home = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
-    let tmws_dir = Path::new(env!("CARGO_BIN_EXE_tmws")).parent().unwrap().to_path_buf();
-    let inherited = std::env::var_os("PATH").unwrap_or_default();
-    let path = std::env::join_paths(std::iter::once(tmws_dir).chain(std::env::split_paths(&inherited))).unwrap();
-    (home, path)
-}
-
-/// Runs `cmd` (nothing of the user's environment but what it sets, stdin empty) to its end,
-/// its output kept in `home`.
-fn run_agent(mut cmd: Command, home: TempDir, debug: Option<&Path>) -> Run {
-    let (stdout, stderr) = (home.path().join("stdout.txt"), home.path().join("stderr.txt"));
-    let child = cmd
-        .env("TMWS_CONFIG_HOME", user_config())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&stdout).unwrap())
-        .stderr(std::fs::File::create(&stderr).unwrap())
-        .spawn()
-        .unwrap();
-    let mut running = Running(child);
-    let status = eventually("the agent to finish its run", || running.0.try_wait().unwrap());
-    Run {
-        code: status.code(),
-        stdout: std::fs::read_to_string(&stdout).unwrap(),
-        stderr: std::fs::read_to_string(&stderr).unwrap(),
-        debug: debug.map(|d| std::fs::read_to_string(d).unwrap_or_default()).unwrap_or_default(),
-        _home: home,
-    }
-}
-
-/// Runs `claude -p PROMPT` in `root` against `model`, with a throwaway home, nothing of the
-/// user's environment, telemetry, updates and other traffic off, and the folder of the tmws
-/// under test first on PATH. `--allowedTools mcp__tmws` lets it call tmws' tools without a
-/// prompt, which `-p` could not show; `-p` starts the project's `.mcp.json` servers without
-/// the approval an interactive session asks for once. Tool search is off so that the MCP
-/// tools are offered with their schemas in every request rather than looked up by name, and
-/// MCP connections are made before the first request, so that the first turn sees them.
+/// Runs `claude -p PROMPT` in `root` against `model` ([`claude_command`]); `--allowedTools
+/// mcp__tmws` lets it call tmws' tools without a prompt, which `-p` could not show; `-p`
+/// starts the project's `.mcp.json` servers without the approval an interactive session asks
+/// for once.
 fn run_claude(claude: &Path, root: &TestRoot, model: &Model, prompt: &str) -> Run {
-    let (home, path) = agent_home("tmws-claude-home-");
-    let debug = home.path().join("claude-debug.log");
-    let mut cmd = Command::new(claude);
-    cmd.args(["-p", prompt, "--output-format", "json", "--allowedTools", "mcp__tmws", "--no-session-persistence"])
-        .arg("--debug-file")
-        .arg(&debug)
-        .current_dir(root.path())
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", home.path())
-        .env("CLAUDE_CONFIG_DIR", home.path().join(".claude"))
-        .env("XDG_CONFIG_HOME", home.path().join(".config"))
-        .env("XDG_CACHE_HOME", home.path().join(".cache"))
-        .env("XDG_DATA_HOME", home.path().join(".local/share"))
-        .env("XDG_STATE_HOME", home.path().join(".local/state"))
-        .env("ANTHROPIC_BASE_URL", &model.url)
-        // The scripted model takes any key; Claude Code wants one to start.
-        .env("ANTHROPIC_API_KEY", "scripted-model-takes-any-key")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("ENABLE_TOOL_SEARCH", "false")
-        .env("MCP_CONNECTION_NONBLOCKING", "false");
+    let (cmd, home, debug) = claude_command(claude, root, &model.url, prompt, "mcp__tmws");
     run_agent(cmd, home, Some(&debug))
 }
 
@@ -680,47 +566,9 @@ fn a_codex_run_stopped_with_sigterm_is_recorded_once() {
     check_recorded(&model, &recorded, "codex", "");
 }
 
-/// Runs `gemini -p PROMPT` in `root` against `model`, with a throwaway home whose settings
-/// choose an API key (any: the model is scripted), and turn usage statistics, telemetry and
-/// updates off. The project is a trusted folder (`~/.gemini/trustedFolders.json`, as
-/// trusting it once in an interactive session leaves it): Gemini CLI reads a project's
-/// `.gemini/settings.json`, where `tmws init --mcp-client gemini` registers tmws, only in a
-/// trusted folder (`--skip-trust` lets it run, but without the project's MCP servers). Every
-/// tool call is approved (`--approval-mode yolo`), which `-p` could not ask; the model is
-/// named, so that no routing request precedes the turn.
+/// Runs `gemini -p PROMPT` in `root` against `model` ([`gemini_command`]).
 fn run_gemini(gemini: &Path, root: &TestRoot, model: &Model, prompt: &str) -> Run {
-    let (home, path) = agent_home("tmws-gemini-home-");
-    let settings = json!({
-        "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "privacy": {"usageStatisticsEnabled": false},
-        "telemetry": {"enabled": false},
-        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-    });
-    let project = root.path().canonicalize().unwrap().display().to_string();
-    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
-    std::fs::write(home.path().join(".gemini/settings.json"), settings.to_string()).unwrap();
-    std::fs::write(home.path().join(".gemini/trustedFolders.json"), json!({project: "TRUST_FOLDER"}).to_string())
-        .unwrap();
-    let mut cmd = Command::new(gemini);
-    cmd.args([
-        "-m",
-        "scripted-model",
-        "-p",
-        prompt,
-        "--output-format",
-        "json",
-        "--skip-trust",
-        "--approval-mode",
-        "yolo",
-    ])
-    .current_dir(root.path())
-    .env_clear()
-    .env("PATH", path)
-    .env("HOME", home.path())
-    .env("XDG_CONFIG_HOME", home.path().join(".config"))
-    .env("XDG_CACHE_HOME", home.path().join(".cache"))
-    .env("GOOGLE_GEMINI_BASE_URL", &model.url)
-    .env("GEMINI_API_KEY", "scripted-model-takes-any-key");
+    let (cmd, home) = gemini_command(gemini, root, &model.url, prompt);
     run_agent(cmd, home, None)
 }
 

@@ -1,5 +1,7 @@
 mod agent_clis;
+mod agents;
 mod approval;
+mod briefing_clients;
 mod briefing_set;
 mod briefings;
 mod briefings_replay;
