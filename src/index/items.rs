@@ -55,6 +55,11 @@ impl ItemList {
         self.refs.len()
     }
 
+    /// The `i`th item's refId, read without its stored fields.
+    pub fn ref_id(&self, i: usize) -> &str {
+        &self.refs[i].0
+    }
+
     /// The `i`th item's stored fields.
     pub fn get(&self, i: usize) -> Result<Item> {
         let f = &self.index;

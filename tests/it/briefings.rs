@@ -184,7 +184,7 @@ fn a_prompt_and_a_command_get_what_matches_them_once_and_again_after_a_compactio
     let again = ask("s1", "the payments tests still fail with connection refused");
     assert_eq!((again.code, again.stdout.as_str()), (0, ""));
     // Another session is briefed with it.
-    assert_eq!(refs(&context(&ask("s2", "payments tests connection refused")).1), [ids.stripe.clone()]);
+    assert_eq!(refs(&context(&ask("s2", "payments tests connection refused")).1), std::slice::from_ref(&ids.stripe));
     // After a compaction the session starts over with what it was briefed before.
     let compact = brief(root.path(), "session-start", "claude", &payload(&root, "s1", json!({"source": "compact"})));
     assert!(refs(&context(&compact).1).contains(&ids.stripe));
@@ -209,7 +209,7 @@ fn an_edit_of_a_cited_file_or_folder_is_briefed_with_what_cites_it() {
     };
     let inside = root.path().join("tests/payments/charge_test.rs").display().to_string();
     let (_, text) = context(&edit("Write", inside));
-    assert_eq!(refs(&text), [ids.stripe.clone()]);
+    assert_eq!(refs(&text), std::slice::from_ref(&ids.stripe));
     assert!(text.contains("(cites tests/payments/charge_test.rs)"), "{text}");
     // A path relative to the payload's folder, in Gemini's form (after the tool: Gemini CLI
     // takes no context before one).
@@ -227,7 +227,7 @@ fn an_edit_of_a_cited_file_or_folder_is_briefed_with_what_cites_it() {
     .unwrap();
     let out = brief(root.path(), "pre-tool", "copilot", &p);
     let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
-    assert_eq!(refs(v["additionalContext"].as_str().unwrap()), [ids.stripe.clone()]);
+    assert_eq!(refs(v["additionalContext"].as_str().unwrap()), std::slice::from_ref(&ids.stripe));
     assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
     // Codex CLI's patch: its files are edited, its text is no command.
     let patch = "*** Begin Patch\n*** Update File: web/login.ts\n@@\n-a\n+b\n*** End Patch\n";
