@@ -7,7 +7,7 @@
 //! their flags onto engine calls. Exit codes come from the error's category: 0 success, 1
 //! problems found, 2 usage or environment error. One file per group of commands: `files`
 //! (init, check, index, watch, build-rules), `query` (the tools, memory, registry),
-//! `admin` (trust, hook, mcp, serve).
+//! `admin` (trust, hooks, git-hook, mcp, serve).
 
 mod admin;
 mod args;
@@ -27,7 +27,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use self::commands::{
-    CheckFormat, ClientArg, HookCommand, MemoryCommand, RegistryCommand, SessionCommand, TrustCommand,
+    CheckFormat, ClientArg, GitHookCommand, HookClientArg, HooksCommand, MemoryCommand, OldHookCommand,
+    RegistryCommand, SessionCommand, TrustCommand,
 };
 use self::render::Paint;
 use self::tools::ToolCommand;
@@ -73,6 +74,9 @@ enum Command {
         /// add its rules file to `rules.targets` (repeatable).
         #[arg(long = "mcp-client", value_enum, value_delimiter = ',', value_name = "CLIENT")]
         mcp_client: Vec<ClientArg>,
+        /// Also install the agent hooks of this client, as `tmws hooks install` does (repeatable).
+        #[arg(long, value_enum, value_delimiter = ',', value_name = "CLIENT")]
+        hooks: Vec<HookClientArg>,
     },
     /// Validate front-matter, file names, rule budgets, JSONL logs, registry and config.
     ///
@@ -135,9 +139,15 @@ enum Command {
     /// Trust between agents: verifications in .tmws/trust.jsonl boost memory search.
     #[command(subcommand, after_help = help::TRUST)]
     Trust(TrustCommand),
-    /// Git hooks.
-    #[command(subcommand, after_help = help::HOOK)]
-    Hook(HookCommand),
+    /// Agent hooks: Claude Code, Codex, Gemini CLI or Copilot CLI run `tmws brief` at their moments.
+    #[command(subcommand, after_help = help::HOOKS)]
+    Hooks(HooksCommand),
+    /// The git post-commit hook (not an agent's: see `tmws hooks`).
+    #[command(subcommand, after_help = help::GIT_HOOK)]
+    GitHook(GitHookCommand),
+    /// The old name of `tmws git-hook`.
+    #[command(subcommand, hide = true, after_help = help::OLD_HOOK)]
+    Hook(OldHookCommand),
     /// Sessions: one memory that sums up a window of work.
     #[command(subcommand, after_help = help::SESSION)]
     Session(SessionCommand),
@@ -430,7 +440,7 @@ fn usage_answer(e: &clap::Error) -> ErrorAnswer {
 
 fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
     match &cli.command {
-        Command::Init { mcp_client } => files::init(cli, mcp_client, out),
+        Command::Init { mcp_client, hooks } => files::init(cli, mcp_client, hooks, out),
         Command::Check { paths, format, strict } => files::check(cli, paths, *format, *strict, out),
         Command::Index { rebuild, include } => files::index(cli, *rebuild, include, out),
         Command::Watch { idle_exit } => files::watch(cli, *idle_exit, out),
@@ -440,7 +450,12 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Session(SessionCommand::Tool(t)) => query::tool(cli, t, out),
         Command::Registry(cmd) => query::registry(cli, cmd, out),
         Command::Trust(cmd) => admin::trust(cli, cmd, out),
-        Command::Hook(HookCommand::Install) => admin::hook_install(cli, out),
+        Command::Hooks(cmd) => admin::hooks(cli, cmd, out),
+        Command::GitHook(GitHookCommand::Install) => admin::hook_install(cli, out),
+        Command::Hook(OldHookCommand::Install) => {
+            eprintln!("tmws: `tmws hook install` is now `tmws git-hook install`");
+            admin::hook_install(cli, out)
+        }
         Command::Serve { addr, agent } => admin::serve(cli, addr, agent.as_deref(), out),
         Command::Completions { shell } => admin::completions(*shell, out),
         Command::Man => admin::man(out),
