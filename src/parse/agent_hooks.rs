@@ -203,17 +203,21 @@ impl HookClient {
     }
 }
 
-/// The command a hook runs: `PROGRAM brief --event MOMENT --client CLIENT`, the program
-/// single-quoted for the shell when it is a path with characters a shell would read.
+/// The command a hook runs: `PROGRAM brief --event MOMENT --client CLIENT || true`, the
+/// program single-quoted for the shell when it is a path with characters a shell would read.
+/// `|| true` because exit 2 blocks the prompt or the tool in every client (any failure
+/// does in Copilot's `preToolUse`), and a tmws without `brief` (an older one on PATH)
+/// exits 2 on its usage error: a hook must never stop the agent.
 pub fn brief_command(program: &str, moment: Moment, client: HookClient) -> String {
-    format!("{} brief --event {} --client {}", shell_word(program), moment.as_str(), client.name())
+    format!("{} brief --event {} --client {} || true", shell_word(program), moment.as_str(), client.name())
 }
 
-/// The same for PowerShell, where a quoted program needs the call operator.
+/// The same for PowerShell, where a quoted program needs the call operator and the exit
+/// status is made 0 by `exit 0`.
 fn powershell_command(program: &str, moment: Moment, client: HookClient) -> String {
     let quoted = shell_word(program);
     let program = if quoted == program { quoted } else { format!("& {quoted}") };
-    format!("{program} brief --event {} --client {}", moment.as_str(), client.name())
+    format!("{program} brief --event {} --client {}; exit 0", moment.as_str(), client.name())
 }
 
 fn shell_word(word: &str) -> String {
@@ -431,15 +435,50 @@ pub fn install(client: HookClient, text: Option<&str>, program: &str) -> Result<
     if of_placement.iter().all(Option::is_some) && keep.iter().all(|k| *k) {
         return Ok(None);
     }
+    // A hook of tmws' for the same moment that differs (a hand edit, an older form) is
+    // put right where it is; the rest of tmws' that no placement wants go.
+    let mut fixed: Vec<Option<usize>> = of_placement.clone();
+    let mut replaced = Vec::new();
+    for (p, slot) in client.placements().iter().zip(fixed.iter_mut()) {
+        if slot.is_some() {
+            continue;
+        }
+        let marker = brief_marker(p.moment);
+        let stale = found.iter().enumerate().position(|(i, f)| {
+            !keep[i]
+                && !replaced.iter().any(|(j, _)| *j == i)
+                && f.event == p.event
+                && f.inner.is_none()
+                && f.unit.to_string().contains(&marker)
+        });
+        if let Some(i) = stale {
+            replaced.push((i, client.unit(p, &program)));
+            *slot = Some(i);
+        }
+    }
     let cst = cst(text)?;
-    let gone: Vec<&Found> = found.iter().zip(&keep).filter(|(_, k)| !**k).map(|(f, _)| f).collect();
+    if let Some(hooks) = cst.object_value().and_then(|r| r.object_value("hooks")) {
+        for (i, unit) in &replaced {
+            let f = &found[*i];
+            let node = hooks.array_value(&f.event).and_then(|a| a.elements().into_iter().nth(f.index));
+            if let Some(object) = node.and_then(|n| n.as_object()) {
+                object.replace_with(input(unit));
+            }
+        }
+    }
+    let gone: Vec<&Found> = found
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !keep[*i] && !replaced.iter().any(|(j, _)| j == i))
+        .map(|(_, f)| f)
+        .collect();
     remove(&cst, &gone);
     let root = cst.object_value_or_set();
     if client == HookClient::Copilot && root.get("version").is_none() {
         root.insert(0, "version", jsonc_parser::cst::CstInputValue::Number("1".into()));
     }
     let hooks = root.object_value_or_set("hooks");
-    for (p, hit) in client.placements().iter().zip(&of_placement) {
+    for (p, hit) in client.placements().iter().zip(&fixed) {
         if hit.is_none() {
             hooks.array_value_or_set(p.event).append(input(&client.unit(p, &program)));
         }
@@ -534,9 +573,12 @@ mod tests {
 
     #[test]
     fn a_brief_command_is_known_by_its_program_and_words() {
-        assert_eq!(tmws_brief("tmws brief --event prompt --client claude"), Some(("tmws".into(), Some("prompt"))));
+        assert_eq!(
+            tmws_brief("tmws brief --event prompt --client claude || true"),
+            Some(("tmws".into(), Some("prompt")))
+        );
         let quoted = brief_command("/opt/my tools/tmws", Moment::PreTool, HookClient::Codex);
-        assert_eq!(quoted, "'/opt/my tools/tmws' brief --event pre-tool --client codex");
+        assert_eq!(quoted, "'/opt/my tools/tmws' brief --event pre-tool --client codex || true");
         assert_eq!(tmws_brief(&quoted).map(|b| b.0), Some("/opt/my tools/tmws".into()));
         assert_eq!(
             tmws_brief("& '/x y/tmws.exe' brief --event prompt --client copilot").map(|b| b.0),
