@@ -404,3 +404,55 @@ fn claude_code_reads_the_installed_settings_without_a_complaint_and_runs_the_hoo
         assert!(log.contains(&ran), "{ran} not in the debug log:\n{log}");
     }
 }
+
+/// Gemini CLI's program: `TMWS_GEMINI`, else where `.ci/run` installs it.
+fn gemini_cli() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TMWS_GEMINI").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
+    let p = target.join("gemini/node_modules/.bin/gemini");
+    if p.exists() {
+        return Some(p);
+    }
+    missing("no Gemini CLI (set TMWS_GEMINI, or run .ci/run, which installs it in target/gemini)");
+    None
+}
+
+#[test]
+fn gemini_cli_registers_the_installed_hooks_and_runs_them() {
+    let Some(gemini_cli) = gemini_cli() else { return };
+    let root = TestRoot::new().file(".gemini/settings.json", theirs("gemini"));
+    assert_eq!(root.run(&["hooks", "install", "gemini"]).code, 0);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+    let user = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+    });
+    std::fs::write(home.path().join(".gemini/settings.json"), user.to_string()).unwrap();
+    let project = root.path().canonicalize().unwrap().display().to_string();
+    std::fs::write(home.path().join(".gemini/trustedFolders.json"), json!({project: "TRUST_FOLDER"}).to_string())
+        .unwrap();
+    let run = Command::new(&gemini_cli)
+        .args(["-m", "no-model", "-p", "hello", "--skip-trust", "--debug"])
+        .current_dir(root.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_CACHE_HOME", home.path().join(".cache"))
+        .env("GOOGLE_GEMINI_BASE_URL", refusing_api())
+        .env("GEMINI_API_KEY", "no-model-takes-any-key")
+        .output()
+        .unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    // Its own hook (BeforeTool) and tmws' five.
+    assert!(said.contains("Hook registry initialized with 6 hook entries"), "{said}");
+    for moment in ["session-start", "prompt", "session-end"] {
+        let ran = format!("Expanding hook command: {} (cwd:", brief(moment, "gemini"));
+        assert!(said.contains(&ran), "{ran} not in:\n{said}");
+    }
+}
