@@ -508,10 +508,8 @@ pub fn uninstall(client: HookClient, text: Option<&str>) -> Result<Left, Invalid
                 prop.remove();
             }
         }
-        if hooks.properties().is_empty() {
-            if let Some(prop) = root.get("hooks") {
-                prop.remove();
-            }
+        if let Some(prop) = root.get("hooks").filter(|_| hooks.properties().is_empty()) {
+            prop.remove();
         }
     }
     let left = cst.to_string();
