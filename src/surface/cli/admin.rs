@@ -62,6 +62,12 @@ pub(super) fn hooks(cli: &Cli, cmd: &HooksCommand, out: &mut impl Write) -> Resu
     Ok(u8::from(report.stale()))
 }
 
+/// `tmws hook install`, the old name of `tmws git-hook install`, says so on stderr.
+pub(super) fn old_hook_install(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
+    eprintln!("tmws: `tmws hook install` is now `tmws git-hook install`");
+    hook_install(cli, out)
+}
+
 pub(super) fn hook_install(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
     let exe = std::env::current_exe().map_err(|e| Error::environment("cannot find the tmws binary", e))?;
     let answer = engine(cli)?.hook_install(&exe)?;
