@@ -604,6 +604,30 @@ mod tests {
     }
 
     #[test]
+    fn a_hook_of_tmws_inside_someone_elses_group_is_taken_out_alone() {
+        let text = concat!(
+            "{\n  \"hooks\": {\n    \"UserPromptSubmit\": [\n      {\n        \"hooks\": [\n",
+            "          { \"type\": \"command\", \"command\": \"./audit.sh\" },\n",
+            "          { \"type\": \"command\", \"command\": \"tmws brief --event prompt --client claude\" }\n",
+            "        ]\n      }\n    ]\n  }\n}\n"
+        );
+        let before = status(HookClient::Claude, Some(text), "tmws").unwrap();
+        assert_eq!(before.differs, ["UserPromptSubmit: brief --event prompt"], "{before:?}");
+        let installed = install(HookClient::Claude, Some(text), "tmws").unwrap().unwrap();
+        let doc: Value = serde_json::from_str(&installed).unwrap();
+        let groups = doc["hooks"]["UserPromptSubmit"].as_array().unwrap();
+        assert_eq!(groups[0]["hooks"], json!([{"type": "command", "command": "./audit.sh"}]), "{installed}");
+        assert_eq!(groups[1], HookClient::Claude.unit(&HookClient::Claude.placements()[2], "tmws"));
+        assert!(status(HookClient::Claude, Some(&installed), "tmws").unwrap().current());
+        let Left::Text(left) = uninstall(HookClient::Claude, Some(&installed)).unwrap() else { panic!() };
+        let doc: Value = serde_json::from_str(&left).unwrap();
+        assert_eq!(
+            doc["hooks"]["UserPromptSubmit"],
+            json!([{"hooks": [{"type": "command", "command": "./audit.sh"}]}])
+        );
+    }
+
+    #[test]
     fn a_file_left_holding_nothing_goes_away() {
         for client in HookClient::ALL {
             let fresh = install(client, None, "tmws").unwrap().unwrap();
