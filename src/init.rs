@@ -3,7 +3,7 @@
 //! Creates `.tmws/` with a commented `config.toml`, git-ignores the derived cache, marks
 //! the JSONL logs `merge=union` so that two people appending merge cleanly, and optionally
 //! registers `tmws mcp --agent CLIENT` in MCP client configs, adding the client's
-//! hot-rules target to `rules.targets`. Running it again changes nothing but what it
+//! hot-rules target to `rules.targets`, and installs agent hooks (`agent_hooks`). Running it again changes nothing but what it
 //! brings up to date: an entry of its own that runs this machine's path once `tmws` is on
 //! PATH, an entry without `--agent`. Existing files are merged into, never replaced.
 
@@ -251,7 +251,13 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 
 /// Initialises `root` (which need not exist yet); `command` is what client entries run,
 /// `this_binary` the running tmws (an entry running it by its path is tmws's own).
-pub fn init(root: &Path, clients: &[McpClient], command: &str, this_binary: Option<&Path>) -> Result<InitReport> {
+pub fn init(
+    root: &Path,
+    clients: &[McpClient],
+    hooks: &[crate::agent_hooks::HookClient],
+    command: &str,
+    this_binary: Option<&Path>,
+) -> Result<InitReport> {
     store::create_dir_all(root)?;
     let root = store::canonicalize(root)?;
     let mut changes = Vec::new();
@@ -295,6 +301,20 @@ pub fn init(root: &Path, clients: &[McpClient], command: &str, this_binary: Opti
             seen.push(client);
             changes.push(register_client(&root, client, command, this_binary)?);
         }
+    }
+    let installed = crate::agent_hooks::run(&root, hooks, crate::agent_hooks::HooksAction::Install, command)?;
+    for f in installed.files {
+        use crate::agent_hooks::HookState;
+        let action = match f.state {
+            HookState::Created => Action::Created,
+            HookState::Updated => Action::Updated,
+            _ => Action::Unchanged,
+        };
+        let detail = match action {
+            Action::Unchanged => format!("{} hooks already run `tmws brief`", f.client.name()),
+            _ => format!("{} hooks: {}", f.client.name(), f.details.join("; ")),
+        };
+        changes.push(Change { path: f.path, action, detail });
     }
     Ok(InitReport { root, changes })
 }

@@ -61,6 +61,12 @@ pub const CURSOR_CONFIG: &str = ".cursor/mcp.json";
 pub const VSCODE_CONFIG: &str = ".vscode/mcp.json";
 pub const CODEX_CONFIG: &str = ".codex/config.toml";
 pub const GEMINI_CONFIG: &str = ".gemini/settings.json";
+/// The project files agent clients read their hooks from (docs/hooks.md): Claude Code's
+/// settings, Codex's hooks file, and the file of tmws' own among Copilot CLI's hook files;
+/// Gemini CLI's are in its settings, [`GEMINI_CONFIG`].
+pub const CLAUDE_SETTINGS: &str = ".claude/settings.json";
+pub const CODEX_HOOKS: &str = ".codex/hooks.json";
+pub const COPILOT_HOOKS: &str = ".github/hooks/tmws.json";
 /// Ignore rules of tmws' own, beside `.gitignore` and `.ignore`.
 pub const IGNORE_FILE: &str = ".tmwsignore";
 

@@ -10,6 +10,7 @@
 //! [`query::Engine`] is what the binary, tests, benches and examples use; the modules it
 //! builds on are private to the crate.
 
+pub mod agent_hooks;
 pub mod check;
 pub mod config;
 pub mod error;

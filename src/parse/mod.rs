@@ -4,6 +4,7 @@
 //! input together with the diagnostics it found, so that one bad file or line never stops
 //! the rest.
 
+pub mod agent_hooks;
 pub mod clients;
 pub mod frontmatter;
 #[cfg(test)]

@@ -121,13 +121,25 @@ impl Engine {
     }
 
     /// `tmws init`: makes `dir` a root (and registers `tmws mcp` with `clients`, running
-    /// `tmws` from PATH, else `this_binary`).
+    /// `tmws` from PATH, else `this_binary`; installs the agent hooks of `hooks`).
     pub fn init(
         dir: &Path,
         clients: &[crate::init::McpClient],
+        hooks: &[crate::agent_hooks::HookClient],
         this_binary: Option<&Path>,
     ) -> Result<crate::init::InitReport> {
-        crate::init::init(dir, clients, &crate::init::command_for_clients(this_binary), this_binary)
+        crate::init::init(dir, clients, hooks, &crate::init::command_for_clients(this_binary), this_binary)
+    }
+
+    /// `tmws hooks install|uninstall [--check] CLIENT…` in the root `root`: the hooks run
+    /// `tmws` from PATH, else `this_binary`, as `init`'s client entries do.
+    pub fn hooks(
+        root: &Path,
+        clients: &[crate::agent_hooks::HookClient],
+        action: crate::agent_hooks::HooksAction,
+        this_binary: Option<&Path>,
+    ) -> Result<crate::agent_hooks::HooksReport> {
+        crate::agent_hooks::run(root, clients, action, &crate::init::command_for_clients(this_binary))
     }
 
     /// `tmws check`: the findings in the given paths (of any number of roots).
@@ -542,7 +554,7 @@ impl Engine {
         Ok(status)
     }
 
-    /// `tmws hook install`; `tmws` is the binary the hook runs.
+    /// `tmws git-hook install`; `tmws` is the binary the hook runs.
     pub fn hook_install(&self, tmws: &Path) -> Result<super::hook::HookAnswer> {
         super::hook::install(self.root(), tmws)
     }

@@ -1,4 +1,4 @@
-//! `tmws hook install` (docs/memory-log.md#commit-links): an optional git `post-commit` hook that
+//! `tmws git-hook install` (docs/memory-log.md#commit-links): an optional git `post-commit` hook that
 //! runs `tmws memory link-commit`, which reads the new commit into the commit-link cache under
 //! `.tmws/cache/`, so that the next answer that shows `introduced_in` need not. It writes nothing
 //! git tracks: the tree is as clean after the commit as the commit left it.
@@ -40,7 +40,7 @@ fn quoted(p: &Path) -> String {
 fn script(tmws: &Path) -> String {
     format!(
         "#!/bin/sh\n{MARKER}: reads the new commit into tmws' commit-link cache (.tmws/cache/).\n\
-         # Installed by `tmws hook install`; a hook that was here before is {CHAINED}, run first.\n\
+         # Installed by `tmws git-hook install`; a hook that was here before is {CHAINED}, run first.\n\
          status=0\n\
          chained=\"$(dirname \"$0\")/{CHAINED}\"\n\
          if [ -x \"$chained\" ]; then \"$chained\" \"$@\"; status=$?; fi\n\
@@ -53,7 +53,7 @@ fn script(tmws: &Path) -> String {
     )
 }
 
-/// `tmws hook install`'s answer.
+/// `tmws git-hook install`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HookAnswer {
     /// The hook's path.

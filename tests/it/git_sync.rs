@@ -88,7 +88,7 @@ fn clones(top: &Path) -> (Tree, Tree) {
     git(top, &["clone", "-q", remote.to_str().unwrap(), "b"]);
     let b = Tree { dir: top.join("b") };
     for t in [&a, &b] {
-        let hook = tmws(&t.dir, &["hook", "install"]);
+        let hook = tmws(&t.dir, &["git-hook", "install"]);
         assert_eq!(hook.code, 0, "{}", hook.stderr);
     }
     (a, b)

@@ -64,9 +64,9 @@ fn the_post_commit_hook_writes_nothing_tracked_and_keeps_the_hook_that_was_there
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let installed: Value = serde_json::from_str(&install(&["--json", "hook", "install"])).unwrap();
+    let installed: Value = serde_json::from_str(&install(&["--json", "git-hook", "install"])).unwrap();
     assert_eq!((&installed["installed"], &installed["chained"]), (&json!(true), &json!(true)));
-    let again = install(&["hook", "install"]);
+    let again = install(&["git-hook", "install"]);
     assert!(again.starts_with("already installed: "), "{again}");
     let hook = root.read(".git/hooks/post-commit");
     assert!(!hook.contains("--root"), "the hook names no root, so the repository can move: {hook}");

@@ -1,4 +1,5 @@
 mod agent_clis;
+mod agent_hooks;
 mod agents;
 mod approval;
 mod briefing_clients;

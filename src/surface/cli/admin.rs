@@ -1,10 +1,10 @@
-//! The commands that run or tend tmws itself: `trust`, `hook install` and `serve`
-//! (`tmws mcp` goes straight to the MCP surface).
+//! The commands that run or tend tmws itself: `trust`, `hooks`, `git-hook install` and
+//! `serve` (`tmws mcp` goes straight to the MCP surface).
 
 use std::io::Write;
 
 use super::render::{esc, to_json};
-use super::{Cli, Failure, TrustCommand, engine, root};
+use super::{Cli, Failure, HooksCommand, TrustCommand, engine, root};
 use crate::error::Error;
 use crate::layout::TOKEN_FILE;
 use crate::surface::http::{self, TokenSource};
@@ -31,6 +31,41 @@ pub(super) fn trust(cli: &Cli, cmd: &TrustCommand, out: &mut impl Write) -> Resu
         TrustCommand::Tool(t) => return super::query::tool(cli, t, out),
     }
     Ok(0)
+}
+
+/// `tmws hooks install|check|uninstall CLIENT…`: exit 1 when a check finds hooks missing
+/// or different.
+pub(super) fn hooks(cli: &Cli, cmd: &HooksCommand, out: &mut impl Write) -> Result<u8, Failure> {
+    use crate::agent_hooks::HooksAction;
+    let (clients, action) = match cmd {
+        HooksCommand::Install { clients, check: false } => (clients, HooksAction::Install),
+        HooksCommand::Install { clients, check: true } | HooksCommand::Check { clients } => {
+            (clients, HooksAction::Check)
+        }
+        HooksCommand::Uninstall { clients } => (clients, HooksAction::Uninstall),
+    };
+    let clients: Vec<_> = clients.iter().map(|c| c.client()).collect();
+    let exe = std::env::current_exe().ok();
+    let report = crate::query::Engine::hooks(&root(cli)?, &clients, action, exe.as_deref())?;
+    if cli.json {
+        writeln!(out, "{}", to_json(&report))?;
+    } else {
+        for f in &report.files {
+            let state = serde_json::to_value(f.state).ok().and_then(|v| v.as_str().map(str::to_owned));
+            let state = state.unwrap_or_default();
+            writeln!(out, "{state:<9}  {:<24}  {}", f.path, f.client.name())?;
+            for d in &f.details {
+                writeln!(out, "  {}", esc(d))?;
+            }
+        }
+    }
+    Ok(u8::from(report.stale()))
+}
+
+/// `tmws hook install`, the old name of `tmws git-hook install`, says so on stderr.
+pub(super) fn old_hook_install(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
+    eprintln!("tmws: `tmws hook install` is now `tmws git-hook install`");
+    hook_install(cli, out)
 }
 
 pub(super) fn hook_install(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {

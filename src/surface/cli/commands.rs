@@ -1,4 +1,4 @@
-//! The subcommands of `tmws memory`, `registry`, `trust`, `hook` and `session`, and the
+//! The subcommands of `tmws memory`, `registry`, `trust`, `hooks`, `git-hook` and `session`, and the
 //! value lists of flags. The commands of a group that run a tool come from the tool table
 //! (`tools`); the others are declared here.
 
@@ -112,11 +112,74 @@ pub(super) enum TrustCommand {
 }
 
 #[derive(Debug, Subcommand)]
-pub(super) enum HookCommand {
+pub(super) enum GitHookCommand {
     /// Install the git post-commit hook that runs `tmws memory link-commit` (an existing
     /// hook is kept and run first; installing twice changes nothing).
-    #[command(after_help = help::HOOK_INSTALL)]
+    #[command(after_help = help::GIT_HOOK_INSTALL)]
     Install,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum OldHookCommand {
+    /// `tmws git-hook install` under its old name, which says so on stderr.
+    #[command(after_help = help::OLD_HOOK_INSTALL)]
+    Install,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum HooksCommand {
+    /// Put tmws' hooks into each client's project settings, keeping every other hook, key
+    /// and comment; installing twice changes nothing. With --check, change nothing: exit 1
+    /// when a hook is missing or differs from what install would write.
+    #[command(after_help = help::HOOKS_INSTALL)]
+    Install {
+        /// The clients (repeatable, or a comma list).
+        #[arg(value_enum, value_delimiter = ',', required = true, value_name = "CLIENT")]
+        clients: Vec<HookClientArg>,
+        /// Change nothing; exit 1 when tmws' hooks are missing or differ.
+        #[arg(long)]
+        check: bool,
+    },
+    /// The same as `install --check`.
+    #[command(after_help = help::HOOKS_CHECK)]
+    Check {
+        /// The clients (repeatable, or a comma list).
+        #[arg(value_enum, value_delimiter = ',', required = true, value_name = "CLIENT")]
+        clients: Vec<HookClientArg>,
+    },
+    /// Take tmws' hooks out of each client's project settings, and nothing else (an event
+    /// list or a file left empty by it goes too).
+    #[command(after_help = help::HOOKS_UNINSTALL)]
+    Uninstall {
+        /// The clients (repeatable, or a comma list).
+        #[arg(value_enum, value_delimiter = ',', required = true, value_name = "CLIENT")]
+        clients: Vec<HookClientArg>,
+    },
+}
+
+/// A client whose hooks `tmws hooks` installs, with its file and the moments it lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum HookClientArg {
+    /// Claude Code: .claude/settings.json (every moment)
+    Claude,
+    /// Codex CLI: .codex/hooks.json (every moment; review the hooks once in Codex's /hooks)
+    Codex,
+    /// Gemini CLI: .gemini/settings.json (no hook after a compaction; the tool briefing comes after the tool ran)
+    Gemini,
+    /// Copilot CLI: .github/hooks/tmws.json (no hook after a compaction)
+    Copilot,
+}
+
+impl HookClientArg {
+    pub(super) fn client(self) -> crate::agent_hooks::HookClient {
+        use crate::agent_hooks::HookClient;
+        match self {
+            HookClientArg::Claude => HookClient::Claude,
+            HookClientArg::Codex => HookClient::Codex,
+            HookClientArg::Gemini => HookClient::Gemini,
+            HookClientArg::Copilot => HookClient::Copilot,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::render::{self, Paint, to_json};
-use super::{CheckFormat, Cli, ClientArg, Failure, cwd, engine};
+use super::{CheckFormat, Cli, ClientArg, Failure, HookClientArg, cwd, engine};
 use crate::check::CheckOptions;
 use crate::error::Error;
 use crate::init::{Action, McpClient};
@@ -16,7 +16,12 @@ use crate::query::{Engine, SyncOptions, SyncProgress, WatchUpdate};
 use crate::store;
 use crate::surface::progress::Progress;
 
-pub(super) fn init(cli: &Cli, clients: &[ClientArg], out: &mut impl Write) -> Result<u8, Failure> {
+pub(super) fn init(
+    cli: &Cli,
+    clients: &[ClientArg],
+    hooks: &[HookClientArg],
+    out: &mut impl Write,
+) -> Result<u8, Failure> {
     let cwd = cwd()?;
     let root = match &cli.root {
         Some(r) => cwd.join(r),
@@ -33,7 +38,8 @@ pub(super) fn init(cli: &Cli, clients: &[ClientArg], out: &mut impl Write) -> Re
         })
         .collect();
     let exe = std::env::current_exe().ok();
-    let report = Engine::init(&root, &clients, exe.as_deref())?;
+    let hooks: Vec<_> = hooks.iter().map(|h| h.client()).collect();
+    let report = Engine::init(&root, &clients, &hooks, exe.as_deref())?;
     if cli.json {
         writeln!(out, "{}", to_json(&report))?;
         return Ok(0);

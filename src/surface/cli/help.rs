@@ -17,7 +17,8 @@ pub(super) const INIT: &str = "\
 Examples:
   tmws init                           .tmws/config.toml, .gitignore and .gitattributes entries
   tmws init --mcp-client claude       also register `tmws mcp` in .mcp.json
-  tmws init --mcp-client cursor,vscode";
+  tmws init --mcp-client cursor,vscode
+  tmws init --mcp-client claude --hooks claude   and the agent hooks of .claude/settings.json";
 
 pub(super) const CHECK: &str = "\
 Examples:
@@ -90,13 +91,42 @@ Examples:
   tmws trust verify --agent claude-code --success --evidence \"cargo test passed at abc1234\"
   tmws trust verify --agent codex --failure --evidence \"review of #42: wrong lock order\"";
 
-pub(super) const HOOK: &str = "\
+pub(super) const HOOKS: &str = "\
 Examples:
-  tmws hook install";
+  tmws hooks install claude           .claude/settings.json runs `tmws brief` at each moment
+  tmws hooks install claude,codex,gemini,copilot
+  tmws hooks check claude             exit 1 when a hook is missing or differs
+  tmws hooks uninstall gemini         take tmws' hooks out again";
 
-pub(super) const HOOK_INSTALL: &str = "\
+pub(super) const HOOKS_INSTALL: &str = "\
 Examples:
-  tmws hook install                   .git/hooks/post-commit runs `tmws memory link-commit`";
+  tmws hooks install claude           SessionStart, UserPromptSubmit, PreToolUse, SessionEnd
+  tmws hooks install codex gemini     .codex/hooks.json and .gemini/settings.json
+  tmws hooks install --check claude   change nothing; exit 1 when missing or different";
+
+pub(super) const HOOKS_CHECK: &str = "\
+Examples:
+  tmws hooks check claude,copilot     exit 1 when a hook is missing or differs";
+
+pub(super) const HOOKS_UNINSTALL: &str = "\
+Examples:
+  tmws hooks uninstall claude         every other hook and key of the file is kept";
+
+pub(super) const GIT_HOOK: &str = "\
+Examples:
+  tmws git-hook install";
+
+pub(super) const GIT_HOOK_INSTALL: &str = "\
+Examples:
+  tmws git-hook install               .git/hooks/post-commit runs `tmws memory link-commit`";
+
+pub(super) const OLD_HOOK: &str = "\
+Examples:
+  tmws hook install                   the old name of `tmws git-hook install`";
+
+pub(super) const OLD_HOOK_INSTALL: &str = "\
+Examples:
+  tmws hook install                   runs `tmws git-hook install` and says so";
 
 pub(super) const SESSION: &str = "\
 Examples:

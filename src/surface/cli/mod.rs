@@ -7,7 +7,7 @@
 //! their flags onto engine calls. Exit codes come from the error's category: 0 success, 1
 //! problems found, 2 usage or environment error. One file per group of commands: `files`
 //! (init, check, index, watch, build-rules), `query` (the tools, memory, registry),
-//! `admin` (trust, hook, mcp, serve).
+//! `admin` (trust, hooks, git-hook, mcp, serve).
 
 mod admin;
 mod args;
@@ -27,9 +27,10 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use self::commands::{
-    CheckFormat, ClientArg, HookCommand, MemoryCommand, RegistryCommand, SessionCommand, TrustCommand,
+    CheckFormat, ClientArg, GitHookCommand, HookClientArg, HooksCommand, MemoryCommand, OldHookCommand,
+    RegistryCommand, SessionCommand, TrustCommand,
 };
-use self::render::Paint;
+use self::render::{Paint, print_parse_error, report, usage_answer};
 use self::tools::ToolCommand;
 use crate::error::{Error, ErrorAnswer};
 use crate::query::api::Format;
@@ -73,6 +74,9 @@ enum Command {
         /// add its rules file to `rules.targets` (repeatable).
         #[arg(long = "mcp-client", value_enum, value_delimiter = ',', value_name = "CLIENT")]
         mcp_client: Vec<ClientArg>,
+        /// Also install the agent hooks of this client, as `tmws hooks install` does (repeatable).
+        #[arg(long, value_enum, value_delimiter = ',', value_name = "CLIENT")]
+        hooks: Vec<HookClientArg>,
     },
     /// Validate front-matter, file names, rule budgets, JSONL logs, registry and config.
     ///
@@ -135,9 +139,15 @@ enum Command {
     /// Trust between agents: verifications in .tmws/trust.jsonl boost memory search.
     #[command(subcommand, after_help = help::TRUST)]
     Trust(TrustCommand),
-    /// Git hooks.
-    #[command(subcommand, after_help = help::HOOK)]
-    Hook(HookCommand),
+    /// Agent hooks: Claude Code, Codex, Gemini CLI or Copilot CLI run `tmws brief` at their moments.
+    #[command(subcommand, after_help = help::HOOKS)]
+    Hooks(HooksCommand),
+    /// The git post-commit hook (not an agent's: see `tmws hooks`).
+    #[command(subcommand, after_help = help::GIT_HOOK)]
+    GitHook(GitHookCommand),
+    /// The old name of `tmws git-hook`.
+    #[command(subcommand, hide = true, after_help = help::OLD_HOOK)]
+    Hook(OldHookCommand),
     /// Sessions: one memory that sums up a window of work.
     #[command(subcommand, after_help = help::SESSION)]
     Session(SessionCommand),
@@ -372,65 +382,9 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// What the CLI prints of a message about its input: the one redaction every error it
-/// writes goes through, clap's included, so that an argument holding a key or a token is
-/// never echoed.
-fn shown(text: &str) -> String {
-    crate::redact::redact(text).text
-}
-
-/// Writes an error to stderr: `tmws: what: why` and a hint line, or with `--json` one line
-/// of `{"error", "category", "hint"}` as MCP and HTTP answer errors.
-fn report(answer: &ErrorAnswer, json: bool) {
-    let answer =
-        ErrorAnswer { error: shown(&answer.error), category: answer.category, hint: answer.hint.as_deref().map(shown) };
-    if json {
-        eprintln!("{}", serde_json::to_string(&answer).unwrap_or_default());
-        return;
-    }
-    let esc = crate::parse::text::escape_controls;
-    eprintln!("tmws: {}", esc(&answer.error));
-    if let Some(hint) = &answer.hint {
-        eprintln!("  hint: {}", esc(hint));
-    }
-}
-
-/// Prints a parse error of clap's as clap does (in colour on a terminal), unless it echoes
-/// a secret the command line was given (`--bogus "$(cat key.pem)"`, a key as a flag's
-/// value): then as plain text with the secret redacted. Help and version are printed as
-/// they are.
-fn print_parse_error(e: &clap::Error) {
-    if e.use_stderr() {
-        let text = e.render().to_string();
-        let redacted = shown(&text);
-        if redacted != text {
-            eprint!("{redacted}");
-            return;
-        }
-    }
-    let _ = e.print();
-}
-
-/// A parse error of clap's as an error answer: its first paragraph is the error; its
-/// tips, or else the usage line, the hint; both redacted (by [`report`]).
-fn usage_answer(e: &clap::Error) -> ErrorAnswer {
-    let text = shown(&e.render().to_string());
-    let mut paragraphs = text.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "));
-    let first = paragraphs.next().unwrap_or_default();
-    let error = first.strip_prefix("error: ").unwrap_or(&first).to_owned();
-    let rest: Vec<String> = paragraphs.collect();
-    let tips: Vec<&str> = rest.iter().filter_map(|p| p.strip_prefix("tip: ")).collect();
-    let hint = if tips.is_empty() {
-        rest.iter().find_map(|p| p.strip_prefix("Usage: ")).map(|u| format!("usage: {u}; see --help"))
-    } else {
-        Some(tips.join("; "))
-    };
-    ErrorAnswer { error, category: crate::error::Category::Usage, hint }
-}
-
 fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
     match &cli.command {
-        Command::Init { mcp_client } => files::init(cli, mcp_client, out),
+        Command::Init { mcp_client, hooks } => files::init(cli, mcp_client, hooks, out),
         Command::Check { paths, format, strict } => files::check(cli, paths, *format, *strict, out),
         Command::Index { rebuild, include } => files::index(cli, *rebuild, include, out),
         Command::Watch { idle_exit } => files::watch(cli, *idle_exit, out),
@@ -440,7 +394,9 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Session(SessionCommand::Tool(t)) => query::tool(cli, t, out),
         Command::Registry(cmd) => query::registry(cli, cmd, out),
         Command::Trust(cmd) => admin::trust(cli, cmd, out),
-        Command::Hook(HookCommand::Install) => admin::hook_install(cli, out),
+        Command::Hooks(cmd) => admin::hooks(cli, cmd, out),
+        Command::GitHook(GitHookCommand::Install) => admin::hook_install(cli, out),
+        Command::Hook(OldHookCommand::Install) => admin::old_hook_install(cli, out),
         Command::Serve { addr, agent } => admin::serve(cli, addr, agent.as_deref(), out),
         Command::Completions { shell } => admin::completions(*shell, out),
         Command::Man => admin::man(out),

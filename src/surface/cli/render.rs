@@ -404,3 +404,62 @@ pub(super) fn scopes(out: &mut impl Write, scopes: &[ScopeSummary], how: &str, p
     }
     writeln!(out, "{}.", esc(&how))
 }
+
+/// What the CLI prints of a message about its input: the one redaction every error it
+/// writes goes through, clap's included, so that an argument holding a key or a token is
+/// never echoed.
+pub(super) fn shown(text: &str) -> String {
+    crate::redact::redact(text).text
+}
+
+/// Writes an error to stderr: `tmws: what: why` and a hint line, or with `--json` one line
+/// of `{"error", "category", "hint"}` as MCP and HTTP answer errors.
+pub(super) fn report(answer: &crate::error::ErrorAnswer, json: bool) {
+    let answer = crate::error::ErrorAnswer {
+        error: shown(&answer.error),
+        category: answer.category,
+        hint: answer.hint.as_deref().map(shown),
+    };
+    if json {
+        eprintln!("{}", serde_json::to_string(&answer).unwrap_or_default());
+        return;
+    }
+    let esc = crate::parse::text::escape_controls;
+    eprintln!("tmws: {}", esc(&answer.error));
+    if let Some(hint) = &answer.hint {
+        eprintln!("  hint: {}", esc(hint));
+    }
+}
+
+/// Prints a parse error of clap's as clap does (in colour on a terminal), unless it echoes
+/// a secret the command line was given (`--bogus "$(cat key.pem)"`, a key as a flag's
+/// value): then as plain text with the secret redacted. Help and version are printed as
+/// they are.
+pub(super) fn print_parse_error(e: &clap::Error) {
+    if e.use_stderr() {
+        let text = e.render().to_string();
+        let redacted = shown(&text);
+        if redacted != text {
+            eprint!("{redacted}");
+            return;
+        }
+    }
+    let _ = e.print();
+}
+
+/// A parse error of clap's as an error answer: its first paragraph is the error; its
+/// tips, or else the usage line, the hint; both redacted (by [`report`]).
+pub(super) fn usage_answer(e: &clap::Error) -> crate::error::ErrorAnswer {
+    let text = shown(&e.render().to_string());
+    let mut paragraphs = text.split("\n\n").map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "));
+    let first = paragraphs.next().unwrap_or_default();
+    let error = first.strip_prefix("error: ").unwrap_or(&first).to_owned();
+    let rest: Vec<String> = paragraphs.collect();
+    let tips: Vec<&str> = rest.iter().filter_map(|p| p.strip_prefix("tip: ")).collect();
+    let hint = if tips.is_empty() {
+        rest.iter().find_map(|p| p.strip_prefix("Usage: ")).map(|u| format!("usage: {u}; see --help"))
+    } else {
+        Some(tips.join("; "))
+    };
+    crate::error::ErrorAnswer { error, category: crate::error::Category::Usage, hint }
+}
