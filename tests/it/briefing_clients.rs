@@ -298,29 +298,28 @@ production first; a failed migration locked the orders table for an hour.\ncreat
     (root, ids)
 }
 
-/// The command a hook runs: the tmws under test, by its absolute path, quoted for the shell
-/// the client runs it with.
-fn brief_command(event: &str, client: &str) -> String {
-    let exe = Path::new(env!("CARGO_BIN_EXE_tmws")).display().to_string();
-    format!("'{}' brief --event {event} --client {client}", exe.replace('\'', r"'\''"))
+/// Writes the project's `.claude/settings.json` hooks with `tmws hooks install claude`: a
+/// session's start or resumption, a start after a compaction, each prompt, each shell
+/// command, edit or write, and the session's end, each running `tmws brief`.
+fn install_claude_hooks(root: &TestRoot) {
+    install_hooks(root, "claude");
 }
 
-/// Writes the project's `.claude/settings.json` with Claude Code's hooks running `tmws
-/// brief`: a session's start or resumption, a start after a compaction, each prompt, each
-/// shell command, edit or write, and the session's end (the entries `tmws hooks install
-/// claude` makes).
-fn install_claude_hooks(root: &TestRoot) {
-    let hook = |event: &str| json!([{"type": "command", "command": brief_command(event, "claude")}]);
-    let settings = json!({"hooks": {
-        "SessionStart": [
-            {"matcher": "startup|resume", "hooks": hook("session-start")},
-            {"matcher": "compact", "hooks": hook("post-compact")},
-        ],
-        "UserPromptSubmit": [{"hooks": hook("prompt")}],
-        "PreToolUse": [{"matcher": "Bash|Edit|Write|MultiEdit|NotebookEdit", "hooks": hook("pre-tool")}],
-        "SessionEnd": [{"hooks": hook("session-end")}],
-    }});
-    root.write(".claude/settings.json", serde_json::to_string_pretty(&settings).unwrap());
+/// `tmws hooks install CLIENT` in `root`, with this test's binary named in the hooks (no
+/// other tmws on PATH).
+fn install_hooks(root: &TestRoot, client: &str) {
+    let out = root.run(&["hooks", "install", client]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let exe = Path::new(env!("CARGO_BIN_EXE_tmws")).display().to_string();
+    let settings = match client {
+        "claude" => ".claude/settings.json",
+        _ => ".gemini/settings.json",
+    };
+    let written = root.read(settings);
+    assert!(
+        written.contains(&format!("{exe} brief --event")) || written.contains(&format!("'{exe}' brief --event")),
+        "{written}"
+    );
 }
 
 /// A folder holding `db`, a stand-in for the project's database tool that only says what it
@@ -448,25 +447,14 @@ fn a_claude_code_session_leaves_a_log_line_for_each_hook_run() {
     );
 }
 
-/// Writes the project's `.gemini/settings.json` with Gemini CLI's hooks running `tmws brief`
-/// (the entries `tmws hooks install gemini` makes): a session's start or resumption, each
-/// prompt (`BeforeAgent`), each shell command, edit or write, and the session's end. Gemini
+/// Writes the project's `.gemini/settings.json` hooks with `tmws hooks install gemini`: a
+/// session's start or resumption, each prompt (`BeforeAgent`), each shell command, edit or write, and the session's end. Gemini
 /// CLI matches a tool's name as a regular expression but a session start's source as a whole
 /// string: `startup|resume` would match neither, so each has its entry. Its `BeforeTool`
 /// cannot add context (what such a hook adds is dropped), so a tool's briefing runs at
 /// `AfterTool`, whose context Gemini CLI appends to the tool's result.
 fn install_gemini_hooks(root: &TestRoot) {
-    let hook = |event: &str| json!([{"type": "command", "command": brief_command(event, "gemini")}]);
-    let settings = json!({"hooks": {
-        "SessionStart": [
-            {"matcher": "startup", "hooks": hook("session-start")},
-            {"matcher": "resume", "hooks": hook("session-start")},
-        ],
-        "BeforeAgent": [{"hooks": hook("prompt")}],
-        "AfterTool": [{"matcher": "^(run_shell_command|replace|write_file)$", "hooks": hook("pre-tool")}],
-        "SessionEnd": [{"hooks": hook("session-end")}],
-    }});
-    root.write(".gemini/settings.json", serde_json::to_string_pretty(&settings).unwrap());
+    install_hooks(root, "gemini");
 }
 
 /// The briefings of a Gemini API request, each with the index of the content and of the part

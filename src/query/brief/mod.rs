@@ -189,7 +189,7 @@ fn run(event: Event, client: Client, stdin: &[u8], found: &mut Option<PathBuf>) 
     }
     session.save(&root);
     if items.is_empty() {
-        let why = if candidates.is_empty() { "nothing above the gate" } else { "everything was briefed already" };
+        let why = if candidates.is_empty() { state::QUIET[0] } else { state::QUIET[1] };
         return Ok(Briefed { silent: Some(why.into()), ..Briefed::default() });
     }
     Ok(Briefed { stdout: render::for_client(client, event, payload.event.as_deref(), &text), items, silent: None })

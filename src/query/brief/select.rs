@@ -318,7 +318,6 @@ fn found(
     if words.is_empty() {
         return Ok(Vec::new());
     }
-    let meaning = crate::index::meaning::query_meaning(root, config, text);
     let query = TextQuery {
         query: words.join(" "),
         limit: SEARCHED,
@@ -340,8 +339,12 @@ fn found(
     let weights: Vec<Vec<f32>> = terms.iter().map(|t| t.iter().map(|_| rare.next().unwrap_or(0.0)).collect()).collect();
     let total: f32 = weights.iter().flatten().sum();
     let ids: Vec<String> = hits.iter().map(|h| h.ref_id.clone()).collect();
-    let cosines = match &meaning {
-        Some(q) => index.cosines(q, &ids)?,
+    if hits.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The model is read only when the words found something for it to weigh.
+    let cosines = match crate::index::meaning::query_meaning(root, config, text) {
+        Some(q) => index.cosines(&q, &ids)?,
         None => Default::default(),
     };
     let trust = crate::query::trust::ranking_scores(root);

@@ -21,6 +21,8 @@ const DIR: &str = "briefings";
 const LOG_CAP: u64 = 256 << 10;
 /// A session's state untouched this long is removed at the next session start.
 const KEEP: Duration = Duration::from_secs(7 * 86_400);
+/// Why a briefing said nothing, when that is the common case: words of tmws' own.
+pub const QUIET: [&str; 2] = ["nothing above the gate", "everything was briefed already"];
 /// The most items a session's state remembers (the oldest go first).
 const MAX_BRIEFED: usize = 2_000;
 
@@ -194,7 +196,10 @@ pub fn end(root: &Path, config: &Config, client: Client, payload: &Payload, sess
 /// nothing was, and how long it took.
 pub fn log(root: &Path, event: Event, client: Client, briefed: &Briefed, took: Duration) {
     let what = match &briefed.silent {
-        Some(why) => format!("nothing: {why}"),
+        Some(why) if QUIET.contains(&why.as_str()) => format!("nothing: {why}"),
+        // Why else nothing was briefed may quote the input or an error: redacted as every
+        // log is.
+        Some(why) => format!("nothing: {}", crate::redact::redact(why).text),
         None => {
             let ids: Vec<&str> = briefed.items.iter().map(|i| i.ref_id.as_str()).collect();
             format!("{} chars: {}", briefed.stdout.chars().count(), ids.join(" "))
@@ -206,7 +211,7 @@ pub fn log(root: &Path, event: Event, client: Client, briefed: &Briefed, took: D
         client.as_str(),
         event.as_str(),
         took.as_millis(),
-        crate::redact::redact(&what.replace(['\n', '\r'], " ")).text
+        what.replace(['\n', '\r'], " ")
     );
     let file = dir(root).join("log");
     let len = store::file_len(&file).unwrap_or(0);
