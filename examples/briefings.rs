@@ -75,10 +75,19 @@ fn main() {
         }
         return;
     }
+    let long = tempfile::tempdir().expect("a temporary folder");
+    let long_chars = briefing_set::long_session(long.path());
     if json {
-        println!("{}", serde_json::to_string_pretty(&replay.json()).expect("JSON of plain values"));
+        let mut v = replay.json();
+        v["long_session_chars"] = serde_json::Value::from(long_chars);
+        println!("{}", serde_json::to_string_pretty(&v).expect("JSON of plain values"));
     } else {
         print!("{}", replay.render());
+        println!(
+            "\nA session start and {} prompts in one session: {long_chars} characters briefed (ceiling {})",
+            briefing_set::LONG_SESSION_PROMPTS,
+            briefing_set::SESSION_CEILING
+        );
     }
     for line in show {
         let Some(o) = replay.outcomes.iter().find(|o| o.case.line == line) else {

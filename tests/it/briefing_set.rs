@@ -362,6 +362,34 @@ pub fn replay(root: &Path, cases: &[Case]) -> Vec<Outcome> {
     out
 }
 
+/// How many prompts the long session holds.
+pub const LONG_SESSION_PROMPTS: usize = 50;
+
+/// The characters briefed over one long session: a session start, then the first
+/// [`LONG_SESSION_PROMPTS`] prompts of the set (labelled and distractors, each in its
+/// client's shape) as one client session, in a fresh copy of the project in `root`.
+pub fn long_session(root: &Path) -> usize {
+    copy_project(root, Utc::now());
+    let root_text = root.to_str().expect("a temporary folder's path is UTF-8");
+    let cases = cases();
+    let start = cases.iter().find(|c| c.event == "session-start" && c.client == "claude").expect("a session start");
+    let prompts = cases.iter().filter(|c| c.event == "prompt").take(LONG_SESSION_PROMPTS);
+    let mut chars = 0;
+    for case in std::iter::once(start).chain(prompts) {
+        let mut payload = case.payload.clone();
+        for key in ["session_id", "sessionId"] {
+            if payload.get(key).is_some() {
+                payload[key] = Value::from("long-session");
+            }
+        }
+        let event = Event::parse(&case.event).expect("a known event");
+        let client = Client::parse(&case.client).expect("a known client");
+        let stdin = serde_json::to_string(&payload).unwrap().replace("$ROOT", root_text);
+        chars += briefing_chars(&brief::brief(event, client, stdin.as_bytes()).stdout);
+    }
+    chars
+}
+
 /// The figures of one client and event (or of all, as `*`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Row {

@@ -95,3 +95,14 @@ fn briefings_reach_their_pinned_figures_and_the_promised_floors() {
     let missed: Vec<&str> = floors(&replay).into_iter().filter(|(_, reached)| !reached).map(|(name, _)| name).collect();
     assert_eq!(missed, MISSED_FLOORS, "the floors missed changed:\n{report}");
 }
+
+#[test]
+fn a_long_session_of_fifty_prompts_is_briefed_within_its_ceiling() {
+    let root = TestRoot::bare();
+    let chars = briefing_set::long_session(root.path());
+    assert!(chars <= briefing_set::SESSION_CEILING, "{chars} characters over 50 prompts");
+    assert_eq!(chars, LONG_SESSION_CHARS, "the figure moved (`cargo run --example briefings`)");
+}
+
+/// The characters briefed over a session start and fifty prompts, as measured.
+const LONG_SESSION_CHARS: usize = 12_426;
