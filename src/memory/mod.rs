@@ -6,6 +6,7 @@
 //! [`compact`] the rewrite that drops dead lines. `query::memory` answers the tools with
 //! them; the index makes the live entries searchable.
 
+pub mod cite;
 pub mod compact;
 pub mod fold;
 pub mod mark;
