@@ -51,7 +51,10 @@ impl Cite {
         let (rest, symbol) = match rest.split_once('#') {
             Some((path, symbol)) => {
                 let symbol = symbol.trim();
-                if symbol.is_empty() || symbol.len() > MAX_PART || symbol.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                if symbol.is_empty()
+                    || symbol.len() > MAX_PART
+                    || symbol.chars().any(|c| c.is_whitespace() || c.is_control())
+                {
                     return Err(format!("`{text}`: a symbol is one word (`path#evict`)"));
                 }
                 (path, Some(symbol.to_owned()))

@@ -576,6 +576,20 @@ pub fn append_at(root: &Path, path: &Path, at: u64, bytes: &[u8]) -> Result<()> 
     result.map_err(|e| Error::io(path, e))
 }
 
+/// Appends `bytes` to a file below `root` without syncing it: for logs of the cache whose
+/// last lines may be lost in a crash. Creates the file when it is missing; never writes
+/// through a symlink.
+pub fn append_unsynced(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+    let result = (|| -> io::Result<()> {
+        let (dir, name) = beneath::parent_of(root, path, true)?;
+        let mut f =
+            dir.open_file(&name, OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_APPEND | OFlag::O_NONBLOCK, 0o666)?;
+        beneath::single_link(&f)?;
+        f.write_all(bytes)
+    })();
+    result.map_err(|e| Error::io(path, e))
+}
+
 /// Writes a script below `root` atomically and makes it executable (mode 0755 on Unix).
 pub fn write_executable(root: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_mode(root, path, bytes, 0o755)?;

@@ -130,7 +130,9 @@ impl Session {
     pub fn save(&self, root: &Path) {
         let Some(file) = &self.file else { return };
         let Ok(bytes) = serde_json::to_vec(self) else { return };
-        let written = store::create_dir_in(root, &dir(root)).and_then(|()| store::write_atomic(root, file, &bytes));
+        // Not synced: a state lost in a crash only means an item may be briefed again, and a
+        // hook runs on every tool call.
+        let written = store::create_dir_in(root, &dir(root)).and_then(|()| store::write_marker(root, file, &bytes));
         if let Err(e) = written {
             tracing::debug!("cannot keep the briefing state: {e}");
         }
@@ -216,10 +218,10 @@ pub fn log(root: &Path, event: Event, client: Client, briefed: &Briefed, took: D
     let file = dir(root).join("log");
     let len = store::file_len(&file).unwrap_or(0);
     let written = store::create_dir_in(root, &dir(root)).and_then(|()| {
-        if len > LOG_CAP || len == 0 {
-            store::write_atomic(root, &file, line.as_bytes())
+        if len > LOG_CAP {
+            store::write_marker(root, &file, line.as_bytes())
         } else {
-            store::append_at(root, &file, len, line.as_bytes())
+            store::append_unsynced(root, &file, line.as_bytes())
         }
     });
     if let Err(e) = written {
