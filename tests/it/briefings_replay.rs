@@ -26,7 +26,7 @@ const PINNED: &[&str] = &[
     "codex session-start: hits 4/4 (0 earlier), complete 4/4, precision 20/64, silent 0/0, repeats 0, over budget 0, untaken 0",
     "codex post-compact: hits 1/1 (0 earlier), complete 1/1, precision 5/21, silent 0/0, repeats 0, over budget 0, untaken 0",
     "codex prompt: hits 14/14 (7 earlier), precision 7/10, silent 5/5, repeats 0, over budget 0, untaken 0",
-    "codex pre-tool: hits 9/9 (8 earlier), precision 1/4, silent 11/12, repeats 0, over budget 0, untaken 0",
+    "codex pre-tool: hits 9/9 (8 earlier), precision 1/4, silent 12/12, repeats 0, over budget 0, untaken 0",
     "codex session-end: hits 0/0 (0 earlier), precision 0/0, silent 4/4, repeats 0, over budget 0, untaken 0",
     "gemini session-start: hits 3/3 (0 earlier), complete 3/3, precision 15/48, silent 0/0, repeats 0, over budget 0, untaken 0",
     "gemini prompt: hits 11/11 (4 earlier), precision 7/10, silent 4/4, repeats 0, over budget 0, untaken 0",
@@ -34,7 +34,7 @@ const PINNED: &[&str] = &[
     "gemini session-end: hits 0/0 (0 earlier), precision 0/0, silent 3/3, repeats 0, over budget 0, untaken 0",
     "copilot session-start: hits 3/3 (0 earlier), complete 3/3, precision 15/48, silent 0/0, repeats 0, over budget 0, untaken 0",
     "copilot prompt: hits 9/10 (2 earlier), precision 7/10, silent 5/5, repeats 0, over budget 0, untaken 0",
-    "copilot pre-tool: hits 6/6 (3 earlier), precision 4/6, silent 10/10, repeats 0, over budget 0, untaken 0",
+    "copilot pre-tool: hits 6/6 (3 earlier), precision 4/7, silent 10/10, repeats 0, over budget 0, untaken 0",
     "copilot session-end: hits 0/0 (0 earlier), precision 0/0, silent 3/3, repeats 0, over budget 0, untaken 0",
 ];
 

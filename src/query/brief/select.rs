@@ -104,7 +104,7 @@ pub fn candidates(
         Event::Prompt => {
             let Some(prompt) = &payload.prompt else { return Ok(Vec::new()) };
             let words = words_of(prompt, &[]);
-            found(root, config, index, prompt, &words, |_| true, &[])
+            found(root, config, index, prompt, &words, |_| true, &[], true)
         }
         Event::PreTool => pre_tool(root, config, index, payload),
         Event::SessionEnd => Ok(Vec::new()),
@@ -206,12 +206,12 @@ fn pre_tool(root: &Path, config: &Config, index: &Index, payload: &Payload) -> R
     let settled = |c: &Candidate| !matches!(c.kind.as_str(), "session" | "overview" | "doc" | "commit");
     if let Some(command) = payload.command.as_deref().and_then(acting) {
         let words = words_of(&command, &SHELL_WORDS);
-        out.extend(found(root, config, index, &command, &words, settled, &[])?);
+        out.extend(found(root, config, index, &command, &words, settled, &[], false)?);
     }
     if !paths.is_empty() {
         let text = paths.join(" ");
         let words = words_of(&text.replace(['/', '.', '_', '-'], " "), &PATH_WORDS);
-        out.extend(found(root, config, index, &text, &words, settled, &named_by(&paths))?);
+        out.extend(found(root, config, index, &text, &words, settled, &named_by(&paths), false)?);
     }
     let mut seen = BTreeSet::new();
     out.retain(|c| seen.insert(c.ref_id.clone()));
@@ -305,7 +305,11 @@ fn words_of(text: &str, noise: &[&str]) -> Vec<String> {
 
 /// What a search for `words` (and the meaning of `text`) finds among what recall looks
 /// at, of the kinds `keep` keeps, above the gate, most relevant first. An item whose text
-/// names one of `named` (the files an edit is about) is relevant as such.
+/// names one of `named` (the files an edit is about) is relevant as such. `by_meaning`:
+/// closeness in meaning lifts what the words found — for a prompt, written in sentences;
+/// not for a command or a path, whose words the model reads poorly (on the replay set,
+/// meaning briefed one distractor command more and found no labelled one the words missed).
+#[allow(clippy::too_many_arguments)]
 fn found(
     root: &Path,
     config: &Config,
@@ -314,6 +318,7 @@ fn found(
     words: &[String],
     keep: impl Fn(&Candidate) -> bool,
     named: &[String],
+    by_meaning: bool,
 ) -> Result<Vec<Candidate>> {
     if words.is_empty() {
         return Ok(Vec::new());
@@ -343,7 +348,8 @@ fn found(
         return Ok(Vec::new());
     }
     // The model is read only when the words found something for it to weigh.
-    let cosines = match crate::index::meaning::query_meaning(root, config, text) {
+    let meaning = if by_meaning { crate::index::meaning::query_meaning(root, config, text) } else { None };
+    let cosines = match meaning {
         Some(q) => index.cosines(&q, &ids)?,
         None => Default::default(),
     };
