@@ -36,6 +36,7 @@ pub use error::{Error, Result};
 /// Where this version keeps its index, and what is bound to its format, below a root:
 /// for tests and tools that look into the cache.
 pub use layout::INDEX_HOME;
+pub use memory::cite::Cite;
 /// For the binary's `main` only: the hidden mode in which tmws supervises a downstream
 /// server.
 #[doc(hidden)]

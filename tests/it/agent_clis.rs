@@ -20,7 +20,9 @@ use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::agents::{Run, agent_home, claude_command, gemini_command, installed, json_response, run_agent, sse};
+use super::agents::{
+    Run, agent_home, claude_command, gemini_command, installed, json_response, messages_turn, run_agent, sse,
+};
 use super::util::{TestRoot, eventually, mcp_tools};
 
 /// One scripted tool call: the tmws tool and its input.
@@ -234,32 +236,7 @@ fn messages(shared: &Shared, body: &Value, next: Option<usize>, seq: usize) -> R
         }
         None => json!({"type": "text", "text": shared.last}),
     };
-    let stop = if next.is_some() { "tool_use" } else { "end_turn" };
-    let model = body["model"].as_str().unwrap_or("scripted").to_owned();
-    let id = format!("msg_scripted_{seq}");
-    if body["stream"] != true {
-        return json_response(
-            StatusCode::OK,
-            &json!({"id": id, "type": "message", "role": "assistant", "model": model, "content": [block],
-                "stop_reason": stop, "stop_sequence": null, "usage": {"input_tokens": 100, "output_tokens": 10}}),
-        );
-    }
-    let (start, delta) = match next {
-        Some(_) => (
-            json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
-            json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
-        ),
-        None => (json!({"type": "text", "text": ""}), json!({"type": "text_delta", "text": block["text"]})),
-    };
-    sse(&[
-        json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 100, "output_tokens": 1}}}),
-        json!({"type": "content_block_start", "index": 0, "content_block": start}),
-        json!({"type": "content_block_delta", "index": 0, "delta": delta}),
-        json!({"type": "content_block_stop", "index": 0}),
-        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 10}}),
-        json!({"type": "message_stop"}),
-    ])
+    messages_turn(body, seq, block)
 }
 
 /// A turn of the Responses API (always streamed, as Codex asks): step `next`'s call, as a

@@ -185,3 +185,39 @@ pub fn gemini_command(gemini: &Path, root: &TestRoot, url: &str, prompt: &str) -
     .env("GEMINI_API_KEY", "scripted-model-takes-any-key");
     (cmd, home)
 }
+
+/// A turn of the Messages API answering `body`: `block` (a `tool_use` or a `text` block) as
+/// one message, streamed as server-sent events when the request asks for a stream.
+pub fn messages_turn(body: &Value, seq: usize, block: Value) -> Response {
+    let tool = block["type"] == "tool_use";
+    let stop = if tool { "tool_use" } else { "end_turn" };
+    let model = body["model"].as_str().unwrap_or("scripted").to_owned();
+    let id = format!("msg_scripted_{seq}");
+    if body["stream"] != true {
+        return json_response(
+            StatusCode::OK,
+            &serde_json::json!({"id": id, "type": "message", "role": "assistant", "model": model, "content": [block],
+                "stop_reason": stop, "stop_sequence": null, "usage": {"input_tokens": 100, "output_tokens": 10}}),
+        );
+    }
+    let (start, delta) = if tool {
+        (
+            serde_json::json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
+            serde_json::json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+        )
+    } else {
+        (
+            serde_json::json!({"type": "text", "text": ""}),
+            serde_json::json!({"type": "text_delta", "text": block["text"]}),
+        )
+    };
+    sse(&[
+        serde_json::json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+        serde_json::json!({"type": "content_block_start", "index": 0, "content_block": start}),
+        serde_json::json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        serde_json::json!({"type": "content_block_stop", "index": 0}),
+        serde_json::json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 10}}),
+        serde_json::json!({"type": "message_stop"}),
+    ])
+}
