@@ -107,9 +107,189 @@ impl Cite {
     }
 }
 
+/// The words that, written just before a name, make a line define it.
+const DEFINERS: [&str; 17] = [
+    "fn", "def", "class", "function", "func", "struct", "enum", "trait", "type", "interface", "const", "let",
+    "var", "static", "mod", "module", "macro_rules!",
+];
+
+/// Whether `c` can be part of a name.
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// How deep a line is indented, a tab counting as four spaces.
+fn indent(line: &str) -> usize {
+    line.chars().take_while(|c| c.is_whitespace()).map(|c| if c == '\t' { 4 } else { 1 }).sum()
+}
+
+/// Whether `line` defines `name`: `name` stands as a whole word right after one of
+/// [`DEFINERS`] (`fn name`, `def name`, `class name`, `pub const name`), or starts the line
+/// (after its indentation) followed by `=` (not `==`), `(` or `:` (not `::`).
+pub fn defines(line: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let mut from = 0;
+    while let Some(i) = line[from..].find(name).map(|i| i + from) {
+        let end = i + name.len();
+        from = end;
+        let before = &line[..i];
+        let after = &line[end..];
+        if before.chars().next_back().is_some_and(is_name_char) || after.chars().next().is_some_and(is_name_char) {
+            continue;
+        }
+        if before.trim().is_empty() {
+            let rest = after.trim_start();
+            let assigns = rest.starts_with('=') && !rest.starts_with("==") && !rest.starts_with("=>");
+            let colon = rest.starts_with(':') && !rest.starts_with("::");
+            if assigns || colon || rest.starts_with('(') {
+                return true;
+            }
+        }
+        if before.ends_with(char::is_whitespace)
+            && let Some(word) = before.split_whitespace().next_back()
+            && DEFINERS.contains(&word)
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// The lines (from 1, both included) of what `cite` cites in `text`: the file's lines, the
+/// span it names (None when the file is shorter), or its symbol's definition.
+///
+/// A symbol's definition is found by one rule, the same for every language. The name looked
+/// for is the symbol's last part (`Pool::evict` and `Pool.evict` look for `evict`). Its
+/// definition starts at the first line that [`defines`] it. It ends:
+/// - where braces balance again, when a `{` opens before the definition's header is over
+///   (a line ending with `;`, or a later line indented no deeper than the definition that
+///   does not start with a closing bracket or `where`): `fn evict() {` … `}`;
+/// - otherwise at the last of the following lines indented deeper than the definition
+///   (blank lines within included, lines starting with a closing bracket taken as part of
+///   the header): `def evict():` and its body, or the definition's line alone
+///   (`LIMIT = 5`, `const LIMIT: u32 = 5;`).
+pub fn span_of(text: &str, cite: &Cite) -> Option<(u32, u32)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let count = u32::try_from(lines.len()).ok()?;
+    if let Some([a, b]) = cite.lines {
+        return (b <= count).then_some((a, b));
+    }
+    let Some(symbol) = &cite.symbol else { return (count > 0).then_some((1, count.max(1))) };
+    let name = symbol.rsplit(['.', ':']).next().unwrap_or(symbol);
+    let start = lines.iter().position(|l| defines(l, name))?;
+    let base = indent(lines[start]);
+    let continues = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with([')', ']', '>']) || t.starts_with("where")
+    };
+    // The header: from the defining line to the first `{`, if one opens before it is over.
+    let mut brace = None;
+    for (i, line) in lines.iter().enumerate().skip(start) {
+        if i > start && !line.trim().is_empty() && indent(line) <= base && !continues(line) {
+            break;
+        }
+        if line.contains('{') {
+            brace = Some(i);
+            break;
+        }
+        if line.trim_end().ends_with(';') {
+            break;
+        }
+    }
+    let end = match brace {
+        Some(open) => {
+            let mut depth = 0i64;
+            let mut end = lines.len() - 1;
+            for (i, line) in lines.iter().enumerate().skip(open) {
+                depth += line.matches('{').count() as i64 - line.matches('}').count() as i64;
+                if depth <= 0 {
+                    end = i;
+                    break;
+                }
+            }
+            end
+        }
+        None => {
+            let mut end = start;
+            for (i, line) in lines.iter().enumerate().skip(start + 1) {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                if indent(line) > base || continues(line) {
+                    end = i;
+                } else {
+                    break;
+                }
+            }
+            end
+        }
+    };
+    Some((u32::try_from(start + 1).ok()?, u32::try_from(end + 1).ok()?))
+}
+
+/// The text of lines `a` to `b` (from 1, both included) of `text`, each with its line end
+/// as the file has it.
+pub fn lines_text(text: &str, (a, b): (u32, u32)) -> &str {
+    let mut start = None;
+    let mut end = text.len();
+    let mut line = 1u32;
+    let mut at = 0;
+    for piece in text.split_inclusive('\n') {
+        if line == a {
+            start = Some(at);
+        }
+        at += piece.len();
+        if line == b {
+            end = at;
+            break;
+        }
+        line += 1;
+    }
+    start.map_or("", |s| &text[s..end])
+}
+
+/// blake3 (hex) of what `cite` cites in `text`, or None when it is not there (a span past
+/// the file's end, a symbol no line defines).
+pub fn hash_of(text: &str, cite: &Cite) -> Option<String> {
+    let cited = if cite.lines.is_none() && cite.symbol.is_none() { text } else { lines_text(text, span_of(text, cite)?) };
+    Some(blake3::hash(cited.as_bytes()).to_hex().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_symbol_is_defined_by_its_first_defining_line_and_ends_with_its_block() {
+        let cite = |s: &str| Cite { path: "x".into(), symbol: Some(s.into()), ..Cite::default() };
+        let rust = "use x;\n\npub fn evict(\n    a: u32,\n) -> u32 {\n    if a { 1 } else { 2 }\n}\nfn other() {}\nconst LIMIT: u32 = 5;\n";
+        assert_eq!(span_of(rust, &cite("evict")), Some((3, 7)));
+        assert_eq!(span_of(rust, &cite("Pool::evict")), Some((3, 7)));
+        assert_eq!(span_of(rust, &cite("other")), Some((8, 8)));
+        assert_eq!(span_of(rust, &cite("LIMIT")), Some((9, 9)));
+        assert_eq!(span_of(rust, &cite("missing")), None);
+        let py = "import os\n\nclass Pool:\n    def evict(self):\n        x = 1\n\n        return x\n\n    def other(self):\n        pass\nLIMIT = 5\n";
+        assert_eq!(span_of(py, &cite("evict")), Some((4, 7)));
+        assert_eq!(span_of(py, &cite("Pool")), Some((3, 10)));
+        assert_eq!(span_of(py, &cite("LIMIT")), Some((11, 11)));
+        let js = "const evictAll = (a) => {\n  return a;\n};\nfunction evict(a) {\n  evictAll(a);\n}\n";
+        assert_eq!(span_of(js, &cite("evict")), Some((4, 6)));
+        assert_eq!(span_of(js, &cite("evictAll")), Some((1, 3)));
+        assert_eq!(lines_text(js, (2, 3)), "  return a;\n};\n");
+        assert!(!defines("if a == evict {", "evict") && !defines("x.evict()", "evict"));
+    }
+
+    #[test]
+    fn lines_and_whole_files_are_hashed_as_they_are() {
+        let text = "a\nb\nc";
+        let whole = Cite { path: "x".into(), ..Cite::default() };
+        assert_eq!(hash_of(text, &whole), Some(blake3::hash(b"a\nb\nc").to_hex().to_string()));
+        let span = Cite { lines: Some([2, 3]), ..whole.clone() };
+        assert_eq!(hash_of(text, &span), Some(blake3::hash(b"b\nc").to_hex().to_string()));
+        assert_eq!(hash_of(text, &Cite { lines: Some([3, 4]), ..whole }), None);
+    }
 
     #[test]
     fn a_citation_is_read_as_written_and_written_back_the_same() {
