@@ -150,6 +150,8 @@ pub const MAX_QUERY_BYTES: usize = 4096;
 pub const MAX_NAME_CHARS: usize = 256;
 /// The most tags one request may carry (docs/trust-boundary.md).
 pub const MAX_TAGS: usize = 64;
+/// At most this many citations in one memory.
+pub const MAX_CITES: usize = 32;
 /// The longest tag, in characters (docs/trust-boundary.md).
 pub const MAX_TAG_CHARS: usize = 64;
 

@@ -91,6 +91,8 @@ pub enum Rule {
     TrustBurst,
     /// A file tmws owns with more than one name (a hard link): never written.
     HardLink,
+    /// A front-matter `cites:` item that is not a citation (docs/workspace-documents.md).
+    InvalidCite,
 }
 
 impl Rule {
@@ -125,6 +127,7 @@ impl Rule {
             Rule::Cache => "cache",
             Rule::Stashed => "stashed-memory",
             Rule::HardLink => "hard-link",
+            Rule::InvalidCite => "invalid-cite",
             Rule::TrustSelf => "trust-self",
             Rule::TrustVerifier => "trust-verifier",
             Rule::TrustBurst => "trust-burst",

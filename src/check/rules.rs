@@ -171,6 +171,7 @@ impl Checker {
             }
             diags.push(d);
         }
+        diags.extend(cites(root));
         for (key, p, entry) in meant {
             diags.push(
                 Diagnostic::warning(
@@ -185,6 +186,43 @@ impl Checker {
         }
         diags
     }
+}
+
+/// The findings of a front-matter's `cites:`: a list of citations as written
+/// (`src/pool.rs:120-140`, `src/pool.rs#evict@abc1234`), each at its own line and column.
+fn cites(root: &yaml::Node) -> Vec<Diagnostic> {
+    let Some(entry) = root.get("cites") else { return Vec::new() };
+    let hint = "write each as `path`, `path:L1-L2` or `path#symbol`, optionally `@commit`, root-relative";
+    let items: Vec<&yaml::Node> = match &entry.value.value {
+        yaml::Value::Seq(items) => items.iter().collect(),
+        yaml::Value::Null => Vec::new(),
+        _ => {
+            return vec![
+                Diagnostic::error(
+                    Rule::InvalidCite,
+                    entry.value.line,
+                    entry.value.column,
+                    "`cites` must be a list of citations",
+                )
+                .with_len(entry.value.len)
+                .with_hint(hint),
+            ];
+        }
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let why = match &item.value {
+                yaml::Value::Str(text) => crate::memory::cite::Cite::parse(text).err()?,
+                _ => "a citation is a string".to_owned(),
+            };
+            Some(
+                Diagnostic::error(Rule::InvalidCite, item.line, item.column, format!("invalid citation {why}"))
+                    .with_len(item.len)
+                    .with_hint(hint),
+            )
+        })
+        .collect()
 }
 
 /// Keys people write for a schema key under another name (`date` for `created`): typos

@@ -39,7 +39,7 @@ const fn rule(rule: Rule, level: Level, what: &'static str) -> RuleDoc {
 }
 
 /// Every rule, in the order of the `Rule` enum.
-pub const RULES: [RuleDoc; 32] = [
+pub const RULES: [RuleDoc; 33] = [
     rule(
         Rule::YamlSyntax,
         Level::Error,
@@ -160,6 +160,11 @@ pub const RULES: [RuleDoc; 32] = [
         Level::Warning,
         "a file tmws owns that has other names (a hard link): tmws never writes it, since an append or a rewrite would change the file of its other names; replace it with a copy",
     ),
+    rule(
+        Rule::InvalidCite,
+        Level::Error,
+        "a front-matter `cites:` that is not a list of citations, or an item of it that is not one (`path`, `path:L1-L2` or `path#symbol`, optionally `@commit`, inside the root)",
+    ),
 ];
 
 #[cfg(test)]
@@ -173,6 +178,6 @@ mod tests {
         }
         // The last rule of the enum closes the table (`tests/it/docs.rs` compares the
         // table with the enum's source, variant by variant).
-        assert_eq!(RULES.last().map(|d| d.rule), Some(Rule::HardLink));
+        assert_eq!(RULES.last().map(|d| d.rule), Some(Rule::InvalidCite));
     }
 }

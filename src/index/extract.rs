@@ -15,6 +15,21 @@ use crate::parse::{self, yaml};
 pub const OVERVIEW_META: [&str; 4] = ["folder_structure", "status_values", "category_values", "tag_values"];
 
 /// The items of one file. `rel` is its root-relative path with `/` separators.
+/// The files a front-matter's `cites:` names (docs/workspace-documents.md): each valid
+/// citation's path once; items that are not citations are `check`'s to report.
+fn cited_paths(cites: Option<&serde_json::Value>) -> Vec<String> {
+    let Some(serde_json::Value::Array(items)) = cites else { return Vec::new() };
+    let mut paths = Vec::new();
+    for item in items.iter().filter_map(serde_json::Value::as_str) {
+        if let Ok(c) = crate::memory::cite::Cite::parse(item)
+            && !paths.contains(&c.path)
+        {
+            paths.push(c.path);
+        }
+    }
+    paths
+}
+
 #[cfg(test)]
 pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
     extract_with_diagnostics(kind, rel, bytes).0
@@ -93,6 +108,7 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
         store_body,
         flags,
         meta,
+        cites: cited_paths(fm.extra.get("cites")),
         ..IndexDoc::default()
     };
     (vec![item], diagnostics)

@@ -10,6 +10,7 @@
 use serde_json::Value;
 
 pub use crate::memory::LogMark;
+use crate::memory::cite::Cite;
 use crate::memory::fold::{DEFAULT_IMPORTANCE, Fold, Record};
 use crate::memory::op::{Kind, Op};
 use crate::model::{Diagnostic, DocKind, IndexDoc, MemoryAttrs};
@@ -117,6 +118,10 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
         ];
         meta_fields.extend(fields.into_iter().filter_map(|(k, x)| Some((k.to_owned(), x?))));
     }
+    // Citations are shown as written (`src/pool.rs:120-140@abc1234`) by `memory get`.
+    if let Some(cites) = v.cites.as_ref().filter(|c| !c.is_empty()) {
+        meta_fields.insert("cites".into(), Value::from(cites.iter().map(Cite::to_text).collect::<Vec<_>>()));
+    }
     // How it was written (`author.surface`, filled by tmws: cli, mcp, http) is kept for
     // answers to say where a memory's text came from (docs/trust-boundary.md).
     if let Some(a) = v.author.as_ref().filter(|a| !a.surface.is_empty()) {
@@ -149,7 +154,16 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
         meta,
         namespace: Some(text(&v.ns).unwrap_or_else(|| namespace.to_owned())),
         summary_unsearched,
-        cites: v.files.iter().flatten().filter_map(|f| cited_path(f)).collect(),
+        // A problem's files are whole-file citations; a citation's path is kept once.
+        cites: {
+            let mut paths: Vec<String> = v.files.iter().flatten().filter_map(|f| cited_path(f)).collect();
+            for c in v.cites.iter().flatten() {
+                if let Some(p) = cited_path(&c.path).filter(|p| !paths.contains(p)) {
+                    paths.push(p);
+                }
+            }
+            paths
+        },
         memory: Some(MemoryAttrs {
             // Normalised to UTC seconds with `Z`, so that text order is time order.
             expires_at: text(&v.expires_at).map(|t| normalise_time(&t)),

@@ -109,8 +109,23 @@ impl Cite {
 
 /// The words that, written just before a name, make a line define it.
 const DEFINERS: [&str; 17] = [
-    "fn", "def", "class", "function", "func", "struct", "enum", "trait", "type", "interface", "const", "let",
-    "var", "static", "mod", "module", "macro_rules!",
+    "fn",
+    "def",
+    "class",
+    "function",
+    "func",
+    "struct",
+    "enum",
+    "trait",
+    "type",
+    "interface",
+    "const",
+    "let",
+    "var",
+    "static",
+    "mod",
+    "module",
+    "macro_rules!",
 ];
 
 /// Whether `c` can be part of a name.
@@ -253,7 +268,8 @@ pub fn lines_text(text: &str, (a, b): (u32, u32)) -> &str {
 /// blake3 (hex) of what `cite` cites in `text`, or None when it is not there (a span past
 /// the file's end, a symbol no line defines).
 pub fn hash_of(text: &str, cite: &Cite) -> Option<String> {
-    let cited = if cite.lines.is_none() && cite.symbol.is_none() { text } else { lines_text(text, span_of(text, cite)?) };
+    let cited =
+        if cite.lines.is_none() && cite.symbol.is_none() { text } else { lines_text(text, span_of(text, cite)?) };
     Some(blake3::hash(cited.as_bytes()).to_hex().to_string())
 }
 

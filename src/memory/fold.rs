@@ -146,6 +146,7 @@ impl Record {
             solution,
             outcome,
             files,
+            cites,
             hash,
         } = set.clone();
         replace(&mut a.tags, tags);
@@ -163,6 +164,7 @@ impl Record {
         replace(&mut a.solution, solution);
         replace(&mut a.outcome, outcome);
         replace(&mut a.files, files);
+        replace(&mut a.cites, cites);
         replace(&mut a.hash, hash);
         if let Some(at) = at {
             self.updated_at = Some(at.to_owned());

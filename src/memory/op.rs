@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::cite::Cite;
 use super::session::SessionRecord;
 use crate::model::{Diagnostic, Rule};
 use crate::parse::lenient;
@@ -106,6 +107,10 @@ pub struct Op {
     /// The files a problem entry is about.
     #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
     pub files: Option<Vec<String>>,
+    /// The code the entry is about (docs/memory-log.md#citations): files, spans of lines or
+    /// symbols, each with the commit and the hash of what it cited then.
+    #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
+    pub cites: Option<Vec<Cite>>,
     /// blake3 (hex) of the content.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
@@ -170,6 +175,9 @@ pub struct Set {
     /// The files a problem entry is now about.
     #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
     pub files: Option<Vec<String>>,
+    /// The code it now cites.
+    #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
+    pub cites: Option<Vec<Cite>>,
     /// blake3 (hex) of its new content.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
@@ -256,6 +264,7 @@ impl Op {
             solution: None,
             outcome: None,
             files: None,
+            cites: None,
             hash: None,
             set: None,
             commit: None,

@@ -630,6 +630,11 @@ pub struct MemoryAddRequest {
     /// Files the problem or its solution touched, e.g. `src/auth.rs`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
+    /// The code this memory is about, so that tmws can tell when it goes stale: `path`,
+    /// `path:L1-L2` or `path#symbol`, each optionally `@commit` (e.g. `src/pool.rs:120-140`).
+    /// tmws fills in the commit (HEAD) and the hash of the cited text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cites: Vec<String>,
     /// `yaml` or `json`.
     #[serde(default)]
     pub format: Format,
@@ -654,6 +659,7 @@ impl Params for MemoryAddRequest {
         flag("namespace", Spelling::Long("namespace", Some('n'))),
         flag("tags", Spelling::Long("tag", None)),
         flag("files", Spelling::Long("file", None)),
+        flag("cites", Spelling::Long("cite", None)),
     ];
     const STDIN_UNLESS: &'static [&'static str] = &["problem"];
 
@@ -691,6 +697,14 @@ impl Params for MemoryAddRequest {
         }
         for f in &self.files {
             within("a file", f, MAX_NAME_CHARS)?;
+        }
+        if self.cites.len() > limits::MAX_CITES {
+            return Err(Error::Usage(format!("{} citations: at most {}", self.cites.len(), limits::MAX_CITES)));
+        }
+        for c in &self.cites {
+            crate::memory::cite::Cite::parse(c).map_err(|why| {
+                Error::Usage(if why.starts_with('`') { format!("citation {why}") } else { format!("citation: {why}") })
+            })?;
         }
         if let Some(i) = self.importance {
             fraction_within("importance", i, &limits::IMPORTANCE)?;

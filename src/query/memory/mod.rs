@@ -7,6 +7,7 @@
 //! written, and each op is one line. Reads go through the index, which the sync and the
 //! watcher keep in step with the logs.
 
+mod cites;
 pub mod links;
 pub mod maint;
 mod visible;
@@ -133,6 +134,9 @@ pub(crate) fn add_entry(
     let ns_name =
         req.namespace.as_deref().unwrap_or(if req.problem.is_some() { "long-term" } else { DEFAULT_NAMESPACE });
     let ns = namespace(config, ns_name)?;
+    // Citations are made whole before anything is written: one that names no file, or one
+    // outside the root, fails the add.
+    let cites = cites::resolve(root, &req.cites)?;
     // Every string of the entry is redacted before anything else looks at it: the key
     // that an upsert matches is the key as it is stored.
     let mut redacted = 0;
@@ -262,6 +266,7 @@ pub(crate) fn add_entry(
         .map(|head| Git { branch: head.branch, commit: head.commit.map(|c| c.chars().take(12).collect()) });
     entry.session = session;
     entry.author = author;
+    entry.cites = (!cites.is_empty()).then_some(cites);
     if let Some(p) = problem {
         entry.problem = Some(p.problem);
         entry.solution = p.solution;
@@ -441,6 +446,10 @@ pub struct MemoryHit {
     /// The git branch it was written on (`memory_get`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The code it cites, as written: `src/pool.rs:120-140@abc1234` (`memory_get`;
+    /// docs/memory-log.md#citations).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cites: Vec<String>,
     /// The commit that introduced the entry, once it is committed
     /// (docs/memory-log.md#commit-links).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -606,10 +615,19 @@ pub(crate) fn get(root: &Path, index: &Index, id: &str, include_content: bool) -
                 importance: item.importance,
                 key: item.key.clone(),
                 branch: item.branch.clone(),
+                cites: cites_of(item.meta.as_ref()),
                 ..MemoryHit::of_item(&item, include_content, false, &super::trust::ranking_scores(root))
             })
         }
         None => Err(Error::NotFound(format!("no memory `{}`", id.trim()))),
+    }
+}
+
+/// The citations an item's meta keeps, as written.
+fn cites_of(meta: Option<&Map<String, Value>>) -> Vec<String> {
+    match meta.and_then(|m| m.get("cites")) {
+        Some(Value::Array(cites)) => cites.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+        _ => Vec::new(),
     }
 }
 
