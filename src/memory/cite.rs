@@ -249,9 +249,8 @@ pub fn span_of(text: &str, cite: &Cite) -> Option<(u32, u32)> {
 pub fn lines_text(text: &str, (a, b): (u32, u32)) -> &str {
     let mut start = None;
     let mut end = text.len();
-    let mut line = 1u32;
     let mut at = 0;
-    for piece in text.split_inclusive('\n') {
+    for (line, piece) in (1u32..).zip(text.split_inclusive('\n')) {
         if line == a {
             start = Some(at);
         }
@@ -260,7 +259,6 @@ pub fn lines_text(text: &str, (a, b): (u32, u32)) -> &str {
             end = at;
             break;
         }
-        line += 1;
     }
     start.map_or("", |s| &text[s..end])
 }

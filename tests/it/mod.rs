@@ -8,6 +8,7 @@ mod briefings;
 mod briefings_replay;
 mod build_rules;
 mod check;
+mod citations;
 mod cli;
 mod clients;
 mod context;

@@ -45,6 +45,7 @@ Examples:
   tmws memory add --problem \"login loops after a token refresh\" --solution \"clear the old cookie first\" --file src/auth.rs
   tmws memory add \"The staging database is reset every Monday\"
   tmws memory add \"Deploys go out on Tuesdays\" -n long-term --key deploy/day --tag release
+  tmws memory add \"evict drops the oldest idle connection first\" --cite src/pool.rs#evict --cite src/pool.rs:120-140
   git log -1 --format=%B | tmws memory add --kind session",
         )
     }),

@@ -1,0 +1,180 @@
+//! Citations written (docs/memory-log.md#citations): `memory add --cite` fills each one's
+//! commit and the hash of what it cites, a citation of nothing or of something outside the
+//! root fails the add with nothing written, `memory_add` over MCP takes `cites`, an entry's
+//! front-matter `cites:` is checked, and an edit of a cited file is briefed with what cites it.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use super::clients::Mcp;
+use super::memory_git::{git, repo};
+use super::util::{Output, TestRoot, diagnostics, user_config};
+
+const POOL: &str = "use std::x;\n\npub fn evict(pool: &mut Pool) {\n    pool.drop_oldest();\n}\n\nfn other() {}\n";
+
+fn blake3_hex(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex().to_string()
+}
+
+/// The last line of a log, read as JSON.
+fn last_op(root: &TestRoot, ns: &str) -> Value {
+    let text = root.read(&format!(".tmws/memory/{ns}.jsonl"));
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
+}
+
+#[test]
+fn an_add_with_citations_stores_the_head_commit_and_the_hash_of_what_each_cites() {
+    let root = repo();
+    root.write("src/pool.rs", POOL);
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "pool"]);
+    let head = git(root.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    // The working tree changed since: the hash is of the text at the commit.
+    root.write("src/pool.rs", format!("{POOL}// changed\n"));
+    let out = root.run(&[
+        "--json",
+        "memory",
+        "add",
+        "evict drops the oldest connection",
+        "--cite",
+        "src/pool.rs:3-5",
+        "--cite",
+        "./src/pool.rs#evict",
+        "--cite",
+        "src/pool.rs",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let id = serde_json::from_str::<Value>(&out.stdout).unwrap()["id"].as_str().unwrap().to_owned();
+    let definition = "pub fn evict(pool: &mut Pool) {\n    pool.drop_oldest();\n}\n";
+    assert_eq!(
+        last_op(&root, "short-term")["cites"],
+        json!([
+            {"path": "src/pool.rs", "lines": [3, 5], "commit": head, "hash": blake3_hex(definition)},
+            {"path": "src/pool.rs", "symbol": "evict", "commit": head, "hash": blake3_hex(definition)},
+            {"path": "src/pool.rs", "commit": head, "hash": blake3_hex(POOL)},
+        ])
+    );
+    let got = root.run(&["--json", "memory", "get", &id]);
+    assert_eq!(got.code, 0, "{got:?}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&got.stdout).unwrap()["cites"],
+        json!([format!("src/pool.rs:3-5@{head}"), format!("src/pool.rs#evict@{head}"), format!("src/pool.rs@{head}")])
+    );
+}
+
+#[test]
+fn a_citation_of_nothing_or_outside_the_root_fails_the_add_and_writes_nothing() {
+    let root = TestRoot::new().file("src/pool.rs", POOL);
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("src/out.rs")).unwrap();
+    let fifo = Command::new("mkfifo").arg(root.path().join("src/pipe")).status().unwrap();
+    assert!(fifo.success());
+    // A 1 GiB file (sparse: it takes no room) is over what a citation may name.
+    std::fs::File::create(root.path().join("src/big.rs")).unwrap().set_len(1 << 30).unwrap();
+    assert_eq!(root.run(&["memory", "add", "first", "--cite", "src/pool.rs"]).code, 0);
+    let before = root.read(".tmws/memory/short-term.jsonl");
+    for cite in [
+        "../x.rs",
+        "/etc/passwd",
+        "src/out.rs",
+        "src/pipe",
+        "src/big.rs",
+        "src/missing.rs",
+        "src/pool.rs:7-9",
+        "src/pool.rs#nope",
+    ] {
+        let out = root.run(&["memory", "add", "second", "--cite", cite]);
+        assert_eq!(out.code, 2, "{cite}: {out:?}");
+        let first = out.stderr.lines().next().unwrap_or_default();
+        assert!(first.contains(&format!("citation `{cite}`")), "{cite}: {}", out.stderr);
+        assert_eq!(root.read(".tmws/memory/short-term.jsonl"), before, "{cite}");
+    }
+}
+
+#[test]
+fn memory_add_over_mcp_takes_cites_and_outside_git_hashes_the_working_tree() {
+    let root = TestRoot::new().file("src/pool.rs", POOL);
+    let mcp = Mcp::start(root.path());
+    let a = mcp.call("memory_add", json!({"content": "the pool evicts", "cites": ["src/pool.rs#other"]}));
+    assert!(!a.text().is_empty(), "{a:?}");
+    mcp.stop();
+    assert_eq!(
+        last_op(&root, "short-term")["cites"],
+        json!([{"path": "src/pool.rs", "symbol": "other", "hash": blake3_hex("fn other() {}\n")}])
+    );
+}
+
+const ENTRY: &str = "resources/workspaces/acme/_lessons/2026-10-01-pool.md";
+
+fn entry(cites: &str) -> String {
+    format!(
+        "---\nname: The pool evicts the oldest first\ndescription: Why.\ncreated: 2026-10-01\ncites:\n{cites}---\nBody.\n"
+    )
+}
+
+#[test]
+fn an_entrys_cites_are_checked_item_by_item() {
+    let root = TestRoot::new()
+        .file("resources/workspaces/acme/OVERVIEW.md", "---\nname: acme\ndescription: Acme.\n---\n")
+        .file(ENTRY, entry("  - src/pool.rs#evict\n  - src/pool.rs:3-5@abc1234\n"));
+    let out = root.run(&["check", "--json"]);
+    assert!(!diagnostics(&out).iter().any(|d| d.4 == "invalid-cite"), "{out:?}");
+    root.write(ENTRY, entry("  - src/pool.rs\n  - ../etc/passwd\n  - src/pool.rs:9-3\n"));
+    let out = root.run(&["check", "--json"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let bad: Vec<(u64, u64)> =
+        diagnostics(&out).iter().filter(|d| d.4 == "invalid-cite" && d.0 == ENTRY).map(|d| (d.1, d.2)).collect();
+    assert_eq!(bad, vec![(7, 5), (8, 5)]);
+}
+
+/// `tmws brief --event pre-tool` with a Claude Code payload on stdin.
+fn brief(cwd: &Path, payload: &Value) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", user_config())
+        .env_remove("TMWS_LOG")
+        .env("NO_COLOR", "1")
+        .args(["brief", "--event", "pre-tool", "--client", "claude"])
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&serde_json::to_vec(payload).unwrap()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn an_edit_of_a_cited_file_is_briefed_with_the_memory_and_the_entry_that_cite_it() {
+    let root = TestRoot::new()
+        .file("src/pool.rs", POOL)
+        .file("resources/workspaces/acme/OVERVIEW.md", "---\nname: acme\ndescription: Acme.\n---\n")
+        .file(ENTRY, entry("  - src/pool.rs#evict\n"));
+    let out =
+        root.run(&["--json", "memory", "add", "evict must keep one idle connection", "--cite", "src/pool.rs:3-5"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let id = serde_json::from_str::<Value>(&out.stdout).unwrap()["id"].as_str().unwrap().to_owned();
+    assert_eq!(root.run(&["index"]).code, 0);
+    let payload = json!({
+        "session_id": "s1",
+        "cwd": root.path(),
+        "transcript_path": "/t/s.jsonl",
+        "tool_name": "Edit",
+        "tool_input": {"file_path": root.path().join("src/pool.rs"), "old_string": "a", "new_string": "b"},
+    });
+    let out = brief(root.path(), &payload);
+    assert_eq!(out.code, 0, "{out:?}");
+    let v: Value = serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    let text = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(text.contains(&id), "{text}");
+    assert!(text.contains(ENTRY), "{text}");
+    assert!(text.contains("(cites src/pool.rs)"), "{text}");
+}
