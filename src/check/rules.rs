@@ -343,6 +343,24 @@ fn memory_log(namespace: &str, bytes: &[u8]) -> Vec<Diagnostic> {
                         format!("op says namespace `{ns}` but it is in the `{namespace}` log"),
                     ));
                 }
+                // Citations of the wrong shape are read as absent (the entry is kept without
+                // them): said here, at the field.
+                let raw: Option<Value> = serde_json::from_str(text).ok();
+                let given = |v: Option<&Value>| v.is_some_and(|c| !c.is_null());
+                let bad_cites = (given(raw.as_ref().and_then(|r| r.get("cites"))) && op.cites.is_none())
+                    || (given(raw.as_ref().and_then(|r| r.pointer("/set/cites")))
+                        && op.set.as_ref().is_none_or(|s| s.cites.is_none()));
+                if bad_cites {
+                    diags.push(
+                        Diagnostic::warning(
+                            Rule::JsonlLine,
+                            line,
+                            column_of("cites"),
+                            "`cites` must be a list of citation objects (`path`, `lines`, `symbol`, `commit`, `hash`); read without it",
+                        )
+                        .with_hint("fix or remove the field: the entry is read without its citations"),
+                    );
+                }
                 let missing = op.missing();
                 if !missing.is_empty() {
                     let list = missing.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
@@ -449,6 +467,24 @@ fn schema_override(bytes: &[u8]) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn citations_of_the_wrong_shape_in_a_log_are_a_finding_at_the_field() {
+        let log = concat!(
+            r#"{"op":"add","id":"m_000000000001","ns":"n","at":"2026-01-01T00:00:00Z","content":"c","summary":"c","expires_at":"2027-01-01T00:00:00Z","hash":"h","cites":[{"path":"a.rs"}]}"#,
+            "\n",
+            r#"{"op":"add","id":"m_000000000002","ns":"n","at":"2026-01-01T00:00:00Z","content":"c","summary":"c","expires_at":"2027-01-01T00:00:00Z","hash":"h","cites":"a.rs"}"#,
+            "\n",
+            r#"{"op":"update","id":"m_000000000001","at":"2026-01-02T00:00:00Z","set":{"cites":[7]}}"#,
+            "\n",
+        );
+        let found: Vec<(usize, usize)> = memory_log("n", log.as_bytes())
+            .iter()
+            .filter(|d| d.message.starts_with("`cites`"))
+            .map(|d| (d.line, d.column))
+            .collect();
+        assert_eq!(found, vec![(2, 147), (3, 73)]);
+    }
 
     #[test]
     fn entry_names() {

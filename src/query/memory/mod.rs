@@ -211,6 +211,12 @@ pub(crate) fn add_entry(
             set.kind = Some(kind);
             updated.push("kind".to_owned());
         }
+        // Citations given again are taken as they are now: their commit and hash say
+        // the content was checked against the code once more.
+        if !cites.is_empty() {
+            set.cites = Some(cites);
+            updated.push("cites".to_owned());
+        }
         let answer = AddAnswer {
             id: id.clone(),
             namespace: ns_name.to_owned(),
