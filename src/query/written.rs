@@ -99,6 +99,9 @@ fn scenario(root: &Path) {
         Map::new(),
         3,
     );
+    // The cited file: the commit holds no objects, so its hash is of this text.
+    std::fs::create_dir_all(root.join("src/store")).unwrap();
+    std::fs::write(root.join("src/store/watch.rs"), "fn wait(event: &str) {\n    block_on(event);\n}\n").unwrap();
     let mut by_mcp = Map::new();
     by_mcp.insert("author".into(), author("mcp", Some("claude-code")));
     add(
@@ -108,6 +111,7 @@ fn scenario(root: &Path) {
             problem: Some("cargo test hangs on the watcher test".into()),
             solution: Some("wait for the event instead of sleeping".into()),
             files: vec!["src/store/watch.rs".into()],
+            cites: vec!["src/store/watch.rs#wait".into()],
             agent: Some("claude-code".into()),
             ..req("")
         },
