@@ -54,6 +54,8 @@ pub struct Entry {
     pub later: Vec<usize>,
     /// Its `add` with its updates applied, when the fold keeps records.
     pub record: Option<Record>,
+    /// The code it cites, as its latest op gave it.
+    pub cites: Option<Vec<super::cite::Cite>>,
 }
 
 impl Entry {
@@ -483,6 +485,7 @@ struct Fields<'a> {
     importance: Option<f64>,
     agent: &'a Option<String>,
     tags: &'a Option<Vec<String>>,
+    cites: &'a Option<Vec<super::cite::Cite>>,
 }
 
 impl<'a> Fields<'a> {
@@ -495,6 +498,7 @@ impl<'a> Fields<'a> {
             importance: op.importance,
             agent: &op.agent,
             tags: &op.tags,
+            cites: &op.cites,
         }
     }
 
@@ -507,6 +511,7 @@ impl<'a> Fields<'a> {
             importance: set.importance,
             agent: &set.agent,
             tags: &set.tags,
+            cites: &set.cites,
         }
     }
 }
@@ -534,6 +539,9 @@ impl Entry {
         }
         if let Some(tags) = f.tags {
             self.tags.clone_from(tags);
+        }
+        if let Some(cites) = f.cites {
+            self.cites = Some(cites.clone());
         }
     }
 }

@@ -66,6 +66,28 @@ fn an_add_with_citations_stores_the_head_commit_and_the_hash_of_what_each_cites(
 }
 
 #[test]
+fn the_same_memory_added_again_updates_its_citations_only_when_they_differ() {
+    let root = TestRoot::new().file("src/pool.rs", POOL);
+    let add = |cite: &str| {
+        let out = root.run(&["--json", "memory", "add", "evict drops the oldest", "--cite", cite]);
+        assert_eq!(out.code, 0, "{out:?}");
+        serde_json::from_str::<Value>(&out.stdout).unwrap()
+    };
+    add("src/pool.rs#evict");
+    let lines = || root.read(".tmws/memory/short-term.jsonl").lines().count();
+    // The same citations again: nothing to write.
+    let again = add("src/pool.rs#evict");
+    assert_eq!((again["deduplicated"].clone(), again.get("updated").cloned(), lines()), (json!(true), None, 1));
+    // Another citation: one update that holds it.
+    let other = add("src/pool.rs#other");
+    assert_eq!((other["updated"].clone(), lines()), (json!(["cites"]), 2));
+    assert_eq!(
+        last_op(&root, "short-term")["set"]["cites"],
+        json!([{"path": "src/pool.rs", "symbol": "other", "hash": blake3_hex("fn other() {}\n")}])
+    );
+}
+
+#[test]
 fn a_citation_of_nothing_or_outside_the_root_fails_the_add_and_writes_nothing() {
     let root = TestRoot::new().file("src/pool.rs", POOL);
     let outside = tempfile::NamedTempFile::new().unwrap();

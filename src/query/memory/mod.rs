@@ -211,9 +211,9 @@ pub(crate) fn add_entry(
             set.kind = Some(kind);
             updated.push("kind".to_owned());
         }
-        // Citations given again are taken as they are now: their commit and hash say
-        // the content was checked against the code once more.
-        if !cites.is_empty() {
+        // Citations given again are taken as they are now, when they differ from those it
+        // holds: a new commit or hash says the content was checked against the code again.
+        if !cites.is_empty() && existing.cites.as_ref() != Some(&cites) {
             set.cites = Some(cites);
             updated.push("cites".to_owned());
         }
