@@ -15,6 +15,7 @@ pub mod autowatch;
 mod background;
 pub mod brief;
 pub mod catalog;
+pub mod cites;
 pub mod context;
 mod engine;
 pub mod hook;
@@ -31,6 +32,7 @@ pub mod session;
 pub mod tools;
 pub mod trust;
 pub mod upkeep;
+pub mod verify;
 pub mod write;
 #[cfg(test)]
 mod written;

@@ -420,6 +420,72 @@ pub fn rev_list(root: &Path, range: &str) -> Result<Vec<String>> {
     Ok(run(root, &["rev-list", range, "--"])?.lines().map(str::to_owned).collect())
 }
 
+/// One long-lived `git cat-file --batch` process: each object asked for costs a line
+/// written and read, not a process, so a check of many citations starts git once.
+pub struct CatFile {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl CatFile {
+    /// Starts the process in `root`; None when git cannot be run there.
+    pub fn start(root: &Path) -> Option<CatFile> {
+        use std::process::Stdio;
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let stdin = child.stdin.take()?;
+        let stdout = std::io::BufReader::new(child.stdout.take()?);
+        Some(CatFile { child, stdin, stdout })
+    }
+
+    /// The content of the object `spec` names (`COMMIT:path`, `COMMIT^{commit}`): None when
+    /// the repository has no such object (or the process has gone).
+    pub fn get(&mut self, spec: &str) -> Option<Vec<u8>> {
+        use std::io::{BufRead, Read, Write};
+        // A newline in the name would be read as a second request.
+        if spec.contains('\n') {
+            return None;
+        }
+        writeln!(self.stdin, "{spec}").ok()?;
+        self.stdin.flush().ok()?;
+        let mut header = String::new();
+        self.stdout.read_line(&mut header).ok()?;
+        // `OID TYPE SIZE`, else `NAME missing` or `NAME ambiguous`.
+        let header = header.trim_end();
+        if header.ends_with(" missing") || header.ends_with(" ambiguous") {
+            return None;
+        }
+        let mut fields = header.split_whitespace();
+        let (_, _, size) = (fields.next()?, fields.next()?, fields.next()?);
+        let size: usize = size.parse().ok()?;
+        let mut body = vec![0; size + 1];
+        self.stdout.read_exact(&mut body).ok()?;
+        body.pop();
+        Some(body)
+    }
+}
+
+impl std::fmt::Debug for CatFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatFile").field("pid", &self.child.id()).finish()
+    }
+}
+
+impl Drop for CatFile {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,4 +47,5 @@ mod trust;
 mod typed;
 mod untrusted_cache;
 mod util;
+mod verify;
 mod watch;

@@ -278,3 +278,32 @@ fn preformatted(text: &str) -> String {
     roff.control("fi", []);
     roff.to_roff()
 }
+
+/// `tmws verify`: the memories whose citations no longer hold; exit 1 when any is stale
+/// (changed or missing).
+pub(super) fn verify(cli: &Cli, format: Option<super::CheckFormat>, out: &mut impl Write) -> Result<u8, Failure> {
+    use super::CheckFormat;
+    let report = crate::query::verify::verify(&root(cli)?)?;
+    match format.unwrap_or(if cli.json { CheckFormat::Json } else { CheckFormat::Human }) {
+        CheckFormat::Json => writeln!(out, "{}", to_json(&report))?,
+        CheckFormat::Human => {
+            for f in &report.findings {
+                for c in &f.cites {
+                    writeln!(out, "{}:{}  {}  {}  {}", f.file, f.line, f.id, esc(&c.cite), esc(&c.state.describe()))?;
+                }
+            }
+            writeln!(out, "{} citations checked, {} stale", report.checked, report.stale)?;
+        }
+        CheckFormat::Github => {
+            // A workflow command's message ends at a line end; `%` starts an escape.
+            let data = |s: &str| s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
+            for f in &report.findings {
+                for c in &f.cites {
+                    let text = format!("{}: {} {}", f.id, esc(&c.cite), esc(&c.state.describe()));
+                    writeln!(out, "::warning file={},line={}::{}", f.file, f.line, data(&text))?;
+                }
+            }
+        }
+    }
+    Ok(u8::from(report.failed()))
+}

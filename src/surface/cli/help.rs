@@ -27,6 +27,12 @@ Examples:
   tmws check --format github          annotations for GitHub Actions
   tmws check docs/adr/0007-queues.md  any Markdown file: the syntax checks";
 
+pub(super) const VERIFY: &str = "\
+Examples:
+  tmws verify                         the memories whose citations no longer hold
+  tmws verify --format github         annotations on the memory log's lines
+  tmws verify --json                  each citation's state, for scripts";
+
 pub(super) const INDEX: &str = "\
 Examples:
   tmws index                          read only what changed since the last sync

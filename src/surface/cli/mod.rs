@@ -97,6 +97,14 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// Check the citations of memories against the code: list those whose cited text
+    /// moved, changed or is gone (or cannot be told); exit 1 when any changed or is gone.
+    #[command(after_help = help::VERIFY)]
+    Verify {
+        /// Output format (default: human; json with --json).
+        #[arg(long, value_enum)]
+        format: Option<CheckFormat>,
+    },
     /// Sync the search index with the files now (incremental; --rebuild starts over).
     ///
     /// On a terminal, a progress line on stderr names the phase (scan, parse, write,
@@ -386,6 +394,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
     match &cli.command {
         Command::Init { mcp_client, hooks } => files::init(cli, mcp_client, hooks, out),
         Command::Check { paths, format, strict } => files::check(cli, paths, *format, *strict, out),
+        Command::Verify { format } => admin::verify(cli, *format, out),
         Command::Index { rebuild, include } => files::index(cli, *rebuild, include, out),
         Command::Watch { idle_exit } => files::watch(cli, *idle_exit, out),
         Command::BuildRules { check, force } => files::build_rules(cli, *check, *force, out),

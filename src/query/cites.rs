@@ -1,0 +1,460 @@
+//! Whether a citation still holds (docs/citations.md): the cited text (a whole file, a span
+//! of lines, a symbol's definition) compared with what it was at the citation's commit,
+//! with git as the reference.
+//!
+//! A [`Checker`] reads blobs through one long-lived `git cat-file --batch` process, started
+//! only when a citation needs git, and keeps what it found in `.tmws/cache/cites.json`,
+//! keyed by the citation and the identity (size, modification time) of the file it names:
+//! a warm check is a `stat` and a lookup, with no git process. A citation that cannot be
+//! judged (no commit, a commit the repository lacks, no git) is `unknown`, never an error.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::memory::cite::Cite;
+use crate::store::git::{self, CatFile};
+
+/// Where the results of checks are kept between runs.
+pub const CACHE_FILE: &str = ".tmws/cache/cites.json";
+
+/// How old a file's modification must be for a check of it to be kept.
+const RACY: Duration = Duration::from_secs(2);
+
+/// What became of a citation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum State {
+    /// The cited text is what it was at the commit.
+    Valid,
+    /// The same text is now elsewhere: other lines of the file, or the file git says it
+    /// was renamed to.
+    Moved { path: String, lines: Option<[u32; 2]> },
+    /// The span is there but its text differs.
+    Changed,
+    /// The file or the symbol is gone.
+    Missing,
+    /// It cannot be told, and why.
+    Unknown { why: String },
+}
+
+impl State {
+    /// The state's name: `valid`, `moved`, `changed`, `missing`, `unknown`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            State::Valid => "valid",
+            State::Moved { .. } => "moved",
+            State::Changed => "changed",
+            State::Missing => "missing",
+            State::Unknown { .. } => "unknown",
+        }
+    }
+
+    /// Whether what cites it is stale: the text changed or is gone.
+    pub fn stale(&self) -> bool {
+        matches!(self, State::Changed | State::Missing)
+    }
+
+    /// The state as a person reads it: `moved to src/b.rs:4-6`, `unknown (no commit)`.
+    pub fn describe(&self) -> String {
+        match self {
+            State::Moved { path, lines } => {
+                let at = Cite { path: path.clone(), lines: *lines, ..Cite::default() };
+                format!("moved to {}", at.to_text())
+            }
+            State::Unknown { why } => format!("unknown ({why})"),
+            other => other.name().to_owned(),
+        }
+    }
+}
+
+/// blake3 (hex) of a cited text: what a citation's `hash` holds.
+pub fn hash_of(text: &[u8]) -> String {
+    blake3::hash(text).to_hex().to_string()
+}
+
+/// The lines `a` to `b` (from 1) of `text`, each with its line end; None when the text has
+/// fewer than `b` lines.
+pub fn span(text: &[u8], [a, b]: [u32; 2]) -> Option<&[u8]> {
+    let starts = line_starts(text);
+    let (a, b) = (a as usize, b as usize);
+    if a == 0 || a > b || b > starts.len() {
+        return None;
+    }
+    let end = starts.get(b).copied().unwrap_or(text.len());
+    Some(&text[starts[a - 1]..end])
+}
+
+/// The byte offset where each line starts.
+fn line_starts(text: &[u8]) -> Vec<usize> {
+    let mut starts = Vec::new();
+    if !text.is_empty() {
+        starts.push(0);
+    }
+    for (i, b) in text.iter().enumerate() {
+        if *b == b'\n' && i + 1 < text.len() {
+            starts.push(i + 1);
+        }
+    }
+    starts
+}
+
+/// The lines of a symbol's definition in `text`: the first line that defines it (`fn`,
+/// `struct`, `enum`, `trait`, `type`, `const`, `static`, `mod`, `impl`, `class`, `def`,
+/// `function` followed by the name), to the line where its braces close (or that line alone).
+pub fn symbol_span(text: &[u8], symbol: &str) -> Option<(u32, u32)> {
+    const KEYWORDS: [&str; 12] =
+        ["fn", "struct", "enum", "trait", "type", "const", "static", "mod", "impl", "class", "def", "function"];
+    let text = String::from_utf8_lossy(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let defines = |line: &str| {
+        let words: Vec<&str> =
+            line.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+        words.windows(2).any(|w| KEYWORDS.contains(&w[0]) && w[1] == symbol)
+    };
+    let first = lines.iter().position(|l| defines(l))?;
+    let mut depth = 0i64;
+    let mut opened = false;
+    for (i, line) in lines.iter().enumerate().skip(first) {
+        for c in line.chars() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    opened = true;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if (opened && depth <= 0) || (!opened && line.trim_end().ends_with(';')) {
+            return Some((first as u32 + 1, i as u32 + 1));
+        }
+    }
+    Some((first as u32 + 1, if opened { lines.len() as u32 } else { first as u32 + 1 }))
+}
+
+/// The cited text of `file` (the whole of it, a span, a symbol's definition): None when the
+/// span or the symbol is not there.
+fn cited<'a>(file: &'a [u8], cite: &Cite) -> Option<&'a [u8]> {
+    if let Some(lines) = cite.lines {
+        return span(file, lines);
+    }
+    if let Some(symbol) = &cite.symbol {
+        let (a, b) = symbol_span(file, symbol)?;
+        return span(file, [a, b]);
+    }
+    Some(file)
+}
+
+/// The state of `cite` against the file as it is now (`now`: None when it is gone), given
+/// the hash the cited text had (`then`). `renamed` is where git says a gone file went, and
+/// its content.
+pub fn judge(cite: &Cite, then: &str, now: Option<&[u8]>, renamed: Option<(&str, &[u8])>) -> State {
+    let Some(file) = now else {
+        return match renamed {
+            None => State::Missing,
+            Some((path, file)) => match find(file, cite, then) {
+                Some(lines) => State::Moved { path: path.to_owned(), lines },
+                None if cite.symbol.is_some() && cited(file, cite).is_none() => State::Missing,
+                None => State::Changed,
+            },
+        };
+    };
+    match cited(file, cite) {
+        Some(text) if hash_of(text) == then => State::Valid,
+        _ if cite.symbol.is_some() && cited(file, cite).is_none() => State::Missing,
+        _ => match find(file, cite, then) {
+            Some(lines) if lines != cite.lines => State::Moved { path: cite.path.clone(), lines },
+            _ => State::Changed,
+        },
+    }
+}
+
+/// Where in `file` the text with hash `then` is: for a span, the first run of as many lines
+/// with that hash (Some(Some(lines))); for a symbol or a whole file, the file as a whole
+/// (Some(None)).
+fn find(file: &[u8], cite: &Cite, then: &str) -> Option<Option<[u32; 2]>> {
+    match cite.lines {
+        Some([a, b]) => {
+            let n = (b - a) as usize;
+            let starts = line_starts(file);
+            (0..starts.len().saturating_sub(n)).find_map(|i| {
+                let lines = [i as u32 + 1, (i + n) as u32 + 1];
+                span(file, lines).filter(|t| hash_of(t) == then).map(|_| Some(lines))
+            })
+        }
+        None => cited(file, cite).filter(|t| hash_of(t) == then).map(|_| None),
+    }
+}
+
+/// What the cache keeps of one check.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Kept {
+    /// The identity of the cited file when it was checked: `SIZE:MTIME_NS`, or `gone:STAMP`
+    /// (git's index stamp) when it was not there.
+    file: String,
+    state: State,
+}
+
+/// The cache file's content.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Cache {
+    /// Commits known to be in the repository (a commit never leaves it).
+    #[serde(default)]
+    commits: BTreeSet<String>,
+    /// By citation: its text and hash.
+    #[serde(default)]
+    checks: BTreeMap<String, Kept>,
+}
+
+/// Checks citations against the work tree at a root; one per run.
+#[derive(Debug)]
+pub struct Checker {
+    root: PathBuf,
+    git: Option<bool>,
+    cat: Option<CatFile>,
+    cache: Cache,
+    dirty: bool,
+    /// How many git processes this checker started (the cat-file process and rename
+    /// lookups), for tests and benches of a warm check.
+    pub git_runs: usize,
+}
+
+impl Checker {
+    /// A checker for `root`, with what `.tmws/cache/cites.json` keeps.
+    pub fn new(root: &Path) -> Checker {
+        let cache = fs::read(root.join(CACHE_FILE)).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        Checker {
+            root: root.to_path_buf(),
+            git: None,
+            cat: None,
+            cache: cache.unwrap_or_default(),
+            dirty: false,
+            git_runs: 0,
+        }
+    }
+
+    /// Keeps what was found for the next run (best effort: a cache that cannot be written
+    /// only makes the next run slower).
+    pub fn save(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        let path = self.root.join(CACHE_FILE);
+        if let (Some(dir), Ok(bytes)) = (path.parent(), serde_json::to_vec(&self.cache)) {
+            let tmp = path.with_extension("json.tmp");
+            let written = fs::create_dir_all(dir).and_then(|()| fs::write(&tmp, bytes));
+            if written.and_then(|()| fs::rename(&tmp, &path)).is_ok() {
+                self.dirty = false;
+            }
+        }
+    }
+
+    /// The state of one citation.
+    pub fn check(&mut self, cite: &Cite) -> State {
+        let Some(commit) = cite.commit.clone() else {
+            return State::Unknown { why: "no commit".into() };
+        };
+        if !*self.git.get_or_insert_with(|| git::git_head(&self.root).is_some()) {
+            return State::Unknown { why: "not in git".into() };
+        }
+        let key = format!("{}#{}", cite.to_text(), cite.hash.as_deref().unwrap_or(""));
+        let (identity, settled) = self.identity(&cite.path);
+        if self.cache.commits.contains(&commit)
+            && let Some(kept) = self.cache.checks.get(&key)
+            && kept.file == identity
+        {
+            return kept.state.clone();
+        }
+        let state = self.check_cold(cite, &commit);
+        if settled && !matches!(state, State::Unknown { .. }) {
+            self.cache.checks.insert(key, Kept { file: identity, state: state.clone() });
+            self.dirty = true;
+        }
+        state
+    }
+
+    /// The identity of the cited file: its size and modification time, or, when it is gone,
+    /// git's index stamp (a rename staged or committed changes it); and whether it is
+    /// settled: a file modified in the last [`RACY`] may change again within the
+    /// modification time's granularity, keeping its size, so what is found of it is not kept.
+    fn identity(&self, path: &str) -> (String, bool) {
+        match fs::metadata(self.root.join(path)) {
+            Ok(meta) if meta.is_file() => {
+                let modified = meta.modified().ok();
+                let settled =
+                    modified.and_then(|t| SystemTime::now().duration_since(t).ok()).is_some_and(|age| age >= RACY);
+                let mtime = modified.and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+                (format!("{}:{}", meta.len(), mtime.map_or(0, |d| d.as_nanos())), settled)
+            }
+            _ => (format!("gone:{}", git::index_stamp(&self.root).unwrap_or_default()), true),
+        }
+    }
+
+    fn cat(&mut self) -> Option<&mut CatFile> {
+        if self.cat.is_none() {
+            self.git_runs += 1;
+            self.cat = CatFile::start(&self.root);
+        }
+        self.cat.as_mut()
+    }
+
+    fn check_cold(&mut self, cite: &Cite, commit: &str) -> State {
+        if !self.cache.commits.contains(commit) {
+            match self.cat().map(|c| c.get(&format!("{commit}^{{commit}}"))) {
+                None => return State::Unknown { why: "git cannot be run".into() },
+                Some(None) => return State::Unknown { why: format!("commit {commit} is not in this repository") },
+                Some(Some(_)) => {
+                    self.cache.commits.insert(commit.to_owned());
+                    self.dirty = true;
+                }
+            }
+        }
+        let then = match &cite.hash {
+            Some(hash) => hash.clone(),
+            None => {
+                let old = self.cat().and_then(|c| c.get(&format!("{commit}:{}", cite.path)));
+                let Some(old) = old else {
+                    return State::Unknown { why: format!("{} is not in commit {commit}", cite.path) };
+                };
+                match cited(&old, cite) {
+                    Some(text) => hash_of(text),
+                    None => return State::Unknown { why: format!("the span is not in {} at {commit}", cite.path) },
+                }
+            }
+        };
+        let now = fs::read(self.root.join(&cite.path)).ok();
+        if now.is_some() {
+            return judge(cite, &then, now.as_deref(), None);
+        }
+        let renamed = self.renamed(commit, &cite.path);
+        let file = renamed.as_ref().and_then(|to| fs::read(self.root.join(to)).ok());
+        judge(cite, &then, None, renamed.as_deref().zip(file.as_deref()))
+    }
+
+    /// Where git's rename detection says `path` went since `commit`, in the work tree.
+    fn renamed(&mut self, commit: &str, path: &str) -> Option<String> {
+        self.git_runs += 1;
+        let out = git::run(&self.root, &["diff", "--name-status", "-M", "-z", commit]).ok()?;
+        let mut fields = out.split('\0');
+        while let Some(status) = fields.next() {
+            if status.starts_with('R') || status.starts_with('C') {
+                let (from, to) = (fields.next()?, fields.next()?);
+                if from == path && status.starts_with('R') {
+                    return Some(to.to_owned());
+                }
+            } else {
+                fields.next()?;
+            }
+        }
+        None
+    }
+}
+
+impl Drop for Checker {
+    fn drop(&mut self) {
+        self.save();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(a: u32, b: u32) -> Cite {
+        Cite { path: "a.rs".into(), lines: Some([a, b]), commit: Some("c".into()), ..Cite::default() }
+    }
+
+    const FILE: &[u8] = b"one\ntwo\nthree\nfour\n";
+
+    #[test]
+    fn a_span_is_its_lines_with_their_ends() {
+        assert_eq!(span(FILE, [2, 3]), Some(&b"two\nthree\n"[..]));
+        assert_eq!(span(FILE, [4, 4]), Some(&b"four\n"[..]));
+        assert_eq!(span(b"a\nb", [2, 2]), Some(&b"b"[..]));
+        assert_eq!(span(FILE, [4, 5]), None);
+        assert_eq!(span(b"", [1, 1]), None);
+    }
+
+    #[test]
+    fn each_state_follows_from_the_text_then_and_now() {
+        let then = hash_of(b"two\nthree\n");
+        let c = lines(2, 3);
+        assert_eq!(judge(&c, &then, Some(FILE), None), State::Valid);
+        assert_eq!(
+            judge(&c, &then, Some(b"zero\none\ntwo\nthree\n"), None),
+            State::Moved { path: "a.rs".into(), lines: Some([3, 4]) }
+        );
+        assert_eq!(judge(&c, &then, Some(b"one\ntwo\nTHREE\nfour\n"), None), State::Changed);
+        assert_eq!(judge(&c, &then, Some(b"one\n"), None), State::Changed);
+        assert_eq!(judge(&c, &then, None, None), State::Missing);
+        assert_eq!(
+            judge(&c, &then, None, Some(("b.rs", FILE))),
+            State::Moved { path: "b.rs".into(), lines: Some([2, 3]) }
+        );
+        assert_eq!(judge(&c, &then, None, Some(("b.rs", b"x\n"))), State::Changed);
+    }
+
+    #[test]
+    fn a_whole_file_or_a_symbol_is_valid_changed_or_missing() {
+        let whole = Cite { path: "a.rs".into(), commit: Some("c".into()), ..Cite::default() };
+        assert_eq!(judge(&whole, &hash_of(FILE), Some(FILE), None), State::Valid);
+        assert_eq!(judge(&whole, &hash_of(FILE), Some(b"x"), None), State::Changed);
+        let code = b"use x;\n\nfn evict(a: u8) {\n    a\n}\n\nfn other() {}\n";
+        let sym = Cite { path: "a.rs".into(), symbol: Some("evict".into()), ..Cite::default() };
+        assert_eq!(symbol_span(code, "evict"), Some((3, 5)));
+        assert_eq!(symbol_span(code, "other"), Some((7, 7)));
+        let then = hash_of(b"fn evict(a: u8) {\n    a\n}\n");
+        assert_eq!(judge(&sym, &then, Some(code), None), State::Valid);
+        assert_eq!(judge(&sym, &then, Some(b"\n\nfn evict(a: u8) {\n    a\n}\n"), None), State::Valid);
+        assert_eq!(judge(&sym, &then, Some(b"fn evict(a: u8) {\n    b\n}\n"), None), State::Changed);
+        assert_eq!(judge(&sym, &then, Some(b"fn kept() {}\n"), None), State::Missing);
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    #[test]
+    fn a_warm_check_of_a_settled_file_runs_no_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::write(root.join("a.rs"), FILE).unwrap();
+        git(root, &["init", "-q"]);
+        git(root, &["add", "a.rs"]);
+        git(root, &["commit", "-q", "-m", "a"]);
+        let head = git(root, &["rev-parse", "HEAD"]);
+        // A file modified long ago is settled: what is found of it is kept.
+        let old = SystemTime::now() - Duration::from_secs(60);
+        fs::File::options().write(true).open(root.join("a.rs")).unwrap().set_modified(old).unwrap();
+        let cite = Cite { commit: Some(head), ..lines(2, 3) };
+        let mut cold = Checker::new(root);
+        assert_eq!(cold.check(&cite), State::Valid);
+        assert_eq!(cold.git_runs, 1);
+        drop(cold);
+        let mut warm = Checker::new(root);
+        assert_eq!(warm.check(&cite), State::Valid);
+        assert_eq!(warm.git_runs, 0);
+        // A file written since is checked again.
+        fs::write(
+            root.join("a.rs"),
+            b"one
+two
+THREE
+four
+",
+        )
+        .unwrap();
+        assert_eq!(warm.check(&cite), State::Changed);
+    }
+}

@@ -1,0 +1,148 @@
+//! `tmws verify` (docs/citations.md#verify): every live memory's citations checked against
+//! the work tree, and those that no longer hold, with the log line that cites them.
+//!
+//! The logs are read here line by line rather than through the fold, because a finding
+//! names the line that gave a memory its citations (an `add`, or an `update` that set
+//! them), which is where a person or a CI annotation goes to fix it.
+
+use std::fs;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::cites::{Checker, State};
+use crate::error::{Error, Result};
+use crate::layout::MEMORY_DIR;
+use crate::memory::cite::Cite;
+
+/// One citation and what became of it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checked {
+    /// The citation as written (`src/a.rs:3-5@abc1234`).
+    pub cite: String,
+    #[serde(flatten)]
+    pub state: State,
+}
+
+/// A memory with a citation that is not valid.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// The log, root-relative.
+    pub file: String,
+    /// The line (from 1) that gave the memory its citations.
+    pub line: usize,
+    pub id: String,
+    /// Its citations that are not valid.
+    pub cites: Vec<Checked>,
+}
+
+/// What `tmws verify` found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// How many citations were checked.
+    pub checked: usize,
+    /// How many are changed or missing.
+    pub stale: usize,
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Whether any citation is stale (the exit code is 1).
+    pub fn failed(&self) -> bool {
+        self.stale > 0
+    }
+}
+
+/// A live memory with citations, as its log leaves it.
+struct Cited {
+    id: String,
+    line: usize,
+    cites: Vec<Cite>,
+}
+
+/// The live memories of one log that carry citations, in the order they were added.
+fn cited_in(text: &str) -> Vec<Cited> {
+    let mut live: Vec<Cited> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Ok(op) = serde_json::from_str::<Value>(line) else { continue };
+        let (Some(kind), Some(id)) = (op["op"].as_str(), op["id"].as_str()) else { continue };
+        let cites =
+            |v: &Value| v.as_array().map(|a| a.iter().filter_map(|c| serde_json::from_value(c.clone()).ok()).collect());
+        match kind {
+            "add" => {
+                live.retain(|c| c.id != id);
+                if let Some(cites) = cites(&op["cites"]).filter(|c: &Vec<Cite>| !c.is_empty()) {
+                    live.push(Cited { id: id.to_owned(), line: i + 1, cites });
+                }
+            }
+            "delete" => live.retain(|c| c.id != id),
+            "update" => {
+                if let Some(cites) = cites(&op["set"]["cites"]) {
+                    live.retain(|c| c.id != id);
+                    if !cites.is_empty() {
+                        live.push(Cited { id: id.to_owned(), line: i + 1, cites });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    live
+}
+
+/// Checks the citations of every live memory under `root`.
+pub fn verify(root: &Path) -> Result<Report> {
+    let dir = root.join(MEMORY_DIR);
+    let mut logs: Vec<_> = match fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".jsonl"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    logs.sort();
+    let mut checker = Checker::new(root);
+    let mut report = Report::default();
+    for name in logs {
+        let rel = format!("{MEMORY_DIR}/{name}");
+        let text = fs::read(root.join(&rel)).map_err(|e| Error::environment(format!("cannot read {rel}"), e))?;
+        for memory in cited_in(&String::from_utf8_lossy(&text)) {
+            let mut cites = Vec::new();
+            for cite in &memory.cites {
+                let state = checker.check(cite);
+                report.checked += 1;
+                report.stale += usize::from(state.stale());
+                if state != State::Valid {
+                    cites.push(Checked { cite: cite.to_text(), state });
+                }
+            }
+            if !cites.is_empty() {
+                report.findings.push(Finding { file: rel.clone(), line: memory.line, id: memory.id, cites });
+            }
+        }
+    }
+    checker.save();
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_that_set_a_live_memory_s_citations_is_the_one_named() {
+        let log = [
+            r#"{"op":"add","id":"m_1","content":"a","cites":[{"path":"a.rs"}]}"#,
+            r#"{"op":"add","id":"m_2","content":"b","cites":[{"path":"b.rs"}]}"#,
+            r#"{"op":"update","id":"m_1","set":{"cites":[{"path":"c.rs","lines":[1,2]}]}}"#,
+            r#"{"op":"delete","id":"m_2","at":"2026-01-01T00:00:00Z"}"#,
+            r#"not json"#,
+            r#"{"op":"add","id":"m_3","content":"c"}"#,
+        ]
+        .join("\n");
+        let got: Vec<_> = cited_in(&log).into_iter().map(|c| (c.id, c.line, c.cites[0].to_text())).collect();
+        assert_eq!(got, vec![("m_1".to_owned(), 3, "c.rs:1-2".to_owned())]);
+    }
+}

@@ -1,0 +1,158 @@
+//! `tmws verify`: memories' citations checked against the code in a real git repository,
+//! each state (valid, moved, changed, missing, unknown), the exit code and the GitHub
+//! annotations.
+
+use std::fs;
+
+use serde_json::json;
+
+use super::memory_git::git;
+use super::util::TestRoot;
+
+const CODE: &str = "one\ntwo\nthree\nfour\nfive\n";
+const LOG: &str = ".tmws/memory/long-term.jsonl";
+
+/// A root in git with `src/a.rs` committed; its HEAD.
+fn repo() -> (TestRoot, String) {
+    let root = TestRoot::new().file("src/a.rs", CODE);
+    git(root.path(), &["init", "-q"]);
+    git(root.path(), &["add", "src"]);
+    git(root.path(), &["commit", "-q", "-m", "code"]);
+    let head = git(root.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    (root, head)
+}
+
+/// Writes memories into the log, each citing the given citation objects.
+fn remember(root: &TestRoot, cites: &[serde_json::Value]) {
+    let mut log = String::new();
+    for (i, cite) in cites.iter().enumerate() {
+        let op = json!({
+            "op": "add",
+            "id": format!("m_{i:012}"),
+            "ns": "long-term",
+            "at": "2026-11-01T00:00:00Z",
+            "content": format!("memory {i}"),
+            "cites": [cite],
+        });
+        log.push_str(&format!("{op}\n"));
+    }
+    root.write(LOG, log);
+}
+
+/// A citation of lines 2–3 of `src/a.rs` at `commit`, with the hash of their text.
+fn span_cite(commit: &str) -> serde_json::Value {
+    let hash = blake3::hash(b"two\nthree\n").to_hex().to_string();
+    json!({"path": "src/a.rs", "lines": [2, 3], "commit": commit, "hash": hash})
+}
+
+#[test]
+fn an_unchanged_span_is_valid_and_verify_exits_0() {
+    let (root, head) = repo();
+    remember(&root, &[span_cite(&head)]);
+    let out = root.run(&["verify"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "1 citations checked, 0 stale\n"), "{}", out.stderr);
+}
+
+#[test]
+fn an_edit_inside_the_span_is_changed_and_verify_exits_1() {
+    let (root, head) = repo();
+    remember(&root, &[span_cite(&head)]);
+    root.write("src/a.rs", "one\ntwo\nTHREE\nfour\nfive\n");
+    let out = root.run(&["verify"]);
+    let want = format!(
+        ".tmws/memory/long-term.jsonl:1  m_000000000000  src/a.rs:2-3@{head}  changed\n1 citations checked, 1 stale\n"
+    );
+    assert_eq!((out.code, out.stdout), (1, want));
+}
+
+#[test]
+fn lines_inserted_above_move_the_span_and_verify_exits_0() {
+    let (root, head) = repo();
+    remember(&root, &[span_cite(&head)]);
+    root.write("src/a.rs", format!("zero\nhalf\n{CODE}"));
+    let out = root.run(&["verify"]);
+    let want = format!(
+        ".tmws/memory/long-term.jsonl:1  m_000000000000  src/a.rs:2-3@{head}  moved to src/a.rs:4-5\n1 citations checked, 0 stale\n"
+    );
+    assert_eq!((out.code, out.stdout), (0, want));
+}
+
+#[test]
+fn a_file_moved_with_git_mv_is_followed_by_rename_detection() {
+    let (root, head) = repo();
+    remember(&root, &[span_cite(&head)]);
+    git(root.path(), &["mv", "src/a.rs", "src/b.rs"]);
+    let out = root.run(&["--json", "verify"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let answer: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        answer["findings"][0]["cites"][0],
+        json!({"cite": format!("src/a.rs:2-3@{head}"), "state": "moved", "path": "src/b.rs", "lines": [2, 3]})
+    );
+}
+
+#[test]
+fn a_deleted_file_is_missing_and_verify_exits_1() {
+    let (root, head) = repo();
+    remember(&root, &[span_cite(&head)]);
+    fs::remove_file(root.path().join("src/a.rs")).unwrap();
+    let out = root.run(&["verify", "--format", "github"]);
+    let want =
+        format!("::warning file=.tmws/memory/long-term.jsonl,line=1::m_000000000000: src/a.rs:2-3@{head} missing\n");
+    assert_eq!((out.code, out.stdout), (1, want));
+}
+
+#[test]
+fn a_commit_not_in_the_repository_or_no_commit_is_unknown_not_an_error() {
+    let (root, _) = repo();
+    let gone = "0123456789abcdef0123456789abcdef01234567";
+    remember(&root, &[span_cite(gone), json!({"path": "src/a.rs"})]);
+    let out = root.run(&["verify", "--format", "github"]);
+    let want = format!(
+        "::warning file=.tmws/memory/long-term.jsonl,line=1::m_000000000000: src/a.rs:2-3@{gone} unknown (commit {gone} is not in this repository)\n\
+         ::warning file=.tmws/memory/long-term.jsonl,line=2::m_000000000001: src/a.rs unknown (no commit)\n"
+    );
+    assert_eq!((out.code, out.stdout), (0, want), "{}", out.stderr);
+}
+
+#[test]
+fn a_citation_without_a_hash_is_compared_with_the_text_at_its_commit() {
+    let (root, head) = repo();
+    remember(&root, &[json!({"path": "src/a.rs", "lines": [4, 5], "commit": head})]);
+    assert_eq!(root.run(&["verify"]).code, 0);
+    root.write("src/a.rs", "one\ntwo\nthree\nfour\n");
+    let out = root.run(&["verify", "--format", "github"]);
+    let want =
+        format!("::warning file=.tmws/memory/long-term.jsonl,line=1::m_000000000000: src/a.rs:4-5@{head} changed\n");
+    assert_eq!((out.code, out.stdout), (1, want));
+}
+
+#[test]
+fn a_branch_that_changed_the_code_answers_differently_from_one_that_did_not() {
+    let (root, head) = repo();
+    remember(&root, &[span_cite(&head)]);
+    git(root.path(), &["checkout", "-q", "-b", "rewrite"]);
+    root.write("src/a.rs", "one\n2\n3\nfour\nfive\n");
+    git(root.path(), &["commit", "-q", "-am", "rewrite"]);
+    assert_eq!(root.run(&["verify"]).code, 1);
+    git(root.path(), &["checkout", "-q", "main"]);
+    let out = root.run(&["verify"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "1 citations checked, 0 stale\n"));
+    git(root.path(), &["checkout", "-q", "rewrite"]);
+    assert_eq!(root.run(&["verify"]).code, 1);
+}
+
+#[test]
+fn a_deleted_or_updated_memory_answers_for_its_latest_citations() {
+    let (root, head) = repo();
+    remember(&root, &[span_cite(&head), span_cite(&head)]);
+    let moved = json!({"path": "src/a.rs", "lines": [9, 9], "commit": head, "hash": "00"});
+    let mut log = root.read(LOG);
+    log.push_str(&format!("{}\n", json!({"op": "delete", "id": "m_000000000000", "at": "2026-11-02T00:00:00Z"})));
+    log.push_str(&format!("{}\n", json!({"op": "update", "id": "m_000000000001", "set": {"cites": [moved]}})));
+    root.write(LOG, log);
+    let out = root.run(&["verify", "--format", "github"]);
+    let want =
+        format!("::warning file=.tmws/memory/long-term.jsonl,line=4::m_000000000001: src/a.rs:9@{head} changed\n");
+    assert_eq!((out.code, out.stdout), (1, want));
+}
