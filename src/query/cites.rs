@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::memory::cite::Cite;
+pub use crate::memory::cite::Cite;
 use crate::store::git::{self, CatFile};
 
 /// Where the results of checks are kept between runs.
