@@ -13,8 +13,10 @@ use serde_json::Value;
 
 use super::cites::{Checker, State};
 use crate::error::{Error, Result};
-use crate::layout::MEMORY_DIR;
+use crate::layout::{MEMORY_DIR, WORKSPACES_DIR};
 use crate::memory::cite::Cite;
+use crate::parse::frontmatter::{self, Split};
+use crate::parse::yaml;
 
 /// One citation and what became of it.
 #[derive(Debug, Clone, Serialize)]
@@ -25,13 +27,14 @@ pub struct Checked {
     pub state: State,
 }
 
-/// A memory with a citation that is not valid.
+/// A memory or an entry with a citation that is not valid.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
-    /// The log, root-relative.
+    /// The log or the entry's file, root-relative.
     pub file: String,
-    /// The line (from 1) that gave the memory its citations.
+    /// The line (from 1) that gave the memory its citations, or the entry's `cites:` line.
     pub line: usize,
+    /// The memory's id, or the entry's path.
     pub id: String,
     /// Its citations that are not valid.
     pub cites: Vec<Checked>,
@@ -91,7 +94,44 @@ fn cited_in(text: &str) -> Vec<Cited> {
     live
 }
 
-/// Checks the citations of every live memory under `root`.
+/// The entries (Markdown documents under the workspaces) whose front-matter has a
+/// `cites:` list: their root-relative path, the line of `cites:` and the citations that
+/// read as such (the others are `tmws check`'s `invalid-cite`).
+fn cited_entries(root: &Path) -> Vec<(String, Cited)> {
+    let mut files = Vec::new();
+    let mut dirs = vec![WORKSPACES_DIR.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = fs::read_dir(root.join(&dir)) else { continue };
+        for entry in entries.filter_map(|e| e.ok()) {
+            let rel = format!("{dir}/{}", entry.file_name().to_string_lossy());
+            // Links are not followed: a link out of the root is not the root's to check.
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(rel),
+                Ok(t) if t.is_file() && rel.ends_with(".md") => files.push(rel),
+                _ => {}
+            }
+        }
+    }
+    files.sort();
+    let mut out = Vec::new();
+    for rel in files {
+        let Ok(text) = fs::read_to_string(root.join(&rel)) else { continue };
+        let Split::Found(block) = frontmatter::split(&text) else { continue };
+        let Some(node) = yaml::parse(block.yaml, block.yaml_line).0 else { continue };
+        let Some(entry) = node.get("cites") else { continue };
+        let cites: Vec<Cite> = match entry.value.to_json() {
+            Value::Array(items) => items.iter().filter_map(|v| Cite::parse(v.as_str()?).ok()).collect(),
+            Value::String(one) => Cite::parse(&one).ok().into_iter().collect(),
+            _ => Vec::new(),
+        };
+        if !cites.is_empty() {
+            out.push((rel.clone(), Cited { id: rel, line: entry.key.line, cites }));
+        }
+    }
+    out
+}
+
+/// Checks the citations of every live memory and every entry under `root`.
 pub fn verify(root: &Path) -> Result<Report> {
     let dir = root.join(MEMORY_DIR);
     let mut logs: Vec<_> = match fs::read_dir(&dir) {
@@ -103,24 +143,27 @@ pub fn verify(root: &Path) -> Result<Report> {
         Err(_) => Vec::new(),
     };
     logs.sort();
-    let mut checker = Checker::new(root);
-    let mut report = Report::default();
+    let mut cited = Vec::new();
     for name in logs {
         let rel = format!("{MEMORY_DIR}/{name}");
         let text = fs::read(root.join(&rel)).map_err(|e| Error::environment(format!("cannot read {rel}"), e))?;
-        for memory in cited_in(&String::from_utf8_lossy(&text)) {
-            let mut cites = Vec::new();
-            for cite in &memory.cites {
-                let state = checker.check(cite);
-                report.checked += 1;
-                report.stale += usize::from(state.stale());
-                if state != State::Valid {
-                    cites.push(Checked { cite: cite.to_text(), state });
-                }
+        cited.extend(cited_in(&String::from_utf8_lossy(&text)).into_iter().map(|m| (rel.clone(), m)));
+    }
+    cited.extend(cited_entries(root));
+    let mut checker = Checker::new(root);
+    let mut report = Report::default();
+    for (rel, memory) in cited {
+        let mut cites = Vec::new();
+        for cite in &memory.cites {
+            let state = checker.check(cite);
+            report.checked += 1;
+            report.stale += usize::from(state.stale());
+            if state != State::Valid {
+                cites.push(Checked { cite: cite.to_text(), state });
             }
-            if !cites.is_empty() {
-                report.findings.push(Finding { file: rel.clone(), line: memory.line, id: memory.id, cites });
-            }
+        }
+        if !cites.is_empty() {
+            report.findings.push(Finding { file: rel, line: memory.line, id: memory.id, cites });
         }
     }
     checker.save();

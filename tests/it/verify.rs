@@ -156,3 +156,19 @@ fn a_deleted_or_updated_memory_answers_for_its_latest_citations() {
         format!("::warning file=.tmws/memory/long-term.jsonl,line=4::m_000000000001: src/a.rs:9@{head} changed\n");
     assert_eq!((out.code, out.stdout), (1, want));
 }
+
+#[test]
+fn an_entry_s_cites_are_checked_and_annotated_on_its_cites_line() {
+    let (root, head) = repo();
+    let entry = "resources/workspaces/acme/pool.md";
+    root.write(entry, format!("---\nname: pool\ncites:\n  - src/a.rs:4-5@{head}\n  - src/a.rs\n---\nThe pool.\n"));
+    let out = root.run(&["verify"]);
+    assert!(out.stdout.ends_with("2 citations checked, 0 stale\n"), "{}", out.stdout);
+    root.write("src/a.rs", "one\ntwo\nthree\nFOUR\nfive\n");
+    let out = root.run(&["verify", "--format", "github"]);
+    let want = format!(
+        "::warning file={entry},line=3::{entry}: src/a.rs:4-5@{head} changed\n\
+         ::warning file={entry},line=3::{entry}: src/a.rs unknown (no commit)\n"
+    );
+    assert_eq!((out.code, out.stdout), (1, want));
+}
