@@ -25,14 +25,18 @@ pub const CACHE_FILE: &str = ".tmws/cache/cites.json";
 const RACY: Duration = Duration::from_secs(2);
 
 /// What became of a citation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "lowercase")]
 pub enum State {
     /// The cited text is what it was at the commit.
     Valid,
     /// The same text is now elsewhere: other lines of the file, or the file git says it
     /// was renamed to.
-    Moved { path: String, lines: Option<[u32; 2]> },
+    Moved {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lines: Option<[u32; 2]>,
+    },
     /// The span is there but its text differs.
     Changed,
     /// The file or the symbol is gone.

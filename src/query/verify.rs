@@ -8,6 +8,7 @@
 use std::fs;
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -19,7 +20,7 @@ use crate::parse::frontmatter::{self, Split};
 use crate::parse::yaml;
 
 /// One citation and what became of it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Checked {
     /// The citation as written (`src/a.rs:3-5@abc1234`).
     pub cite: String,
@@ -28,7 +29,7 @@ pub struct Checked {
 }
 
 /// A memory or an entry with a citation that is not valid.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Finding {
     /// The log or the entry's file, root-relative.
     pub file: String,
@@ -41,7 +42,7 @@ pub struct Finding {
 }
 
 /// What `tmws verify` found.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Report {
     /// How many citations were checked.
     pub checked: usize,
@@ -49,6 +50,8 @@ pub struct Report {
     pub stale: usize,
     pub findings: Vec<Finding>,
 }
+
+impl crate::query::answer::Answer for Report {}
 
 impl Report {
     /// Whether any citation is stale (the exit code is 1).

@@ -20,6 +20,7 @@ use super::util::{TestRoot, eventually, mcp_tools, repo, user_config};
 fn more_calls() -> Vec<(&'static str, Value)> {
     vec![
         ("memory_stats", json!({"format": "json"})),
+        ("memory_verify", json!({"format": "json"})),
         ("memory_cleanup", json!({})),
         ("session_record", json!({})),
         ("trust_verify", json!({"agent": "writer-bot", "success": true, "evidence": "its tests pass"})),

@@ -172,3 +172,21 @@ fn an_entry_s_cites_are_checked_and_annotated_on_its_cites_line() {
     );
     assert_eq!((out.code, out.stdout), (1, want));
 }
+
+#[test]
+fn memory_verify_over_mcp_answers_what_tmws_verify_finds() {
+    let (root, head) = repo();
+    remember(&root, &[span_cite(&head)]);
+    root.write("src/a.rs", "one\ntwo\nTHREE\nfour\nfive\n");
+    let mcp = super::clients::Mcp::start(root.path());
+    let answer: serde_json::Value =
+        serde_json::from_str(mcp.call("memory_verify", json!({"format": "json"})).text()).unwrap();
+    mcp.stop();
+    assert_eq!(
+        answer,
+        json!({"checked": 1, "stale": 1, "findings": [{
+            "file": LOG, "line": 1, "id": "m_000000000000",
+            "cites": [{"cite": format!("src/a.rs:2-3@{head}"), "state": "changed"}],
+        }]})
+    );
+}

@@ -33,6 +33,7 @@ CALLS = [
     ("memory_search", {"query": "typed sdk client memories", "min_score": 0, "include_content": True}),
     ("memory_list", {"since": "1d", "limit": 3}),
     ("memory_stats", {}),
+    ("memory_verify", {}),
     ("memory_cleanup", {}),
     ("session_record", {}),
     ("tool_search", {"query": "echo"}),

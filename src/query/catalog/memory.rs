@@ -1,4 +1,4 @@
-//! The tools over memories: add, search, list, get, delete, stats, cleanup, clear.
+//! The tools over memories: add, search, list, get, delete, stats, cleanup, clear, verify.
 
 use std::sync::atomic::Ordering;
 
@@ -396,6 +396,38 @@ impl Typed for MemoryClear {
         let engine = cx.engine;
         let answer =
             memory::maint::clear(engine.root(), engine.config(), req.namespace.as_deref(), req.all, req.confirm)?;
+        Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
+    }
+}
+
+/// `memory_verify`: the memories and entries whose citations of the code no longer hold.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryVerify;
+
+static MEMORY_VERIFY: Spec = Spec {
+    name: "memory_verify",
+    title: "Check memories against the code",
+    description: "Check the citations of every memory and entry (the code each names: a file, lines, a symbol, at a \
+commit) against the code as it is now. Lists each citation that is not valid with its state: moved (the same text \
+is elsewhere; where), changed or missing (the memory is stale: check it before relying on it), unknown (no commit, \
+or one this repository lacks).",
+    hints: Hints::READ,
+    // The command line has `tmws verify`, with its own formats (github annotations) and
+    // an exit code that says whether anything is stale.
+    cli: None,
+    http: &[],
+};
+
+impl Typed for MemoryVerify {
+    type Request = FormatOnly;
+    type Answer = crate::query::verify::Report;
+
+    fn spec(&self) -> &'static Spec {
+        &MEMORY_VERIFY
+    }
+
+    fn run(&self, cx: &Cx<'_>, req: &FormatOnly) -> Result<Reply<crate::query::verify::Report>> {
+        let answer = crate::query::verify::verify(cx.engine.root())?;
         Ok(Reply { answer, format: req.format, max_chars: api::MAX_MAX_CHARS })
     }
 }

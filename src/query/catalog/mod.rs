@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 pub use self::agents::{SessionRecord, TrustShow, TrustVerify};
 pub use self::memory::{
-    MemoryAdd, MemoryCleanup, MemoryClear, MemoryDelete, MemoryGet, MemoryList, MemorySearch, MemoryStats,
+    MemoryAdd, MemoryCleanup, MemoryClear, MemoryDelete, MemoryGet, MemoryList, MemorySearch, MemoryStats, MemoryVerify,
 };
 pub use self::servers::{ToolCall, ToolDescribe, ToolSearch};
 pub use self::workspace::{Context, EntryWrite, Recall, Search, WorkspaceList, WorkspaceRead};
@@ -393,6 +393,7 @@ pub static TOOLS: &[&dyn Tool] = &[
     &MemoryList,
     &MemorySearch,
     &MemoryStats,
+    &MemoryVerify,
     &Recall,
     &SessionRecord,
     &ToolCall,
