@@ -21,6 +21,9 @@ use crate::store::git::{self, CatFile};
 /// Where the results of checks are kept between runs.
 pub const CACHE_FILE: &str = ".tmws/cache/cites.json";
 
+/// The largest cited file read.
+const CAP: u64 = crate::store::guard::cap::MARKDOWN;
+
 /// How old a file's modification must be for a check of it to be kept.
 const RACY: Duration = Duration::from_secs(2);
 
@@ -262,6 +265,14 @@ impl Checker {
         let Some(commit) = cite.commit.clone() else {
             return State::Unknown { why: "no commit".into() };
         };
+        // A log is a file anyone can edit: what it cites is checked as `--cite` checks it
+        // before the path is opened or the commit handed to git.
+        if !(4..=64).contains(&commit.len()) || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return State::Unknown { why: "the commit is not 4 to 64 hex digits".into() };
+        }
+        if Cite::parse(&cite.path).map(|c| c.path) != Ok(cite.path.clone()) {
+            return State::Unknown { why: "the path is not a file inside the root".into() };
+        }
         if !*self.git.get_or_insert_with(|| git::git_head(&self.root).is_some()) {
             return State::Unknown { why: "not in git".into() };
         }
@@ -330,13 +341,29 @@ impl Checker {
                 }
             }
         };
-        let now = fs::read(self.root.join(&cite.path)).ok();
-        if now.is_some() {
-            return judge(cite, &then, now.as_deref(), None);
+        match self.read(&cite.path) {
+            Ok(Some(now)) => return judge(cite, &then, Some(&now), None),
+            Ok(None) => {}
+            Err(why) => return State::Unknown { why },
         }
         let renamed = self.renamed(commit, &cite.path);
-        let file = renamed.as_ref().and_then(|to| fs::read(self.root.join(to)).ok());
+        let file = renamed.as_ref().and_then(|to| self.read(to).ok().flatten());
         judge(cite, &then, None, renamed.as_deref().zip(file.as_deref()))
+    }
+
+    /// The file at `rel` as it is now, read through the store (a regular file below the
+    /// root, no symlink out of it, within the cap); None when there is nothing there, and
+    /// why it cannot be read otherwise.
+    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, String> {
+        let path = self.root.join(rel);
+        if fs::symlink_metadata(&path).is_err() {
+            return Ok(None);
+        }
+        // The store's error names the file by its full path; the answer names it from the root.
+        let whole = format!("{}/", self.root.display());
+        crate::store::read(&self.root, &path, CAP)
+            .map(Some)
+            .map_err(|e| format!("cannot read {}", e.to_string().replacen(&whole, "", 1)))
     }
 
     /// Where git's rename detection says `path` went since `commit`, in the work tree.

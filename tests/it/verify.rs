@@ -190,3 +190,27 @@ fn memory_verify_over_mcp_answers_what_tmws_verify_finds() {
         }]})
     );
 }
+
+#[test]
+fn a_hostile_log_s_citations_read_nothing_outside_the_root_and_run_no_git_option() {
+    let (root, head) = repo();
+    std::os::unix::fs::symlink("/etc/hostname", root.path().join("src/out.rs")).unwrap();
+    remember(
+        &root,
+        &[
+            json!({"path": "/etc/passwd", "commit": head}),
+            json!({"path": "../outside.rs", "commit": head}),
+            json!({"path": "src/out.rs", "commit": head, "hash": "00"}),
+            json!({"path": "src/a.rs", "commit": "--output=pwned"}),
+        ],
+    );
+    let out = root.run(&["verify", "--format", "github"]);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", out.stdout);
+    assert!(lines[0].contains("unknown (the path is not a file inside the root)"), "{}", lines[0]);
+    assert!(lines[1].contains("unknown (the path is not a file inside the root)"), "{}", lines[1]);
+    assert!(lines[2].contains("src/out.rs@") && lines[2].contains("unknown (cannot read src/out.rs"), "{}", lines[2]);
+    assert!(lines[3].ends_with("unknown (the commit is not 4 to 64 hex digits)"), "{}", lines[3]);
+    assert!(!root.path().join("pwned").exists());
+    assert_eq!(out.code, 0);
+}
