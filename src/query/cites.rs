@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::memory::cite::Cite;
+pub use crate::memory::cite::{self, Cite};
 use crate::store::git::{self, CatFile};
 
 /// Where the results of checks are kept between runs.
@@ -109,51 +109,15 @@ fn line_starts(text: &[u8]) -> Vec<usize> {
     starts
 }
 
-/// The lines of a symbol's definition in `text`: the first line that defines it (`fn`,
-/// `struct`, `enum`, `trait`, `type`, `const`, `static`, `mod`, `impl`, `class`, `def`,
-/// `function` followed by the name), to the line where its braces close (or that line alone).
-pub fn symbol_span(text: &[u8], symbol: &str) -> Option<(u32, u32)> {
-    const KEYWORDS: [&str; 12] =
-        ["fn", "struct", "enum", "trait", "type", "const", "static", "mod", "impl", "class", "def", "function"];
-    let text = String::from_utf8_lossy(text);
-    let lines: Vec<&str> = text.lines().collect();
-    let defines = |line: &str| {
-        let words: Vec<&str> =
-            line.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
-        words.windows(2).any(|w| KEYWORDS.contains(&w[0]) && w[1] == symbol)
-    };
-    let first = lines.iter().position(|l| defines(l))?;
-    let mut depth = 0i64;
-    let mut opened = false;
-    for (i, line) in lines.iter().enumerate().skip(first) {
-        for c in line.chars() {
-            match c {
-                '{' => {
-                    depth += 1;
-                    opened = true;
-                }
-                '}' => depth -= 1,
-                _ => {}
-            }
-        }
-        if (opened && depth <= 0) || (!opened && line.trim_end().ends_with(';')) {
-            return Some((first as u32 + 1, i as u32 + 1));
-        }
-    }
-    Some((first as u32 + 1, if opened { lines.len() as u32 } else { first as u32 + 1 }))
-}
-
 /// The cited text of `file` (the whole of it, a span, a symbol's definition): None when the
 /// span or the symbol is not there.
 fn cited<'a>(file: &'a [u8], cite: &Cite) -> Option<&'a [u8]> {
-    if let Some(lines) = cite.lines {
-        return span(file, lines);
+    if cite.lines.is_none() && cite.symbol.is_none() {
+        return Some(file);
     }
-    if let Some(symbol) = &cite.symbol {
-        let (a, b) = symbol_span(file, symbol)?;
-        return span(file, [a, b]);
-    }
-    Some(file)
+    // The span is found as the writer found it when it hashed the citation.
+    let text = std::str::from_utf8(file).ok()?;
+    Some(cite::lines_text(text, cite::span_of(text, cite)?).as_bytes())
 }
 
 /// The state of `cite` against the file as it is now (`now`: None when it is gone), given
@@ -436,8 +400,6 @@ mod tests {
         assert_eq!(judge(&whole, &hash_of(FILE), Some(b"x"), None), State::Changed);
         let code = b"use x;\n\nfn evict(a: u8) {\n    a\n}\n\nfn other() {}\n";
         let sym = Cite { path: "a.rs".into(), symbol: Some("evict".into()), ..Cite::default() };
-        assert_eq!(symbol_span(code, "evict"), Some((3, 5)));
-        assert_eq!(symbol_span(code, "other"), Some((7, 7)));
         let then = hash_of(b"fn evict(a: u8) {\n    a\n}\n");
         assert_eq!(judge(&sym, &then, Some(code), None), State::Valid);
         assert_eq!(judge(&sym, &then, Some(b"\n\nfn evict(a: u8) {\n    a\n}\n"), None), State::Valid);

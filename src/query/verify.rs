@@ -48,10 +48,17 @@ pub struct Report {
     pub checked: usize,
     /// How many are changed or missing.
     pub stale: usize,
+    /// How many moved citations `--fix` rewrote to where their text is now.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fixed: usize,
     pub findings: Vec<Finding>,
 }
 
 impl crate::query::answer::Answer for Report {}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
 
 impl Report {
     /// Whether any citation is stale (the exit code is 1).
@@ -136,6 +143,14 @@ fn cited_entries(root: &Path) -> Vec<(String, Cited)> {
 
 /// Checks the citations of every live memory and every entry under `root`.
 pub fn verify(root: &Path) -> Result<Report> {
+    verify_and_fix(root, false)
+}
+
+/// Checks the citations, and with `fix` rewrites each memory's moved ones to where their
+/// text is now (an `update` op that sets its `cites`; the text is the same, so the hash is
+/// kept, with HEAD as the commit). A changed or missing citation is never rewritten, and
+/// an entry's `cites:` are the person's to edit.
+pub fn verify_and_fix(root: &Path, fix: bool) -> Result<Report> {
     let dir = root.join(MEMORY_DIR);
     let mut logs: Vec<_> = match fs::read_dir(&dir) {
         Ok(entries) => entries
@@ -155,15 +170,38 @@ pub fn verify(root: &Path) -> Result<Report> {
     cited.extend(cited_entries(root));
     let mut checker = Checker::new(root);
     let mut report = Report::default();
+    let head = crate::store::git_head(root).and_then(|h| h.commit);
     for (rel, memory) in cited {
         let mut cites = Vec::new();
-        for cite in &memory.cites {
+        let mut fixed = memory.cites.clone();
+        let mut moved = 0;
+        for (i, cite) in memory.cites.iter().enumerate() {
             let state = checker.check(cite);
             report.checked += 1;
             report.stale += usize::from(state.stale());
+            if let (State::Moved { path, lines }, Some(head)) = (&state, &head) {
+                let now = &mut fixed[i];
+                now.path.clone_from(path);
+                now.lines = now.lines.and(*lines);
+                now.commit = Some(head.clone());
+                // A citation without a hash gets the one of its text, which has not changed.
+                if now.hash.is_none()
+                    && let Ok(text) = fs::read_to_string(root.join(path))
+                {
+                    now.hash = crate::memory::cite::hash_of(&text, now);
+                }
+                moved += 1;
+            }
             if state != State::Valid {
                 cites.push(Checked { cite: cite.to_text(), state });
             }
+        }
+        if fix
+            && moved > 0
+            && let Some(namespace) = crate::layout::memory_namespace(&rel)
+        {
+            rewrite(root, namespace, &memory.id, fixed)?;
+            report.fixed += moved;
         }
         if !cites.is_empty() {
             report.findings.push(Finding { file: rel, line: memory.line, id: memory.id, cites });
@@ -171,6 +209,16 @@ pub fn verify(root: &Path) -> Result<Report> {
     }
     checker.save();
     Ok(report)
+}
+
+/// Appends the `update` op that sets a memory's citations.
+fn rewrite(root: &Path, namespace: &str, id: &str, cites: Vec<Cite>) -> Result<()> {
+    use crate::memory::op::{Kind, Op, Set};
+    let mut writer = crate::memory::writer::Writer::open(root, namespace)?;
+    let mut update = Op::new(Kind::Update, id);
+    update.at = Some(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+    update.set = Some(Box::new(Set { cites: Some(cites), ..Set::default() }));
+    writer.append(&[update], true)
 }
 
 #[cfg(test)]

@@ -214,3 +214,40 @@ fn a_hostile_log_s_citations_read_nothing_outside_the_root_and_run_no_git_option
     assert!(!root.path().join("pwned").exists());
     assert_eq!(out.code, 0);
 }
+
+#[test]
+fn fix_rewrites_a_moved_citation_and_the_next_verify_finds_it_valid() {
+    let (root, head) = repo();
+    remember(&root, &[span_cite(&head)]);
+    root.write("src/a.rs", format!("zero\nhalf\n{CODE}"));
+    let out = root.run(&["verify", "--fix"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.ends_with("1 citations checked, 0 stale, 1 moved fixed\n"), "{}", out.stdout);
+    let last: serde_json::Value = serde_json::from_str(root.read(LOG).lines().last().unwrap()).unwrap();
+    assert_eq!((&last["op"], &last["id"]), (&json!("update"), &json!("m_000000000000")));
+    assert_eq!(last["set"]["cites"][0]["lines"], json!([4, 5]));
+    let out = root.run(&["verify"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "1 citations checked, 0 stale\n"), "{}", out.stderr);
+}
+
+#[test]
+fn fix_leaves_a_changed_citation_as_it_is() {
+    let (root, head) = repo();
+    remember(&root, &[span_cite(&head)]);
+    root.write("src/a.rs", "one\ntwo\nTHREE\nfour\nfive\n");
+    let before = root.read(LOG);
+    assert_eq!(root.run(&["verify", "--fix"]).code, 1);
+    assert_eq!(root.read(LOG), before);
+}
+
+#[test]
+fn a_memory_added_with_cite_goes_stale_when_its_code_changes() {
+    let (root, head) = repo();
+    let added = root.run(&["memory", "add", "two and three are the pair", "--cite", "src/a.rs:2-3"]);
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    assert_eq!(root.run(&["verify"]).stdout, "1 citations checked, 0 stale\n");
+    root.write("src/a.rs", "one\ntwo\nTHREE\nfour\nfive\n");
+    let out = root.run(&["verify", "--format", "github"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains(&format!(": src/a.rs:2-3@{head} changed\n")), "{}", out.stdout);
+}

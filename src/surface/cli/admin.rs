@@ -281,9 +281,14 @@ fn preformatted(text: &str) -> String {
 
 /// `tmws verify`: the memories whose citations no longer hold; exit 1 when any is stale
 /// (changed or missing).
-pub(super) fn verify(cli: &Cli, format: Option<super::CheckFormat>, out: &mut impl Write) -> Result<u8, Failure> {
+pub(super) fn verify(
+    cli: &Cli,
+    fix: bool,
+    format: Option<super::CheckFormat>,
+    out: &mut impl Write,
+) -> Result<u8, Failure> {
     use super::CheckFormat;
-    let report = crate::query::verify::verify(&root(cli)?)?;
+    let report = crate::query::verify::verify_and_fix(&root(cli)?, fix)?;
     match format.unwrap_or(if cli.json { CheckFormat::Json } else { CheckFormat::Human }) {
         CheckFormat::Json => writeln!(out, "{}", to_json(&report))?,
         CheckFormat::Human => {
@@ -292,7 +297,8 @@ pub(super) fn verify(cli: &Cli, format: Option<super::CheckFormat>, out: &mut im
                     writeln!(out, "{}:{}  {}  {}  {}", f.file, f.line, f.id, esc(&c.cite), esc(&c.state.describe()))?;
                 }
             }
-            writeln!(out, "{} citations checked, {} stale", report.checked, report.stale)?;
+            let fixed = if fix { format!(", {} moved fixed", report.fixed) } else { String::new() };
+            writeln!(out, "{} citations checked, {} stale{fixed}", report.checked, report.stale)?;
         }
         CheckFormat::Github => {
             // A workflow command's message ends at a line end; `%` starts an escape.

@@ -31,6 +31,7 @@ pub(super) const VERIFY: &str = "\
 Examples:
   tmws verify                         the memories whose citations no longer hold
   tmws verify --format github         annotations on the memory log's lines
+  tmws verify --fix                   rewrite moved citations to where their text is now
   tmws verify --json                  each citation's state, for scripts";
 
 pub(super) const INDEX: &str = "\

@@ -101,6 +101,10 @@ enum Command {
     /// moved, changed or is gone (or cannot be told); exit 1 when any changed or is gone.
     #[command(after_help = help::VERIFY)]
     Verify {
+        /// Rewrite each memory's moved citations to where their text is now (never a
+        /// changed or missing one).
+        #[arg(long)]
+        fix: bool,
         /// Output format (default: human; json with --json).
         #[arg(long, value_enum)]
         format: Option<CheckFormat>,
@@ -394,7 +398,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
     match &cli.command {
         Command::Init { mcp_client, hooks } => files::init(cli, mcp_client, hooks, out),
         Command::Check { paths, format, strict } => files::check(cli, paths, *format, *strict, out),
-        Command::Verify { format } => admin::verify(cli, *format, out),
+        Command::Verify { fix, format } => admin::verify(cli, *fix, *format, out),
         Command::Index { rebuild, include } => files::index(cli, *rebuild, include, out),
         Command::Watch { idle_exit } => files::watch(cli, *idle_exit, out),
         Command::BuildRules { check, force } => files::build_rules(cli, *check, *force, out),
