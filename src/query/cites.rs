@@ -9,7 +9,6 @@
 //! judged (no commit, a commit the repository lacks, no git) is `unknown`, never an error.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -197,7 +196,10 @@ pub struct Checker {
 impl Checker {
     /// A checker for `root`, with what `.tmws/cache/cites.json` keeps.
     pub fn new(root: &Path) -> Checker {
-        let cache = fs::read(root.join(CACHE_FILE)).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        let cache = crate::store::read_opt(root, &root.join(CACHE_FILE), CAP)
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_slice(&b).ok());
         Checker {
             root: root.to_path_buf(),
             git: None,
@@ -216,9 +218,9 @@ impl Checker {
         }
         let path = self.root.join(CACHE_FILE);
         if let (Some(dir), Ok(bytes)) = (path.parent(), serde_json::to_vec(&self.cache)) {
-            let tmp = path.with_extension("json.tmp");
-            let written = fs::create_dir_all(dir).and_then(|()| fs::write(&tmp, bytes));
-            if written.and_then(|()| fs::rename(&tmp, &path)).is_ok() {
+            let written = crate::store::create_dir_in(&self.root, dir)
+                .and_then(|()| crate::store::write_atomic(&self.root, &path, &bytes));
+            if written.is_ok() {
                 self.dirty = false;
             }
         }
@@ -261,13 +263,12 @@ impl Checker {
     /// settled: a file modified in the last [`RACY`] may change again within the
     /// modification time's granularity, keeping its size, so what is found of it is not kept.
     fn identity(&self, path: &str) -> (String, bool) {
-        match fs::metadata(self.root.join(path)) {
-            Ok(meta) if meta.is_file() => {
-                let modified = meta.modified().ok();
-                let settled =
-                    modified.and_then(|t| SystemTime::now().duration_since(t).ok()).is_some_and(|age| age >= RACY);
-                let mtime = modified.and_then(|t| t.duration_since(UNIX_EPOCH).ok());
-                (format!("{}:{}", meta.len(), mtime.map_or(0, |d| d.as_nanos())), settled)
+        let full = self.root.join(path);
+        match crate::store::stamp(&full) {
+            Some((len, modified)) if crate::store::is_file(&full) => {
+                let settled = SystemTime::now().duration_since(modified).is_ok_and(|age| age >= RACY);
+                let mtime = modified.duration_since(UNIX_EPOCH).ok();
+                (format!("{len}:{}", mtime.map_or(0, |d| d.as_nanos())), settled)
             }
             _ => (format!("gone:{}", git::index_stamp(&self.root).unwrap_or_default()), true),
         }
@@ -320,7 +321,7 @@ impl Checker {
     /// why it cannot be read otherwise.
     fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, String> {
         let path = self.root.join(rel);
-        if fs::symlink_metadata(&path).is_err() {
+        if matches!(crate::store::entry(&path), Ok(crate::store::Entry::Missing) | Err(_)) {
             return Ok(None);
         }
         // The store's error names the file by its full path; the answer names it from the root.
@@ -358,6 +359,7 @@ impl Drop for Checker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn lines(a: u32, b: u32) -> Cite {
         Cite { path: "a.rs".into(), lines: Some([a, b]), commit: Some("c".into()), ..Cite::default() }

@@ -5,7 +5,6 @@
 //! names the line that gave a memory its citations (an `add`, or an `update` that set
 //! them), which is where a person or a CI annotation goes to fix it.
 
-use std::fs;
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -13,11 +12,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cites::{Checker, State};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::layout::{MEMORY_DIR, WORKSPACES_DIR};
 use crate::memory::cite::Cite;
 use crate::parse::frontmatter::{self, Split};
 use crate::parse::yaml;
+use crate::store;
 
 /// One citation and what became of it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -111,13 +111,13 @@ fn cited_entries(root: &Path) -> Vec<(String, Cited)> {
     let mut files = Vec::new();
     let mut dirs = vec![WORKSPACES_DIR.to_owned()];
     while let Some(dir) = dirs.pop() {
-        let Ok(entries) = fs::read_dir(root.join(&dir)) else { continue };
-        for entry in entries.filter_map(|e| e.ok()) {
-            let rel = format!("{dir}/{}", entry.file_name().to_string_lossy());
+        let Ok(names) = store::list_dir(root, &root.join(&dir)) else { continue };
+        for name in names {
+            let rel = format!("{dir}/{name}");
             // Links are not followed: a link out of the root is not the root's to check.
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => dirs.push(rel),
-                Ok(t) if t.is_file() && rel.ends_with(".md") => files.push(rel),
+            match store::entry(&root.join(&rel)) {
+                Ok(store::Entry::Dir) => dirs.push(rel),
+                Ok(store::Entry::File) if rel.ends_with(".md") => files.push(rel),
                 _ => {}
             }
         }
@@ -125,7 +125,8 @@ fn cited_entries(root: &Path) -> Vec<(String, Cited)> {
     files.sort();
     let mut out = Vec::new();
     for rel in files {
-        let Ok(text) = fs::read_to_string(root.join(&rel)) else { continue };
+        let Ok(bytes) = store::read(root, &root.join(&rel), store::cap::MARKDOWN) else { continue };
+        let text = String::from_utf8_lossy(&bytes);
         let Split::Found(block) = frontmatter::split(&text) else { continue };
         let Some(node) = yaml::parse(block.yaml, block.yaml_line).0 else { continue };
         let Some(entry) = node.get("cites") else { continue };
@@ -152,19 +153,13 @@ pub fn verify(root: &Path) -> Result<Report> {
 /// an entry's `cites:` are the person's to edit.
 pub fn verify_and_fix(root: &Path, fix: bool) -> Result<Report> {
     let dir = root.join(MEMORY_DIR);
-    let mut logs: Vec<_> = match fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".jsonl"))
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let mut logs: Vec<String> =
+        store::list_dir(root, &dir).unwrap_or_default().into_iter().filter(|n| n.ends_with(".jsonl")).collect();
     logs.sort();
     let mut cited = Vec::new();
     for name in logs {
         let rel = format!("{MEMORY_DIR}/{name}");
-        let text = fs::read(root.join(&rel)).map_err(|e| Error::environment(format!("cannot read {rel}"), e))?;
+        let text = store::read(root, &root.join(&rel), store::cap::LOG)?;
         cited.extend(cited_in(&String::from_utf8_lossy(&text)).into_iter().map(|m| (rel.clone(), m)));
     }
     cited.extend(cited_entries(root));
@@ -186,9 +181,9 @@ pub fn verify_and_fix(root: &Path, fix: bool) -> Result<Report> {
                 now.commit = Some(head.clone());
                 // A citation without a hash gets the one of its text, which has not changed.
                 if now.hash.is_none()
-                    && let Ok(text) = fs::read_to_string(root.join(path))
+                    && let Ok(bytes) = store::read(root, &root.join(path), store::cap::MARKDOWN)
                 {
-                    now.hash = crate::memory::cite::hash_of(&text, now);
+                    now.hash = crate::memory::cite::hash_of(&String::from_utf8_lossy(&bytes), now);
                 }
                 moved += 1;
             }
