@@ -73,6 +73,9 @@ pub struct RetrievalConfig {
     pub min_score: f64,
     /// The default answer cap in characters of every tool that takes `max_chars`.
     pub answer_cap_chars: usize,
+    /// What a stale item's score is multiplied by: one whose cited code changed or is gone
+    /// ranks below an otherwise equal fresh one.
+    pub stale_factor: f64,
 }
 
 /// How memory logs are written and kept small.
@@ -307,6 +310,7 @@ impl Default for RetrievalConfig {
             top_k: limits::MEMORY_SEARCH_RESULTS.default as usize,
             min_score: limits::MIN_SCORE.default,
             answer_cap_chars: limits::ANSWER_CHARS.default as usize,
+            stale_factor: limits::STALE_FACTOR.default,
         }
     }
 }
@@ -546,6 +550,7 @@ impl Config {
         }
         let mut fractions = vec![
             ("retrieval", "min_score", &limits::MIN_SCORE, c.retrieval.min_score),
+            ("retrieval", "stale_factor", &limits::STALE_FACTOR, c.retrieval.stale_factor),
             ("memory", "compact_garbage_ratio", &limits::COMPACT_GARBAGE_RATIO, c.memory.compact_garbage_ratio),
             ("sessions", "idle_minutes", &limits::SESSION_IDLE_MINUTES, c.sessions.idle_minutes),
             ("review", "duplicate_similarity", &limits::DUPLICATE_SIMILARITY, c.review.duplicate_similarity),

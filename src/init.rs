@@ -175,11 +175,13 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 
 # What the tools take when a call leaves a parameter out: top_k is memory_search's limit
 # (1 to 100), min_score its min_score (0 to 1), answer_cap_chars every answer's max_chars
-# (100 to 100000).
+# (100 to 100000); stale_factor multiplies the score of an item whose cited code changed
+# or is gone (0 to 1).
 # [retrieval]
 # top_k = 5
 # min_score = 0.15
 # answer_cap_chars = 24000
+# stale_factor = 0.5
 
 # [memory]
 # fsync = true

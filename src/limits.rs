@@ -112,6 +112,9 @@ pub const MEMORY_SEARCH_RESULTS: Limit<u64> = Limit::new(1, 100, 5, "how many me
 /// `min_score`, and its default, `retrieval.min_score`.
 pub const MIN_SCORE: Limit<f64> =
     Limit::new(0.0, 1.0, 0.15, "the least score of a memory kept by a search, relative to the best");
+/// What a stale item's score is multiplied by (`retrieval.stale_factor`).
+pub const STALE_FACTOR: Limit<f64> =
+    Limit::new(0.0, 1.0, 0.5, "what the score of an item whose cited code changed or is gone is multiplied by");
 /// How close in meaning (cosine) a new memory must be to a live one to be named as its
 /// near-duplicate (`review.duplicate_similarity`).
 pub const DUPLICATE_SIMILARITY: Limit<f64> =

@@ -10,7 +10,6 @@
 use serde_json::Value;
 
 pub use crate::memory::LogMark;
-use crate::memory::cite::Cite;
 use crate::memory::fold::{DEFAULT_IMPORTANCE, Fold, Record};
 use crate::memory::op::{Kind, Op};
 use crate::model::{Diagnostic, DocKind, IndexDoc, MemoryAttrs};
@@ -118,9 +117,12 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
         ];
         meta_fields.extend(fields.into_iter().filter_map(|(k, x)| Some((k.to_owned(), x?))));
     }
-    // Citations are shown as written (`src/pool.rs:120-140@abc1234`) by `memory get`.
-    if let Some(cites) = v.cites.as_ref().filter(|c| !c.is_empty()) {
-        meta_fields.insert("cites".into(), Value::from(cites.iter().map(Cite::to_text).collect::<Vec<_>>()));
+    // Citations are kept whole (with the hash of what they cite), for answers to say
+    // whether they still hold; `memory get` shows them as written.
+    if let Some(cites) = v.cites.as_ref().filter(|c| !c.is_empty())
+        && let Ok(value) = serde_json::to_value(cites)
+    {
+        meta_fields.insert("cites".into(), value);
     }
     // How it was written (`author.surface`, filled by tmws: cli, mcp, http) is kept for
     // answers to say where a memory's text came from (docs/trust-boundary.md).

@@ -17,6 +17,32 @@ use serde::{Deserialize, Serialize};
 pub use crate::memory::cite::{self, Cite};
 use crate::store::git::{self, CatFile};
 
+/// The citations an index item's meta keeps: objects as written by this version, or the
+/// written forms of an index made before.
+pub fn of_meta(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Vec<Cite> {
+    let Some(serde_json::Value::Array(items)) = meta.and_then(|m| m.get("cites")) else { return Vec::new() };
+    items
+        .iter()
+        .filter_map(|v| match v {
+            serde_json::Value::String(text) => Cite::parse(text).ok(),
+            other => serde_json::from_value(other.clone()).ok(),
+        })
+        .collect()
+}
+
+/// The files of `cites` whose cited text changed or is gone (each once, in order): what an
+/// answer says of a stale item. Empty for an item whose citations hold or cannot be told.
+pub fn stale_paths(checker: &mut Checker, cites: &[Cite]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in cites {
+        if checker.check(c).stale() && !out.contains(&c.path) {
+            out.push(c.path.clone());
+        }
+    }
+    checker.save();
+    out
+}
+
 /// Where the results of checks are kept between runs.
 pub const CACHE_FILE: &str = ".tmws/cache/cites.json";
 

@@ -78,6 +78,10 @@ pub struct Recalled {
     /// A memory's writer, its trust and how it was written.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub from: Option<Provenance>,
+    /// The files whose cited code changed or is gone since it was written: it may no
+    /// longer be true (docs/citations.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stale_cites: Vec<String>,
 }
 
 /// `recall`'s answer.
@@ -151,13 +155,29 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
     // is no model.
     let by_meaning = query.meaning.as_ref().is_some_and(|q| !q.values.is_empty() && q.question);
     let found = index.search(&query)?;
-    let problem_ids: Vec<String> = found
+    let memory_ids: Vec<String> =
+        found.results.iter().filter(|h| h.kind == DocKind::Memory.as_str()).map(|h| h.ref_id.clone()).collect();
+    let metas = memory::metas_of(index, memory_ids)?;
+    let problems: std::collections::BTreeMap<String, Problem> = found
         .results
         .iter()
-        .filter(|h| h.kind == DocKind::Memory.as_str() && h.category.as_deref() == Some(PROBLEM_KIND))
-        .map(|h| h.ref_id.clone())
+        .filter(|h| h.category.as_deref() == Some(PROBLEM_KIND))
+        .filter_map(|h| Some((h.ref_id.clone(), Problem::of(metas.get(&h.ref_id)?)?)))
         .collect();
-    let problems = memory::problems_of(index, problem_ids)?;
+    // A memory whose cited code changed or is gone may no longer be true: it says so, and
+    // ranks below an otherwise equal fresh one (docs/citations.md).
+    let mut checker: Option<crate::query::cites::Checker> = None;
+    let mut stale: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (id, meta) in &metas {
+        let cites = crate::query::cites::of_meta(Some(meta));
+        if !cites.is_empty() {
+            let checker = checker.get_or_insert_with(|| crate::query::cites::Checker::new(root));
+            let paths = crate::query::cites::stale_paths(checker, &cites);
+            if !paths.is_empty() {
+                stale.insert(id.clone(), paths);
+            }
+        }
+    }
     let mut ranked: Vec<(f32, Recalled)> = found
         .results
         .iter()
@@ -178,6 +198,11 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
             {
                 score *= SOLVED_LIFT;
                 lifts.push(format!("{} problem with its solution", p.outcome));
+            }
+            let stale_cites = stale.get(&h.ref_id).cloned().unwrap_or_default();
+            if !stale_cites.is_empty() {
+                score *= config.retrieval.stale_factor as f32;
+                lifts.push(format!("stale: {}", stale_cites.join(", ")));
             }
             let from = (h.kind == DocKind::Memory.as_str()).then(|| Provenance::of_hit(h, &trust));
             let text = format!("{} {} {} {}", h.name, h.summary, h.tags.join(" "), h.body.as_deref().unwrap_or(""));
@@ -212,6 +237,7 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
                 scope: h.scope.clone(),
                 problem,
                 from,
+                stale_cites,
             };
             (score, item)
         })

@@ -152,13 +152,13 @@ fn an_entrys_cites_are_checked_item_by_item() {
     assert_eq!(bad, vec![(7, 5), (8, 5)]);
 }
 
-/// `tmws brief --event pre-tool` with a Claude Code payload on stdin.
-fn brief(cwd: &Path, payload: &Value) -> Output {
+/// `tmws brief --event EVENT` with a Claude Code payload on stdin.
+fn brief(cwd: &Path, event: &str, payload: &Value) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
         .env("TMWS_CONFIG_HOME", user_config())
         .env_remove("TMWS_LOG")
         .env("NO_COLOR", "1")
-        .args(["brief", "--event", "pre-tool", "--client", "claude"])
+        .args(["brief", "--event", event, "--client", "claude"])
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -192,11 +192,66 @@ fn an_edit_of_a_cited_file_is_briefed_with_the_memory_and_the_entry_that_cite_it
         "tool_name": "Edit",
         "tool_input": {"file_path": root.path().join("src/pool.rs"), "old_string": "a", "new_string": "b"},
     });
-    let out = brief(root.path(), &payload);
+    let out = brief(root.path(), "pre-tool", &payload);
     assert_eq!(out.code, 0, "{out:?}");
     let v: Value = serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"));
     let text = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(text.contains(&id), "{text}");
     assert!(text.contains(ENTRY), "{text}");
     assert!(text.contains("(cites src/pool.rs)"), "{text}");
+}
+
+/// `memory_search`, `memory_get`, `recall` and a briefing after the code a memory cites was
+/// deleted: each says which file is stale, and the stale memory ranks below an equal fresh one.
+#[test]
+fn a_memory_about_deleted_code_says_it_is_stale_and_ranks_below_a_fresh_one() {
+    let root = repo();
+    root.write("src/pool.rs", POOL);
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "pool"]);
+    let add = |content: &str, cite: Option<&str>| {
+        let mut args = vec!["--json", "memory", "add", content, "--namespace", "long-term"];
+        if let Some(c) = cite {
+            // Worth more than the other while its code holds.
+            args.extend(["--cite", c, "--importance", "0.9"]);
+        }
+        let out = root.run(&args);
+        assert_eq!(out.code, 0, "{out:?}");
+        serde_json::from_str::<Value>(&out.stdout).unwrap()["id"].as_str().unwrap().to_owned()
+    };
+    let cited = add("The connection pool evicts the oldest idle connection first.", Some("src/pool.rs#evict"));
+    let fresh = add("The connection pool evicts the oldest idle connection first!", None);
+    let json = |args: &[&str]| {
+        let out = root.run(args);
+        assert_eq!(out.code, 0, "{out:?}");
+        serde_json::from_str::<Value>(&out.stdout).unwrap()
+    };
+    // Before: the cited one first, and neither says it is stale.
+    let found = json(&["--json", "memory", "search", "pool evicts oldest idle connection", "--format", "json"]);
+    let order: Vec<&str> = found["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(order, [cited.as_str(), fresh.as_str()], "{found}");
+    assert!(found["results"].as_array().unwrap().iter().all(|r| r.get("stale_cites").is_none()), "{found}");
+    let recalled = json(&["--json", "recall", "how does the pool evict idle connections", "--format", "json"]);
+    assert_eq!(recalled["results"][0]["refId"], json!(cited), "{recalled}");
+    git(root.path(), &["rm", "-q", "src/pool.rs"]);
+    git(root.path(), &["commit", "-qm", "the pool goes"]);
+    let found = json(&["--json", "memory", "search", "pool evicts oldest idle connection", "--format", "json"]);
+    let order: Vec<&str> = found["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(order, [fresh.as_str(), cited.as_str()], "{found}");
+    assert_eq!(found["results"][1]["stale_cites"], json!(["src/pool.rs"]));
+    let got = json(&["--json", "memory", "get", &cited]);
+    assert_eq!(got["stale_cites"], json!(["src/pool.rs"]));
+    let recalled = json(&["--json", "recall", "how does the pool evict idle connections", "--format", "json"]);
+    let order: Vec<&str> =
+        recalled["results"].as_array().unwrap().iter().map(|r| r["refId"].as_str().unwrap()).collect();
+    assert_eq!(order[..2], [fresh.as_str(), cited.as_str()], "{recalled}");
+    assert_eq!(recalled["results"][1]["stale_cites"], json!(["src/pool.rs"]));
+    // A briefing says it too.
+    let payload =
+        json!({"session_id": "s1", "cwd": root.path(), "prompt": "how does the pool evict idle connections?"});
+    let out = brief(root.path(), "prompt", &payload);
+    let v: Value = serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    let text = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    let line = text.lines().find(|l| l.contains(&cited)).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("stale: src/pool.rs"), "{line}");
 }

@@ -176,8 +176,12 @@ fn run(event: Event, client: Client, stdin: &[u8], found: &mut Option<PathBuf>) 
     }
     session.begin(&root, event, &payload);
     let index = open_index(&root, &config, event)?;
-    let candidates =
-        select::candidates(&root, &config, &index, event, &payload, &session).map_err(|e| format!("the index: {e}"))?;
+    let mut candidates = select::candidates(&root, &config, &index, event, &payload, &session)
+        .and_then(|mut c| select::mark_stale(&root, &config, &index, &mut c).map(|()| c))
+        .map_err(|e| format!("the index: {e}"))?;
+    if matches!(event, Event::Prompt | Event::PreTool) {
+        candidates.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
+    }
     let budget = budget(&config, event);
     let behind = index.sync_pending();
     let (text, items) = render::briefing(&candidates, &session, budget, behind);

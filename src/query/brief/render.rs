@@ -37,10 +37,16 @@ pub fn briefing(
         if session.has_seen(&c.ref_id) || items.iter().any(|i: &BriefedItem| i.ref_id == c.ref_id) {
             continue;
         }
-        let head = match &c.date {
-            Some(d) => format!("\n- [{}] {} — {}, {} ({})", c.kind, clean_line(&c.ref_id), c.from, d, c.why),
-            None => format!("\n- [{}] {} — {} ({})", c.kind, clean_line(&c.ref_id), c.from, c.why),
-        };
+        let mut from = c.from.clone();
+        if let Some(d) = &c.date {
+            from.push_str(", ");
+            from.push_str(d);
+        }
+        if !c.stale.is_empty() {
+            from.push_str(", stale: ");
+            from.push_str(&c.stale.join(" "));
+        }
+        let head = format!("\n- [{}] {} — {} ({})", c.kind, clean_line(&c.ref_id), clean_line(&from), c.why);
         let left = budget.saturating_sub(used + head.chars().count());
         let room = left.min(ITEM_CHARS);
         if room < LEAST_WORDS.min(c.text.chars().count() + 4) {
@@ -132,6 +138,7 @@ mod tests {
             date: Some("2026-10-01".into()),
             relevance: 1.0,
             why: "3 of 3 words".into(),
+            stale: Vec::new(),
         }
     }
 

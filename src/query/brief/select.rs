@@ -43,6 +43,8 @@ pub struct Candidate {
     pub relevance: f32,
     /// Why it is briefed, in a few words.
     pub why: String,
+    /// The files whose cited code changed or is gone since it was written.
+    pub stale: Vec<String>,
 }
 
 /// How many results a search for a briefing ranks before the gate.
@@ -419,6 +421,7 @@ fn found(
             date: h.created.as_deref().map(day),
             relevance,
             why,
+            stale: Vec::new(),
         };
         if relevance >= config.hooks.min_score as f32 && keep(&c) {
             out.push(c);
@@ -491,6 +494,7 @@ fn of_item(
         date: i.created.as_deref().map(day),
         relevance: 1.0,
         why: why.to_owned(),
+        stale: Vec::new(),
     }
 }
 
@@ -509,7 +513,29 @@ fn of_memory(m: &crate::index::Item, trust: &std::collections::BTreeMap<String, 
         date: m.created.as_deref().map(day),
         relevance: 1.0,
         why: why.to_owned(),
+        stale: Vec::new(),
     }
+}
+
+/// Marks the memories among `candidates` whose cited code changed or is gone, and lowers
+/// their relevance by `retrieval.stale_factor` (docs/citations.md): a briefing says so, and
+/// of those a prompt or a tool call brings, a stale one comes after a fresh one as relevant.
+pub fn mark_stale(root: &Path, config: &Config, index: &Index, candidates: &mut [Candidate]) -> Result<()> {
+    let ids: Vec<String> = candidates.iter().filter(|c| c.ref_id.starts_with("m_")).map(|c| c.ref_id.clone()).collect();
+    let metas = memory::metas_of(index, ids)?;
+    let mut checker: Option<crate::query::cites::Checker> = None;
+    for c in candidates.iter_mut() {
+        let cites = crate::query::cites::of_meta(metas.get(&c.ref_id));
+        if cites.is_empty() {
+            continue;
+        }
+        let checker = checker.get_or_insert_with(|| crate::query::cites::Checker::new(root));
+        c.stale = crate::query::cites::stale_paths(checker, &cites);
+        if !c.stale.is_empty() {
+            c.relevance *= config.retrieval.stale_factor as f32;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

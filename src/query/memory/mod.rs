@@ -456,6 +456,10 @@ pub struct MemoryHit {
     /// docs/memory-log.md#citations).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cites: Vec<String>,
+    /// The files whose cited code changed or is gone since it was written: it may no
+    /// longer be true (docs/citations.md). (`stale` says the index may be behind.)
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stale_cites: Vec<String>,
     /// The commit that introduced the entry, once it is committed
     /// (docs/memory-log.md#commit-links).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -622,6 +626,10 @@ pub(crate) fn get(root: &Path, index: &Index, id: &str, include_content: bool) -
                 key: item.key.clone(),
                 branch: item.branch.clone(),
                 cites: cites_of(item.meta.as_ref()),
+                stale_cites: crate::query::cites::stale_paths(
+                    &mut crate::query::cites::Checker::new(root),
+                    &crate::query::cites::of_meta(item.meta.as_ref()),
+                ),
                 ..MemoryHit::of_item(&item, include_content, false, &super::trust::ranking_scores(root))
             })
         }
@@ -631,10 +639,7 @@ pub(crate) fn get(root: &Path, index: &Index, id: &str, include_content: bool) -
 
 /// The citations an item's meta keeps, as written.
 fn cites_of(meta: Option<&Map<String, Value>>) -> Vec<String> {
-    match meta.and_then(|m| m.get("cites")) {
-        Some(Value::Array(cites)) => cites.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-        _ => Vec::new(),
-    }
+    crate::query::cites::of_meta(meta).iter().map(crate::memory::cite::Cite::to_text).collect()
 }
 
 /// `memory_delete`: appends a delete op to the entry's log.
@@ -728,7 +733,7 @@ pub(crate) fn search(
             ..MemoryHit::of_hit(h, req.include_content, &trust)
         })
         .collect();
-    let results = with_problems(index, results)?;
+    let results = with_problems_and_staleness(root, config, index, results)?;
     Ok(MemorySearchAnswer { found: results.len(), total, query: req.query.clone(), results, stale: false })
 }
 
@@ -759,14 +764,43 @@ fn without_filler(query: &str) -> String {
 
 /// Search hits with the fields of the problems among them (the index keeps them stored,
 /// not in the hit).
-fn with_problems(index: &Index, mut hits: Vec<MemoryHit>) -> Result<Vec<MemoryHit>> {
-    let ids: Vec<String> =
-        hits.iter().filter(|h| h.kind.as_deref() == Some(PROBLEM_KIND)).map(|h| h.id.clone()).collect();
-    let problems = problems_of(index, ids)?;
+/// `hits` with their problems' fields, and their stale citations (docs/citations.md): a
+/// stale hit's score is multiplied by `retrieval.stale_factor`, and the hits ordered again
+/// (stably: equal scores keep their order).
+fn with_problems_and_staleness(
+    root: &Path,
+    config: &Config,
+    index: &Index,
+    mut hits: Vec<MemoryHit>,
+) -> Result<Vec<MemoryHit>> {
+    let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
+    let metas = metas_of(index, ids)?;
+    let mut checker: Option<crate::query::cites::Checker> = None;
     for h in &mut hits {
-        h.problem = problems.get(&h.id).cloned();
+        let Some(meta) = metas.get(&h.id) else { continue };
+        if h.kind.as_deref() == Some(PROBLEM_KIND) {
+            h.problem = Problem::of(meta);
+        }
+        let cites = crate::query::cites::of_meta(Some(meta));
+        if !cites.is_empty() {
+            let checker = checker.get_or_insert_with(|| crate::query::cites::Checker::new(root));
+            h.stale_cites = crate::query::cites::stale_paths(checker, &cites);
+            if !h.stale_cites.is_empty() {
+                h.score = h.score.map(|s| (f64::from(s) * config.retrieval.stale_factor).round() as u32);
+            }
+        }
     }
+    hits.sort_by_key(|h| std::cmp::Reverse(h.score));
     Ok(hits)
+}
+
+/// The stored meta of these memories, by id (those that have one).
+pub(crate) fn metas_of(index: &Index, ids: Vec<String>) -> Result<BTreeMap<String, Map<String, Value>>> {
+    if ids.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let query = ItemQuery { kinds: vec![DocKind::Memory], ref_ids: ids, ..ItemQuery::default() };
+    Ok(index.items(&query)?.into_iter().filter_map(|i| Some((i.ref_id.clone(), i.meta?))).collect())
 }
 
 /// The problem fields of these memories, by id (those that hold a problem).
