@@ -369,7 +369,7 @@ fn memory_routes_add_search_get_and_delete() {
         (
             "{\"content\":\"x\",\"colour\":1}",
             "unknown parameter `colour`, expected one of `content`, `namespace`, `summary`, `tags`, `source`, \
-`kind`, `key`, `importance`, `agent`, `problem`, `solution`, `outcome`, `files`, `format`",
+`kind`, `key`, `importance`, `agent`, `problem`, `solution`, `outcome`, `files`, `cites`, `format`",
         ),
         ("{\"content\":\"  \"}", "empty content: give the text to remember (or a problem)"),
     ] {

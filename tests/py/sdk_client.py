@@ -66,6 +66,7 @@ async def exercise(session, head):
         "memory_search": {"query": "python sdk memories", "format": "json", "min_score": 0},
         "memory_list": {"since": "1d", "limit": 3, "format": "json"},
         "memory_stats": {"format": "json"},
+        "memory_verify": {"format": "json"},
         "memory_cleanup": {},
         "session_record": {},
         "tool_search": {"query": "anything"},
