@@ -23,6 +23,8 @@ const LOG_CAP: u64 = 256 << 10;
 const KEEP: Duration = Duration::from_secs(7 * 86_400);
 /// Why a briefing said nothing, when that is the common case: words of tmws' own.
 pub const QUIET: [&str; 2] = ["nothing above the gate", "everything was briefed already"];
+/// How often the states of old sessions are looked for.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 /// The most items a session's state remembers (the oldest go first).
 const MAX_BRIEFED: usize = 2_000;
 
@@ -149,10 +151,16 @@ impl Session {
     }
 }
 
-/// Removes the states of sessions untouched for a week: a client that crashed never ran
-/// its session-end hook.
+/// Removes the states of sessions untouched for a week (a client that crashed never ran
+/// its session-end hook), at most once an hour: the folder may hold thousands, and a
+/// session start must stay quick.
 fn prune(root: &Path) {
     let dir = dir(root);
+    let marker = dir.join("pruned");
+    let recent = store::stamp(&marker).is_some_and(|(_, at)| at.elapsed().is_ok_and(|age| age < PRUNE_EVERY));
+    if recent || store::create_dir_in(root, &dir).and_then(|()| store::write_marker(root, &marker, b"\n")).is_err() {
+        return;
+    }
     for name in store::list_dir(root, &dir).unwrap_or_default() {
         let path = dir.join(&name);
         let old = store::stamp(&path).is_some_and(|(_, at)| at.elapsed().is_ok_and(|age| age > KEEP));
