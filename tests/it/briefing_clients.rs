@@ -315,6 +315,30 @@ fn path_with(cmd: &std::process::Command, first: &Path) -> std::ffi::OsString {
     std::env::join_paths(std::iter::once(first.to_path_buf()).chain(std::env::split_paths(&path))).unwrap()
 }
 
+/// Waits for the session's end in the briefings' log, then holds it to one line per hook
+/// run of `client`: the start (the lesson, the open problem), the prompt (the invoices
+/// note), the first command (the migrate problem), `ls` (nothing above the gate), the end.
+fn one_log_line_per_hook(root: &TestRoot, ids: &Ids, client: &str) {
+    let lines = eventually("the session's end in the briefings' log", || {
+        let lines = log_lines(root);
+        if lines.iter().any(|(_, event, _)| event == "session-end") { Ok(lines) } else { Err(lines) }
+    });
+    let got: Vec<(&str, &str, String)> =
+        lines.iter().map(|(client, event, what)| (client.as_str(), event.as_str(), briefed(what))).collect();
+    let end = got.last().map(|(_, _, what)| what.clone()).unwrap_or_default();
+    assert!(end.starts_with("nothing: "), "{end}");
+    assert_eq!(
+        got,
+        [
+            (client, "session-start", format!("{LESSON} {}", ids.login)),
+            (client, "prompt", ids.invoices.clone()),
+            (client, "pre-tool", ids.migrate.clone()),
+            (client, "pre-tool", "nothing: nothing above the gate".to_owned()),
+            (client, "session-end", end),
+        ]
+    );
+}
+
 /// A line of `.tmws/cache/briefings/log`: the client, the event, and what was briefed
 /// (`N chars: REFS`) or why nothing was (`nothing: WHY`).
 fn log_lines(root: &TestRoot) -> Vec<(String, String, String)> {
@@ -402,24 +426,7 @@ fn claude_code_hands_the_model_each_briefing_once_where_its_hook_ran() {
 #[test]
 fn a_claude_code_session_leaves_a_log_line_for_each_hook_run() {
     let Some((root, ids, _model, _run)) = claude_session() else { return };
-    let lines = eventually("the session's end in the briefings' log", || {
-        let lines = log_lines(&root);
-        if lines.iter().any(|(_, event, _)| event == "session-end") { Ok(lines) } else { Err(lines) }
-    });
-    let got: Vec<(&str, &str, String)> =
-        lines.iter().map(|(client, event, what)| (client.as_str(), event.as_str(), briefed(what))).collect();
-    let end = got.last().map(|(_, _, what)| what.clone()).unwrap_or_default();
-    assert!(end.starts_with("nothing: "), "{end}");
-    assert_eq!(
-        got,
-        [
-            ("claude", "session-start", format!("{LESSON} {}", ids.login)),
-            ("claude", "prompt", ids.invoices.clone()),
-            ("claude", "pre-tool", ids.migrate.clone()),
-            ("claude", "pre-tool", "nothing: nothing above the gate".to_owned()),
-            ("claude", "session-end", end),
-        ]
-    );
+    one_log_line_per_hook(&root, &ids, "claude");
 }
 
 /// Writes the project's `.gemini/settings.json` hooks with `tmws hooks install gemini`: a
@@ -506,22 +513,5 @@ fn gemini_cli_hands_the_model_each_briefing_once_where_its_hook_ran() {
         "the call's briefing comes after its output: {result}"
     );
     assert!(!model.all_text().contains(&ids.plants), "the note about nothing was never briefed");
-    let lines = eventually("the session's end in the briefings' log", || {
-        let lines = log_lines(&root);
-        if lines.iter().any(|(_, event, _)| event == "session-end") { Ok(lines) } else { Err(lines) }
-    });
-    let got: Vec<(&str, &str, String)> =
-        lines.iter().map(|(client, event, what)| (client.as_str(), event.as_str(), briefed(what))).collect();
-    let end = got.last().map(|(_, _, what)| what.clone()).unwrap_or_default();
-    assert!(end.starts_with("nothing: "), "{end}");
-    assert_eq!(
-        got,
-        [
-            ("gemini", "session-start", format!("{LESSON} {}", ids.login)),
-            ("gemini", "prompt", ids.invoices.clone()),
-            ("gemini", "pre-tool", ids.migrate.clone()),
-            ("gemini", "pre-tool", "nothing: nothing above the gate".to_owned()),
-            ("gemini", "session-end", end),
-        ]
-    );
+    one_log_line_per_hook(&root, &ids, "gemini");
 }

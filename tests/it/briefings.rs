@@ -3,38 +3,15 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::util::{Output, TestRoot, user_config};
+use super::util::{Output, TestRoot, tmws_with_stdin};
 
 /// Runs `tmws brief` in `cwd` with `stdin` as the hook's payload.
 fn brief(cwd: &Path, event: &str, client: &str, stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
-        .env("TMWS_CONFIG_HOME", user_config())
-        .env_remove("TMWS_LOG")
-        .env("NO_COLOR", "1")
-        .args(["brief", "--event", event, "--client", client])
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the tmws binary runs");
-    let mut input = child.stdin.take().unwrap();
-    let bytes = stdin.to_vec();
-    // A reader that stops early (it gave up on a huge payload) closes the pipe: not an error.
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&bytes);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    tmws_with_stdin(cwd, &["brief", "--event", event, "--client", client], stdin)
 }
 
 /// The context a Claude Code hook's output adds, and the event it names.

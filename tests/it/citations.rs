@@ -3,15 +3,14 @@
 //! root fails the add with nothing written, `memory_add` over MCP takes `cites`, an entry's
 //! front-matter `cites:` is checked, and an edit of a cited file is briefed with what cites it.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
 use super::clients::Mcp;
 use super::memory_git::{git, repo};
-use super::util::{Output, TestRoot, diagnostics, user_config};
+use super::util::{Output, TestRoot, diagnostics, tmws_with_stdin};
 
 const POOL: &str = "use std::x;\n\npub fn evict(pool: &mut Pool) {\n    pool.drop_oldest();\n}\n\nfn other() {}\n";
 
@@ -154,24 +153,7 @@ fn an_entrys_cites_are_checked_item_by_item() {
 
 /// `tmws brief --event EVENT` with a Claude Code payload on stdin.
 fn brief(cwd: &Path, event: &str, payload: &Value) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
-        .env("TMWS_CONFIG_HOME", user_config())
-        .env_remove("TMWS_LOG")
-        .env("NO_COLOR", "1")
-        .args(["brief", "--event", event, "--client", "claude"])
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&serde_json::to_vec(payload).unwrap()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    tmws_with_stdin(cwd, &["brief", "--event", event, "--client", "claude"], &serde_json::to_vec(payload).unwrap())
 }
 
 #[test]

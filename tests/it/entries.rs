@@ -3,12 +3,9 @@
 //! existing file, a stale hash), changes that keep what they do not name, the body from
 //! stdin, secrets redacted, and no write out of the root. (MCP: `mcp.rs`; HTTP: `serve.rs`.)
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use serde_json::Value;
 
-use super::util::{Output, TestRoot, repo, user_config};
+use super::util::{Output, TestRoot, repo, tmws_with_stdin};
 
 fn today() -> chrono::NaiveDate {
     chrono::Utc::now().date_naive()
@@ -54,23 +51,7 @@ fn readme_decision() -> String {
 }
 
 fn run_with_stdin(root: &TestRoot, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
-        .env("TMWS_CONFIG_HOME", user_config())
-        .env_remove("TMWS_LOG")
-        .args(args)
-        .current_dir(root.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    tmws_with_stdin(root.path(), args, stdin.as_bytes())
 }
 
 #[test]

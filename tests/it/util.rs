@@ -184,6 +184,34 @@ pub fn tmws_at(exe: &Path, cwd: &Path, args: &[&str]) -> Output {
     }
 }
 
+/// Runs `tmws` with `args` in `cwd` like [`tmws`], with `stdin` on its standard input. A
+/// process that stops reading early (it gave up on a huge input) is not an error.
+pub fn tmws_with_stdin(cwd: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", user_config())
+        .env_remove("TMWS_LOG")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the tmws binary runs");
+    let mut input = child.stdin.take().expect("a piped stdin");
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = std::io::Write::write_all(&mut input, &bytes);
+    });
+    let out = child.wait_with_output().expect("the tmws binary ends");
+    let _ = writer.join();
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 /// A temporary root, built file by file.
 pub struct TestRoot {
     dir: TempDir,
