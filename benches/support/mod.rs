@@ -500,3 +500,17 @@ impl Drop for WordsOnly {
 pub fn cached_win32(files: usize) -> (PathBuf, usize) {
     cached(&format!("tmws-bench-win32-{files}"), files, generate_win32)
 }
+
+/// Runs git in `dir` with a fixed identity and no user configuration.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=Bench", "-c", "user.email=bench@example.invalid", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
