@@ -14,14 +14,27 @@ use crate::parse::{self, yaml};
 /// The front-matter fields of an overview that answers carry (docs/workspace-documents.md).
 pub const OVERVIEW_META: [&str; 4] = ["folder_structure", "status_values", "category_values", "tag_values"];
 
-/// The items of one file. `rel` is its root-relative path with `/` separators.
+/// The citations of a front-matter's `cites:` that read as such, as written.
+fn cite_texts(cites: Option<&serde_json::Value>) -> Vec<String> {
+    let items = match cites {
+        Some(serde_json::Value::Array(items)) => items.as_slice(),
+        Some(one @ serde_json::Value::String(_)) => std::slice::from_ref(one),
+        _ => return Vec::new(),
+    };
+    items
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .filter(|t| crate::memory::cite::Cite::parse(t).is_ok())
+        .map(|t| t.trim().to_owned())
+        .collect()
+}
+
 /// The files a front-matter's `cites:` names (docs/workspace-documents.md): each valid
 /// citation's path once; items that are not citations are `check`'s to report.
 fn cited_paths(cites: Option<&serde_json::Value>) -> Vec<String> {
-    let Some(serde_json::Value::Array(items)) = cites else { return Vec::new() };
     let mut paths = Vec::new();
-    for item in items.iter().filter_map(serde_json::Value::as_str) {
-        if let Ok(c) = crate::memory::cite::Cite::parse(item)
+    for item in cite_texts(cites) {
+        if let Ok(c) = crate::memory::cite::Cite::parse(&item)
             && !paths.contains(&c.path)
         {
             paths.push(c.path);
@@ -30,6 +43,7 @@ fn cited_paths(cites: Option<&serde_json::Value>) -> Vec<String> {
     paths
 }
 
+/// The items of one file. `rel` is its root-relative path with `/` separators.
 #[cfg(test)]
 pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
     extract_with_diagnostics(kind, rel, bytes).0
@@ -89,7 +103,10 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
             .collect();
         (!fields.is_empty()).then(|| serde_json::Value::Object(fields).to_string())
     } else {
-        None
+        // An entry's citations as written, for answers to say whether they still hold
+        // (docs/citations.md); the paths alone are also indexed, for briefings.
+        let cites = cite_texts(fm.extra.get("cites"));
+        (!cites.is_empty()).then(|| serde_json::json!({ "cites": cites }).to_string())
     };
     let item = IndexDoc {
         ref_id: rel.to_owned(),

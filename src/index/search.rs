@@ -194,6 +194,13 @@ pub struct SearchHit {
     /// How a memory was written (`cli`, `mcp`, `http`), when tmws wrote it.
     #[serde(skip)]
     pub surface: Option<String>,
+    /// What a memory or an entry cites in the code, which the query layer checks.
+    #[serde(skip)]
+    pub cites: Vec<crate::memory::cite::Cite>,
+    /// The files whose cited text changed or is gone since it was written, which the query
+    /// layer fills in: what it says may no longer be true (docs/citations.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stale_cites: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -1214,6 +1221,10 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
     let text = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_owned);
     let summary = text(f.description).or_else(|| text(f.summary_stored)).unwrap_or_default();
     let name = text(f.name).filter(|n| *n != summary).unwrap_or_default();
+    let meta = doc
+        .get_first(f.meta)
+        .and_then(|v| v.as_str())
+        .and_then(|m| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(m).ok());
     let hit = SearchHit {
         ref_id: text(f.ref_id).unwrap_or_default(),
         kind: text(f.kind).unwrap_or_default(),
@@ -1236,9 +1247,9 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
         category: text(f.category),
         body: text(f.body_stored),
         agent: text(f.agent),
-        surface: text(f.meta)
-            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
-            .and_then(|m| m.get("surface").and_then(serde_json::Value::as_str).map(str::to_owned)),
+        surface: meta.as_ref().and_then(|m| m.get("surface").and_then(serde_json::Value::as_str).map(str::to_owned)),
+        cites: crate::memory::cite::of_meta(meta.as_ref()),
+        stale_cites: Vec::new(),
     };
     Ok((hit, list))
 }

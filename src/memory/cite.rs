@@ -271,6 +271,19 @@ pub fn hash_of(text: &str, cite: &Cite) -> Option<String> {
     Some(blake3::hash(cited.as_bytes()).to_hex().to_string())
 }
 
+/// The citations an index item's meta keeps: a memory's as objects, an entry's as the
+/// front-matter wrote them.
+pub fn of_meta(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Vec<Cite> {
+    let Some(serde_json::Value::Array(items)) = meta.and_then(|m| m.get("cites")) else { return Vec::new() };
+    items
+        .iter()
+        .filter_map(|v| match v {
+            serde_json::Value::String(text) => Cite::parse(text).ok(),
+            other => serde_json::from_value(other.clone()).ok(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,18 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::memory::cite::{self, Cite};
 use crate::store::git::{self, CatFile};
 
-/// The citations an index item's meta keeps: objects as written by this version, or the
-/// written forms of an index made before.
-pub fn of_meta(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Vec<Cite> {
-    let Some(serde_json::Value::Array(items)) = meta.and_then(|m| m.get("cites")) else { return Vec::new() };
-    items
-        .iter()
-        .filter_map(|v| match v {
-            serde_json::Value::String(text) => Cite::parse(text).ok(),
-            other => serde_json::from_value(other.clone()).ok(),
-        })
-        .collect()
-}
+pub use crate::memory::cite::of_meta;
 
 /// The files of `cites` whose cited text changed or is gone (each once, in order): what an
 /// answer says of a stale item. Empty for an item whose citations hold or cannot be told.
@@ -41,6 +30,49 @@ pub fn stale_paths(checker: &mut Checker, cites: &[Cite]) -> Vec<String> {
     }
     checker.save();
     out
+}
+
+/// Marks the hits whose citations no longer hold (`stale_cites`) and ranks them below the
+/// others: a stale hit's score is multiplied by `factor` and the hits ordered again, stably
+/// (equal scores keep their order). Nothing is checked, and no git process started, when
+/// no hit cites anything.
+pub fn mark_hits(root: &Path, factor: f64, hits: &mut [crate::index::SearchHit]) {
+    let mut marks = Marks::new(root);
+    let mut any = false;
+    for h in hits.iter_mut() {
+        h.stale_cites = marks.of(&h.cites);
+        if !h.stale_cites.is_empty() {
+            h.score = (f64::from(h.score) * factor).round() as u32;
+            h.raw_score *= factor as f32;
+            any = true;
+        }
+    }
+    if any {
+        hits.sort_by_key(|h| std::cmp::Reverse(h.score));
+    }
+}
+
+/// The stale files of the items of one answer, checked with one [`Checker`], made (and its
+/// cache read) only when an item cites something.
+#[derive(Debug)]
+pub struct Marks<'a> {
+    root: &'a Path,
+    checker: Option<Checker>,
+}
+
+impl<'a> Marks<'a> {
+    pub fn new(root: &'a Path) -> Marks<'a> {
+        Marks { root, checker: None }
+    }
+
+    /// The files of `cites` whose cited text changed or is gone ([`stale_paths`]).
+    pub fn of(&mut self, cites: &[Cite]) -> Vec<String> {
+        if cites.is_empty() {
+            return Vec::new();
+        }
+        let root = self.root;
+        stale_paths(self.checker.get_or_insert_with(|| Checker::new(root)), cites)
+    }
 }
 
 /// Where the results of checks are kept between runs.

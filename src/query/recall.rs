@@ -164,20 +164,15 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
         .filter(|h| h.category.as_deref() == Some(PROBLEM_KIND))
         .filter_map(|h| Some((h.ref_id.clone(), Problem::of(metas.get(&h.ref_id)?)?)))
         .collect();
-    // A memory whose cited code changed or is gone may no longer be true: it says so, and
+    // A memory or an entry whose cited code changed or is gone may no longer be true: it says so, and
     // ranks below an otherwise equal fresh one (docs/citations.md).
-    let mut checker: Option<crate::query::cites::Checker> = None;
-    let mut stale: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for (id, meta) in &metas {
-        let cites = crate::query::cites::of_meta(Some(meta));
-        if !cites.is_empty() {
-            let checker = checker.get_or_insert_with(|| crate::query::cites::Checker::new(root));
-            let paths = crate::query::cites::stale_paths(checker, &cites);
-            if !paths.is_empty() {
-                stale.insert(id.clone(), paths);
-            }
-        }
-    }
+    let mut marks = crate::query::cites::Marks::new(root);
+    let stale: std::collections::BTreeMap<String, Vec<String>> = found
+        .results
+        .iter()
+        .map(|h| (h.ref_id.clone(), marks.of(&h.cites)))
+        .filter(|(_, paths)| !paths.is_empty())
+        .collect();
     let mut ranked: Vec<(f32, Recalled)> = found
         .results
         .iter()

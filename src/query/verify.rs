@@ -20,12 +20,42 @@ use crate::parse::yaml;
 use crate::store;
 
 /// One citation and what became of it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Checked {
     /// The citation as written (`src/a.rs:3-5@abc1234`).
     pub cite: String,
     #[serde(flatten)]
     pub state: State,
+}
+
+/// One object with every field a state may add: a flattened tagged enum would make the
+/// schema a set of branches that each close over only their own fields, and clients that
+/// check answers against it (the Python SDK does) would refuse every answer.
+impl JsonSchema for Checked {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Checked".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "One citation and what became of it.",
+            "type": "object",
+            "properties": {
+                "cite": {"type": "string", "description": "The citation as written (`src/a.rs:3-5@abc1234`)."},
+                "state": {"type": "string", "enum": ["valid", "moved", "changed", "missing", "unknown"]},
+                "path": {"type": "string", "description": "Where a moved citation's text is now."},
+                "lines": {
+                    "type": "array",
+                    "items": {"type": "integer", "minimum": 1},
+                    "minItems": 2,
+                    "maxItems": 2,
+                    "description": "The lines it is at now."
+                },
+                "why": {"type": "string", "description": "Why an unknown citation cannot be told."}
+            },
+            "required": ["cite", "state"]
+        })
+    }
 }
 
 /// A memory or an entry with a citation that is not valid.
@@ -51,6 +81,9 @@ pub struct Report {
     /// How many moved citations `--fix` rewrote to where their text is now.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fixed: usize,
+    /// How many citations without a commit `--stamp` gave HEAD's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stamped: usize,
     pub findings: Vec<Finding>,
 }
 
@@ -72,6 +105,9 @@ struct Cited {
     id: String,
     line: usize,
     cites: Vec<Cite>,
+    /// For an entry: where in its file each citation's text starts (line, column in
+    /// characters, from 1) and the text, for `--stamp` to write a commit after it.
+    places: Vec<(usize, usize, String)>,
 }
 
 /// The live memories of one log that carry citations, in the order they were added.
@@ -86,7 +122,7 @@ fn cited_in(text: &str) -> Vec<Cited> {
             "add" => {
                 live.retain(|c| c.id != id);
                 if let Some(cites) = cites(&op["cites"]).filter(|c: &Vec<Cite>| !c.is_empty()) {
-                    live.push(Cited { id: id.to_owned(), line: i + 1, cites });
+                    live.push(Cited { id: id.to_owned(), line: i + 1, cites, places: Vec::new() });
                 }
             }
             "delete" => live.retain(|c| c.id != id),
@@ -94,7 +130,7 @@ fn cited_in(text: &str) -> Vec<Cited> {
                 if let Some(cites) = cites(&op["set"]["cites"]) {
                     live.retain(|c| c.id != id);
                     if !cites.is_empty() {
-                        live.push(Cited { id: id.to_owned(), line: i + 1, cites });
+                        live.push(Cited { id: id.to_owned(), line: i + 1, cites, places: Vec::new() });
                     }
                 }
             }
@@ -130,28 +166,50 @@ fn cited_entries(root: &Path) -> Vec<(String, Cited)> {
         let Split::Found(block) = frontmatter::split(&text) else { continue };
         let Some(node) = yaml::parse(block.yaml, block.yaml_line).0 else { continue };
         let Some(entry) = node.get("cites") else { continue };
-        let cites: Vec<Cite> = match entry.value.to_json() {
-            Value::Array(items) => items.iter().filter_map(|v| Cite::parse(v.as_str()?).ok()).collect(),
-            Value::String(one) => Cite::parse(&one).ok().into_iter().collect(),
-            _ => Vec::new(),
+        let items = match &entry.value.value {
+            yaml::Value::Seq(items) => items.as_slice(),
+            yaml::Value::Str(_) => std::slice::from_ref(&entry.value),
+            _ => &[],
         };
+        let (mut cites, mut places) = (Vec::new(), Vec::new());
+        for item in items {
+            if let yaml::Value::Str(text) = &item.value
+                && let Ok(cite) = Cite::parse(text)
+            {
+                cites.push(cite);
+                places.push((item.line, item.column, text.trim().to_owned()));
+            }
+        }
         if !cites.is_empty() {
-            out.push((rel.clone(), Cited { id: rel, line: entry.key.line, cites }));
+            out.push((rel.clone(), Cited { id: rel, line: entry.key.line, cites, places }));
         }
     }
     out
 }
 
-/// Checks the citations of every live memory and every entry under `root`.
-pub fn verify(root: &Path) -> Result<Report> {
-    verify_and_fix(root, false)
+/// What `tmws verify` may change besides reporting.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Rewrite each memory's moved citations to where their text is now (an `update` op that
+    /// sets its `cites`; the text is the same, so the hash is kept, with HEAD as the commit).
+    /// A changed or missing citation is never rewritten, and an entry's `cites:` are the
+    /// person's to edit.
+    pub fix: bool,
+    /// Give every citation without a commit HEAD's (and a memory's the hash of its text
+    /// there), so that later checks have something to compare with: a memory by an
+    /// `update` op, an entry by writing `@COMMIT` after each such citation in its
+    /// front-matter.
+    pub stamp: bool,
 }
 
-/// Checks the citations, and with `fix` rewrites each memory's moved ones to where their
-/// text is now (an `update` op that sets its `cites`; the text is the same, so the hash is
-/// kept, with HEAD as the commit). A changed or missing citation is never rewritten, and
-/// an entry's `cites:` are the person's to edit.
-pub fn verify_and_fix(root: &Path, fix: bool) -> Result<Report> {
+/// Checks the citations of every live memory and every entry under `root`.
+pub fn verify(root: &Path) -> Result<Report> {
+    verify_with(root, Options::default())
+}
+
+/// Checks the citations, fixing or stamping them as `options` say.
+pub fn verify_with(root: &Path, options: Options) -> Result<Report> {
+    let Options { fix, stamp } = options;
     let dir = root.join(MEMORY_DIR);
     let mut logs: Vec<String> =
         store::list_dir(root, &dir).unwrap_or_default().into_iter().filter(|n| n.ends_with(".jsonl")).collect();
@@ -166,6 +224,14 @@ pub fn verify_and_fix(root: &Path, fix: bool) -> Result<Report> {
     let mut checker = Checker::new(root);
     let mut report = Report::default();
     let head = crate::store::git_head(root).and_then(|h| h.commit);
+    if stamp {
+        let Some(head) = &head else {
+            return Err(crate::error::Error::Usage("--stamp needs a git repository with a commit".into()));
+        };
+        for (rel, memory) in &mut cited {
+            report.stamped += stamp_one(root, rel, memory, head)?;
+        }
+    }
     for (rel, memory) in cited {
         let mut cites = Vec::new();
         let mut fixed = memory.cites.clone();
@@ -204,6 +270,56 @@ pub fn verify_and_fix(root: &Path, fix: bool) -> Result<Report> {
     }
     checker.save();
     Ok(report)
+}
+
+/// How many characters of a commit an entry's stamped citation names: as unambiguous in a
+/// repository as a full one in practice, and short enough to read in front-matter.
+const STAMP_DIGITS: usize = 12;
+
+/// Gives the citations of one memory or entry that have no commit `head`'s, returning how
+/// many. A memory's citation whose text cannot be read now (its file is gone) is left as it
+/// is, and stays `unknown`.
+fn stamp_one(root: &Path, rel: &str, memory: &mut Cited, head: &str) -> Result<usize> {
+    let bare: Vec<usize> = (0..memory.cites.len()).filter(|&i| memory.cites[i].commit.is_none()).collect();
+    if bare.is_empty() {
+        return Ok(0);
+    }
+    if memory.places.is_empty() {
+        let Some(namespace) = crate::layout::memory_namespace(rel) else { return Ok(0) };
+        let mut stamped = 0;
+        for &i in &bare {
+            if let Ok(cite) = super::memory::cites::fill(root, memory.cites[i].clone(), Some(head)) {
+                memory.cites[i] = cite;
+                stamped += 1;
+            }
+        }
+        if stamped > 0 {
+            rewrite(root, namespace, &memory.id, memory.cites.clone())?;
+        }
+        return Ok(stamped);
+    }
+    let short = &head[..head.len().min(STAMP_DIGITS)];
+    let bytes = store::read(root, &root.join(rel), store::cap::MARKDOWN)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
+    let mut stamped = 0;
+    // From the last to the first, so that a stamp never moves the place of one before it
+    // on the same line.
+    for &i in bare.iter().rev() {
+        let (line, column, written) = &memory.places[i];
+        let (line, column) = (*line, *column);
+        let Some(at) = lines.get_mut(line.wrapping_sub(1)) else { continue };
+        let from = at.char_indices().nth(column.saturating_sub(1)).map_or(at.len(), |(b, _)| b);
+        let Some(found) = at[from..].find(written.as_str()) else { continue };
+        let end = from + found + written.len();
+        at.insert_str(end, &format!("@{short}"));
+        memory.cites[i].commit = Some(short.to_owned());
+        stamped += 1;
+    }
+    if stamped > 0 {
+        store::write_atomic(root, &root.join(rel), lines.concat().as_bytes())?;
+    }
+    Ok(stamped)
 }
 
 /// Appends the `update` op that sets a memory's citations.

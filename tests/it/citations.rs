@@ -237,3 +237,213 @@ fn a_memory_about_deleted_code_says_it_is_stale_and_ranks_below_a_fresh_one() {
     let line = text.lines().find(|l| l.contains(&cited)).unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("stale: src/pool.rs"), "{line}");
 }
+
+/// An entry written by hand cites code without a commit: `verify --stamp` writes HEAD's after
+/// it, and once the code goes, `workspace_search`, `workspace_get_context` and `recall` each
+/// say which file is stale.
+#[test]
+fn an_entry_stamped_with_head_goes_stale_in_search_context_and_recall_when_its_code_goes() {
+    let root = repo();
+    root.write("src/pool.rs", POOL);
+    root.write("resources/workspaces/acme/OVERVIEW.md", "---\nname: acme\ndescription: Acme.\n---\n");
+    root.write(ENTRY, entry("  - src/pool.rs#evict\n  - \"src/pool.rs:7\"\n"));
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "pool"]);
+    let head = git(root.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    let out = root.run(&["verify"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains(&format!("{ENTRY}:5  {ENTRY}  src/pool.rs#evict  unknown (no commit)\n")), "{out:?}");
+
+    let out = root.run(&["verify", "--stamp"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "2 citations checked, 0 stale, 2 stamped with HEAD\n"), "{out:?}");
+    let short = &head[..12];
+    assert_eq!(root.read(ENTRY), entry(&format!("  - src/pool.rs#evict@{short}\n  - \"src/pool.rs:7@{short}\"\n")));
+    let again = root.run(&["verify", "--stamp"]);
+    assert_eq!(again.stdout, "2 citations checked, 0 stale, 0 stamped with HEAD\n", "{again:?}");
+    git(root.path(), &["commit", "-qam", "stamped"]);
+
+    let json = |args: &[&str]| {
+        let out = root.run(args);
+        assert_eq!(out.code, 0, "{out:?}");
+        serde_json::from_str::<Value>(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+    };
+    let stale_of = |results: &Value, key: &str| -> Value {
+        let found = results.as_array().unwrap().iter().find(|r| r[key] == ENTRY);
+        found.unwrap_or_else(|| panic!("{ENTRY} not in {results}")).get("stale_cites").cloned().unwrap_or(Value::Null)
+    };
+    let found = json(&["--json", "search", "pool evicts the oldest first", "--format", "json"]);
+    assert_eq!(stale_of(&found["results"], "refId"), Value::Null, "{found}");
+
+    root.write("src/pool.rs", "use std::x;\n\nfn other() {}\n");
+    git(root.path(), &["commit", "-qam", "evict goes"]);
+    let found = json(&["--json", "search", "pool evicts the oldest first", "--format", "json"]);
+    assert_eq!(stale_of(&found["results"], "refId"), json!(["src/pool.rs"]), "{found}");
+    let context = json(&["--json", "context", "--workspace", "acme", "--format", "json"]);
+    let lessons = &context["defaults"]["lessons_t0"];
+    assert_eq!(lessons[0]["_meta"]["document_path"], json!(ENTRY), "{context}");
+    assert_eq!(lessons[0]["stale_cites"], json!(["src/pool.rs"]), "{context}");
+    let recalled = json(&["--json", "recall", "how does the pool evict the oldest", "--format", "json"]);
+    assert_eq!(stale_of(&recalled["results"], "refId"), json!(["src/pool.rs"]), "{recalled}");
+    let out = root.run(&["verify", "--format", "github"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stdout.contains(&format!("src/pool.rs#evict@{short} missing")), "{out:?}");
+}
+
+/// `--stamp` gives a memory's citation without a commit HEAD's and the hash of its text, by an
+/// update op; outside git it says it cannot, and changes nothing.
+#[test]
+fn stamp_gives_a_memory_s_bare_citation_head_and_its_hash() {
+    let root = repo();
+    root.write("src/pool.rs", POOL);
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "pool"]);
+    let head = git(root.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    let log = ".tmws/memory/long-term.jsonl";
+    let add = json!({"op": "add", "id": "m_000000000001", "ns": "long-term", "at": "2026-11-01T00:00:00Z",
+        "content": "evict drops the oldest", "cites": [{"path": "src/pool.rs", "lines": [3, 5]}]});
+    root.write(log, format!("{add}\n"));
+    let out = root.run(&["verify", "--stamp"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "1 citations checked, 0 stale, 1 stamped with HEAD\n"), "{out:?}");
+    let last: Value = serde_json::from_str(root.read(log).lines().last().unwrap()).unwrap();
+    assert_eq!((&last["op"], &last["id"]), (&json!("update"), &json!("m_000000000001")));
+    let span = "pub fn evict(pool: &mut Pool) {\n    pool.drop_oldest();\n}\n";
+    assert_eq!(
+        last["set"]["cites"],
+        json!([{"path": "src/pool.rs", "lines": [3, 5], "commit": head, "hash": blake3_hex(span)}])
+    );
+    root.write("src/pool.rs", POOL.replace("drop_oldest", "drop_newest"));
+    assert_eq!(root.run(&["verify"]).code, 1);
+
+    let outside = TestRoot::new().file("src/pool.rs", POOL);
+    outside.write(log, format!("{add}\n"));
+    let out = outside.run(&["verify", "--stamp"]);
+    assert_eq!((out.code, out.stderr.trim()), (2, "tmws: --stamp needs a git repository with a commit"), "{out:?}");
+    assert_eq!(outside.read(log), format!("{add}\n"));
+}
+
+/// A shallow clone lacks the commit a memory cites: the citation is `unknown`, said plainly,
+/// the memory is not marked stale, and nothing fails.
+#[test]
+fn a_shallow_clone_without_the_cited_commit_says_unknown_and_fails_nothing() {
+    let origin = repo();
+    origin.write("src/pool.rs", POOL);
+    git(origin.path(), &["add", "-A"]);
+    git(origin.path(), &["commit", "-qm", "pool"]);
+    let cited = git(origin.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    let out = origin.run(&[
+        "memory",
+        "add",
+        "evict drops the oldest",
+        "--namespace",
+        "long-term",
+        "--cite",
+        "src/pool.rs#evict",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    git(origin.path(), &["add", "-A"]);
+    git(origin.path(), &["commit", "-qm", "memory"]);
+    let clone = TestRoot::bare();
+    let url = format!("file://{}", origin.path().display());
+    git(clone.path(), &["clone", "-q", "--depth", "1", &url, "."]);
+    let out = clone.run(&["verify"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains(&format!("src/pool.rs#evict@{cited}  unknown (commit {cited} is not in this repository)\n")),
+        "{out:?}"
+    );
+    let out = clone.run(&["--json", "memory", "search", "evict drops the oldest", "--format", "json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let found: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(found["results"][0]["summary"], json!("evict drops the oldest"), "{found}");
+    assert!(found["results"][0].get("stale_cites").is_none(), "{found}");
+}
+
+/// The same deleted code seen through each surface: the official Python SDK in both of its
+/// connection modes, rmcp's client, and HTTP, each answer naming the stale file.
+#[test]
+fn a_memory_about_deleted_code_is_stale_through_the_python_sdk_rmcp_and_http() {
+    let Some(python) = super::real_clients::python() else { return };
+    let root = repo();
+    root.write("src/pool.rs", POOL);
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "pool"]);
+    let out = root.run(&[
+        "--json",
+        "memory",
+        "add",
+        "evict drops the oldest idle connection",
+        "--namespace",
+        "long-term",
+        "--cite",
+        "src/pool.rs#evict",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let id = serde_json::from_str::<Value>(&out.stdout).unwrap()["id"].as_str().unwrap().to_owned();
+    git(root.path(), &["rm", "-q", "src/pool.rs"]);
+    git(root.path(), &["commit", "-qm", "the pool goes"]);
+    assert_eq!(root.run(&["index"]).code, 0);
+    let query = "evict drops the oldest idle connection";
+    let calls = json!([
+        ["memory_search", {"query": query}],
+        ["memory_get", {"id": id}],
+        ["recall", {"task": query}],
+        ["workspace_search", {"query": query}],
+        ["memory_verify", {}],
+    ]);
+    let stale = json!(["src/pool.rs"]);
+    let check = |answers: &[Value], how: &str| {
+        assert_eq!(answers[0]["results"][0]["stale_cites"], stale, "{how}: {}", answers[0]);
+        assert_eq!(answers[1]["stale_cites"], stale, "{how}: {}", answers[1]);
+        assert_eq!(answers[2]["results"][0]["stale_cites"], stale, "{how}: {}", answers[2]);
+        assert_eq!(answers[3]["results"][0]["stale_cites"], stale, "{how}: {}", answers[3]);
+        // memory_verify is a tool of agents and the command line, not a route.
+        if let Some(verified) = answers.get(4) {
+            assert_eq!(verified["findings"][0]["cites"][0]["state"], json!("missing"), "{how}: {verified}");
+        }
+    };
+    for mode in ["auto", "legacy"] {
+        let out = Command::new(&python)
+            .arg(super::util::repo().join("tests/py/sdk_calls.py"))
+            .args([mode, env!("CARGO_BIN_EXE_tmws"), root.path().to_str().unwrap(), &calls.to_string()])
+            .env("TMWS_CONFIG_HOME", super::util::user_config())
+            .env_remove("TMWS_LOG")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(report.iter().all(|r| r["is_error"] == false), "{report:?}");
+        let answers: Vec<Value> = report.into_iter().map(|r| r["answer"].clone()).collect();
+        check(&answers, mode);
+    }
+    let mcp = Mcp::start(root.path());
+    let answers: Vec<Value> = calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let mut args = c[1].clone();
+            args["format"] = json!("json");
+            serde_json::from_str(mcp.call(c[0].as_str().unwrap(), args).text()).unwrap()
+        })
+        .collect();
+    mcp.stop();
+    check(&answers, "rmcp");
+    let serve = super::clients::Serve::start(root.path(), None);
+    let q = super::clients::encode(query);
+    let answers: Vec<Value> = [
+        format!("/memory/search?query={q}&format=json"),
+        format!("/memory/{id}?format=json"),
+        format!("/recall?task={q}&format=json"),
+        format!("/workspace/search?query={q}&format=json"),
+    ]
+    .iter()
+    .map(|path| {
+        let r = serve.get(path);
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        r.json()
+    })
+    .collect();
+    serve.terminate();
+    check(&answers, "http");
+}

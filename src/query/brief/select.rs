@@ -517,20 +517,16 @@ fn of_memory(m: &crate::index::Item, trust: &std::collections::BTreeMap<String, 
     }
 }
 
-/// Marks the memories among `candidates` whose cited code changed or is gone, and lowers
-/// their relevance by `retrieval.stale_factor` (docs/citations.md): a briefing says so, and
-/// of those a prompt or a tool call brings, a stale one comes after a fresh one as relevant.
+/// Marks the memories and entries among `candidates` whose cited code changed or is gone,
+/// and lowers their relevance by `retrieval.stale_factor` (docs/citations.md): a briefing
+/// says so, and of those a prompt or a tool call brings, a stale one comes after a fresh one
+/// as relevant.
 pub fn mark_stale(root: &Path, config: &Config, index: &Index, candidates: &mut [Candidate]) -> Result<()> {
-    let ids: Vec<String> = candidates.iter().filter(|c| c.ref_id.starts_with("m_")).map(|c| c.ref_id.clone()).collect();
-    let metas = memory::metas_of(index, ids)?;
-    let mut checker: Option<crate::query::cites::Checker> = None;
+    let ids: Vec<String> = candidates.iter().map(|c| c.ref_id.clone()).collect();
+    let metas = memory::metas_of_kinds(index, vec![DocKind::Memory, DocKind::Entry], ids)?;
+    let mut marks = crate::query::cites::Marks::new(root);
     for c in candidates.iter_mut() {
-        let cites = crate::query::cites::of_meta(metas.get(&c.ref_id));
-        if cites.is_empty() {
-            continue;
-        }
-        let checker = checker.get_or_insert_with(|| crate::query::cites::Checker::new(root));
-        c.stale = crate::query::cites::stale_paths(checker, &cites);
+        c.stale = marks.of(&crate::query::cites::of_meta(metas.get(&c.ref_id)));
         if !c.stale.is_empty() {
             c.relevance *= config.retrieval.stale_factor as f32;
         }

@@ -155,6 +155,7 @@ impl Typed for Search {
         };
         let (mut answer, stale) = engine.searched(|m| &m.search, |index| index.search(&query))?;
         answer.stale = stale;
+        crate::query::cites::mark_hits(engine.root(), engine.config().retrieval.stale_factor, &mut answer.results);
         // Memories found say whose text they are.
         if answer.results.iter().any(|h| h.kind == DocKind::Memory.as_str()) {
             let trust = trust::ranking_scores(engine.root());

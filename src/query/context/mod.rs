@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::index::{Index, Item, ItemList, ItemQuery};
 use crate::layout;
 use crate::model::{DocKind, validate_component};
+use crate::query::cites::Marks;
 
 /// The folder tree may take at most this fraction (1/N) of the answer cap, so that a large
 /// scope's tree leaves room for the overviews, decisions and lessons.
@@ -162,6 +163,10 @@ pub struct EntryT0 {
     pub body_t1: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
+    /// The files whose cited text changed or is gone since the entry cited them
+    /// (docs/citations.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stale_cites: Vec<String>,
     #[serde(rename = "_meta")]
     pub meta: Meta,
 }
@@ -189,6 +194,7 @@ pub(crate) fn get_context(
     let scope_text = scope.to_string();
     let ladder: Vec<String> = layout::scope_ladder(&scope).iter().map(ToString::to_string).collect();
     let mut answer = ContextAnswer { scope: scope_text.clone(), stale, ..ContextAnswer::default() };
+    let mut marks = Marks::new(root);
 
     let scope_overview = index
         .items(&ItemQuery { kinds: vec![DocKind::Overview], scopes: vec![scope_text.clone()], ..ItemQuery::default() })?
@@ -218,7 +224,7 @@ pub(crate) fn get_context(
                 ..ItemQuery::default()
             })?;
             sort_entries(&mut entries);
-            *list = entries.iter().map(|e| entry_t0(e, false, true)).collect();
+            *list = entries.iter().map(|e| entry_t0(e, false, true, &mut marks)).collect();
         }
         d.loaded_skills = index
             .items(&ItemQuery { kinds: vec![DocKind::Skill], ..ItemQuery::default() })?
@@ -270,7 +276,7 @@ pub(crate) fn get_context(
         let with_body = matches!(topic.as_str(), "decisions" | "lessons");
         let t = TopicAnswer {
             overview_t1: nearest.map(|o| o.body.clone().unwrap_or_default()),
-            entries: Some(entries.iter().map(|e| entry_t0(e, with_body, false)).collect()),
+            entries: Some(entries.iter().map(|e| entry_t0(e, with_body, false, &mut marks)).collect()),
         };
         answer.topics.0.push((topic, t));
     }
@@ -376,8 +382,9 @@ fn overview_t0(o: &Item) -> OverviewT0 {
     }
 }
 
-fn entry_t0(e: &Item, with_body: bool, with_path: bool) -> EntryT0 {
+fn entry_t0(e: &Item, with_body: bool, with_path: bool, marks: &mut Marks<'_>) -> EntryT0 {
     EntryT0 {
+        stale_cites: marks.of(&crate::query::cites::of_meta(e.meta.as_ref())),
         name: e.name.clone(),
         description: e.description.clone(),
         status: some_text(e.status.as_ref()),

@@ -27,8 +27,16 @@ pub fn resolve(root: &Path, texts: &[String]) -> Result<Vec<Cite>> {
 
 /// One citation made whole.
 fn one(root: &Path, text: &str, head: Option<&str>) -> Result<Cite> {
-    let named = |why: &str| Error::Usage(format!("citation `{}`: {why}", text.trim()));
-    let mut cite = Cite::parse(text).map_err(|why| named(why.rsplit_once(": ").map_or(&why, |(_, w)| w)))?;
+    let cite = Cite::parse(text).map_err(|why| {
+        Error::Usage(format!("citation `{}`: {}", text.trim(), why.rsplit_once(": ").map_or(&*why, |(_, w)| w)))
+    })?;
+    fill(root, cite, head)
+}
+
+/// A citation with its commit (the one it names, or `head`) and the hash of its text then.
+pub fn fill(root: &Path, mut cite: Cite, head: Option<&str>) -> Result<Cite> {
+    let text = cite.to_text();
+    let named = |why: &str| Error::Usage(format!("citation `{text}`: {why}"));
     // The working tree's file is read first, through the store: whatever the commit, a
     // citation names a file that is there now, and a link out of the root or a FIFO is
     // never followed or waited on.

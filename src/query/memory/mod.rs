@@ -7,7 +7,7 @@
 //! written, and each op is one line. Reads go through the index, which the sync and the
 //! watcher keep in step with the logs.
 
-mod cites;
+pub(crate) mod cites;
 pub mod links;
 pub mod maint;
 mod visible;
@@ -796,10 +796,19 @@ fn with_problems_and_staleness(
 
 /// The stored meta of these memories, by id (those that have one).
 pub(crate) fn metas_of(index: &Index, ids: Vec<String>) -> Result<BTreeMap<String, Map<String, Value>>> {
+    metas_of_kinds(index, vec![DocKind::Memory], ids)
+}
+
+/// The stored meta of these items of these kinds, by refId (those that have one).
+pub(crate) fn metas_of_kinds(
+    index: &Index,
+    kinds: Vec<DocKind>,
+    ids: Vec<String>,
+) -> Result<BTreeMap<String, Map<String, Value>>> {
     if ids.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let query = ItemQuery { kinds: vec![DocKind::Memory], ref_ids: ids, ..ItemQuery::default() };
+    let query = ItemQuery { kinds, ref_ids: ids, ..ItemQuery::default() };
     Ok(index.items(&query)?.into_iter().filter_map(|i| Some((i.ref_id.clone(), i.meta?))).collect())
 }
 

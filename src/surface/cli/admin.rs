@@ -283,12 +283,13 @@ fn preformatted(text: &str) -> String {
 /// (changed or missing).
 pub(super) fn verify(
     cli: &Cli,
-    fix: bool,
+    options: crate::query::verify::Options,
     format: Option<super::CheckFormat>,
     out: &mut impl Write,
 ) -> Result<u8, Failure> {
     use super::CheckFormat;
-    let report = crate::query::verify::verify_and_fix(&root(cli)?, fix)?;
+    let fix = options.fix;
+    let report = crate::query::verify::verify_with(&root(cli)?, options)?;
     match format.unwrap_or(if cli.json { CheckFormat::Json } else { CheckFormat::Human }) {
         CheckFormat::Json => writeln!(out, "{}", to_json(&report))?,
         CheckFormat::Human => {
@@ -298,7 +299,8 @@ pub(super) fn verify(
                 }
             }
             let fixed = if fix { format!(", {} moved fixed", report.fixed) } else { String::new() };
-            writeln!(out, "{} citations checked, {} stale{fixed}", report.checked, report.stale)?;
+            let stamped = if options.stamp { format!(", {} stamped with HEAD", report.stamped) } else { String::new() };
+            writeln!(out, "{} citations checked, {} stale{fixed}{stamped}", report.checked, report.stale)?;
         }
         CheckFormat::Github => {
             // A workflow command's message ends at a line end; `%` starts an escape.

@@ -105,6 +105,10 @@ enum Command {
         /// changed or missing one).
         #[arg(long)]
         fix: bool,
+        /// Give each citation written without a commit HEAD's: a memory's by an update op
+        /// (with the hash of its text), an entry's by writing `@COMMIT` after it.
+        #[arg(long)]
+        stamp: bool,
         /// Output format (default: human; json with --json).
         #[arg(long, value_enum)]
         format: Option<CheckFormat>,
@@ -398,7 +402,9 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
     match &cli.command {
         Command::Init { mcp_client, hooks } => files::init(cli, mcp_client, hooks, out),
         Command::Check { paths, format, strict } => files::check(cli, paths, *format, *strict, out),
-        Command::Verify { fix, format } => admin::verify(cli, *fix, *format, out),
+        Command::Verify { fix, stamp, format } => {
+            admin::verify(cli, crate::query::verify::Options { fix: *fix, stamp: *stamp }, *format, out)
+        }
         Command::Index { rebuild, include } => files::index(cli, *rebuild, include, out),
         Command::Watch { idle_exit } => files::watch(cli, *idle_exit, out),
         Command::BuildRules { check, force } => files::build_rules(cli, *check, *force, out),
