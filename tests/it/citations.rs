@@ -359,29 +359,36 @@ fn a_shallow_clone_without_the_cited_commit_says_unknown_and_fails_nothing() {
     assert!(found["results"][0].get("stale_cites").is_none(), "{found}");
 }
 
-/// The same deleted code seen through each surface: the official Python SDK in both of its
-/// connection modes, rmcp's client, and HTTP, each answer naming the stale file.
+/// Deleted, edited and moved code seen through each surface: the official Python SDK in
+/// both of its connection modes, rmcp's client, and HTTP, each answer naming the stale file
+/// of the memory about deleted code, and `memory_verify` each citation's state.
 #[test]
 fn a_memory_about_deleted_code_is_stale_through_the_python_sdk_rmcp_and_http() {
     let Some(python) = super::real_clients::python() else { return };
     let root = repo();
     root.write("src/pool.rs", POOL);
+    root.write("src/edit.rs", "fn a() {}\nfn b() {}\n");
+    root.write("src/keep.rs", "fn c() {}\nfn d() {}\n");
     git(root.path(), &["add", "-A"]);
     git(root.path(), &["commit", "-qm", "pool"]);
-    let out = root.run(&[
-        "--json",
-        "memory",
-        "add",
-        "evict drops the oldest idle connection",
-        "--namespace",
-        "long-term",
-        "--cite",
-        "src/pool.rs#evict",
-    ]);
-    assert_eq!(out.code, 0, "{out:?}");
-    let id = serde_json::from_str::<Value>(&out.stdout).unwrap()["id"].as_str().unwrap().to_owned();
+    let add = |content: &str, cite: &str| {
+        let out = root.run(&["--json", "memory", "add", content, "--namespace", "long-term", "--cite", cite]);
+        assert_eq!(out.code, 0, "{out:?}");
+        serde_json::from_str::<Value>(&out.stdout).unwrap()["id"].as_str().unwrap().to_owned()
+    };
+    let id = add("evict drops the oldest idle connection", "src/pool.rs#evict");
+    let edited = add("a and b are a pair", "src/edit.rs:1-2");
+    let moved = add("c and d are a pair", "src/keep.rs:1-2");
     git(root.path(), &["rm", "-q", "src/pool.rs"]);
-    git(root.path(), &["commit", "-qm", "the pool goes"]);
+    root.write("src/edit.rs", "fn a() {}\nfn B() {}\n");
+    root.write("src/keep.rs", "// moved down\nfn c() {}\nfn d() {}\n");
+    git(root.path(), &["commit", "-qam", "the pool goes, edit changes, keep moves"]);
+    let mut want_states = vec![
+        (id.clone(), "missing".to_owned()),
+        (edited, "changed".to_owned()),
+        (moved, "moved".to_owned()),
+    ];
+    want_states.sort();
     assert_eq!(root.run(&["index"]).code, 0);
     let query = "evict drops the oldest idle connection";
     let calls = json!([
@@ -399,7 +406,15 @@ fn a_memory_about_deleted_code_is_stale_through_the_python_sdk_rmcp_and_http() {
         assert_eq!(answers[3]["results"][0]["stale_cites"], stale, "{how}: {}", answers[3]);
         // memory_verify is a tool of agents and the command line, not a route.
         if let Some(verified) = answers.get(4) {
-            assert_eq!(verified["findings"][0]["cites"][0]["state"], json!("missing"), "{how}: {verified}");
+            let mut states: Vec<(String, String)> = verified["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| (f["id"].as_str().unwrap().to_owned(), f["cites"][0]["state"].as_str().unwrap().to_owned()))
+                .collect();
+            states.sort();
+            assert_eq!(states, want_states, "{how}: {verified}");
+            assert_eq!((&verified["checked"], &verified["stale"]), (&json!(3), &json!(2)), "{how}: {verified}");
         }
     };
     for mode in ["auto", "legacy"] {

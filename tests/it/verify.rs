@@ -3,6 +3,7 @@
 //! annotations.
 
 use std::fs;
+use std::process::Command;
 
 use serde_json::json;
 
@@ -195,6 +196,10 @@ fn memory_verify_over_mcp_answers_what_tmws_verify_finds() {
 fn a_hostile_log_s_citations_read_nothing_outside_the_root_and_run_no_git_option() {
     let (root, head) = repo();
     std::os::unix::fs::symlink("/etc/hostname", root.path().join("src/out.rs")).unwrap();
+    let fifo = root.path().join("src/fifo.rs");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // A file of 1 GiB that takes no room on disk: read whole, it would take a gigabyte.
+    fs::File::create(root.path().join("src/huge.rs")).unwrap().set_len(1 << 30).unwrap();
     remember(
         &root,
         &[
@@ -202,15 +207,19 @@ fn a_hostile_log_s_citations_read_nothing_outside_the_root_and_run_no_git_option
             json!({"path": "../outside.rs", "commit": head}),
             json!({"path": "src/out.rs", "commit": head, "hash": "00"}),
             json!({"path": "src/a.rs", "commit": "--output=pwned"}),
+            json!({"path": "src/fifo.rs", "commit": head, "hash": "00"}),
+            json!({"path": "src/huge.rs", "commit": head, "hash": "00"}),
         ],
     );
     let out = root.run(&["verify", "--format", "github"]);
     let lines: Vec<&str> = out.stdout.lines().collect();
-    assert_eq!(lines.len(), 4, "{}", out.stdout);
+    assert_eq!(lines.len(), 6, "{}", out.stdout);
     assert!(lines[0].contains("unknown (the path is not a file inside the root)"), "{}", lines[0]);
     assert!(lines[1].contains("unknown (the path is not a file inside the root)"), "{}", lines[1]);
     assert!(lines[2].contains("src/out.rs@") && lines[2].contains("unknown (cannot read src/out.rs"), "{}", lines[2]);
     assert!(lines[3].ends_with("unknown (the commit is not 4 to 64 hex digits)"), "{}", lines[3]);
+    assert!(lines[4].contains("src/fifo.rs@") && lines[4].contains("unknown (cannot read src/fifo.rs"), "{}", lines[4]);
+    assert!(lines[5].contains("src/huge.rs@") && lines[5].contains("unknown (cannot read src/huge.rs"), "{}", lines[5]);
     assert!(!root.path().join("pwned").exists());
     assert_eq!(out.code, 0);
 }
