@@ -278,7 +278,8 @@ impl Typed for MemoryDelete {
         let engine = cx.engine;
         let max = req.validate(engine.config())?;
         let (index, stale) = engine.fresh()?;
-        let mut answer = memory::delete(engine.root(), engine.config(), &index, &req.id)?;
+        let author = serde_json::from_value(cx.session.author()).ok();
+        let mut answer = memory::delete(engine.root(), engine.config(), &index, &req.id, author)?;
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }

@@ -375,7 +375,12 @@ impl Typed for EntryWrite {
         let engine = cx.engine;
         let max = req.validate(engine.config())?;
         let commits = engine.commits();
-        let answer = write::write(engine.root(), req, chrono::Utc::now().date_naive())?;
+        let session = cx.session;
+        let by = write::By {
+            author: Some(session.author()),
+            proposed: engine.config().review.proposes(Some(session.surface()), None),
+        };
+        let answer = write::write(engine.root(), req, chrono::Utc::now().date_naive(), &by)?;
         engine.await_indexed(&answer.ref_id, commits);
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
