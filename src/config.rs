@@ -137,6 +137,7 @@ pub struct ReviewConfig {
     /// What agents' writes become: `write` (stored as they come) or `propose` (long-term
     /// memories and workspace entries written through MCP, HTTP or a hook wait for a
     /// person's `tmws review approve` before any answer shows them).
+    #[schemars(with = "String")]
     pub agents: AgentWrites,
     /// How close in meaning (cosine, 0.5–1) a new memory must be to a live one for
     /// `memory_add` to name it in `similar_to`.
@@ -150,10 +151,10 @@ pub const SHORT_TERM: &str = "short-term";
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentWrites {
-    /// Stored and searchable at once.
+    // Stored and searchable at once.
     #[default]
     Write,
-    /// Stored as a proposal, left out of answers until a person approves it.
+    // Stored as a proposal, left out of answers until a person approves it.
     Propose,
 }
 

@@ -277,8 +277,9 @@ fn render(
             front.insert(key.clone(), value.clone());
         }
     }
-    front.remove(AUTHOR);
-    front.remove(REVIEW);
+    // Taken out keeping the other keys' order: each version names its own author last.
+    front.shift_remove(AUTHOR);
+    front.shift_remove(REVIEW);
     if let Some(author) = &by.author {
         front.insert(AUTHOR.into(), author.clone());
     }

@@ -248,7 +248,10 @@ pub(crate) fn add_entry(
     }
     let mut ops = Vec::new();
     // An agent's proposal supersedes nothing until it is approved: the approval does.
-    let proposed = config.review.proposes(author.as_ref().map(|a| a.surface.as_str()), Some(ns_name));
+    // A session's record is tmws' own account of what the session did, not an agent's
+    // claim: it is never held back.
+    let proposed = session.is_none()
+        && config.review.proposes(author.as_ref().map(|a| a.surface.as_str()), Some(ns_name));
     let superseded = if proposed {
         None
     } else {
