@@ -169,9 +169,7 @@ impl ReviewConfig {
     /// a workspace entry) is a proposal: only under `agents = "propose"`, never a person's
     /// command line, and never the short-term namespace, an agent's working notes.
     pub fn proposes(&self, surface: Option<&str>, namespace: Option<&str>) -> bool {
-        self.agents == AgentWrites::Propose
-            && surface.is_some_and(|s| s != "cli")
-            && namespace != Some(SHORT_TERM)
+        self.agents == AgentWrites::Propose && surface.is_some_and(|s| s != "cli") && namespace != Some(SHORT_TERM)
     }
 }
 

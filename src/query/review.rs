@@ -260,7 +260,13 @@ pub fn reject(engine: &Engine, ids: &[String], by: &Reviewer) -> Result<Settled>
     settle(engine, ids, Decision::Reject, &Supersede::default(), by)
 }
 
-fn settle(engine: &Engine, ids: &[String], decision: Decision, supersede: &Supersede, by: &Reviewer) -> Result<Settled> {
+fn settle(
+    engine: &Engine,
+    ids: &[String],
+    decision: Decision,
+    supersede: &Supersede,
+    by: &Reviewer,
+) -> Result<Settled> {
     if ids.is_empty() {
         return Err(Error::Usage("name at least one proposal (an id from `tmws review`)".into()));
     }
@@ -317,7 +323,8 @@ fn settle_memory(
     let mut superseded = Vec::new();
     match decision {
         Decision::Approve => {
-            let mut old: Vec<String> = entry.key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone()).into_iter().collect();
+            let mut old: Vec<String> =
+                entry.key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone()).into_iter().collect();
             old.extend(supersede.ids.iter().map(|s| s.trim().to_owned()));
             if supersede.similar {
                 old.extend(p.similar_to.iter().map(|s| s.id.clone()));
@@ -327,7 +334,10 @@ fn settle_memory(
                     continue;
                 }
                 if fold.live.get(&id).is_none_or(|e| e.expired(&at) || e.proposed) {
-                    return Err(Error::NotFound(format!("no live memory `{}` in {ns} to supersede", super::api::preview(&id))));
+                    return Err(Error::NotFound(format!(
+                        "no live memory `{}` in {ns} to supersede",
+                        super::api::preview(&id)
+                    )));
                 }
                 superseded.push(id);
             }
@@ -366,7 +376,10 @@ fn approve_entry(root: &Path, rel: &str) -> Result<()> {
         if bare.trim_start_matches('\u{feff}') == "---" {
             fences += 1;
         }
-        if fences == 1 && !taken && bare.strip_prefix("review:").is_some_and(|v| v.trim().trim_matches(['"', '\'']) == PROPOSED) {
+        if fences == 1
+            && !taken
+            && bare.strip_prefix("review:").is_some_and(|v| v.trim().trim_matches(['"', '\'']) == PROPOSED)
+        {
             taken = true;
             continue;
         }

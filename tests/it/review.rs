@@ -81,9 +81,10 @@ fn an_agents_memory_is_invisible_until_a_person_approves_it_then_found() {
     assert!(recalled(&root, "invoice exporter CSV semicolons").contains(&id));
     assert_eq!(proposals(&root), Vec::<Value>::new());
     super::util::eventually("the approved memory found by the running server", || {
-        let v: Value =
-            serde_json::from_str(mcp.call("memory_search", json!({"query": "invoice exporter", "format": "json"})).text())
-                .unwrap();
+        let v: Value = serde_json::from_str(
+            mcp.call("memory_search", json!({"query": "invoice exporter", "format": "json"})).text(),
+        )
+        .unwrap();
         if v["results"][0]["id"] == id.as_str() { Ok(()) } else { Err(v) }
     });
     // Approving again is refused: it is no proposal any more.
@@ -98,8 +99,11 @@ fn a_rejected_proposal_is_deleted_and_never_found() {
     let root = TestRoot::new().file(".tmws/config.toml", PROPOSE);
     let mcp = Mcp::start(root.path());
     let added = yaml(
-        mcp.call("memory_add", json!({"content": "Deploys are frozen on Fridays after noon", "namespace": "long-term"}))
-            .text(),
+        mcp.call(
+            "memory_add",
+            json!({"content": "Deploys are frozen on Fridays after noon", "namespace": "long-term"}),
+        )
+        .text(),
     )
     .unwrap();
     let id = added["id"].as_str().unwrap().to_owned();
@@ -111,7 +115,11 @@ fn a_rejected_proposal_is_deleted_and_never_found() {
     assert_eq!((&log[n - 2]["op"], &log[n - 2]["decision"]), (&json!("review"), &json!("reject")));
     assert_eq!((&log[n - 1]["op"], &log[n - 1]["id"]), (&json!("delete"), &json!(id)));
     assert_eq!(proposals(&root), Vec::<Value>::new());
+    // Not found, nor quoted by the record of the session that proposed it.
     assert_eq!(found(&root, "deploys frozen fridays"), Vec::<String>::new());
+    for record in log.iter().filter(|o| o["kind"] == "session") {
+        assert!(!record["content"].as_str().unwrap().contains("Deploys"), "{record}");
+    }
     assert_eq!(root.run(&["memory", "get", &id]).code, 1);
 }
 
@@ -128,15 +136,19 @@ fn the_persons_writes_and_agents_short_term_notes_are_never_proposals() {
     assert!(found(&root, "backups nightly").contains(&mine["id"].as_str().unwrap().to_owned()));
     assert!(found(&root, "backup cron job").contains(&note["id"].as_str().unwrap().to_owned()));
     assert_eq!(proposals(&root), Vec::<Value>::new());
-    let add = ops(&root, "long-term").pop().unwrap();
+    let add = ops(&root, "long-term").into_iter().find(|o| o["id"] == mine["id"]).unwrap();
     assert_eq!((add.get("review"), &add["author"]), (None, &json!({"surface": "cli"})));
+    // The session's record the server wrote as it stopped is tmws' own account: no proposal.
+    let record = ops(&root, "long-term").into_iter().find(|o| o["kind"] == "session").unwrap();
+    assert_eq!((record.get("review"), &record["author"]["surface"]), (None, &json!("mcp")));
 }
 
 #[test]
 fn a_write_over_http_is_a_proposal() {
     let root = TestRoot::new().file(".tmws/config.toml", PROPOSE);
     let serve = Serve::start(root.path(), None);
-    let body = json!({"content": "The load balancer drains nodes for 30 seconds", "namespace": "long-term", "format": "json"});
+    let body =
+        json!({"content": "The load balancer drains nodes for 30 seconds", "namespace": "long-term", "format": "json"});
     let r = serve
         .rt
         .block_on(serve.http.post(format!("{}/memory", serve.url)).bearer_auth(&serve.token).json(&body).send())

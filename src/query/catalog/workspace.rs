@@ -385,7 +385,11 @@ impl Typed for EntryWrite {
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
+    /// A proposal is left out of the session's record, as a proposed memory is.
     fn note(&self, _req: &EntryWriteRequest, answer: &write::EntryWritten, activity: &mut Activity) {
+        if answer.proposed {
+            return;
+        }
         activity.entries.push(answer.ref_id.clone());
     }
 }

@@ -250,13 +250,10 @@ pub(crate) fn add_entry(
     // An agent's proposal supersedes nothing until it is approved: the approval does.
     // A session's record is tmws' own account of what the session did, not an agent's
     // claim: it is never held back.
-    let proposed = session.is_none()
-        && config.review.proposes(author.as_ref().map(|a| a.surface.as_str()), Some(ns_name));
-    let superseded = if proposed {
-        None
-    } else {
-        key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone())
-    };
+    let proposed =
+        session.is_none() && config.review.proposes(author.as_ref().map(|a| a.surface.as_str()), Some(ns_name));
+    let superseded =
+        if proposed { None } else { key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone()) };
     if let Some(old) = &superseded {
         ops.push(fold.tombstone(old, &at));
     }

@@ -55,8 +55,11 @@ pub(super) fn review(cli: &Cli, cmd: Option<&ReviewCommand>, out: &mut impl Writ
     } else {
         for s in &settled.settled {
             let verb = if s.decision == "approve" { "approved" } else { "rejected" };
-            let also =
-                if s.superseded.is_empty() { String::new() } else { format!(" (superseded {})", s.superseded.join(", ")) };
+            let also = if s.superseded.is_empty() {
+                String::new()
+            } else {
+                format!(" (superseded {})", s.superseded.join(", "))
+            };
             writeln!(out, "{verb} {}{also}", esc(&s.id))?;
         }
     }
