@@ -130,18 +130,46 @@ impl Default for SemanticConfig {
     }
 }
 
-/// What people review of what agents write.
+/// What people review of what agents write (docs/review.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReviewConfig {
+    /// What agents' writes become: `write` (stored as they come) or `propose` (long-term
+    /// memories and workspace entries written through MCP, HTTP or a hook wait for a
+    /// person's `tmws review approve` before any answer shows them).
+    #[schemars(with = "String")]
+    pub agents: AgentWrites,
     /// How close in meaning (cosine, 0.5–1) a new memory must be to a live one for
     /// `memory_add` to name it in `similar_to`.
     pub duplicate_similarity: f64,
 }
 
+/// The namespace of an agent's working notes, which review never holds back.
+pub const SHORT_TERM: &str = "short-term";
+
+/// What an agent's write becomes (`review.agents`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentWrites {
+    // Stored and searchable at once.
+    #[default]
+    Write,
+    // Stored as a proposal, left out of answers until a person approves it.
+    Propose,
+}
+
 impl Default for ReviewConfig {
     fn default() -> Self {
-        ReviewConfig { duplicate_similarity: limits::DUPLICATE_SIMILARITY.default }
+        ReviewConfig { agents: AgentWrites::Write, duplicate_similarity: limits::DUPLICATE_SIMILARITY.default }
+    }
+}
+
+impl ReviewConfig {
+    /// Whether a write through `surface` (`cli`, `mcp`, `http`, `hook`) to `namespace` (None:
+    /// a workspace entry) is a proposal: only under `agents = "propose"`, never a person's
+    /// command line, and never the short-term namespace, an agent's working notes.
+    pub fn proposes(&self, surface: Option<&str>, namespace: Option<&str>) -> bool {
+        self.agents == AgentWrites::Propose && surface.is_some_and(|s| s != "cli") && namespace != Some(SHORT_TERM)
     }
 }
 

@@ -218,8 +218,12 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # [semantic]
 # model = "builtin"
 
-# memory_add names a live memory this close in meaning (cosine) in `similar_to`.
+# Review of what agents write: "write" stores it at once; "propose" keeps long-term
+# memories and entries written through MCP, HTTP or hooks out of answers until
+# `tmws review approve`. memory_add names a live memory this close in meaning (cosine)
+# in `similar_to`.
 # [review]
+# agents = "write"
 # duplicate_similarity = 0.92
 
 # Briefings through agent hooks (`tmws hooks install CLIENT`): characters per event,

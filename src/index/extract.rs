@@ -65,6 +65,13 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
     };
     let mut doc = markdown::parse(bytes);
     let fm = doc.front_matter();
+    // An entry an agent proposed is not searchable until a person approves it
+    // (docs/review.md); `check` still reads it.
+    if matches!(doc_kind, DocKind::Entry | DocKind::Overview)
+        && fm.extra.get("review").and_then(serde_json::Value::as_str).is_some_and(|r| r.trim() == "proposed")
+    {
+        return (Vec::new(), std::mem::take(&mut doc.diagnostics));
+    }
     let diagnostics = std::mem::take(&mut doc.diagnostics);
     let mut flags = Vec::new();
     match doc.state {

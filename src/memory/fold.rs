@@ -24,7 +24,7 @@
 
 use std::collections::BTreeMap;
 
-use super::op::{Git, Kind, Op, Set};
+use super::op::{Decision, Git, Kind, Op, Set};
 use crate::model::Diagnostic;
 use crate::parse::jsonl::{self, complete};
 use crate::parse::time::normalise_time;
@@ -56,9 +56,21 @@ pub struct Entry {
     pub record: Option<Record>,
     /// The code it cites, as its latest op gave it.
     pub cites: Option<Vec<super::cite::Cite>>,
+    /// A proposal no `review` op has approved yet (docs/review.md).
+    pub proposed: bool,
 }
 
 impl Entry {
+    /// Takes the approval at line `line`: it is live like any other entry from now on.
+    fn approve(&mut self, line: usize) {
+        self.proposed = false;
+        self.later.push(line);
+        self.later.sort_unstable();
+        if let Some(rec) = &mut self.record {
+            rec.add.review = None;
+        }
+    }
+
     /// Whether it has expired at `now` (RFC 3339 UTC with `Z`).
     pub fn expired(&self, now: &str) -> bool {
         self.expires_at.as_deref().is_some_and(|e| e <= now)
@@ -99,6 +111,8 @@ pub struct Fold {
     first_expiry: Option<String>,
     /// Keep each entry's whole record (the index needs it; the writer does not).
     keep_records: bool,
+    /// The latest approval of each id (its time and line), for an `add` a merge put after it.
+    approvals: BTreeMap<String, (String, usize)>,
 }
 
 /// A `delete` that kills every `add` of its id made before it.
@@ -269,6 +283,14 @@ impl Fold {
                 if self.keep_records {
                     entry.record = Some(Record { add: op.clone(), updated_at: None });
                 }
+                // An approval made after the proposal holds wherever a merge put its line.
+                entry.proposed = op.is_proposed();
+                if entry.proposed
+                    && let Some((_, approved)) = self.approvals.get(&id).filter(|(a, _)| *a >= entry.at)
+                {
+                    entry.approve(*approved);
+                    self.live_lines += 1;
+                }
                 entry.key_line = line;
                 self.note_expiry(entry.expires_at.as_ref());
                 self.live_lines += 1;
@@ -319,6 +341,20 @@ impl Fold {
                 }
                 let expiry = entry.expires_at.clone();
                 self.note_expiry(expiry.as_ref());
+            }
+            Kind::Review => {
+                let at = op_at.unwrap_or_default();
+                if op.decision == Some(Decision::Approve) && self.approvals.get(&id).is_none_or(|(a, _)| *a <= at) {
+                    self.approvals.insert(id.clone(), (at.clone(), line));
+                }
+                let Some(entry) = self.live.get_mut(&id).filter(|e| e.at <= at) else { return };
+                match op.decision {
+                    Some(Decision::Approve) if entry.proposed => entry.approve(line),
+                    // A rejection is followed by the `delete` that kills the entry; until
+                    // then its line is the entry's, as an update's would be.
+                    _ => entry.later.push(line),
+                }
+                self.live_lines += 1;
             }
             Kind::Link => {
                 let Some(entry) = self.live.get_mut(&id) else { return };
@@ -373,15 +409,16 @@ impl Fold {
         }
     }
 
-    /// The live entry with this key at `now`: of those holding it and not expired, the
-    /// one that took it last.
+    /// The live entry with this key at `now`: of those holding it, not expired and not
+    /// waiting for review, the one that took it last (a proposal supersedes it only once
+    /// approved).
     pub fn by_key(&self, key: &str, now: &str) -> Option<(&String, &Entry)> {
         self.holders
             .get(key)?
             .values()
             .rev()
             .filter_map(|id| self.live.get_key_value(id))
-            .find(|(_, e)| !e.expired(now))
+            .find(|(_, e)| !e.expired(now) && !e.proposed)
     }
 
     /// Lines that hold nothing live at `now` and that compaction removes: deleted,
@@ -565,8 +602,10 @@ impl Fold {
         entries.into_iter().filter_map(move |(at, later)| {
             let mut rec = Record { add: op(at)?, updated_at: None };
             for update in later.into_iter().filter_map(&op) {
-                if let (Kind::Update, Some(set)) = (update.op, update.set.as_deref()) {
-                    rec.update(set, update.at.as_deref());
+                match (update.op, update.set.as_deref()) {
+                    (Kind::Update, Some(set)) => rec.update(set, update.at.as_deref()),
+                    (Kind::Review, _) if update.decision == Some(Decision::Approve) => rec.add.review = None,
+                    _ => {}
                 }
             }
             Some(rec)
@@ -594,6 +633,71 @@ mod tests {
 
     fn add(id: &str, at: &str) -> String {
         format!("{{\"op\":\"add\",\"id\":\"{id}\",\"at\":\"{at}\",\"content\":\"c\",\"summary\":\"s {id}\"}}\n")
+    }
+
+    fn proposal(id: &str, at: &str, key: &str) -> String {
+        format!(
+            "{{\"op\":\"add\",\"id\":\"{id}\",\"at\":\"{at}\",\"key\":\"{key}\",\"content\":\"c\",\"summary\":\"s\",\"review\":\"proposed\"}}\n"
+        )
+    }
+
+    fn review(id: &str, at: &str, decision: &str) -> String {
+        format!("{{\"op\":\"review\",\"id\":\"{id}\",\"at\":\"{at}\",\"decision\":\"{decision}\",\"by\":\"human\"}}\n")
+    }
+
+    #[test]
+    fn a_proposal_is_live_but_proposed_until_an_approval_in_any_line_order() {
+        let (t1, t2, now) = ("2026-11-22T10:00:00Z", "2026-11-22T11:00:00Z", "2026-11-22T12:00:00Z");
+        let held = add("m_old", "2026-11-22T09:00:00Z").replace("\"summary\"", "\"key\":\"k\",\"summary\"");
+        let log = [held.clone(), proposal("m_new", t1, "k")].concat();
+        let fold = Fold::of(log.as_bytes(), true);
+        assert!(fold.live["m_new"].proposed);
+        assert!(fold.live["m_new"].record.as_ref().unwrap().add.is_proposed());
+        // A proposal holds its key only once approved: the live holder stays the one found.
+        assert_eq!(fold.by_key("k", now).map(|(id, _)| id.as_str()), Some("m_old"));
+
+        // Approved, in either order of the lines (a union merge may put the approval first).
+        for log in [
+            [held.clone(), proposal("m_new", t1, "k"), review("m_new", t2, "approve")].concat(),
+            [held.clone(), review("m_new", t2, "approve"), proposal("m_new", t1, "k")].concat(),
+        ] {
+            let fold = Fold::of(log.as_bytes(), true);
+            let e = &fold.live["m_new"];
+            assert!(!e.proposed, "{log}");
+            assert!(!e.record.as_ref().unwrap().add.is_proposed());
+            assert_eq!(e.lines(), 2, "the approval is one of its lines, kept by compaction");
+            assert_eq!(fold.by_key("k", now).map(|(id, _)| id.as_str()), Some("m_new"));
+            let records: Vec<Record> = fold.records(log.as_bytes()).collect();
+            assert!(records.iter().all(|r| !r.add.is_proposed()), "{records:?}");
+            let (keep, compacted) = fold.clone().compacted(now);
+            assert_eq!(keep.len(), 3);
+            assert!(!compacted.live["m_new"].proposed);
+        }
+        // An approval older than the proposal (a new incarnation of its id) does not hold.
+        let log = [review("m_new", t1, "approve"), proposal("m_new", t2, "k")].concat();
+        assert!(Fold::of(log.as_bytes(), false).live["m_new"].proposed);
+
+        // Rejected: the `review` line and the `delete` written with it leave nothing live.
+        let log = [
+            proposal("m_new", t1, "k"),
+            review("m_new", t2, "reject"),
+            format!("{{\"op\":\"delete\",\"id\":\"m_new\",\"at\":\"{t2}\"}}\n"),
+        ]
+        .concat();
+        let fold = Fold::of(log.as_bytes(), false);
+        assert!(fold.live.is_empty());
+        assert_eq!(fold.dead_lines(now), 2, "the tombstone is kept");
+    }
+
+    #[test]
+    fn a_review_op_reads_and_writes_back_byte_for_byte() {
+        let line = r#"{"op":"review","id":"m_3fa9c1d2e4b5","at":"2026-11-22T10:00:00Z","author":{"surface":"cli"},"decision":"approve","by":"human","supersedes":["m_000000000001"]}"#;
+        let op = Op::read(line).unwrap().unwrap();
+        assert_eq!((op.op, op.decision, op.by.as_deref()), (Kind::Review, Some(Decision::Approve), Some("human")));
+        assert!(op.missing().is_empty());
+        assert_eq!(op.line(), line);
+        let skipped = Op::read(r#"{"op":"review","id":"m_1","at":"2026-11-22T10:00:00Z","decision":"maybe"}"#);
+        assert_eq!(skipped.unwrap().unwrap_err().field.as_deref(), Some("decision"));
     }
 
     #[test]

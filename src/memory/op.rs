@@ -26,7 +26,8 @@ use crate::parse::time::is_time;
 
 /// What an op does to the entry it names: `add` an entry (or a new incarnation of its id),
 /// `delete` it (with a time: a tombstone that kills every `add` of its id made before),
-/// `update` fields of a live entry (`set`), `link` a live entry to a commit.
+/// `update` fields of a live entry (`set`), `link` a live entry to a commit, `review` settle
+/// a proposal (an entry an agent wrote while review is on: docs/review.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
@@ -34,7 +35,30 @@ pub enum Kind {
     Delete,
     Update,
     Link,
+    Review,
 }
+
+/// What a person decided of a proposal: `approve` makes it live like any other entry,
+/// `reject` deletes it (a `delete` op is written with the `review` op).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Approve,
+    Reject,
+}
+
+impl Decision {
+    /// Its name as the log writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Approve => "approve",
+            Decision::Reject => "reject",
+        }
+    }
+}
+
+/// The `review` value of an `add` that is a proposal.
+pub const PROPOSED: &str = "proposed";
 
 /// One line of a memory log (`.tmws/memory/{namespace}.jsonl`): an op on one entry. An
 /// `add` carries the entry; `delete`, `update` and `link` name it by `id`.
@@ -95,6 +119,20 @@ pub struct Op {
     /// How it was written: tmws' surface and the client (filled by tmws, never by a caller).
     #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
     pub author: Option<Author>,
+    /// `proposed` on an `add` an agent wrote while review is on (docs/review.md): left out of
+    /// every answer until a `review` op approves it.
+    #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
+    /// What a `review` op decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    /// Who decided a `review` op: the person's name as tmws knows it (`human` at the command
+    /// line).
+    #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The live entries an approval superseded (each deleted by a `delete` op written with it).
+    #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<Vec<String>>,
     /// A problem entry's problem (`kind: problem`).
     #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
@@ -210,11 +248,12 @@ pub struct Author {
 
 /// The fields an op of each kind is incomplete without, besides `op` and `id`: tmws always
 /// writes them; a line without one is read all the same, and `check` warns about it.
-const WRITTEN: [(Kind, &[&str]); 4] = [
+const WRITTEN: [(Kind, &[&str]); 5] = [
     (Kind::Add, &["at", "ns", "content", "summary", "expires_at", "hash"]),
     (Kind::Delete, &["at"]),
     (Kind::Update, &["at", "set"]),
     (Kind::Link, &["at", "commit"]),
+    (Kind::Review, &["at", "decision"]),
 ];
 
 /// Why a line that is a JSON object is not an op the fold takes.
@@ -241,6 +280,11 @@ pub fn skipped(line: usize, text: &str, skip: &Skip) -> Diagnostic {
 }
 
 impl Op {
+    /// Whether this `add` is a proposal waiting for a person's review.
+    pub fn is_proposed(&self) -> bool {
+        self.review.as_deref().is_some_and(|r| r.trim() == PROPOSED)
+    }
+
     /// An op of `kind` on entry `id`, with no other field.
     pub fn new(kind: Kind, id: impl Into<String>) -> Op {
         Op {
@@ -260,6 +304,10 @@ impl Op {
             git: None,
             session: None,
             author: None,
+            review: None,
+            decision: None,
+            by: None,
+            supersedes: None,
             problem: None,
             solution: None,
             outcome: None,
@@ -308,6 +356,9 @@ impl Op {
                 return Some(Skip::at(name, must(name, false)));
             }
         }
+        if self.op == Kind::Review && self.decision.is_none() {
+            return Some(Skip::at("decision", must("decision", false)));
+        }
         if self.op == Kind::Link && self.commit.as_deref().is_some_and(|c| c.trim().is_empty()) {
             return Some(Skip::at("commit", "a `link` needs a non-empty `commit`".into()));
         }
@@ -339,6 +390,7 @@ impl Op {
                 "hash" => self.hash.is_none(),
                 "set" => self.set.is_none(),
                 "commit" => self.commit.is_none(),
+                "decision" => self.decision.is_none(),
                 _ => false,
             })
             .collect()
@@ -508,8 +560,8 @@ mod tests {
             (r#"{"op":"add","id":"m_1","at":"yesterday"}"#, Some("at"), &format!("`at` {time}")),
             (r#"{"op":"add","id":"m_1","at":5,"content":"c"}"#, Some("at"), &format!("`at` {time}")),
             (r#"{"op":"add","id":"m_1","expires_at":"soon"}"#, Some("expires_at"), &format!("`expires_at` {time}")),
-            (r#"{"op":"merge","id":"x"}"#, Some("op"), "`op` must be one of add, delete, update, link"),
-            (r#"{"op":1,"id":"x"}"#, Some("op"), "`op` must be one of add, delete, update, link"),
+            (r#"{"op":"merge","id":"x"}"#, Some("op"), "`op` must be one of add, delete, update, link, review"),
+            (r#"{"op":1,"id":"x"}"#, Some("op"), "`op` must be one of add, delete, update, link, review"),
             (r#"{"id":"x"}"#, None, "`op` is missing"),
             (r#"{"op":"add"}"#, None, "`id` must be a non-empty string"),
             (r#"{"op":"delete","id":5}"#, Some("id"), "`id` must be a non-empty string"),

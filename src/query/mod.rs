@@ -28,6 +28,7 @@ pub mod read;
 pub mod recall;
 
 pub mod registry;
+pub mod review;
 pub mod session;
 pub mod tools;
 pub mod trust;

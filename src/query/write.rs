@@ -22,7 +22,11 @@ use crate::parse::markdown;
 use crate::store;
 
 /// Held while an entry is compared and written.
-const LOCK: &str = ".tmws/cache/locks/entries.lock";
+pub(crate) const LOCK: &str = ".tmws/cache/locks/entries.lock";
+/// The front-matter keys only tmws writes: who wrote the file, and whether it waits for
+/// review.
+const AUTHOR: &str = "author";
+const REVIEW: &str = "review";
 /// The longest file name stem made from a name, before the date.
 const MAX_KEBAB: usize = 60;
 
@@ -42,6 +46,10 @@ pub struct EntryWritten {
     /// What `tmws check` warns about in the file (it was written anyway).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Whether it was written as a proposal (`[review] agents = "propose"`, docs/review.md):
+    /// search and context leave it out until a person approves it with `tmws review approve`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub proposed: bool,
 }
 
 impl super::Answer for EntryWritten {}
@@ -57,8 +65,16 @@ struct Place {
     topic: Option<String>,
 }
 
-/// Writes the entry `req` describes below `root`, dated `today`.
-pub(crate) fn write(root: &Path, req: &EntryWriteRequest, today: chrono::NaiveDate) -> Result<EntryWritten> {
+/// Who writes an entry, as tmws knows it (never as the caller says): the session's
+/// `author` (`{surface, client}`), and whether the write is a proposal (docs/review.md).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct By {
+    pub author: Option<Value>,
+    pub proposed: bool,
+}
+
+/// Writes the entry `req` describes below `root`, dated `today`, by `by`.
+pub(crate) fn write(root: &Path, req: &EntryWriteRequest, today: chrono::NaiveDate, by: &By) -> Result<EntryWritten> {
     let place = place(root, req)?;
     let _lock = store::FileLock::exclusive(root, &root.join(LOCK))?;
     let (rel, old) = match &req.ref_id {
@@ -88,7 +104,7 @@ expected_hash",
             (rel, None)
         }
     };
-    let (text, redacted) = render(req, &place, old.as_deref(), today);
+    let (text, redacted) = render(req, &place, old.as_deref(), today, by);
     let diags = crate::check::check_text(root, &rel, text.as_bytes());
     let errors: Vec<String> =
         diags.iter().filter(|d| d.severity == Severity::Error).map(|d| finding(d, req.body.is_some())).collect();
@@ -104,6 +120,7 @@ expected_hash",
         hash: hash_of(text.as_bytes()),
         redacted,
         warnings,
+        proposed: by.proposed,
     })
 }
 
@@ -225,7 +242,15 @@ fn existing(root: &Path, ref_id: &str, place: &Place) -> Result<String> {
 /// The file's text and how many secrets were redacted from it. A change keeps the fields
 /// of the old front-matter it does not name and sets `updated`; a new entry gets `created`
 /// (and a plan `status: new`) unless the fields say otherwise.
-fn render(req: &EntryWriteRequest, place: &Place, old: Option<&[u8]>, today: chrono::NaiveDate) -> (String, usize) {
+/// `author` and `review` are tmws' to write: whatever the fields or the old file say, the
+/// file says who wrote this version, and `review: proposed` when it is a proposal.
+fn render(
+    req: &EntryWriteRequest,
+    place: &Place,
+    old: Option<&[u8]>,
+    today: chrono::NaiveDate,
+    by: &By,
+) -> (String, usize) {
     let date = today.format("%Y-%m-%d").to_string();
     let old_doc = old.map(markdown::parse);
     let mut front: Map<String, Value> = match old_doc.as_ref().and_then(|d| d.mapping()).map(|m| m.to_json()) {
@@ -251,6 +276,15 @@ fn render(req: &EntryWriteRequest, place: &Place, old: Option<&[u8]>, today: chr
         } else {
             front.insert(key.clone(), value.clone());
         }
+    }
+    // Taken out keeping the other keys' order: each version names its own author last.
+    front.shift_remove(AUTHOR);
+    front.shift_remove(REVIEW);
+    if let Some(author) = &by.author {
+        front.insert(AUTHOR.into(), author.clone());
+    }
+    if by.proposed {
+        front.insert(REVIEW.into(), Value::from(crate::memory::op::PROPOSED));
     }
     let mut front = Value::Object(front);
     let mut redacted = crate::redact::redact_value(&mut front);

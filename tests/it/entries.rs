@@ -74,13 +74,13 @@ fn the_readme_worked_example_makes_a_valid_workspace_from_an_empty_folder() {
         root.read(&format!("resources/workspaces/acme/backend/_plans/{date}-move-billing-to-the-queue.md")),
         format!(
             "---\nname: Move billing to the queue\ndescription: Billing jobs leave cron for the job queue.\nstatus: \
-in_progress\ncreated: {}\n---\n\n## Goal\n\n## Steps\n\n- [ ] \n",
+in_progress\ncreated: {}\nauthor:\n  surface: cli\n---\n\n## Goal\n\n## Steps\n\n- [ ] \n",
             today().format("%Y-%m-%d")
         )
     );
     assert_eq!(
         root.read("resources/workspaces/acme/OVERVIEW.md"),
-        "---\nname: Acme\ndescription: \"Everything the Acme team's agents should know first.\"\n---\n"
+        "---\nname: Acme\ndescription: \"Everything the Acme team's agents should know first.\"\nauthor:\n  surface: cli\n---\n"
     );
     let lesson = root.read(&format!("resources/workspaces/acme/_lessons/{date}-retries-need-jitter.md"));
     assert!(lesson.contains("\ncategory: reliability\n"), "{lesson}");
@@ -213,7 +213,7 @@ fn a_change_needs_the_hash_of_what_it_changes_and_keeps_what_it_does_not_name() 
         root.read(&path),
         format!(
             "---\nname: Use Postgres everywhere\ndescription: \"Why, again.\"\ncreated: {date}\ntags:\n  - db\n\
-updated: {date}\n---\n\nWe chose Postgres, and pgbouncer.\n"
+updated: {date}\nauthor:\n  surface: cli\n---\n\nWe chose Postgres, and pgbouncer.\n"
         ),
         "the body and the fields it did not name are kept; owner=null removed owner"
     );

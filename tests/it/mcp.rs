@@ -220,7 +220,8 @@ fn an_agent_writes_valid_entries_and_is_refused_invalid_or_stale_ones() {
     assert_eq!(
         root.read(&format!("resources/workspaces/shop/_plans/{day}-refunds.md")),
         format!(
-            "---\nname: Refunds\ndescription: Said in one line.\nstatus: in_progress\ncreated: {ymd}\n---\n\nWhy and how.\n"
+            "---\nname: Refunds\ndescription: Said in one line.\nstatus: in_progress\ncreated: {ymd}\nauthor:\n  \
+surface: mcp\n  client: test-agent\n---\n\nWhy and how.\n"
         )
     );
     let check = root.run(&["check"]);

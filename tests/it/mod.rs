@@ -37,6 +37,7 @@ mod real_clients;
 mod recall;
 mod redaction;
 mod registry;
+mod review;
 mod secrets;
 mod serve;
 mod surfaces;

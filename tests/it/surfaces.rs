@@ -370,6 +370,10 @@ fn normalise(a: Answer) -> Answer {
     match a {
         Answer::Ok(t) => {
             let t = re.replace_all(&t, "<time>");
+            // A written entry names its author in its front-matter, so the hash of the file
+            // differs by the surface that wrote it.
+            let written = regex::Regex::new(r"(?m)^hash: [0-9a-f]{64}$").unwrap();
+            let t = if t.contains("\naction: ") { written.replace_all(&t, "hash: <hash>") } else { t };
             Answer::Ok(who.replace_all(&t, "$1$2: <who>").into_owned())
         }
         e => e,

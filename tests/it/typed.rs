@@ -25,6 +25,7 @@ fn more_calls() -> Vec<(&'static str, Value)> {
         ("session_record", json!({})),
         ("trust_verify", json!({"agent": "writer-bot", "success": true, "evidence": "its tests pass"})),
         ("trust_show", json!({})),
+        ("review_list", json!({"format": "json"})),
         ("workspace_get_context", json!({"workspace": "devtools", "topics": ["*"], "max_chars": 300})),
         ("workspace_search", json!({"query": "connection pool", "max_chars": 100})),
         ("memory_clear", json!({"namespace": "short-term", "confirm": true})),

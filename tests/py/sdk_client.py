@@ -83,6 +83,7 @@ async def exercise(session, head):
         "memory_clear": {"namespace": "short-term", "confirm": True},
         "trust_verify": {"agent": "writer-bot", "success": True, "evidence": "its tests pass", "format": "json"},
         "trust_show": {"format": "json"},
+        "review_list": {"format": "json"},
     }
     report["calls"] = {}
     for name, args in calls.items():

@@ -52,6 +52,7 @@ CALLS = [
     ("memory_clear", {"namespace": "short-term", "confirm": True}),
     ("trust_verify", {"agent": "writer-bot", "success": True, "evidence": "its tests pass"}),
     ("trust_show", {}),
+    ("review_list", {}),
 ]
 
 HOSTILE = [

@@ -95,7 +95,12 @@ impl Typed for MemoryAdd {
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
+    /// A proposal is left out of the session's record, which is searchable at once: its
+    /// summary there would show what review holds back.
     fn note(&self, req: &MemoryAddRequest, answer: &AddAnswer, activity: &mut Activity) {
+        if answer.proposed {
+            return;
+        }
         let kind = if req.problem.is_some() { "problem" } else { req.kind.as_deref().unwrap_or("note") };
         let kind = crate::redact::redact(kind).text;
         activity.memories.push((answer.id.clone(), kind, answer.summary.clone()));
@@ -278,7 +283,8 @@ impl Typed for MemoryDelete {
         let engine = cx.engine;
         let max = req.validate(engine.config())?;
         let (index, stale) = engine.fresh()?;
-        let mut answer = memory::delete(engine.root(), engine.config(), &index, &req.id)?;
+        let author = serde_json::from_value(cx.session.author()).ok();
+        let mut answer = memory::delete(engine.root(), engine.config(), &index, &req.id, author)?;
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }

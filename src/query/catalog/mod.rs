@@ -11,6 +11,7 @@
 
 mod agents;
 mod memory;
+mod review;
 mod servers;
 mod workspace;
 
@@ -24,6 +25,7 @@ pub use self::agents::{SessionRecord, TrustShow, TrustVerify};
 pub use self::memory::{
     MemoryAdd, MemoryCleanup, MemoryClear, MemoryDelete, MemoryGet, MemoryList, MemorySearch, MemoryStats, MemoryVerify,
 };
+pub use self::review::ReviewList;
 pub use self::servers::{ToolCall, ToolDescribe, ToolSearch};
 pub use self::workspace::{Context, EntryWrite, Recall, Search, WorkspaceList, WorkspaceRead};
 use super::answer::{Answer, Reply};
@@ -395,6 +397,7 @@ pub static TOOLS: &[&dyn Tool] = &[
     &MemoryStats,
     &MemoryVerify,
     &Recall,
+    &ReviewList,
     &SessionRecord,
     &ToolCall,
     &ToolDescribe,

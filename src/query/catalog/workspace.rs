@@ -375,12 +375,21 @@ impl Typed for EntryWrite {
         let engine = cx.engine;
         let max = req.validate(engine.config())?;
         let commits = engine.commits();
-        let answer = write::write(engine.root(), req, chrono::Utc::now().date_naive())?;
+        let session = cx.session;
+        let by = write::By {
+            author: Some(session.author()),
+            proposed: engine.config().review.proposes(Some(session.surface()), None),
+        };
+        let answer = write::write(engine.root(), req, chrono::Utc::now().date_naive(), &by)?;
         engine.await_indexed(&answer.ref_id, commits);
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
+    /// A proposal is left out of the session's record, as a proposed memory is.
     fn note(&self, _req: &EntryWriteRequest, answer: &write::EntryWritten, activity: &mut Activity) {
+        if answer.proposed {
+            return;
+        }
         activity.entries.push(answer.ref_id.clone());
     }
 }

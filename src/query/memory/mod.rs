@@ -84,6 +84,10 @@ pub struct AddAnswer {
     /// perhaps the same thing said again, to update or delete instead.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub similar_to: Vec<String>,
+    /// Whether it was stored as a proposal (`[review] agents = "propose"`, docs/review.md): no
+    /// answer shows it until a person approves it with `tmws review approve`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub proposed: bool,
     /// The new memory's vector of meaning, to find `similar_to` with.
     #[serde(skip)]
     #[schemars(skip)]
@@ -230,18 +234,26 @@ pub(crate) fn add_entry(
             redacted,
             evicted: Vec::new(),
             similar_to: Vec::new(),
+            proposed: existing.proposed,
             meaning: None,
         };
         if !answer.updated.is_empty() {
             let mut update = Op::new(Kind::Update, id);
             update.at = Some(existing.at.as_str().max(at.as_str()).to_owned());
+            update.author = author;
             update.set = Some(Box::new(set));
             writer.append(&[update], config.memory.fsync)?;
         }
         return Ok(answer);
     }
     let mut ops = Vec::new();
-    let superseded = key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone());
+    // An agent's proposal supersedes nothing until it is approved: the approval does.
+    // A session's record is tmws' own account of what the session did, not an agent's
+    // claim: it is never held back.
+    let proposed =
+        session.is_none() && config.review.proposes(author.as_ref().map(|a| a.surface.as_str()), Some(ns_name));
+    let superseded =
+        if proposed { None } else { key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone()) };
     if let Some(old) = &superseded {
         ops.push(fold.tombstone(old, &at));
     }
@@ -272,6 +284,7 @@ pub(crate) fn add_entry(
         .map(|head| Git { branch: head.branch, commit: head.commit.map(|c| c.chars().take(12).collect()) });
     entry.session = session;
     entry.author = author;
+    entry.review = proposed.then(|| crate::memory::op::PROPOSED.to_owned());
     entry.cites = (!cites.is_empty()).then_some(cites);
     if let Some(p) = problem {
         entry.problem = Some(p.problem);
@@ -316,6 +329,7 @@ pub(crate) fn add_entry(
         redacted,
         evicted,
         similar_to: Vec::new(),
+        proposed,
         meaning,
     })
 }
@@ -643,7 +657,8 @@ fn cites_of(meta: Option<&Map<String, Value>>) -> Vec<String> {
 }
 
 /// `memory_delete`: appends a delete op to the entry's log.
-pub(crate) fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> Result<Deleted> {
+/// `author`: who deletes it, as the session's surface says (filled by tmws).
+pub(crate) fn delete(root: &Path, config: &Config, index: &Index, id: &str, author: Option<Author>) -> Result<Deleted> {
     let id = id.trim();
     let Some(item) = find(index, id)? else { return Err(Error::NotFound(format!("no memory `{id}`"))) };
     let ns =
@@ -653,7 +668,8 @@ pub(crate) fn delete(root: &Path, config: &Config, index: &Index, id: &str) -> R
     if writer.fold.live.get(id).is_none_or(|e| e.expired(&at)) {
         return Err(Error::NotFound(format!("no memory `{id}`")));
     }
-    let tombstone = writer.fold.tombstone(id, &at);
+    let mut tombstone = writer.fold.tombstone(id, &at);
+    tombstone.author = author;
     writer.append(&[tombstone], config.memory.fsync)?;
     compact_if_worth_it(&mut writer, config.memory.compact_garbage_ratio, &at)?;
     Ok(Deleted { id: id.to_owned(), namespace: ns.to_owned(), deleted: true, stale: false })

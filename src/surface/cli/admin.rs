@@ -1,10 +1,10 @@
-//! The commands that run or tend tmws itself: `trust`, `hooks`, `git-hook install` and
+//! The commands that run or tend tmws itself: `trust`, `review`, `hooks`, `git-hook install` and
 //! `serve` (`tmws mcp` goes straight to the MCP surface).
 
 use std::io::Write;
 
 use super::render::{esc, to_json};
-use super::{Cli, Failure, HooksCommand, TrustCommand, engine, root};
+use super::{Cli, Failure, HooksCommand, ReviewCommand, TrustCommand, engine, root};
 use crate::error::Error;
 use crate::layout::TOKEN_FILE;
 use crate::surface::http::{self, TokenSource};
@@ -29,6 +29,39 @@ pub(super) fn trust(cli: &Cli, cmd: &TrustCommand, out: &mut impl Write) -> Resu
             }
         }
         TrustCommand::Tool(t) => return super::query::tool(cli, t, out),
+    }
+    Ok(0)
+}
+
+/// `tmws review [list|approve|reject]`: the proposals agents wrote, settled by the person at
+/// this command line (`human`).
+pub(super) fn review(cli: &Cli, cmd: Option<&ReviewCommand>, out: &mut impl Write) -> Result<u8, Failure> {
+    use crate::query::review::{self, Reviewer, Supersede};
+    let by = Reviewer::person("cli");
+    let settled = match cmd {
+        Some(ReviewCommand::Tool(t)) => return super::query::tool(cli, t, out),
+        None => match super::tools::ToolCommand::<super::tools::Review>::first() {
+            Some(t) => return super::query::tool(cli, &t, out),
+            None => return Err(Error::Usage("no command lists proposals".into()).into()),
+        },
+        Some(ReviewCommand::Approve { ids, supersede, supersede_similar }) => {
+            let also = Supersede { ids: supersede.clone(), similar: *supersede_similar };
+            review::approve(&engine(cli)?, ids, &also, &by)?
+        }
+        Some(ReviewCommand::Reject { ids }) => review::reject(&engine(cli)?, ids, &by)?,
+    };
+    if cli.json {
+        writeln!(out, "{}", to_json(&settled))?;
+    } else {
+        for s in &settled.settled {
+            let verb = if s.decision == "approve" { "approved" } else { "rejected" };
+            let also = if s.superseded.is_empty() {
+                String::new()
+            } else {
+                format!(" (superseded {})", s.superseded.join(", "))
+            };
+            writeln!(out, "{verb} {}{also}", esc(&s.id))?;
+        }
     }
     Ok(0)
 }

@@ -1,4 +1,4 @@
-//! The subcommands of `tmws memory`, `registry`, `trust`, `hooks`, `git-hook` and `session`, and the
+//! The subcommands of `tmws memory`, `registry`, `trust`, `review`, `hooks`, `git-hook` and `session`, and the
 //! value lists of flags. The commands of a group that run a tool come from the tool table
 //! (`tools`); the others are declared here.
 
@@ -109,6 +109,36 @@ pub(super) enum TrustCommand {
     /// The commands that run a tool, from the tool table.
     #[command(flatten)]
     Tool(ToolCommand<tools::Trust>),
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum ReviewCommand {
+    /// Approve proposals: a memory becomes live (a `review` op in its log, with a `delete`
+    /// of each memory it supersedes: the one holding its key, and those named), an entry
+    /// loses `review: proposed` from its front-matter.
+    #[command(after_help = help::REVIEW_APPROVE)]
+    Approve {
+        /// The proposals: memory ids (`m_…`) or entries' paths, as `tmws review` lists them.
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+        /// Also supersede this live memory of the proposal's namespace (repeatable).
+        #[arg(long, value_name = "ID")]
+        supersede: Vec<String>,
+        /// Also supersede every live memory the listing names in `similar_to`.
+        #[arg(long)]
+        supersede_similar: bool,
+    },
+    /// Reject proposals: a memory is deleted (a `review` op and a `delete` in its log), an
+    /// entry's file is removed (git still has it).
+    #[command(after_help = help::REVIEW_REJECT)]
+    Reject {
+        /// The proposals: memory ids (`m_…`) or entries' paths, as `tmws review` lists them.
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+    },
+    /// The commands that run a tool, from the tool table.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Review>),
 }
 
 #[derive(Debug, Subcommand)]

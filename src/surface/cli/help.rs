@@ -93,6 +93,22 @@ Examples:
   tmws trust verify --agent claude-code --success --evidence \"cargo test passed\"
   tmws trust show";
 
+pub(super) const REVIEW: &str = "\
+Examples:
+  tmws review                                  what waits for review
+  tmws review approve m_3fa9c1d2e4b5
+  tmws review approve m_3fa9c1d2e4b5 --supersede-similar
+  tmws review reject resources/workspaces/acme/_decisions/261128-use-redis.md";
+
+pub(super) const REVIEW_APPROVE: &str = "\
+Examples:
+  tmws review approve m_3fa9c1d2e4b5 m_0a1b2c3d4e5f
+  tmws review approve m_3fa9c1d2e4b5 --supersede m_77aa00bb11cc";
+
+pub(super) const REVIEW_REJECT: &str = "\
+Examples:
+  tmws review reject m_3fa9c1d2e4b5";
+
 pub(super) const TRUST_VERIFY: &str = "\
 Examples:
   tmws trust verify --agent claude-code --success --evidence \"cargo test passed at abc1234\"

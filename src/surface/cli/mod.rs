@@ -28,7 +28,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use self::commands::{
     CheckFormat, ClientArg, GitHookCommand, HookClientArg, HooksCommand, MemoryCommand, OldHookCommand,
-    RegistryCommand, SessionCommand, TrustCommand,
+    RegistryCommand, ReviewCommand, SessionCommand, TrustCommand,
 };
 use self::render::{Paint, print_parse_error, report, usage_answer};
 use self::tools::ToolCommand;
@@ -155,6 +155,12 @@ enum Command {
     /// Trust between agents: verifications in .tmws/trust.jsonl boost memory search.
     #[command(subcommand, after_help = help::TRUST)]
     Trust(TrustCommand),
+    /// Proposals agents wrote under `[review] agents = "propose"`: list, approve, reject.
+    #[command(after_help = help::REVIEW)]
+    Review {
+        #[command(subcommand)]
+        cmd: Option<ReviewCommand>,
+    },
     /// Agent hooks: Claude Code, Codex, Gemini CLI or Copilot CLI run `tmws brief` at their moments.
     #[command(subcommand, after_help = help::HOOKS)]
     Hooks(HooksCommand),
@@ -413,6 +419,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Session(SessionCommand::Tool(t)) => query::tool(cli, t, out),
         Command::Registry(cmd) => query::registry(cli, cmd, out),
         Command::Trust(cmd) => admin::trust(cli, cmd, out),
+        Command::Review { cmd } => admin::review(cli, cmd.as_ref(), out),
         Command::Hooks(cmd) => admin::hooks(cli, cmd, out),
         Command::GitHook(GitHookCommand::Install) => admin::hook_install(cli, out),
         Command::Hook(OldHookCommand::Install) => admin::old_hook_install(cli, out),

@@ -30,6 +30,7 @@ group!(Memory, Some("memory"));
 group!(Registry, Some("registry"));
 group!(Session, Some("session"));
 group!(Trust, Some("trust"));
+group!(Review, Some("review"));
 
 /// A tool's command as parsed: the tool, its arguments as text, the parameter read from
 /// stdin (if any) and `--format`.
@@ -45,6 +46,15 @@ pub(crate) struct ToolCommand<G> {
 impl<G> std::fmt::Debug for ToolCommand<G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolCommand").field("tool", &self.tool.spec().name).field("args", &self.args).finish()
+    }
+}
+
+impl<G: Group> ToolCommand<G> {
+    /// The first command of the group with no arguments: what the group's name alone runs
+    /// (`tmws review` lists).
+    pub(crate) fn first() -> Option<ToolCommand<G>> {
+        let (tool, _, _) = in_group::<G>().next()?;
+        Some(ToolCommand { tool, args: Map::new(), stdin: None, format: None, _group: PhantomData })
     }
 }
 

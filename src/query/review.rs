@@ -1,0 +1,402 @@
+//! Review of what agents write (docs/review.md): the proposals waiting for a person, and
+//! the two things a person does with one.
+//!
+//! Under `[review] agents = "propose"`, a long-term memory or a workspace entry an agent
+//! writes (through MCP, HTTP or a hook) is stored like any other, so git shows it in a
+//! diff, but marked as a proposal (`review: proposed` on the memory's `add`, or in the
+//! entry's front-matter) and left out of every answer. [`list`] finds them all, with who
+//! wrote them, when, and the live memories they may repeat; [`approve`] makes them live (a
+//! `review` op for a memory, which may supersede older memories in the same append; the
+//! front-matter key taken out for an entry); [`reject`] deletes them (a `review` op and a
+//! `delete` for a memory; the file for an entry, which git can give back).
+//!
+//! These are the one library API for every surface: the `review_list` tool, `tmws review`
+//! and the web view all call them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use chrono::{SecondsFormat, Utc};
+use serde::Serialize;
+
+use super::Engine;
+use crate::error::{Error, Result};
+use crate::layout::{self, FileKind};
+use crate::memory::compact::compact_if_worth_it;
+use crate::memory::op::{Author, Decision, Kind, Op, PROPOSED};
+use crate::memory::{Fold, Writer};
+use crate::parse::markdown;
+use crate::parse::text::cut;
+use crate::store;
+
+/// How much of a proposed memory's content a listing shows.
+const CONTENT_CHARS: usize = 1200;
+
+/// What `review_list` answers: every proposal waiting for a person, oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Proposals {
+    /// The proposals: memories first (by the time they were written), then entries (by path).
+    pub proposals: Vec<Proposal>,
+}
+
+impl super::Answer for Proposals {}
+
+/// One memory or entry an agent wrote while review is on.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Proposal {
+    /// A memory's id (`m_…`), or an entry's refId (its path from the root): what
+    /// `tmws review approve|reject` takes.
+    pub id: String,
+    /// `memory` or `entry`.
+    pub what: String,
+    /// Always true: it waits for a person's review and no answer shows it before.
+    pub proposed: bool,
+    /// A memory's namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// When it was written (a memory, RFC 3339) or dated (an entry's `updated` or `created`).
+    pub at: String,
+    /// Through which surface and client it came, as tmws recorded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<Author>,
+    /// The writer's name (a memory's `agent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// A memory's summary, or an entry's name and description.
+    pub summary: String,
+    /// A memory's content (its first 1,200 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// A memory's upsert key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The live memory holding the same key, which approving it supersedes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
+    /// Live memories this close in meaning (`review.duplicate_similarity`): the same thing
+    /// said again, which approving with `supersede_similar` supersedes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub similar_to: Vec<Similar>,
+}
+
+/// A live memory close to a proposal.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Similar {
+    pub id: String,
+    pub summary: String,
+}
+
+/// Who settles proposals: a person, as a surface knows them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reviewer {
+    /// The name the `review` op records in `by` (`human` at the command line).
+    pub name: String,
+    /// The surface it came through (`cli`, `http` for the web view): the op's `author`.
+    pub surface: String,
+}
+
+impl Reviewer {
+    /// The person at a surface: `human`, as the command line names them.
+    pub fn person(surface: &str) -> Reviewer {
+        Reviewer { name: "human".to_owned(), surface: surface.to_owned() }
+    }
+
+    fn author(&self) -> Author {
+        Author { surface: self.surface.clone(), client: None, session: None }
+    }
+}
+
+/// What approving supersedes besides the live memory that holds the proposal's key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Supersede {
+    /// These live memories (ids), of the proposal's namespace.
+    pub ids: Vec<String>,
+    /// Every live memory the listing names in `similar_to`.
+    pub similar: bool,
+}
+
+/// What settling proposals did, one line per id.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Settled {
+    pub settled: Vec<SettledOne>,
+}
+
+/// One settled proposal.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SettledOne {
+    /// The memory id or the entry's refId.
+    pub id: String,
+    /// `approve` or `reject`.
+    pub decision: String,
+    /// The live memories the approval superseded (deleted in the same append).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<String>,
+}
+
+fn stamp() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Every proposal under the engine's root: the memories of every configured namespace and
+/// the workspace entries whose front-matter says `review: proposed`.
+pub fn list(engine: &Engine) -> Result<Proposals> {
+    let (root, config) = (engine.root(), engine.config());
+    let now = stamp();
+    let folds = folds(root, &config.namespaces.keys().cloned().collect::<Vec<_>>())?;
+    let summaries: BTreeMap<&str, &str> = folds
+        .values()
+        .flat_map(|f| f.live_at(&now))
+        .filter(|(_, e)| !e.proposed)
+        .map(|(id, e)| (id.as_str(), e.summary.as_str()))
+        .collect();
+    let mut proposals = Vec::new();
+    for (ns, fold) in &folds {
+        for (id, entry) in fold.live_at(&now).filter(|(_, e)| e.proposed) {
+            let Some(add) = entry.record.as_ref().map(|r| &r.add) else { continue };
+            let content = add.content.as_deref().unwrap_or_default();
+            let similar_to = similar(engine, id, &entry.summary, content)
+                .into_iter()
+                .filter_map(|s| summaries.get(s.as_str()).map(|sum| Similar { id: s, summary: (*sum).to_owned() }))
+                .collect();
+            proposals.push(Proposal {
+                id: id.clone(),
+                what: "memory".to_owned(),
+                proposed: true,
+                namespace: Some(ns.clone()),
+                at: entry.at.clone(),
+                author: add.author.clone(),
+                agent: entry.agent.clone(),
+                summary: entry.summary.clone(),
+                content: Some(cut(content, CONTENT_CHARS)),
+                key: entry.key.clone(),
+                supersedes: entry.key.as_deref().and_then(|k| fold.by_key(k, &now)).map(|(id, _)| id.clone()),
+                similar_to,
+            });
+        }
+    }
+    proposals.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
+    proposals.extend(entries(root)?);
+    Ok(Proposals { proposals })
+}
+
+/// The folds (with records) of these namespaces' logs, those that exist.
+fn folds(root: &Path, namespaces: &[String]) -> Result<BTreeMap<String, Fold>> {
+    let mut folds = BTreeMap::new();
+    for ns in namespaces {
+        let path = root.join(layout::memory_log(ns));
+        if let Some(bytes) = store::read_opt(root, &path, store::cap::LOG)? {
+            folds.insert(ns.clone(), Fold::of(&bytes, true));
+        }
+    }
+    Ok(folds)
+}
+
+/// The live memories close in meaning to a proposal, as the index holds them (which never
+/// holds a proposal). A failure to read the index gives none: the listing goes on.
+fn similar(engine: &Engine, id: &str, summary: &str, content: &str) -> Vec<String> {
+    use crate::index::meaning;
+    let Some(model) = meaning::model_for(engine.root(), engine.config()) else { return Vec::new() };
+    let Some(q) = meaning::text_meaning(model, &meaning::item_text(summary, "", content)) else { return Vec::new() };
+    let similarity = engine.config().review.duplicate_similarity as f32;
+    engine.as_indexed(|index| index.near_duplicates(&q, similarity, &[id])).unwrap_or_else(|e| {
+        tracing::debug!("cannot look for memories like {id}: {}", e.chain());
+        Vec::new()
+    })
+}
+
+/// The workspace entries and overviews whose front-matter says `review: proposed`.
+fn entries(root: &Path) -> Result<Vec<Proposal>> {
+    let (files, _) = store::list(root, &[root.join(layout::WORKSPACES_DIR)], |rel| rel.ends_with(".md"));
+    let mut found = Vec::new();
+    for rel in files {
+        if !matches!(layout::classify(&rel), FileKind::Entry { .. } | FileKind::ScopeOverview { .. }) {
+            continue;
+        }
+        let Ok(bytes) = store::read(root, &root.join(&rel), store::cap::MARKDOWN) else { continue };
+        let fm = markdown::parse(&bytes).front_matter();
+        if !is_proposed(fm.extra.get("review")) {
+            continue;
+        }
+        let author = fm.extra.get("author").and_then(|a| serde_json::from_value::<Author>(a.clone()).ok());
+        let name = fm.name.unwrap_or_default();
+        let summary = match fm.description.filter(|d| !d.trim().is_empty()) {
+            Some(d) => format!("{name} — {d}"),
+            None => name,
+        };
+        found.push(Proposal {
+            id: rel,
+            what: "entry".to_owned(),
+            proposed: true,
+            namespace: None,
+            at: fm.updated.or(fm.created).unwrap_or_default(),
+            agent: author.as_ref().and_then(|a| a.client.clone()),
+            author,
+            summary,
+            content: None,
+            key: None,
+            supersedes: None,
+            similar_to: Vec::new(),
+        });
+    }
+    Ok(found)
+}
+
+/// Whether a front-matter `review` value marks a proposal.
+pub(crate) fn is_proposed(value: Option<&serde_json::Value>) -> bool {
+    value.and_then(serde_json::Value::as_str).is_some_and(|v| v.trim() == PROPOSED)
+}
+
+/// Approves proposals: each memory by a `review` op (with a `delete` of each live memory it
+/// supersedes: the one holding its key, those `supersede` names), each entry by taking
+/// `review: proposed` out of its front-matter. An id that is not a proposal fails the
+/// call before anything is written.
+pub fn approve(engine: &Engine, ids: &[String], supersede: &Supersede, by: &Reviewer) -> Result<Settled> {
+    settle(engine, ids, Decision::Approve, supersede, by)
+}
+
+/// Rejects proposals: each memory is deleted (a `review` op and a `delete`), each entry's
+/// file removed (git holds what it was).
+pub fn reject(engine: &Engine, ids: &[String], by: &Reviewer) -> Result<Settled> {
+    settle(engine, ids, Decision::Reject, &Supersede::default(), by)
+}
+
+fn settle(
+    engine: &Engine,
+    ids: &[String],
+    decision: Decision,
+    supersede: &Supersede,
+    by: &Reviewer,
+) -> Result<Settled> {
+    if ids.is_empty() {
+        return Err(Error::Usage("name at least one proposal (an id from `tmws review`)".into()));
+    }
+    let listed = list(engine)?;
+    let mut todo = Vec::new();
+    for id in ids {
+        let id = id.trim().trim_start_matches("./");
+        let Some(p) = listed.proposals.iter().find(|p| p.id == id) else {
+            return Err(Error::NotFound(format!("no proposal `{}`", super::api::preview(id)))
+                .with_hint("`tmws review` lists the proposals waiting for review"));
+        };
+        todo.push(p);
+    }
+    let mut settled = Vec::new();
+    for p in todo {
+        let superseded = match (&p.namespace, decision) {
+            (Some(ns), _) => settle_memory(engine, ns, p, decision, supersede, by)?,
+            (None, Decision::Approve) => {
+                approve_entry(engine.root(), &p.id)?;
+                Vec::new()
+            }
+            (None, Decision::Reject) => {
+                reject_entry(engine.root(), &p.id)?;
+                Vec::new()
+            }
+        };
+        settled.push(SettledOne { id: p.id.clone(), decision: decision.as_str().to_owned(), superseded });
+    }
+    Ok(Settled { settled })
+}
+
+/// Appends the `review` op of one proposed memory, and the `delete`s that go with it.
+fn settle_memory(
+    engine: &Engine,
+    ns: &str,
+    p: &Proposal,
+    decision: Decision,
+    supersede: &Supersede,
+    by: &Reviewer,
+) -> Result<Vec<String>> {
+    let config = engine.config();
+    let mut writer = Writer::open(engine.root(), ns)?;
+    let fold = &writer.fold;
+    let at = stamp().max(fold.max_at.clone());
+    let Some(entry) = fold.live.get(&p.id).filter(|e| e.proposed && !e.expired(&at)) else {
+        return Err(Error::NotFound(format!("no proposal `{}` in {ns}", p.id)));
+    };
+    let mut review = Op::new(Kind::Review, p.id.clone());
+    review.at = Some(at.as_str().max(entry.at.as_str()).to_owned());
+    review.decision = Some(decision);
+    review.by = Some(by.name.clone());
+    review.author = Some(by.author());
+    let mut ops = Vec::new();
+    let mut superseded = Vec::new();
+    match decision {
+        Decision::Approve => {
+            let mut old: Vec<String> =
+                entry.key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone()).into_iter().collect();
+            old.extend(supersede.ids.iter().map(|s| s.trim().to_owned()));
+            if supersede.similar {
+                old.extend(p.similar_to.iter().map(|s| s.id.clone()));
+            }
+            for id in old {
+                if id == p.id || superseded.contains(&id) {
+                    continue;
+                }
+                if fold.live.get(&id).is_none_or(|e| e.expired(&at) || e.proposed) {
+                    return Err(Error::NotFound(format!(
+                        "no live memory `{}` in {ns} to supersede",
+                        super::api::preview(&id)
+                    )));
+                }
+                superseded.push(id);
+            }
+            review.supersedes = (!superseded.is_empty()).then(|| superseded.clone());
+            ops.push(review);
+            for id in &superseded {
+                let mut tomb = fold.tombstone(id, &at);
+                tomb.author = Some(by.author());
+                ops.push(tomb);
+            }
+        }
+        Decision::Reject => {
+            let mut tomb = fold.tombstone(&p.id, &at);
+            tomb.author = Some(by.author());
+            ops.push(review);
+            ops.push(tomb);
+        }
+    }
+    writer.append(&ops, config.memory.fsync)?;
+    compact_if_worth_it(&mut writer, config.memory.compact_garbage_ratio, &at)?;
+    Ok(superseded)
+}
+
+/// Takes `review: proposed` out of an entry's front-matter, and nothing else: the file is
+/// otherwise the bytes it was.
+fn approve_entry(root: &Path, rel: &str) -> Result<()> {
+    let _lock = store::FileLock::exclusive(root, &root.join(super::write::LOCK))?;
+    let path = root.join(rel);
+    let bytes = store::read(root, &path, store::cap::MARKDOWN)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut out = String::with_capacity(text.len());
+    let mut fences = 0;
+    let mut taken = false;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']).trim_end();
+        if bare.trim_start_matches('\u{feff}') == "---" {
+            fences += 1;
+        }
+        if fences == 1
+            && !taken
+            && bare.strip_prefix("review:").is_some_and(|v| v.trim().trim_matches(['"', '\'']) == PROPOSED)
+        {
+            taken = true;
+            continue;
+        }
+        out.push_str(line);
+    }
+    if !taken {
+        return Err(Error::NotFound(format!("`{rel}` is not a proposal: its front-matter has no `review: proposed`")));
+    }
+    store::write_atomic(root, &path, out.as_bytes())
+}
+
+/// Removes a proposed entry's file (a plain file of the workspaces; never a link).
+fn reject_entry(root: &Path, rel: &str) -> Result<()> {
+    let _lock = store::FileLock::exclusive(root, &root.join(super::write::LOCK))?;
+    let path = root.join(rel);
+    if store::entry(&path)? != store::Entry::File {
+        return Err(Error::NotFound(format!("no file `{rel}` to reject")));
+    }
+    store::remove_file(&path)
+}
