@@ -105,8 +105,10 @@ fn span_hash(text: &str, a: usize, b: usize) -> String {
 fn settle(dir: &Path) {
     let old = SystemTime::now() - Duration::from_secs(3600);
     for entry in std::fs::read_dir(dir).unwrap() {
-        let file = std::fs::File::options().write(true).open(entry.unwrap().path()).unwrap();
-        file.set_modified(old).unwrap();
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::File::options().write(true).open(path).unwrap().set_modified(old).unwrap();
+        }
     }
 }
 

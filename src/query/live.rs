@@ -46,6 +46,10 @@ pub struct Session {
     /// What the session did, for the entry recorded when it ends (client sessions of a
     /// server only).
     log: Option<Arc<SessionLog>>,
+    /// The client session's id, unique on this machine (when it started, the process and
+    /// its count of sessions): the `session` of the `author` of everything it writes, its
+    /// own record included, so that each names the session it came from.
+    id: Option<Arc<str>>,
 }
 
 /// Who a session speaks for.
@@ -81,12 +85,15 @@ impl Handle {
     }
 }
 
-/// The `author` of an op written through `surface` by `client`.
-fn author(surface: &str, client: Option<&str>) -> Value {
+/// The `author` of an op written through `surface` by `client` in client session `session`.
+fn author(surface: &str, client: Option<&str>, session: Option<&str>) -> Value {
     let mut author = Map::new();
     author.insert("surface".into(), Value::from(surface));
     if let Some(client) = client {
         author.insert("client".into(), Value::from(client));
+    }
+    if let Some(session) = session {
+        author.insert("session".into(), Value::from(session));
     }
     Value::Object(author)
 }
@@ -108,6 +115,8 @@ struct SessionLog {
     client: Arc<OnceLock<String>>,
     /// Who the session speaks for, when not its client's name (the server's `--agent`).
     who: Who,
+    /// The session's id ([`Session::author`]).
+    id: Arc<str>,
     activity: Mutex<Activity>,
     last_call: Mutex<Instant>,
 }
@@ -130,7 +139,12 @@ impl SessionLog {
     /// The writer and the `author` of the session's record: the session's identity, by its
     /// surface.
     fn by(&self) -> (String, Value) {
-        let session = Session { client: self.client.clone(), who: self.who.clone(), ..Session::default() };
+        let session = Session {
+            client: self.client.clone(),
+            who: self.who.clone(),
+            id: Some(self.id.clone()),
+            ..Session::default()
+        };
         (session.writer(), session.author())
     }
 
@@ -250,7 +264,7 @@ impl Session {
     /// The `author` of what this session writes (filled by tmws, never by the caller): the
     /// surface it came through, and the client's name when it gave one.
     pub fn author(&self) -> Value {
-        author(self.surface(), self.client())
+        author(self.surface(), self.client(), self.id.as_deref())
     }
 
     /// Whether the person at the command line speaks here (who may name another agent as
@@ -346,7 +360,9 @@ impl Sessions {
         let client = Arc::new(OnceLock::new());
         let n = JOURNALS.fetch_add(1, Ordering::Relaxed);
         let journal = home.root.join(SESSIONS_DIR).join(format!("{}-{n}.json", std::process::id()));
+        let id: Arc<str> = format!("{}-{}-{n}", Utc::now().format("%Y%m%dT%H%M%SZ"), std::process::id()).into();
         let log = Arc::new(SessionLog {
+            id: id.clone(),
             journal,
             home,
             client: client.clone(),
@@ -357,7 +373,7 @@ impl Sessions {
         let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
         live.retain(|s| s.strong_count() > 0);
         live.push(Arc::downgrade(&log));
-        Session { defaults_sent: Arc::default(), client, who, log: Some(log) }
+        Session { defaults_sent: Arc::default(), client, who, log: Some(log), id: Some(id) }
     }
 
     /// Records every session that made no call for `idle`. A session found by its

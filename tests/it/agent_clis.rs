@@ -347,12 +347,14 @@ fn check_session(root: &TestRoot, model: &Model, agent: &str, client: &str) {
     let stored: Vec<Value> = memory_log(root, "long-term").into_iter().filter(|e| e["id"] == added["id"]).collect();
     assert_eq!(stored.len(), 1, "{stored:?}");
     assert_eq!(stored[0]["content"], "Agents reach tmws through their project config.");
+    let author = &stored[0]["author"];
     assert_eq!(
-        (&stored[0]["agent"], &stored[0]["author"]),
-        (&json!(agent), &json!({"surface": "mcp", "client": client})),
+        (&stored[0]["agent"], &author["surface"], &author["client"]),
+        (&json!(agent), &json!("mcp"), &json!(client)),
         "{}",
         stored[0]
     );
+    assert!(super::util::is_session_id(&author["session"]), "{author}");
 
     let verified = model.answer_of("trust_verify");
     assert_eq!(

@@ -217,11 +217,15 @@ fn an_agent_writes_valid_entries_and_is_refused_invalid_or_stale_ones() {
         assert_eq!(v["refId"], format!("resources/workspaces/shop/{path}"), "{v}");
         assert_eq!(v["action"], "created");
     }
+    let plan = root.read(&format!("resources/workspaces/shop/_plans/{day}-refunds.md"));
+    // The client session that wrote it, by its id.
+    let session = plan.lines().find_map(|l| l.strip_prefix("  session: ")).unwrap_or_default().to_owned();
+    assert!(super::util::is_session_id(&json!(session)), "{plan}");
     assert_eq!(
-        root.read(&format!("resources/workspaces/shop/_plans/{day}-refunds.md")),
+        plan,
         format!(
             "---\nname: Refunds\ndescription: Said in one line.\nstatus: in_progress\ncreated: {ymd}\nauthor:\n  \
-surface: mcp\n  client: test-agent\n---\n\nWhy and how.\n"
+surface: mcp\n  client: test-agent\n  session: {session}\n---\n\nWhy and how.\n"
         )
     );
     let check = root.run(&["check"]);

@@ -289,6 +289,11 @@ fn a_scripted_sdk_session_is_recorded_and_its_solution_recalled_by_the_next_clie
         ])
     );
     assert_eq!(s["memories"], json!([added["id"]]));
+    // The memory and the record of the session that wrote it name the same session.
+    let memory = log().lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["id"] == added["id"]);
+    let session_of = memory.unwrap()["author"]["session"].clone();
+    assert!(super::util::is_session_id(&session_of), "{session_of}");
+    assert_eq!(recorded[0]["author"]["session"], session_of);
     assert_eq!(s["tool_calls"], json!({"mock/echo": {"calls": 1, "failed": 0}}));
     assert_eq!(s["verifications"], json!([{"agent": "writer-bot", "success": true, "trust": 0.55}]));
     assert_eq!((&s["agents"], &recorded[0]["agent"]), (&json!(["agent-a"]), &json!("agent-a")));

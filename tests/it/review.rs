@@ -50,7 +50,8 @@ fn an_agents_memory_is_invisible_until_a_person_approves_it_then_found() {
     // Stored, with its author, as a proposal: git shows it in a diff.
     let add = ops(&root, "long-term").into_iter().find(|o| o["id"] == id.as_str()).unwrap();
     assert_eq!(add["review"], "proposed");
-    assert_eq!(add["author"], json!({"surface": "mcp", "client": CLIENT}));
+    assert_eq!((&add["author"]["surface"], &add["author"]["client"]), (&json!("mcp"), &json!(CLIENT)));
+    assert!(super::util::is_session_id(&add["author"]["session"]), "{add}");
     // Left out of search and recall, on every surface.
     assert_eq!(found(&root, "invoice exporter semicolons"), Vec::<String>::new());
     assert!(!recalled(&root, "invoice exporter CSV semicolons").contains(&id));

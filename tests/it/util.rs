@@ -365,3 +365,17 @@ impl Drop for Keeper {
         let _ = self.child.wait();
     }
 }
+
+/// Whether `v` is the id tmws gives a client session (`20261128T040600Z-PID-N`), as the
+/// `session` of an op's `author` names it.
+pub fn is_session_id(v: &serde_json::Value) -> bool {
+    let Some(text) = v.as_str() else { return false };
+    let parts: Vec<&str> = text.split('-').collect();
+    let stamp = parts[0].as_bytes();
+    parts.len() == 3
+        && stamp.len() == 16
+        && stamp[8] == b'T'
+        && stamp[15] == b'Z'
+        && stamp.iter().enumerate().all(|(i, b)| matches!(i, 8 | 15) || b.is_ascii_digit())
+        && parts[1..].iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
