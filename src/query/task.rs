@@ -132,6 +132,7 @@ impl Params for TaskDoneRequest {
 pub struct TaskView {
     pub name: String,
     /// `open` or `done`.
+    #[schemars(with = "String")]
     pub state: TaskState,
     /// Its branch now: the one checked out in its worktree (which differs from the one it
     /// was made with when the branch was renamed).
@@ -291,9 +292,10 @@ fn records(project: &Path) -> Result<Vec<TaskRecord>> {
 
 /// The open task called `name`.
 fn open_task(project: &Path, name: &str) -> Result<TaskRecord> {
-    records(project)?.into_iter().find(|t| t.name == name && t.state == TaskState::Open).ok_or_else(|| {
-        Error::NotFound(format!("no open task `{name}` (tmws task list shows the open ones)"))
-    })
+    records(project)?
+        .into_iter()
+        .find(|t| t.name == name && t.state == TaskState::Open)
+        .ok_or_else(|| Error::NotFound(format!("no open task `{name}` (tmws task list shows the open ones)")))
 }
 
 /// Writes a task entry in the main worktree's long-term log, superseding the task's
@@ -335,9 +337,9 @@ pub(crate) fn start(
     let branches = git::branches(&project).unwrap_or_default();
     let from = match &req.from {
         Some(f) => f.trim().to_owned(),
-        None => git::git_head(root).and_then(|h| h.branch).ok_or_else(|| {
-            Error::Usage("HEAD is detached here: name the branch to start from with --from".into())
-        })?,
+        None => git::git_head(root)
+            .and_then(|h| h.branch)
+            .ok_or_else(|| Error::Usage("HEAD is detached here: name the branch to start from with --from".into()))?,
     };
     if !branches.contains(&from) {
         return Err(Error::NotFound(format!("no branch `{from}` to start the task from")));
@@ -351,7 +353,10 @@ pub(crate) fn start(
     let dir = worktrees_dir(&project, config);
     let worktree = dir.join(&req.name);
     if store::exists(&worktree) {
-        return Err(Error::Conflict(format!("{} exists already: move it away or choose another name", worktree.display())));
+        return Err(Error::Conflict(format!(
+            "{} exists already: move it away or choose another name",
+            worktree.display()
+        )));
     }
     let path = worktree.to_string_lossy().into_owned();
     git::run(&project, &["worktree", "add", "--quiet", "-b", &req.name, &path, &from])?;
@@ -397,7 +402,8 @@ fn same_path(a: &Path, b: &Path) -> bool {
 fn find(project: &Path, task: &TaskRecord) -> Found {
     let listed = git::worktrees(project).unwrap_or_default();
     let path = Path::new(&task.worktree);
-    let worktree = listed.into_iter().find(|w| same_path(&w.path, path)).filter(|w| !w.prunable && store::exists(&w.path));
+    let worktree =
+        listed.into_iter().find(|w| same_path(&w.path, path)).filter(|w| !w.prunable && store::exists(&w.path));
     let mut notes = Vec::new();
     if worktree.is_none() {
         notes.push(format!("worktree {} is gone", task.worktree));

@@ -109,7 +109,8 @@ fn a_task_worked_on_over_mcp_and_merged_is_found_from_the_main_worktree() {
     // An agent works in the worktree: a memory, a commit, and its session recorded when
     // it ends.
     let mcp = Mcp::start(&wt);
-    let added = mcp.call("memory_add", json!({"content": "Login tokens refresh with jitter so that clients spread out."}));
+    let added =
+        mcp.call("memory_add", json!({"content": "Login tokens refresh with jitter so that clients spread out."}));
     assert!(matches!(added, Answer::Ok(_)), "{added:?}");
     mcp.stop();
     commit_file(&wt, "b.txt", "two\n", "Refresh tokens with jitter");
@@ -196,7 +197,10 @@ fn a_deleted_worktree_is_listed_as_gone_and_the_task_can_still_be_done() {
     assert_eq!(task["notes"], json!([format!("worktree {} is gone", task["worktree"].as_str().unwrap())]));
     assert_eq!(task["commits"], 1);
     let done = p.json(&["task", "done", "gone", "--merge"]);
-    assert_eq!((&done["merged"], &done["worktree_removed"], &done["branch_deleted"]), (&json!(true), &json!(false), &json!(true)));
+    assert_eq!(
+        (&done["merged"], &done["worktree_removed"], &done["branch_deleted"]),
+        (&json!(true), &json!(false), &json!(true))
+    );
     assert!(p.main().join("g.txt").is_file());
     assert_eq!(branches(&p.main()), ["main"]);
 }
@@ -224,6 +228,9 @@ fn a_linked_worktree_shares_the_approvals_of_its_main_worktree() {
     commit_file(&p.main(), ".mcp.json", &config.to_string(), "A server");
     let approved = tmws(&p.main(), &["registry", "approve", "srv", "--yes"]);
     assert_eq!(approved.code, 0, "{approved:?}");
+    // The registry it built is the project's, and committed as such.
+    git(&p.main(), &["add", ".tmws/registry"]);
+    git(&p.main(), &["commit", "-q", "-m", "The registry"]);
     p.json(&["task", "start", "shared"]);
     let wt = p.worktree("shared");
     assert_eq!(json_of(&wt, &["registry", "list"])[0]["approval"], "approved");
@@ -270,7 +277,11 @@ fn task_names_and_requests_that_cannot_be_taken_fail_with_one_clear_line() {
 letter or a digit",
         ),
         (vec!["task", "start", "x", "--from", "nope"], 1, "tmws: no branch `nope` to start the task from"),
-        (vec!["task", "start", "main"], 1, "tmws: a branch `main` exists already: choose another task name, or delete the branch"),
+        (
+            vec!["task", "start", "main"],
+            1,
+            "tmws: a branch `main` exists already: choose another task name, or delete the branch",
+        ),
         (vec!["task", "done", "nothing"], 1, "tmws: no open task `nothing` (tmws task list shows the open ones)"),
         (
             vec!["task", "done", "nothing", "--post"],

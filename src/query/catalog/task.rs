@@ -1,7 +1,7 @@
 //! The tools of tasks (docs/tasks.md): each task on its own branch and linked git worktree,
 //! started, listed and finished by people and agents alike.
 
-use super::{Command, Cx, Hints, Spec, Typed};
+use super::{Command, Cx, Hints, Method, Route, Spec, Typed};
 use crate::error::Result;
 use crate::memory::op::Author;
 use crate::query::answer::Reply;
@@ -37,7 +37,12 @@ Examples:
   tmws task start login-fix
   tmws task start 123-retry --issue '#123' --from develop",
     )),
-    http: &[],
+    http: &[Route {
+        method: Method::Post,
+        path: "/tasks",
+        asks: "",
+        example: Some("POST a JSON object such as {\"name\": \"login-fix\", \"issue\": \"#123\"}"),
+    }],
 };
 
 impl Typed for TaskStart {
@@ -74,7 +79,7 @@ Examples:
   tmws task list
   tmws task list --all --json",
     )),
-    http: &[],
+    http: &[Route::get("/tasks")],
 };
 
 impl Typed for TaskListTool {
@@ -113,7 +118,12 @@ Examples:
   tmws task done login-fix --outcome 'tokens refresh before they expire'
   tmws task done login-fix --merge",
     )),
-    http: &[],
+    http: &[Route {
+        method: Method::Post,
+        path: "/tasks/{name}/done",
+        asks: "",
+        example: Some("POST a JSON object such as {\"outcome\": \"…\", \"merge\": true}"),
+    }],
 };
 
 impl Typed for TaskDoneTool {
