@@ -31,7 +31,21 @@ fn more_calls() -> Vec<(&'static str, Value)> {
         ("memory_clear", json!({"namespace": "short-term", "confirm": true})),
         ("tool_describe", json!({"server": "mock", "tool": "echo"})),
         ("tool_call", json!({"server": "mock", "tool": "echo", "arguments": {"text": "hello"}})),
+        ("task_start", json!({"name": "typed", "issue": "#1"})),
+        ("task_list", json!({"all": true})),
+        ("task_done", json!({"name": "typed", "outcome": "answered", "merge": true})),
     ]
+}
+
+/// Makes `root` a git repository with one commit, whose tasks' worktrees go to `worktrees`.
+fn in_git(root: &TestRoot, worktrees: &std::path::Path) {
+    root.write(".tmws/config.toml", format!("[tasks]\nworktrees_dir = {:?}\n", worktrees.display().to_string()));
+    let git = super::memory_git::git;
+    git(root.path(), &["init", "-q"]);
+    git(root.path(), &["config", "user.name", "Tester"]);
+    git(root.path(), &["config", "user.email", "tester@example.invalid"]);
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-q", "-m", "start"]);
 }
 
 /// A sample root whose registry names the mock server (for `tool_call`).
@@ -57,6 +71,8 @@ fn violations(tools: &[Tool], tool: &str, answer: &Value) -> Vec<String> {
 #[test]
 fn every_tool_answers_structured_content_that_its_output_schema_allows() {
     let root = root_with_mock();
+    let worktrees = tempfile::tempdir().unwrap();
+    in_git(&root, worktrees.path());
     let mcp = Mcp::start(root.path());
     let tools = mcp.tools();
     for t in &tools {
