@@ -590,7 +590,9 @@ run it without --post"
     let project = project(root)?;
     let task = open_task(&project, &req.name)?;
     let found = find(&project, &task);
-    let mut merged = false;
+    // The worktree the branch was merged in, where it is then deleted (git deletes a
+    // branch merged into the HEAD it runs at).
+    let mut merged_at: Option<PathBuf> = None;
     if req.merge {
         if !found.branch_exists {
             return Err(Error::NotFound(format!(
@@ -621,8 +623,9 @@ task done again",
             )));
         };
         merge(&base.path, &found.branch, &task.from, &task.name)?;
-        merged = true;
+        merged_at = Some(base.path.clone());
     }
+    let merged = merged_at.is_some();
     // The record is made before anything is removed: the sessions and commits are read
     // from the branch and the worktree.
     let memories = task_memories(&project, config, &found);
@@ -685,7 +688,7 @@ task done again",
     }
     let memory = write(&project, config, (content, record), writer, now)?;
     let (mut worktree_removed, mut branch_deleted) = (false, false);
-    if merged {
+    if let Some(at) = &merged_at {
         match &found.worktree {
             Some(w) => {
                 // Checked above: what is left there is tmws' own, and its memories are kept.
@@ -696,7 +699,7 @@ task done again",
                 git::run(&project, &["worktree", "prune"])?;
             }
         }
-        git::run(&project, &["branch", "-d", &found.branch])?;
+        git::run(at, &["branch", "-d", &found.branch])?;
         branch_deleted = true;
     }
     Ok(TaskDone {

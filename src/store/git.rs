@@ -655,6 +655,34 @@ mod tests {
     }
 
     #[test]
+    fn a_linked_worktree_belongs_to_its_main_worktree_s_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("app");
+        fs::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q", "-b", "main"]);
+        git(
+            &main,
+            &["-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "s"],
+        );
+        let linked = dir.path().join("wt");
+        git(&main, &["worktree", "add", "-q", "-b", "topic", &linked.to_string_lossy()]);
+        let main = fs::canonicalize(&main).unwrap();
+        let common = main.join(".git");
+        assert_eq!(repository(&main), Some(Repository { common_dir: common.clone(), main_worktree: None }));
+        assert_eq!(repository(&linked), Some(Repository { common_dir: common, main_worktree: Some(main.clone()) }));
+        assert_eq!(project_root(&linked), main);
+        assert_eq!(project_root(&main), main);
+        assert_eq!(repository(dir.path()), None);
+        let listed = worktrees(&linked).unwrap();
+        let shown: Vec<(PathBuf, Option<&str>, bool)> =
+            listed.iter().map(|w| (w.path.clone(), w.branch.as_deref(), w.prunable)).collect();
+        let linked = fs::canonicalize(&linked).unwrap();
+        assert_eq!(shown, [(main.clone(), Some("main"), false), (linked.clone(), Some("topic"), false)]);
+        fs::remove_dir_all(&linked).unwrap();
+        assert!(worktrees(&main).unwrap()[1].prunable);
+    }
+
+    #[test]
     fn log_records_become_commits() {
         let text = "\u{1e}abc\u{1f}Ann\u{1f}2026-11-22T10:00:00+01:00\u{1f}Fix the retry\u{1f}Jitter, so\nclients spread.\n\u{1f}\n\nsrc/retry.rs\nREADME.md\n\u{1e}def\u{1f}Bo\u{1f}2026-11-21T09:00:00Z\u{1f}Start\u{1f}\u{1f}\n\na.txt\n";
         let commits = parse_log(text);

@@ -236,6 +236,10 @@ fn a_linked_worktree_shares_the_approvals_of_its_main_worktree() {
     assert_eq!(json_of(&wt, &["registry", "list"])[0]["approval"], "approved");
     let echoed = tmws(&wt, &["registry", "call", "srv", "echo", r#"{"text":"from the worktree"}"#]);
     assert_eq!((echoed.code, echoed.stdout.as_str()), (0, "from the worktree\n"), "{echoed:?}");
+    // The call is in the usage log of the project, the main worktree's.
+    let usage = std::fs::read_to_string(p.main().join(".tmws/cache/usage.jsonl")).unwrap();
+    assert!(usage.contains(r#""server":"srv","tool":"echo""#), "{usage}");
+    assert!(!wt.join(".tmws/cache/usage.jsonl").exists());
 }
 
 #[test]
