@@ -519,11 +519,32 @@ fn uncommitted(worktree: &Path) -> Result<Vec<String>> {
     Ok(paths)
 }
 
+/// Whether the tracked files changed in the worktree at `at` are memory logs and nothing
+/// else (and there is at least one).
+fn only_logs_changed(at: &Path) -> Result<bool> {
+    let out = git::run(at, &["status", "--porcelain=v1", "-z", "--untracked-files=no"])?;
+    let changed: Vec<&str> = out.split('\0').filter(|f| !f.is_empty()).collect();
+    Ok(!changed.is_empty()
+        && changed.iter().all(|f| {
+            f.get(..3).is_some_and(|status| status.trim() == "M")
+                && f.get(3..).is_some_and(|p| layout::memory_namespace(p).is_some())
+        }))
+}
+
 /// Merges `branch` into `into`, checked out in `at`; a merge that stops is aborted and
 /// refused, leaving everything as it was.
 fn merge(at: &Path, branch: &str, into: &str, name: &str) -> Result<()> {
     let message = format!("Merge task {name}");
-    let Err(said) = git::try_run(at, &["merge", "--no-ff", "--no-edit", "-m", &message, branch])? else {
+    let mut args = vec!["merge", "--no-ff", "--no-edit", "-m", &message];
+    // A tracked memory log that tmws appended to (this task's own entry, a note) is the
+    // only change there: git would refuse to merge a branch that changed it too. Its lines
+    // are put aside and back around the merge, which the logs' union merge
+    // (`.gitattributes`) takes without a conflict; other changes are left for git to judge.
+    if only_logs_changed(at)? {
+        args.push("--autostash");
+    }
+    args.push(branch);
+    let Err(said) = git::try_run(at, &args)? else {
         return Ok(());
     };
     let conflicts: Vec<&str> = said

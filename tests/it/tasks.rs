@@ -150,6 +150,35 @@ fn a_task_worked_on_over_mcp_and_merged_is_found_from_the_main_worktree() {
     assert_eq!(last["task"]["sessions"].as_array().map(Vec::len), Some(1), "{last}");
 }
 
+/// Regression: with the memory logs tracked, the task's own entry, written in the main
+/// worktree's log when it started, made git refuse to merge a branch that added to the
+/// same log.
+#[test]
+fn a_task_merges_into_a_main_worktree_whose_tracked_log_holds_its_entry() {
+    let p = Project::new();
+    assert_eq!(tmws(&p.main(), &["memory", "add", "Releases go out on Tuesdays.", "-n", "long-term"]).code, 0);
+    git(&p.main(), &["add", ".tmws/memory"]);
+    git(&p.main(), &["commit", "-q", "-m", "Memories"]);
+    p.json(&["task", "start", "tracked"]);
+    let wt = p.worktree("tracked");
+    let added = tmws(&wt, &["memory", "add", "The billing queue retries three times.", "-n", "long-term"]);
+    assert_eq!(added.code, 0, "{added:?}");
+    git(&wt, &["add", ".tmws/memory"]);
+    git(&wt, &["commit", "-q", "-m", "A memory of the task"]);
+
+    let done = p.json(&["task", "done", "tracked", "--merge"]);
+    assert_eq!((&done["merged"], &done["worktree_removed"]), (&json!(true), &json!(true)), "{done}");
+    let log = std::fs::read_to_string(p.main().join(".tmws/memory/long-term.jsonl")).unwrap();
+    for text in ["Releases go out on Tuesdays.", "The billing queue retries three times.", "\"task/tracked\""] {
+        assert!(log.contains(text), "{text}: {log}");
+    }
+    // The task's entries are the one change left in the main worktree, as before.
+    assert_eq!(git(&p.main(), &["status", "--porcelain", "--untracked-files=no"]), " M .tmws/memory/long-term.jsonl\n");
+    assert_eq!(git(&p.main(), &["stash", "list"]), "");
+    let recalled = tmws(&p.main(), &["recall", "billing queue retries"]);
+    assert!(recalled.stdout.contains("The billing queue retries three times."), "{recalled:?}");
+}
+
 #[test]
 fn a_merge_that_conflicts_is_refused_and_changes_nothing() {
     let p = Project::new();
