@@ -361,6 +361,12 @@ pub(crate) fn start(
     let path = worktree.to_string_lossy().into_owned();
     git::run(&project, &["worktree", "add", "--quiet", "-b", &req.name, &path, &from])?;
     let worktree = store::canonicalize(&worktree).unwrap_or(worktree);
+    // A project whose `.tmws/` git does not track would leave the worktree without one,
+    // and tmws run there would find no root: the folder makes it one.
+    let tmws_dir = worktree.join(layout::TMWS_DIR);
+    if !store::is_dir_in(&worktree, &tmws_dir) {
+        store::create_dir_all(&tmws_dir)?;
+    }
     let issue = req.issue.as_deref().map(str::trim).filter(|i| !i.is_empty()).map(|i| crate::redact::redact(i).text);
     let record = TaskRecord {
         name: req.name.clone(),

@@ -293,6 +293,25 @@ fn init_in_a_linked_worktree_names_the_project_it_joins() {
     assert_eq!(json_of(&p.main(), &["init"]).get("joins"), None);
 }
 
+/// Regression: in a project whose `.tmws/` git does not track, tmws run in a task's
+/// worktree found no root.
+#[test]
+fn a_task_worktree_is_a_root_even_when_git_does_not_track_tmws_files() {
+    let dir = TestRoot::bare();
+    let main = dir.path().join("app");
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q"]);
+    commit_file(&main, "a.txt", "one\n", "start");
+    assert_eq!(tmws(&main, &["init"]).code, 0);
+    json_of(&main, &["task", "start", "untracked"]);
+    let wt = dir.path().join("app-worktrees/untracked");
+    let added = tmws(&wt, &["memory", "add", "Kept in the worktree."]);
+    assert_eq!(added.code, 0, "{added:?}");
+    assert!(
+        std::fs::read_to_string(wt.join(".tmws/memory/short-term.jsonl")).unwrap().contains("Kept in the worktree.")
+    );
+}
+
 #[test]
 fn task_names_and_requests_that_cannot_be_taken_fail_with_one_clear_line() {
     let p = Project::new();
