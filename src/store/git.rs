@@ -72,6 +72,11 @@ pub fn repository(root: &Path) -> Option<Repository> {
 /// key, the usage log, access counts, commit links): the main worktree for a root in a
 /// linked one, else `root` itself.
 pub fn project_root(root: &Path) -> PathBuf {
+    // A `.git` folder is a main worktree's (or a plain repository's): the common case,
+    // answered with one stat, as it is asked on every count of a memory's reads.
+    if root.join(".git").is_dir() {
+        return root.to_path_buf();
+    }
     repository(root).and_then(|r| r.main_worktree).unwrap_or_else(|| root.to_path_buf())
 }
 

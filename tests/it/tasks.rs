@@ -73,6 +73,21 @@ fn task_ops(main: &Path) -> Vec<Value> {
     log.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|v| v["kind"] == "task").collect()
 }
 
+/// Makes `root` a git repository with one commit, whose tasks' worktrees go to
+/// `worktrees`: for the tests that call every tool.
+pub(super) fn in_git(root: &TestRoot, worktrees: &Path) {
+    let config = std::fs::read_to_string(root.path().join(".tmws/config.toml")).unwrap_or_default();
+    let tasks = format!("\n[tasks]\nworktrees_dir = {:?}\n", worktrees.display().to_string());
+    root.write(".tmws/config.toml", config + &tasks);
+    // The cache is this machine's, never committed (a committed one is set aside).
+    root.write(".gitignore", ".tmws/cache/\n");
+    git(root.path(), &["init", "-q"]);
+    git(root.path(), &["config", "user.name", "Tester"]);
+    git(root.path(), &["config", "user.email", "tester@example.invalid"]);
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-q", "-m", "start"]);
+}
+
 /// The one error line of a failed run.
 fn error_line(out: &Output) -> &str {
     assert_eq!(out.stderr.lines().count(), 1, "{out:?}");

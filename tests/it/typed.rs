@@ -37,17 +37,6 @@ fn more_calls() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// Makes `root` a git repository with one commit, whose tasks' worktrees go to `worktrees`.
-fn in_git(root: &TestRoot, worktrees: &std::path::Path) {
-    root.write(".tmws/config.toml", format!("[tasks]\nworktrees_dir = {:?}\n", worktrees.display().to_string()));
-    let git = super::memory_git::git;
-    git(root.path(), &["init", "-q"]);
-    git(root.path(), &["config", "user.name", "Tester"]);
-    git(root.path(), &["config", "user.email", "tester@example.invalid"]);
-    git(root.path(), &["add", "-A"]);
-    git(root.path(), &["commit", "-q", "-m", "start"]);
-}
-
 /// A sample root whose registry names the mock server (for `tool_call`).
 fn root_with_mock() -> TestRoot {
     let root = TestRoot::sample();
@@ -72,7 +61,7 @@ fn violations(tools: &[Tool], tool: &str, answer: &Value) -> Vec<String> {
 fn every_tool_answers_structured_content_that_its_output_schema_allows() {
     let root = root_with_mock();
     let worktrees = tempfile::tempdir().unwrap();
-    in_git(&root, worktrees.path());
+    super::tasks::in_git(&root, worktrees.path());
     let mcp = Mcp::start(root.path());
     let tools = mcp.tools();
     for t in &tools {
@@ -248,6 +237,8 @@ fn hostile_resource_uris_are_refused_and_read_nothing_outside_the_index() {
 fn the_python_sdk_validates_every_answer_against_its_output_schema() {
     let Some(python) = python() else { return };
     let root = root_with_mock();
+    let worktrees = tempfile::tempdir().unwrap();
+    super::tasks::in_git(&root, worktrees.path());
     let run = |args: &[&str]| -> Value {
         let out = Command::new(&python)
             .arg(repo().join("tests/py/sdk_typed.py"))
