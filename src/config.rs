@@ -122,7 +122,8 @@ pub struct UpkeepConfig {
 pub struct TasksConfig {
     /// The folder that holds the tasks' worktrees, one folder per task named after it:
     /// relative to the main worktree, or absolute; `{repo}` is the main worktree's folder
-    /// name.
+    /// name. It must lie in the folder that holds the main worktree (beside it or inside
+    /// it): a repository's config sends no worktree elsewhere.
     pub worktrees_dir: String,
 }
 

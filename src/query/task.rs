@@ -351,6 +351,16 @@ pub(crate) fn start(
         )));
     }
     let dir = worktrees_dir(&project, config);
+    // The config is the repository's, and a repository is untrusted: its tasks' worktrees
+    // go beside it or inside it, never anywhere else on the machine.
+    let beside = project.parent().unwrap_or(&project);
+    if !dir.starts_with(beside) {
+        return Err(Error::Usage(format!(
+            "tasks.worktrees_dir names {}, outside {}: a task's worktree goes beside the repository or inside it",
+            dir.display(),
+            beside.display()
+        )));
+    }
     let worktree = dir.join(&req.name);
     if store::exists(&worktree) {
         return Err(Error::Conflict(format!(

@@ -361,6 +361,16 @@ letter or a digit",
         assert_eq!((out.code, error_line(&out)), (code, line), "{args:?}");
     }
     assert!(!p.dir.path().join("escape").exists());
+    // A repository's config cannot send a worktree elsewhere on the machine.
+    let config = std::fs::read_to_string(p.main().join(".tmws/config.toml")).unwrap();
+    std::fs::write(
+        p.main().join(".tmws/config.toml"),
+        config + "\n[tasks]\nworktrees_dir = \"../../../../elsewhere\"\n",
+    )
+    .unwrap();
+    let out = tmws(&p.main(), &["task", "start", "away"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(error_line(&out).starts_with("tmws: tasks.worktrees_dir names /elsewhere, outside "), "{out:?}");
     assert_eq!(branches(&p.main()), ["main"]);
     // Outside git, a task cannot start.
     let plain = TestRoot::new();
