@@ -41,6 +41,7 @@ pub struct Config {
     pub semantic: SemanticConfig,
     pub review: ReviewConfig,
     pub hooks: HooksConfig,
+    pub tasks: TasksConfig,
 }
 
 /// One memory namespace: how long its entries live, how many it keeps, how fast they fade.
@@ -113,6 +114,23 @@ pub struct UpkeepConfig {
     pub every_secs: u64,
     /// Seconds without a request before a due upkeep runs.
     pub idle_secs: u64,
+}
+
+/// Tasks, each on its own branch and linked git worktree (docs/tasks.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TasksConfig {
+    /// The folder that holds the tasks' worktrees, one folder per task named after it:
+    /// relative to the main worktree, or absolute; `{repo}` is the main worktree's folder
+    /// name. It must lie in the folder that holds the main worktree (beside it or inside
+    /// it): a repository's config sends no worktree elsewhere.
+    pub worktrees_dir: String,
+}
+
+impl Default for TasksConfig {
+    fn default() -> Self {
+        TasksConfig { worktrees_dir: "../{repo}-worktrees".to_owned() }
+    }
 }
 
 /// Recall by meaning: the embedding model that gives every indexed item a vector.
@@ -412,6 +430,7 @@ impl Default for Config {
             semantic: SemanticConfig::default(),
             review: ReviewConfig::default(),
             hooks: HooksConfig::default(),
+            tasks: TasksConfig::default(),
         }
     }
 }
@@ -433,6 +452,7 @@ struct RawConfig {
     semantic: SemanticConfig,
     review: ReviewConfig,
     hooks: HooksConfig,
+    tasks: TasksConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -505,6 +525,7 @@ impl Config {
             semantic: raw.semantic,
             review: raw.review,
             hooks: raw.hooks,
+            tasks: raw.tasks,
             ..Config::default()
         };
         for (name, ns) in raw.namespaces {

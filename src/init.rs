@@ -140,6 +140,11 @@ pub struct Change {
 pub struct InitReport {
     pub root: PathBuf,
     pub changes: Vec<Change>,
+    /// The main worktree whose project a root in a linked git worktree joins: one
+    /// project, whose approvals, usage log and commit links are kept there
+    /// (docs/tasks.md#worktrees).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joins: Option<PathBuf>,
 }
 
 impl InitReport {
@@ -253,6 +258,11 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # gemini (GEMINI.md), cursor (.cursor/rules/tmws.mdc), copilot
 # (.github/copilot-instructions.md). `tmws init --mcp-client NAME` adds the client's.
 # targets = ["agents"]
+
+# Tasks (`tmws task start NAME`): the folder of their worktrees, relative to the main
+# worktree or absolute; {repo} is the main worktree's folder name.
+# [tasks]
+# worktrees_dir = "../{repo}-worktrees"
 "#;
 
 /// Initialises `root` (which need not exist yet); `command` is what client entries run,
@@ -322,7 +332,8 @@ pub fn init(
         };
         changes.push(Change { path: f.path, action, detail });
     }
-    Ok(InitReport { root, changes })
+    let joins = store::git::repository(&root).and_then(|r| r.main_worktree);
+    Ok(InitReport { root, changes, joins })
 }
 
 /// A target's name in the config.

@@ -4,7 +4,7 @@
 //! Reading is as tolerant as the fold needs to be: only `op` and `id` are required, and a
 //! field that is there must have its type (or the line is skipped, with a finding that
 //! names the field); the fields a reader can do without when they are malformed (a
-//! problem's fields, `author`, `session`) are read as absent instead. Unknown fields are
+//! problem's fields, `author`, `session`, `task`) are read as absent instead. Unknown fields are
 //! ignored by readers, and compaction keeps their lines byte for byte. A line tmws writes
 //! is the op serialized in the order its fields are declared, so the bytes on disk are the
 //! type's.
@@ -20,6 +20,7 @@ use serde_json::value::RawValue;
 
 use super::cite::Cite;
 use super::session::SessionRecord;
+use super::task::TaskRecord;
 use crate::model::{Diagnostic, Rule};
 use crate::parse::lenient;
 use crate::parse::time::is_time;
@@ -116,6 +117,9 @@ pub struct Op {
     /// A session record's structured fields (`kind: session`).
     #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionRecord>,
+    /// A task record's structured fields (`kind: task`).
+    #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskRecord>,
     /// How it was written: tmws' surface and the client (filled by tmws, never by a caller).
     #[serde(default, deserialize_with = "lenient::option", skip_serializing_if = "Option::is_none")]
     pub author: Option<Author>,
@@ -303,6 +307,7 @@ impl Op {
             importance: None,
             git: None,
             session: None,
+            task: None,
             author: None,
             review: None,
             decision: None,

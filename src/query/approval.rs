@@ -87,8 +87,12 @@ struct Approvals {
     roots: BTreeMap<String, BTreeMap<String, Held>>,
 }
 
+/// The approvals' key of a root: its project's, so that every worktree of a repository
+/// shares the approvals of its main worktree (what each part hashes is still read in the
+/// root the server runs in, so a worktree whose files differ is asked again).
 fn key(root: &Path) -> String {
-    store::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()).display().to_string()
+    let root = store::git::project_root(root);
+    store::canonicalize(&root).unwrap_or(root).display().to_string()
 }
 
 /// The approvals on this machine (none when the file does not exist). A file that cannot be

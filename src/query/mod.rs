@@ -30,6 +30,7 @@ pub mod recall;
 pub mod registry;
 pub mod review;
 pub mod session;
+pub mod task;
 pub mod tools;
 pub mod trust;
 pub mod upkeep;

@@ -141,7 +141,7 @@ fn write_entry(
         agent: agent.map(str::to_owned),
         ..MemoryAddRequest::default()
     };
-    memory::add_entry(root, config, &req, (author, Some(record)), now)
+    memory::add_entry(root, config, &req, (author, Some(record), None), now)
 }
 
 /// The commits in the window (none outside git).

@@ -293,6 +293,9 @@ fn log_usage(root: &Path, server: &str, tool: &str, took: Duration, ok: bool) ->
         "ms": u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
         "ok": ok,
     });
+    // The usage log is this machine's for the whole project: a linked worktree writes the
+    // main worktree's.
+    let root = &store::git::project_root(root);
     let mut log = LockedLog::open(root, &root.join(layout::USAGE_FILE), &root.join(layout::USAGE_LOCK))?;
     if log.is_empty()?
         && let Some(old) = store::read_opt(root, &root.join(layout::OLD_USAGE_FILE), store::cap::LOG)?
@@ -313,6 +316,7 @@ fn jsonl_complete(bytes: &[u8]) -> &[u8] {
 /// The usage log (docs/pool.md): this machine's tool calls, in `.tmws/cache/usage.jsonl`;
 /// until tmws has written there, the log tracked at its old place, read and left alone.
 pub(crate) fn usage_bytes(root: &Path) -> Vec<u8> {
+    let root = &store::git::project_root(root);
     let read = |rel: &str| store::read_opt(root, &root.join(rel), store::cap::LOG).ok().flatten();
     read(layout::USAGE_FILE).filter(|b| !b.is_empty()).or_else(|| read(layout::OLD_USAGE_FILE)).unwrap_or_default()
 }

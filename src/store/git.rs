@@ -42,6 +42,83 @@ fn git_dirs(root: &Path) -> Option<(PathBuf, PathBuf)> {
     Some((git_dir, common))
 }
 
+/// Where the work tree at `root` stands in its repository: its own git dir and the
+/// repository's common dir, the same for every worktree of one repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repository {
+    /// The common dir (`.git` of the main worktree, or a bare repository), canonical.
+    pub common_dir: PathBuf,
+    /// The main worktree's folder when `root` is in a linked worktree (`git worktree
+    /// add`), canonical; None in the main worktree itself.
+    pub main_worktree: Option<PathBuf>,
+}
+
+/// The repository of the work tree at `root`, read from `.git` (its `gitdir:` and
+/// `commondir` files) without running git; None outside git.
+pub fn repository(root: &Path) -> Option<Repository> {
+    let (git_dir, common) = git_dirs(root)?;
+    let canonical = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let (git_dir, common_dir) = (canonical(&git_dir), canonical(&common));
+    // A linked worktree's git dir is `<common>/worktrees/<name>`; the main worktree is
+    // the folder that holds the common dir when that is a `.git` folder (not a bare
+    // repository, which has no main worktree).
+    let main_worktree = (git_dir != common_dir && common_dir.file_name().is_some_and(|n| n == ".git"))
+        .then(|| common_dir.parent().map(Path::to_path_buf))
+        .flatten();
+    Some(Repository { common_dir, main_worktree })
+}
+
+/// The folder whose `.tmws/` holds what every worktree of the project shares (approvals'
+/// key, the usage log, access counts, commit links): the main worktree for a root in a
+/// linked one, else `root` itself.
+pub fn project_root(root: &Path) -> PathBuf {
+    // A `.git` folder is a main worktree's (or a plain repository's): the common case,
+    // answered with one stat, as it is asked on every count of a memory's reads.
+    if root.join(".git").is_dir() {
+        return root.to_path_buf();
+    }
+    repository(root).and_then(|r| r.main_worktree).unwrap_or_else(|| root.to_path_buf())
+}
+
+/// One worktree of a repository, as `git worktree list --porcelain` gives it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Worktree {
+    pub path: PathBuf,
+    /// The branch checked out there (without `refs/heads/`), None when detached.
+    pub branch: Option<String>,
+    pub head: Option<String>,
+    /// Git knows the folder is gone (`prunable`).
+    pub prunable: bool,
+}
+
+/// Every worktree of the repository at `root`, the main one first.
+pub fn worktrees(root: &Path) -> Result<Vec<Worktree>> {
+    let out = run(root, &["worktree", "list", "--porcelain", "-z"])?;
+    let mut list = Vec::new();
+    let mut current: Option<Worktree> = None;
+    for field in out.split('\0') {
+        if field.is_empty() {
+            list.extend(current.take());
+            continue;
+        }
+        let (name, value) = field.split_once(' ').unwrap_or((field, ""));
+        match name {
+            "worktree" => {
+                list.extend(current.take());
+                current = Some(Worktree { path: PathBuf::from(value), ..Worktree::default() });
+            }
+            "HEAD" => current.iter_mut().for_each(|w| w.head = Some(value.to_owned())),
+            "branch" => current
+                .iter_mut()
+                .for_each(|w| w.branch = Some(value.strip_prefix("refs/heads/").unwrap_or(value).to_owned())),
+            "prunable" => current.iter_mut().for_each(|w| w.prunable = true),
+            _ => {}
+        }
+    }
+    list.extend(current);
+    Ok(list)
+}
+
 /// The hash a full reference name (`refs/heads/main`) points at: loose, else packed.
 fn resolve(common: &Path, reference: &str) -> Option<String> {
     let loose = fs::read_to_string(common.join(reference)).ok().map(|c| c.trim().to_owned());
@@ -345,6 +422,22 @@ pub fn run(root: &Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Runs `git ARGS` in `root`: `Ok(stdout)` when it succeeds, `Err(what it printed)` when
+/// it fails (a merge with conflicts prints them on stdout); an error when git cannot run.
+pub fn try_run(root: &Path, args: &[&str]) -> Result<std::result::Result<String, String>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .map_err(|e| Error::environment("cannot run git", e))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() {
+        return Ok(Ok(stdout));
+    }
+    Ok(Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr))))
+}
+
 /// A commit as the index holds it (kind `commit`, docs/search-index.md#git-history).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommitInfo {
@@ -564,6 +657,34 @@ mod tests {
         assert_eq!(index_entries_under(dir.path(), ".tmws/cache/"), None);
         fs::write(dir.path().join(".git/index"), b"DIRC\0\0\0\x02\0\0\0\x05truncated").unwrap();
         assert_eq!(index_entries_under(dir.path(), ".tmws/cache/"), None);
+    }
+
+    #[test]
+    fn a_linked_worktree_belongs_to_its_main_worktree_s_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("app");
+        fs::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q", "-b", "main"]);
+        git(
+            &main,
+            &["-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "s"],
+        );
+        let linked = dir.path().join("wt");
+        git(&main, &["worktree", "add", "-q", "-b", "topic", &linked.to_string_lossy()]);
+        let main = fs::canonicalize(&main).unwrap();
+        let common = main.join(".git");
+        assert_eq!(repository(&main), Some(Repository { common_dir: common.clone(), main_worktree: None }));
+        assert_eq!(repository(&linked), Some(Repository { common_dir: common, main_worktree: Some(main.clone()) }));
+        assert_eq!(project_root(&linked), main);
+        assert_eq!(project_root(&main), main);
+        assert_eq!(repository(dir.path()), None);
+        let listed = worktrees(&linked).unwrap();
+        let shown: Vec<(PathBuf, Option<&str>, bool)> =
+            listed.iter().map(|w| (w.path.clone(), w.branch.as_deref(), w.prunable)).collect();
+        let linked = fs::canonicalize(&linked).unwrap();
+        assert_eq!(shown, [(main.clone(), Some("main"), false), (linked.clone(), Some("topic"), false)]);
+        fs::remove_dir_all(&linked).unwrap();
+        assert!(worktrees(&main).unwrap()[1].prunable);
     }
 
     #[test]

@@ -41,6 +41,7 @@ mod review;
 mod secrets;
 mod serve;
 mod surfaces;
+mod tasks;
 mod terminal;
 mod tidy;
 mod tls;

@@ -31,6 +31,9 @@ fn more_calls() -> Vec<(&'static str, Value)> {
         ("memory_clear", json!({"namespace": "short-term", "confirm": true})),
         ("tool_describe", json!({"server": "mock", "tool": "echo"})),
         ("tool_call", json!({"server": "mock", "tool": "echo", "arguments": {"text": "hello"}})),
+        ("task_start", json!({"name": "typed", "issue": "#1"})),
+        ("task_list", json!({"all": true})),
+        ("task_done", json!({"name": "typed", "outcome": "answered", "merge": true})),
     ]
 }
 
@@ -57,6 +60,8 @@ fn violations(tools: &[Tool], tool: &str, answer: &Value) -> Vec<String> {
 #[test]
 fn every_tool_answers_structured_content_that_its_output_schema_allows() {
     let root = root_with_mock();
+    let worktrees = tempfile::tempdir().unwrap();
+    super::tasks::in_git(&root, worktrees.path());
     let mcp = Mcp::start(root.path());
     let tools = mcp.tools();
     for t in &tools {
@@ -232,6 +237,8 @@ fn hostile_resource_uris_are_refused_and_read_nothing_outside_the_index() {
 fn the_python_sdk_validates_every_answer_against_its_output_schema() {
     let Some(python) = python() else { return };
     let root = root_with_mock();
+    let worktrees = tempfile::tempdir().unwrap();
+    super::tasks::in_git(&root, worktrees.path());
     let run = |args: &[&str]| -> Value {
         let out = Command::new(&python)
             .arg(repo().join("tests/py/sdk_typed.py"))

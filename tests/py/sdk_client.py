@@ -84,6 +84,9 @@ async def exercise(session, head):
         "trust_verify": {"agent": "writer-bot", "success": True, "evidence": "its tests pass", "format": "json"},
         "trust_show": {"format": "json"},
         "review_list": {"format": "json"},
+        "task_start": {"name": "py-task", "issue": "#7"},
+        "task_list": {"format": "json"},
+        "task_done": {"name": "py-task", "outcome": "called", "merge": True},
     }
     report["calls"] = {}
     for name, args in calls.items():

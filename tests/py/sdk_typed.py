@@ -53,6 +53,9 @@ CALLS = [
     ("trust_verify", {"agent": "writer-bot", "success": True, "evidence": "its tests pass"}),
     ("trust_show", {}),
     ("review_list", {}),
+    ("task_start", {"name": "py-typed", "issue": "#7"}),
+    ("task_list", {"all": True}),
+    ("task_done", {"name": "py-typed", "outcome": "validated", "merge": True}),
 ]
 
 HOSTILE = [

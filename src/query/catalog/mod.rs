@@ -1,6 +1,6 @@
 //! The tools, once: one table from which every surface is made.
 //!
-//! Each tool is one type (in `workspace`, `memory`, `agents` and `servers`) that holds
+//! Each tool is one type (in `workspace`, `memory`, `agents`, `servers` and `task`) that holds
 //! everything about it: its [`Spec`] (name, title, description for an agent deciding
 //! whether to call it, behaviour hints, its CLI command with help and examples, its HTTP
 //! routes), its request type (whose JSON Schema is its input on every surface), its answer
@@ -13,6 +13,7 @@ mod agents;
 mod memory;
 mod review;
 mod servers;
+mod task;
 mod workspace;
 
 use std::any::Any;
@@ -27,6 +28,7 @@ pub use self::memory::{
 };
 pub use self::review::ReviewList;
 pub use self::servers::{ToolCall, ToolDescribe, ToolSearch};
+pub use self::task::{TaskDoneTool, TaskListTool, TaskStart};
 pub use self::workspace::{Context, EntryWrite, Recall, Search, WorkspaceList, WorkspaceRead};
 use super::answer::{Answer, Reply};
 use super::api::{Flag, Format, Params};
@@ -399,6 +401,9 @@ pub static TOOLS: &[&dyn Tool] = &[
     &Recall,
     &ReviewList,
     &SessionRecord,
+    &TaskDoneTool,
+    &TaskListTool,
+    &TaskStart,
     &ToolCall,
     &ToolDescribe,
     &ToolSearch,

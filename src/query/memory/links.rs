@@ -83,8 +83,11 @@ pub(crate) fn current(root: &Path) -> Links {
 
 /// Reads history on from the saved links up to `head`, and saves them.
 fn update(root: &Path, head: &str) -> Result<Links> {
-    let path = root.join(layout::COMMIT_LINKS_FILE);
-    let saved: Links = store::read_opt(root, &path, store::cap::LOG)
+    // The links are read from git's history, which every worktree of a repository shares,
+    // so they are kept once, in the main worktree's cache.
+    let shared = store::git::project_root(root);
+    let path = shared.join(layout::COMMIT_LINKS_FILE);
+    let saved: Links = store::read_opt(&shared, &path, store::cap::LOG)
         .ok()
         .flatten()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -155,7 +158,7 @@ fn update(root: &Path, head: &str) -> Result<Links> {
     links.head = head.to_owned();
     // A derived cache: one that cannot be written is read from git again next time.
     if let Ok(bytes) = serde_json::to_vec(&links)
-        && let Err(e) = store::write_atomic(root, &path, &bytes)
+        && let Err(e) = store::write_atomic(&shared, &path, &bytes)
     {
         tracing::debug!("{}: not saved: {}", layout::COMMIT_LINKS_FILE, Chain(&e));
     }

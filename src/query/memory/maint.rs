@@ -150,6 +150,8 @@ pub(crate) fn clear(root: &Path, config: &Config, ns: Option<&str>, all: bool, c
 
 /// The access counts (memory id → reads).
 pub fn accesses(root: &Path) -> BTreeMap<String, u64> {
+    // One count per project: the worktrees of a repository share the main one's.
+    let root = &store::git::project_root(root);
     let bytes =
         store::read_opt(root, &root.join(layout::ACCESS_FILE), store::cap::CONFIG).ok().flatten().unwrap_or_default();
     serde_json::from_slice(&bytes).unwrap_or_default()
@@ -160,6 +162,7 @@ pub fn accesses(root: &Path) -> BTreeMap<String, u64> {
 pub(crate) fn count_access(root: &Path, id: &str) {
     let mut counts = accesses(root);
     *counts.entry(id.to_owned()).or_default() += 1;
+    let root = &store::git::project_root(root);
     let text = serde_json::to_vec(&counts).unwrap_or_default();
     if let Err(e) = store::write_atomic(root, &root.join(layout::ACCESS_FILE), &text) {
         tracing::debug!("access count of {id} not saved: {}", Chain(&e));

@@ -28,6 +28,7 @@ use crate::layout;
 use crate::memory::compact::compact_if_worth_it;
 use crate::memory::op::{Author, Git, Kind, Op, Set};
 use crate::memory::session::SessionRecord;
+use crate::memory::task::TaskRecord;
 use crate::memory::{Fold, Writer};
 use crate::model::{DocKind, validate_component};
 use crate::parse::text::{cut, first_sentences};
@@ -122,16 +123,16 @@ pub fn memory_id(namespace: &str, content: &str) -> String {
 /// namespace kept within `max_entries`; returns what was stored.
 pub(crate) fn add(root: &Path, config: &Config, add: &Add<'_>, now: DateTime<Utc>) -> Result<AddAnswer> {
     let author = add.extra.get("author").and_then(|a| Author::deserialize(a).ok());
-    add_entry(root, config, add.req, (author, None), now)
+    add_entry(root, config, add.req, (author, None, None), now)
 }
 
 /// [`add`] with the fields only tmws writes as they are: how the add came, and a session
-/// entry's record.
+/// or a task entry's record.
 pub(crate) fn add_entry(
     root: &Path,
     config: &Config,
     req: &MemoryAddRequest,
-    (author, session): (Option<Author>, Option<SessionRecord>),
+    (author, session, task): (Option<Author>, Option<SessionRecord>, Option<TaskRecord>),
     now: DateTime<Utc>,
 ) -> Result<AddAnswer> {
     // Problems and their solutions are kept for the next agent that meets them.
@@ -283,6 +284,7 @@ pub(crate) fn add_entry(
     entry.git = store::git_head(root)
         .map(|head| Git { branch: head.branch, commit: head.commit.map(|c| c.chars().take(12).collect()) });
     entry.session = session;
+    entry.task = task;
     entry.author = author;
     entry.review = proposed.then(|| crate::memory::op::PROPOSED.to_owned());
     entry.cites = (!cites.is_empty()).then_some(cites);

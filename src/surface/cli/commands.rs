@@ -219,6 +219,13 @@ pub(super) enum SessionCommand {
     Tool(ToolCommand<tools::Session>),
 }
 
+#[derive(Debug, Subcommand)]
+pub(super) enum TaskCommand {
+    /// The commands that run a tool, from the tool table.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Task>),
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(super) enum ClientArg {
     /// Claude Code: .mcp.json

@@ -45,6 +45,13 @@ pub(super) fn init(
         return Ok(0);
     }
     writeln!(out, "tmws root: {}", report.root.display())?;
+    if let Some(main) = &report.joins {
+        writeln!(
+            out,
+            "linked git worktree: joins the project of {} (approvals, usage and commit links are shared with it)",
+            main.display()
+        )?;
+    }
     for c in &report.changes {
         let verb = match c.action {
             Action::Created => "created",

@@ -155,6 +155,12 @@ pub(super) const SESSION: &str = "\
 Examples:
   tmws session record";
 
+pub(super) const TASK: &str = "\
+Examples:
+  tmws task start login-fix --issue '#123'
+  tmws task list
+  tmws task done login-fix --merge";
+
 pub(super) const MCP: &str = "\
 Examples:
   tmws mcp                            what an MCP client runs (see `tmws init --mcp-client`)

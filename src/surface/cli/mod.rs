@@ -28,7 +28,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use self::commands::{
     CheckFormat, ClientArg, GitHookCommand, HookClientArg, HooksCommand, MemoryCommand, OldHookCommand,
-    RegistryCommand, ReviewCommand, SessionCommand, TrustCommand,
+    RegistryCommand, ReviewCommand, SessionCommand, TaskCommand, TrustCommand,
 };
 use self::render::{Paint, print_parse_error, report, usage_answer};
 use self::tools::ToolCommand;
@@ -173,6 +173,9 @@ enum Command {
     /// Sessions: one memory that sums up a window of work.
     #[command(subcommand, after_help = help::SESSION)]
     Session(SessionCommand),
+    /// Tasks: each on its own branch and linked git worktree, started and finished here.
+    #[command(subcommand, after_help = help::TASK)]
+    Task(TaskCommand),
     /// Serve the MCP tools over stdio (for agents); the index syncs and watches in the background.
     #[command(after_help = help::MCP)]
     Mcp {
@@ -417,6 +420,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Tool(t) => query::tool(cli, t, out),
         Command::Memory(cmd) => query::memory(cli, cmd, out),
         Command::Session(SessionCommand::Tool(t)) => query::tool(cli, t, out),
+        Command::Task(TaskCommand::Tool(t)) => query::tool(cli, t, out),
         Command::Registry(cmd) => query::registry(cli, cmd, out),
         Command::Trust(cmd) => admin::trust(cli, cmd, out),
         Command::Review { cmd } => admin::review(cli, cmd.as_ref(), out),

@@ -29,6 +29,7 @@ group!(Top, None);
 group!(Memory, Some("memory"));
 group!(Registry, Some("registry"));
 group!(Session, Some("session"));
+group!(Task, Some("task"));
 group!(Trust, Some("trust"));
 group!(Review, Some("review"));
 
