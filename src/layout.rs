@@ -76,7 +76,7 @@ pub const INDEX_PARENT: &str = ".tmws/cache/index";
 /// A path in this version's folder of the index.
 macro_rules! index_home {
     () => {
-        ".tmws/cache/index/v17"
+        ".tmws/cache/index/v18"
     };
     ($name:literal) => {
         concat!(index_home!(), "/", $name)

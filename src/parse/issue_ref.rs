@@ -63,6 +63,17 @@ impl fmt::Display for IssueRef {
     }
 }
 
+/// The search terms of `refs`, each once, in order: what an index item of them holds.
+pub fn terms_of<'a>(refs: impl IntoIterator<Item = &'a IssueRef>) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for term in refs.into_iter().flat_map(IssueRef::terms) {
+        if !terms.contains(&term) {
+            terms.push(term);
+        }
+    }
+    terms
+}
+
 /// A reference as a person types it: `123`, `#123`, `GH-123`, `owner/repo#12`,
 /// `PROJ-123` (any case), or an issue's web address on GitHub, GitLab or Jira. `None` when
 /// the text is none of these.

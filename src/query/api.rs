@@ -468,6 +468,11 @@ pub struct SearchRequest {
     /// Only items carrying all of these tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filter_tags: Vec<String>,
+    /// Only items about this issue: `123`, `#123`, `PROJ-123` or `owner/repo#12` (commits
+    /// whose message names it, memories written on its branch, sessions that worked on
+    /// it). A query that is nothing but an issue reference (`#123`) lists them too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue: Option<String>,
     /// How many results at most, 1 to 100.
     #[serde(default = "search_results")]
     #[schemars(range(min = limits::SEARCH_RESULTS.min, max = limits::SEARCH_RESULTS.max))]
@@ -483,6 +488,29 @@ pub struct SearchRequest {
 }
 
 impl SearchRequest {
+    /// The index terms of the issues searched: those of `issue`, else those of a query
+    /// that is nothing but issue references (`#123`, `PROJ-7 #8`); and whether the query's
+    /// words are those references (then the items are listed rather than searched).
+    pub fn issue_terms(&self) -> Result<(Vec<String>, bool)> {
+        use crate::parse::issue_ref;
+        if let Some(text) = &self.issue {
+            let r = issue_ref::parse(text).ok_or_else(|| {
+                Error::Usage(format!(
+                    "`{}` is not an issue reference: give 123, #123, PROJ-123 or owner/repo#12",
+                    preview(text)
+                ))
+            })?;
+            return Ok((r.terms(), false));
+        }
+        let words: Vec<&str> = self.query.split_whitespace().collect();
+        let refs = issue_ref::from_message(&self.query);
+        let only_refs = !words.is_empty() && words.iter().all(|w| issue_ref::from_message(w).len() == 1);
+        if only_refs && words.len() == refs.len() {
+            return Ok((issue_ref::terms_of(&refs), true));
+        }
+        Ok((Vec::new(), false))
+    }
+
     /// A search for `query` with every other parameter at its default.
     pub fn new(query: impl Into<String>) -> SearchRequest {
         SearchRequest {
@@ -492,6 +520,7 @@ impl SearchRequest {
             kinds: Vec::new(),
             filter_status: Vec::new(),
             filter_tags: Vec::new(),
+            issue: None,
             limit: search_results(),
             format: Format::Yaml,
             max_chars: None,
@@ -523,6 +552,7 @@ impl Params for SearchRequest {
     fn validate(&self, config: &Config) -> Result<usize> {
         query_within(&self.query)?;
         tags_within(&self.filter_tags)?;
+        self.issue_terms()?;
         limit_within(self.limit, &limits::SEARCH_RESULTS)?;
         answer_cap(self.max_chars, config)
     }
