@@ -30,6 +30,7 @@ pub mod semantic;
 pub(crate) mod store;
 pub mod suggest;
 pub mod surface;
+pub mod tracker;
 pub(crate) mod sys;
 
 pub use error::{Error, Result};

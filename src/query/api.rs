@@ -949,6 +949,54 @@ impl Params for MemoryGetRequest {
     }
 }
 
+/// Parameters of `issue_show`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IssueShowRequest {
+    /// The issue: `123`, `#123`, `GH-123`, `owner/repo#12`, `PROJ-123`, or its web address.
+    pub reference: String,
+    /// The most characters of the issue's body shown, 0 to 20000.
+    #[serde(default = "issue_body_chars")]
+    #[schemars(range(min = 0, max = 20000))]
+    pub body_chars: u32,
+    /// How many of the latest comments are shown, each cut to a few lines, 0 to 50.
+    #[serde(default = "issue_comments")]
+    #[schemars(range(min = 0, max = 50))]
+    pub comments: u32,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
+    /// the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
+    pub max_chars: Option<u32>,
+}
+
+fn issue_body_chars() -> u32 {
+    2000
+}
+
+fn issue_comments() -> u32 {
+    5
+}
+
+impl Params for IssueShowRequest {
+    const FLAGS: &'static [Flag] = &[flag("reference", Spelling::Positional { rest: false })];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        within("an issue reference", &self.reference, 512)?;
+        if self.body_chars > 20_000 || self.comments > 50 {
+            return Err(Error::Usage("body_chars is 0 to 20000 and comments 0 to 50".into()));
+        }
+        answer_cap(self.max_chars, config)
+    }
+}
+
 /// Parameters of `memory_delete`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

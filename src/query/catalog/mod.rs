@@ -13,6 +13,7 @@ mod agents;
 mod memory;
 mod review;
 mod servers;
+mod trackers;
 mod workspace;
 
 use std::any::Any;
@@ -27,6 +28,7 @@ pub use self::memory::{
 };
 pub use self::review::ReviewList;
 pub use self::servers::{ToolCall, ToolDescribe, ToolSearch};
+pub use self::trackers::IssueShow;
 pub use self::workspace::{Context, EntryWrite, Recall, Search, WorkspaceList, WorkspaceRead};
 use super::answer::{Answer, Reply};
 use super::api::{Flag, Format, Params};
@@ -387,6 +389,7 @@ pub enum Output {
 /// Every tool, sorted by name.
 pub static TOOLS: &[&dyn Tool] = &[
     &EntryWrite,
+    &IssueShow,
     &MemoryAdd,
     &MemoryCleanup,
     &MemoryClear,
