@@ -188,6 +188,11 @@ impl Typed for Search {
     }
 }
 
+/// How much of the branch's issue `recall` shows: the body's first characters and the
+/// latest comments.
+const RECALL_ISSUE_BODY: usize = 800;
+const RECALL_ISSUE_COMMENTS: usize = 3;
+
 /// `recall`: what to know before a task, ranked together.
 #[derive(Debug, Clone, Copy)]
 pub struct Recall;
@@ -237,6 +242,13 @@ impl Typed for Recall {
         engine.metrics().recall.observe(started.elapsed());
         let mut answer = answer?;
         answer.stale = stale;
+        let t = &engine.config().trackers;
+        if (t.github.is_some() || t.gitlab.is_some() || t.jira.is_some())
+            && let Some(branch) = crate::store::git_head(engine.root()).and_then(|h| h.branch)
+        {
+            answer.issue = crate::tracker::issue_of_branch(engine.root(), engine.config(), &branch)
+                .map(|i| crate::tracker::summarise(&i, RECALL_ISSUE_BODY, RECALL_ISSUE_COMMENTS));
+        }
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 
