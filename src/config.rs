@@ -214,14 +214,18 @@ impl TrackerConfig {
     fn problem(&self, name: &str) -> Option<(&'static str, String)> {
         let repo = self.repo.trim();
         let shape = match name {
-            "jira" => repo.len() <= 64 && !repo.is_empty() && repo.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
+            "jira" => {
+                repo.len() <= 64 && !repo.is_empty() && repo.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            }
             "gitlab" if repo.bytes().all(|b| b.is_ascii_digit()) => !repo.is_empty(),
             _ => {
                 let parts: Vec<&str> = repo.split('/').collect();
                 parts.len() >= 2
                     && (name == "gitlab" || parts.len() == 2)
                     && parts.iter().all(|p| {
-                        !p.is_empty() && !p.starts_with('.') && p.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+                        !p.is_empty()
+                            && !p.starts_with('.')
+                            && p.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
                     })
             }
         };
@@ -231,17 +235,23 @@ impl TrackerConfig {
                 "gitlab" => "a project path such as group/name, or its numeric id",
                 _ => "a repository such as owner/name",
             };
-            return Some(("repo", format!("trackers.{name}: `{}` is not {want}", repo.chars().take(80).collect::<String>())));
+            return Some((
+                "repo",
+                format!("trackers.{name}: `{}` is not {want}", repo.chars().take(80).collect::<String>()),
+            ));
         }
         if let Some(url) = &self.api_url {
-            let loopback = ["http://127.0.0.1:", "http://127.0.0.1/", "http://localhost:", "http://localhost/", "http://[::1]:"];
+            let loopback =
+                ["http://127.0.0.1:", "http://127.0.0.1/", "http://localhost:", "http://localhost/", "http://[::1]:"];
             let ok = url.len() <= 512
                 && (url.starts_with("https://") || loopback.iter().any(|p| url.starts_with(p)))
                 && !url.contains(['@', ' ', '?', '#']);
             if !ok {
                 return Some((
                     "api_url",
-                    format!("trackers.{name}.api_url must be an https address (plain http only on a loopback address), without credentials"),
+                    format!(
+                        "trackers.{name}.api_url must be an https address (plain http only on a loopback address), without credentials"
+                    ),
                 ));
             }
         }
@@ -249,7 +259,10 @@ impl TrackerConfig {
             if let Some(var) = var
                 && (var.is_empty() || var.len() > 128 || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
             {
-                return Some((key, format!("trackers.{name}.{key} must name an environment variable (letters, digits, `_`)")));
+                return Some((
+                    key,
+                    format!("trackers.{name}.{key} must name an environment variable (letters, digits, `_`)"),
+                ));
             }
         }
         None

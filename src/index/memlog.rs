@@ -150,7 +150,8 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
     let git = v.git.as_ref();
     // A memory written on an issue's branch is about that issue; a session's record names
     // the issues of its branch and commits.
-    let mut issues: Vec<String> = issue_ref::terms_of(git.and_then(|g| g.branch.as_deref()).and_then(issue_ref::from_branch).as_ref());
+    let mut issues: Vec<String> =
+        issue_ref::terms_of(git.and_then(|g| g.branch.as_deref()).and_then(issue_ref::from_branch).as_ref());
     for term in v.session.iter().flat_map(|s| s.issues()) {
         if let Some(r) = issue_ref::parse(term) {
             for t in r.terms() {

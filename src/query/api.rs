@@ -488,9 +488,11 @@ pub struct SearchRequest {
 }
 
 impl SearchRequest {
-    /// The index terms of the issues searched: those of `issue`, else those of a query
-    /// that is nothing but issue references (`#123`, `PROJ-7 #8`); and whether the query's
-    /// words are those references (then the items are listed rather than searched).
+    /// The index terms of the issues searched: the written form of `issue`, else those of
+    /// a query that is nothing but issue references (`#123`, `PROJ-7 #8`); and whether the
+    /// query's words are those references (then the items are listed rather than
+    /// searched). `#12` finds `owner/repo#12` too (its item holds both terms); `owner/repo#12`
+    /// finds only that repository's.
     pub fn issue_terms(&self) -> Result<(Vec<String>, bool)> {
         use crate::parse::issue_ref;
         if let Some(text) = &self.issue {
@@ -500,13 +502,13 @@ impl SearchRequest {
                     preview(text)
                 ))
             })?;
-            return Ok((r.terms(), false));
+            return Ok((vec![r.to_string()], false));
         }
         let words: Vec<&str> = self.query.split_whitespace().collect();
         let refs = issue_ref::from_message(&self.query);
         let only_refs = !words.is_empty() && words.iter().all(|w| issue_ref::from_message(w).len() == 1);
         if only_refs && words.len() == refs.len() {
-            return Ok((issue_ref::terms_of(&refs), true));
+            return Ok((refs.iter().map(ToString::to_string).collect(), true));
         }
         Ok((Vec::new(), false))
     }

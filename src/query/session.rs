@@ -21,8 +21,8 @@ use crate::memory::op::Author;
 use crate::memory::session::{
     ActivityRecord, Calls, CommitRecord, Query, SessionRecord, VerificationRecord, WindowRecord,
 };
-use crate::parse::{issue_ref, jsonl};
 use crate::parse::time::normalise_time;
+use crate::parse::{issue_ref, jsonl};
 use crate::store;
 
 /// The window when `--since` is not given and no session was recorded before.

@@ -10,10 +10,8 @@ use crate::parse::issue_ref::IssueRef;
 
 /// The headers of every request: the API's media type and version, and the token.
 fn headers(t: &Tracker) -> reqwest::header::HeaderMap {
-    let mut pairs = vec![
-        ("accept", "application/vnd.github+json".to_owned()),
-        ("x-github-api-version", "2022-11-28".to_owned()),
-    ];
+    let mut pairs =
+        vec![("accept", "application/vnd.github+json".to_owned()), ("x-github-api-version", "2022-11-28".to_owned())];
     if let Some(token) = &t.token {
         pairs.push(("authorization", format!("Bearer {token}")));
     }

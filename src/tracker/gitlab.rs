@@ -36,7 +36,13 @@ pub async fn issue(client: &Client, t: &Tracker, r: &IssueRef) -> Result<Issue, 
         title: string(v, "/title").unwrap_or_default(),
         // GitLab says `opened`; people and the other trackers say `open`.
         state: string(v, "/state").map(|s| if s == "opened" { "open".into() } else { s }).unwrap_or_default(),
-        labels: v.get("labels").and_then(Value::as_array).into_iter().flatten().filter_map(|l| l.as_str().map(str::to_owned)).collect(),
+        labels: v
+            .get("labels")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.as_str().map(str::to_owned))
+            .collect(),
         assignees: v
             .get("assignees")
             .and_then(Value::as_array)
@@ -68,7 +74,8 @@ pub async fn issue(client: &Client, t: &Tracker, r: &IssueRef) -> Result<Issue, 
         pages += 1;
         if pages < MAX_PAGES {
             next = page.next_link().or_else(|| {
-                let n = page.header("x-next-page").filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))?;
+                let n =
+                    page.header("x-next-page").filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))?;
                 Some(format!("{notes}&page={n}"))
             });
         }

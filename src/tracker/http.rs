@@ -185,7 +185,8 @@ impl Client {
     ) -> Result<Answer, Failure> {
         let mut waited = false;
         loop {
-            let mut req = self.inner.request(method.clone(), url).headers(self.headers.clone()).headers(headers.clone());
+            let mut req =
+                self.inner.request(method.clone(), url).headers(self.headers.clone()).headers(headers.clone());
             if let Some(body) = body {
                 req = req.header("content-type", "application/json").body(body.to_string());
             }
@@ -203,7 +204,11 @@ impl Client {
             }
             match status {
                 200..=299 => {}
-                401 => return Err(Failure::Unauthorized { token_set: headers.contains_key("authorization") || headers.contains_key("private-token") }),
+                401 => {
+                    return Err(Failure::Unauthorized {
+                        token_set: headers.contains_key("authorization") || headers.contains_key("private-token"),
+                    });
+                }
                 403 => return Err(Failure::Forbidden),
                 404 | 410 => return Err(Failure::NotFound),
                 s => return Err(Failure::Status(s)),

@@ -50,7 +50,13 @@ pub async fn issue(client: &Client, t: &Tracker, r: &IssueRef) -> Result<Issue, 
         url: format!("{site}/browse/{r}"),
         title: string(v, "/fields/summary").unwrap_or_default(),
         state: string(v, "/fields/status/name").unwrap_or_default(),
-        labels: v.pointer("/fields/labels").and_then(Value::as_array).into_iter().flatten().filter_map(|l| l.as_str().map(str::to_owned)).collect(),
+        labels: v
+            .pointer("/fields/labels")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.as_str().map(str::to_owned))
+            .collect(),
         assignees: person(v, "/fields/assignee").into_iter().collect(),
         author: person(v, "/fields/reporter"),
         created: string(v, "/fields/created"),

@@ -127,14 +127,14 @@ impl std::fmt::Debug for Tracker {
 impl Tracker {
     /// The tracker of `kind` as `section` configures it, its token read from the
     /// environment.
-    pub fn from_config(kind: Kind, section: &TrackerConfig) -> Tracker {
+    pub fn from_config(kind: Kind, section: &TrackerConfig, env: Env<'_>) -> Tracker {
         let (default_base, default_env) = match kind {
             Kind::Github => ("https://api.github.com", "GITHUB_TOKEN"),
             Kind::Gitlab => ("https://gitlab.com", "GITLAB_TOKEN"),
             Kind::Jira => ("", "JIRA_TOKEN"),
         };
         let base = section.api_url.clone().unwrap_or_else(|| default_base.to_owned());
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty()).map(|v| v.trim().to_owned());
+        let env = |name: &str| env(name).filter(|v| !v.trim().is_empty()).map(|v| v.trim().to_owned());
         Tracker {
             kind,
             project: section.repo.trim().to_owned(),
@@ -150,10 +150,19 @@ impl Tracker {
     }
 }
 
+/// Where a token is read from: the process's environment, or (for a caller that holds its
+/// own, such as a test) any map of variable names to values.
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process's environment.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
 /// The tracker that answers for `reference` in `config`: a key goes to Jira; a number to
 /// GitHub, else GitLab; a number of another repository to the same tracker, for that
 /// repository.
-pub(crate) fn tracker_for(config: &Config, reference: &IssueRef) -> Result<(Tracker, IssueRef)> {
+pub(crate) fn tracker_for(config: &Config, reference: &IssueRef, env: Env<'_>) -> Result<(Tracker, IssueRef)> {
     let t = &config.trackers;
     let (kind, section) = match reference {
         IssueRef::Key { .. } => (Kind::Jira, t.jira.as_ref()),
@@ -172,7 +181,7 @@ pub(crate) fn tracker_for(config: &Config, reference: &IssueRef) -> Result<(Trac
     if kind == Kind::Jira && section.api_url.is_none() {
         return Err(Error::Usage("trackers.jira needs api_url, the site's address (docs/trackers.md)".into()));
     }
-    let mut tracker = Tracker::from_config(kind, section);
+    let mut tracker = Tracker::from_config(kind, section, env);
     if let IssueRef::Number { repo: Some(repo), .. } = reference {
         tracker.project.clone_from(repo);
     }
@@ -201,13 +210,24 @@ pub struct IssueAnswer {
 /// answer in the cache, and serves the kept one (`stale`) when the tracker cannot be
 /// reached or its rate limit is spent. A 401, 403 or 404 is an error of one line.
 pub fn fetch(root: &Path, config: &Config, reference: &str, timeout: Duration) -> Result<IssueAnswer> {
+    fetch_with(root, config, reference, timeout, &process_env)
+}
+
+/// [`fetch`] with the tokens `env` gives.
+pub fn fetch_with(
+    root: &Path,
+    config: &Config,
+    reference: &str,
+    timeout: Duration,
+    env: Env<'_>,
+) -> Result<IssueAnswer> {
     let r = issue_ref::parse(reference).ok_or_else(|| {
         Error::Usage(format!(
             "`{}` is not an issue reference: give 123, #123, PROJ-123 or owner/repo#12",
             reference.chars().take(64).collect::<String>()
         ))
     })?;
-    let (tracker, r) = tracker_for(config, &r)?;
+    let (tracker, r) = tracker_for(config, &r, env)?;
     let fetched = http::run(timeout, |client| {
         let tracker = tracker.clone();
         let r = r.clone();
@@ -247,10 +267,21 @@ pub fn fetch(root: &Path, config: &Config, reference: &str, timeout: Duration) -
 /// Posts `body` as a comment of `reference`, redacted first; returns the comment's
 /// address when the tracker gives one.
 pub fn post_comment(config: &Config, reference: &str, body: &str, timeout: Duration) -> Result<Posted> {
+    post_comment_with(config, reference, body, timeout, &process_env)
+}
+
+/// [`post_comment`] with the tokens `env` gives.
+pub fn post_comment_with(
+    config: &Config,
+    reference: &str,
+    body: &str,
+    timeout: Duration,
+    env: Env<'_>,
+) -> Result<Posted> {
     let r = issue_ref::parse(reference).ok_or_else(|| {
         Error::Usage(format!("`{}` is not an issue reference", reference.chars().take(64).collect::<String>()))
     })?;
-    let (tracker, r) = tracker_for(config, &r)?;
+    let (tracker, r) = tracker_for(config, &r, env)?;
     if tracker.token.is_none() {
         let section = match tracker.kind {
             Kind::Github => config.trackers.github.as_ref(),
@@ -298,7 +329,7 @@ pub struct Posted {
 /// `RECALL_TIMEOUT`; None when no tracker is configured for it, or it could not be read.
 pub fn issue_of_branch(root: &Path, config: &Config, branch: &str) -> Option<IssueAnswer> {
     let r = issue_ref::from_branch(branch)?;
-    let (tracker, r) = tracker_for(config, &r).ok()?;
+    let (tracker, r) = tracker_for(config, &r, &process_env).ok()?;
     // A fresh enough answer is not asked again: recall runs often.
     if let Some(kept) = cache::load(root, &tracker, &r)
         && cache::is_recent(&kept.fetched)

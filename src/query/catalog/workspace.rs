@@ -158,14 +158,17 @@ impl Typed for Search {
             meaning: crate::index::meaning::query_meaning(engine.root(), engine.config(), &req.query),
             ..TextQuery::default()
         };
-        let (mut answer, stale) = engine.searched(|m| &m.search, |index| {
-            let found = index.search(&query)?;
-            // No item names the issue: the reference is searched as words, as any query.
-            if only_refs && found.results.is_empty() {
-                return index.search(&TextQuery { query: req.query.clone(), issues: Vec::new(), ..query.clone() });
-            }
-            Ok(SearchAnswer { query: req.query.clone(), ..found })
-        })?;
+        let (mut answer, stale) = engine.searched(
+            |m| &m.search,
+            |index| {
+                let found = index.search(&query)?;
+                // No item names the issue: the reference is searched as words, as any query.
+                if only_refs && found.results.is_empty() {
+                    return index.search(&TextQuery { query: req.query.clone(), issues: Vec::new(), ..query.clone() });
+                }
+                Ok(SearchAnswer { query: req.query.clone(), ..found })
+            },
+        )?;
         answer.stale = stale;
         crate::query::cites::mark_hits(engine.root(), engine.config().retrieval.stale_factor, &mut answer.results);
         // Memories found say whose text they are.
