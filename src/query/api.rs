@@ -1466,7 +1466,7 @@ mod tests {
         assert_eq!(
             err(json!({"query": "x", "colour": 1})),
             "unknown parameter `colour`, expected one of `query`, `scope`, `topics`, `kinds`, `filter_status`, \
-`filter_tags`, `limit`, `format`, `max_chars`"
+`filter_tags`, `issue`, `limit`, `format`, `max_chars`"
         );
         assert_eq!(err(json!({})), "missing parameter `query`");
         assert_eq!(err(json!({"query": "x", "format": "xml"})), "format: `xml` is not one of yaml, json");

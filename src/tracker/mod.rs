@@ -81,8 +81,11 @@ pub struct Issue {
     pub state: String,
     pub labels: Vec<String>,
     pub assignees: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub updated: Option<String>,
     pub body: String,
     /// Its comments, oldest first (the latest `MAX_COMMENTS`).
@@ -94,7 +97,9 @@ pub struct Issue {
 /// A comment of an issue.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Comment {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created: Option<String>,
     pub body: String,
 }

@@ -154,10 +154,7 @@ Examples:
 pub(super) const ISSUE: &str = "\
 Examples:
   tmws issue show 123               #123 of [trackers.github] (or [trackers.gitlab])
-  tmws issue show PROJ-7 --json     a Jira issue, as JSON
-
-The token is read from the environment variable `token_env` names (GITHUB_TOKEN, GITLAB_TOKEN,
-JIRA_TOKEN by default). See docs/trackers.md.";
+  tmws issue show PROJ-7 --json     a Jira issue, as JSON (the token: JIRA_TOKEN)";
 
 pub(super) const SESSION: &str = "\
 Examples:
