@@ -282,6 +282,6 @@ mod tests {
         assert_eq!(rate_limited(429, &HeaderMap::new()), Some(None));
         let mut h = HeaderMap::new();
         h.insert("x-ratelimit-remaining", HeaderValue::from_static("0"));
-        assert!(matches!(rate_limited(403, &h), Some(_)));
+        assert_eq!(rate_limited(403, &h), Some(None));
     }
 }
