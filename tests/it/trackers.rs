@@ -32,8 +32,8 @@ impl Seen {
 type Reply = (u16, Vec<(&'static str, String)>, Value);
 
 /// A fake tracker on a port of 127.0.0.1, answering with a function of the request.
-struct Fake {
-    base: String,
+pub(super) struct Fake {
+    pub(super) base: String,
     seen: Arc<Mutex<Vec<Seen>>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -168,12 +168,13 @@ fn github_root(base: &str) -> TestRoot {
 }
 
 /// A fake GitHub: issue 123 with three comments on two pages, 404 for 9, a spent rate
-/// limit for 7, a short Retry-After once for 55, and 401 for any other token.
-fn fake_github() -> Fake {
+/// limit for 7, a short Retry-After once for 55, and 401 for any other token (a request
+/// without one is answered, as GitHub answers for a public repository).
+pub(super) fn fake_github() -> Fake {
     let retried = Arc::new(Mutex::new(false));
     Fake::start(move |req, base| {
         let limits = vec![("x-ratelimit-remaining", "4990".to_owned()), ("x-ratelimit-limit", "5000".to_owned())];
-        if req.header("authorization") != Some(&format!("Bearer {GH_TOKEN}")) {
+        if req.header("authorization").is_some_and(|a| a != format!("Bearer {GH_TOKEN}")) {
             return (401, Vec::new(), json!({"message": "Bad credentials"}));
         }
         let comment = |n: u32| json!({"user": {"login": format!("u{n}")}, "created_at": format!("2026-11-0{n}T10:00:00Z"), "body": format!("comment {n}\nwith a second line")});

@@ -31,6 +31,7 @@ fn more_calls() -> Vec<(&'static str, Value)> {
         ("memory_clear", json!({"namespace": "short-term", "confirm": true})),
         ("tool_describe", json!({"server": "mock", "tool": "echo"})),
         ("tool_call", json!({"server": "mock", "tool": "echo", "arguments": {"text": "hello"}})),
+        ("issue_show", json!({"reference": "#123", "format": "json"})),
     ]
 }
 
@@ -57,6 +58,16 @@ fn violations(tools: &[Tool], tool: &str, answer: &Value) -> Vec<String> {
 #[test]
 fn every_tool_answers_structured_content_that_its_output_schema_allows() {
     let root = root_with_mock();
+    // issue_show asks a fake GitHub (with no token: a public repository).
+    let github = super::trackers::fake_github();
+    let config = root.read(".tmws/config.toml");
+    root.write(
+        ".tmws/config.toml",
+        format!(
+            "{config}\n[trackers.github]\nrepo = \"o/r\"\napi_url = \"{}\"\ntoken_env = \"TMWS_TEST_NO_TOKEN\"\n",
+            github.base
+        ),
+    );
     let mcp = Mcp::start(root.path());
     let tools = mcp.tools();
     for t in &tools {
