@@ -498,3 +498,24 @@ fn recall_on_an_issue_branch_brings_the_issue() {
     assert!(json_of(&out).get("issue").is_none());
     assert_eq!(fake.seen().len(), before);
 }
+
+#[test]
+fn a_tracker_that_never_answers_costs_recall_a_moment_and_issue_show_a_clear_line() {
+    // A port that takes connections (the backlog) and never answers them.
+    let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://127.0.0.1:{}", hung.local_addr().unwrap().port());
+    let root = github_root(&base);
+    let git = |args: &[&str]| {
+        let out = Command::new("git").args(args).current_dir(root.path()).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q", "-b", "feature/77-export"]);
+    // Recall gives up on the issue after its short bound and answers without it.
+    let recalled = tmws(root.path(), &["recall", "export", "--json"], false);
+    assert_eq!(recalled.code, 0, "{recalled:?}");
+    assert!(json_of(&recalled).get("issue").is_none(), "{}", recalled.stdout);
+    let shown = tmws(root.path(), &["issue", "show", "77"], false);
+    assert_eq!(shown.code, 1, "{shown:?}");
+    assert!(shown.stderr.contains("GitHub cannot be reached for #77: no answer in time"), "{shown:?}");
+    drop(hung);
+}
