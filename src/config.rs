@@ -609,7 +609,13 @@ impl Config {
         let trackers = &config.trackers;
         for (name, t) in [("github", &trackers.github), ("gitlab", &trackers.gitlab), ("jira", &trackers.jira)] {
             if let Some((key, message)) = t.as_ref().and_then(|t| t.problem(name)) {
-                let (line, column) = key_position(text, &format!("trackers.{name}"), key);
+                let section = format!("trackers.{name}");
+                // `repo` is also written `project`: the one written is below the header.
+                let (line, column) = if key == "repo" {
+                    key_position(text, &section, "repo").max(key_position(text, &section, "project"))
+                } else {
+                    key_position(text, &section, key)
+                };
                 return Err(Diagnostic::error(Rule::Config, line, column, message));
             }
         }

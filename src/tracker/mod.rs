@@ -400,3 +400,76 @@ pub fn summarise(answer: &IssueAnswer, body_chars: usize, comments: usize) -> Is
         .collect();
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        Config::parse(text).unwrap_or_else(|d| panic!("{}", d.message))
+    }
+
+    fn route(config: &Config, reference: &str) -> std::result::Result<(Kind, String), String> {
+        let env = |name: &str| (name == "GH").then(|| "tok-1234".to_owned());
+        let r = issue_ref::parse(reference).unwrap();
+        tracker_for(config, &r, &env).map(|(t, _)| (t.kind, t.project)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_reference_goes_to_the_tracker_that_answers_for_it() {
+        let both = config(
+            "[trackers.github]\nrepo = \"o/r\"\ntoken_env = \"GH\"\n[trackers.jira]\nproject = \"PROJ\"\napi_url = \"https://x.atlassian.net\"\n",
+        );
+        assert_eq!(route(&both, "#12"), Ok((Kind::Github, "o/r".into())));
+        assert_eq!(route(&both, "other/repo#12"), Ok((Kind::Github, "other/repo".into())));
+        assert_eq!(route(&both, "PROJ-3"), Ok((Kind::Jira, "PROJ".into())));
+        let gitlab = config("[trackers.gitlab]\nproject = \"g/s/p\"\n");
+        assert_eq!(route(&gitlab, "12"), Ok((Kind::Gitlab, "g/s/p".into())));
+        assert_eq!(
+            route(&gitlab, "PROJ-3"),
+            Err("no tracker is configured for PROJ-3: add [trackers.jira] to .tmws/config.toml (docs/trackers.md)"
+                .into())
+        );
+        let no_site = config("[trackers.jira]\nproject = \"PROJ\"\n");
+        assert_eq!(
+            route(&no_site, "PROJ-3"),
+            Err("trackers.jira needs api_url, the site's address (docs/trackers.md)".into())
+        );
+    }
+
+    #[test]
+    fn a_tracker_section_of_the_wrong_shape_is_refused_at_its_line() {
+        for (text, line, says) in [
+            ("[trackers.github]\nrepo = \"just-a-name\"\n", 2, "is not a repository such as owner/name"),
+            ("[trackers.github]\nrepo = \"a/b/c\"\n", 2, "is not a repository such as owner/name"),
+            ("[trackers.jira]\nproject = \"PR-OJ\"\n", 2, "is not a project key"),
+            (
+                "[trackers.gitlab]\nproject = \"42\"\napi_url = \"https://u:p@gitlab.example\"\n",
+                3,
+                "must be an https address",
+            ),
+            (
+                "[trackers.github]\nrepo = \"o/r\"\napi_url = \"http://10.0.0.1\"\n",
+                3,
+                "plain http only on a loopback address",
+            ),
+            ("[trackers.github]\nrepo = \"o/r\"\ntoken_env = \"A B\"\n", 3, "must name an environment variable"),
+            ("[trackers.github]\nrepo = \"o/r\"\ntoken = \"x\"\n", 3, "unknown field `token`"),
+        ] {
+            let d = Config::parse(text).unwrap_err();
+            assert_eq!(d.line, line, "{text}: {}", d.message);
+            assert!(d.message.contains(says), "{text}: {}", d.message);
+        }
+        let fine = config("[trackers.gitlab]\nproject = \"42\"\napi_url = \"http://127.0.0.1:8080\"\n");
+        assert!(fine.trackers.gitlab.is_some());
+    }
+
+    #[test]
+    fn a_debug_print_of_a_tracker_never_shows_its_token() {
+        let section = TrackerConfig { repo: "o/r".into(), token_env: Some("GH".into()), ..TrackerConfig::default() };
+        let t = Tracker::from_config(Kind::Github, &section, &|_| Some("tok-5678".into()));
+        let shown = format!("{t:?}");
+        assert!(!shown.contains("tok-5678") && shown.contains("[set]"), "{shown}");
+        assert_eq!(scrub("refused tok-5678 here", &t), "refused [token] here");
+    }
+}
