@@ -383,11 +383,8 @@ fn a_memory_about_deleted_code_is_stale_through_the_python_sdk_rmcp_and_http() {
     root.write("src/edit.rs", "fn a() {}\nfn B() {}\n");
     root.write("src/keep.rs", "// moved down\nfn c() {}\nfn d() {}\n");
     git(root.path(), &["commit", "-qam", "the pool goes, edit changes, keep moves"]);
-    let mut want_states = vec![
-        (id.clone(), "missing".to_owned()),
-        (edited, "changed".to_owned()),
-        (moved, "moved".to_owned()),
-    ];
+    let mut want_states =
+        vec![(id.clone(), "missing".to_owned()), (edited, "changed".to_owned()), (moved, "moved".to_owned())];
     want_states.sort();
     assert_eq!(root.run(&["index"]).code, 0);
     let query = "evict drops the oldest idle connection";

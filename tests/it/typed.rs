@@ -48,6 +48,21 @@ fn root_with_mock() -> TestRoot {
 }
 
 /// Why `answer` does not keep to the output schema `tools/list` gave `tool`, if it does not.
+/// A fake GitHub for `issue_show` (asked with no token: a public repository), named in
+/// the root's config; it answers while the value lives.
+fn with_fake_github(root: &TestRoot) -> super::trackers::Fake {
+    let github = super::trackers::fake_github();
+    let config = root.read(".tmws/config.toml");
+    root.write(
+        ".tmws/config.toml",
+        format!(
+            "{config}\n[trackers.github]\nrepo = \"o/r\"\napi_url = \"{}\"\ntoken_env = \"TMWS_TEST_NO_TOKEN\"\n",
+            github.base
+        ),
+    );
+    github
+}
+
 fn violations(tools: &[Tool], tool: &str, answer: &Value) -> Vec<String> {
     let listed = tools.iter().find(|t| t.name == tool).unwrap();
     let schema = Value::Object((*listed.output_schema.clone().expect("an output schema")).clone());
@@ -58,16 +73,7 @@ fn violations(tools: &[Tool], tool: &str, answer: &Value) -> Vec<String> {
 #[test]
 fn every_tool_answers_structured_content_that_its_output_schema_allows() {
     let root = root_with_mock();
-    // issue_show asks a fake GitHub (with no token: a public repository).
-    let github = super::trackers::fake_github();
-    let config = root.read(".tmws/config.toml");
-    root.write(
-        ".tmws/config.toml",
-        format!(
-            "{config}\n[trackers.github]\nrepo = \"o/r\"\napi_url = \"{}\"\ntoken_env = \"TMWS_TEST_NO_TOKEN\"\n",
-            github.base
-        ),
-    );
+    let _github = with_fake_github(&root);
     let mcp = Mcp::start(root.path());
     let tools = mcp.tools();
     for t in &tools {
@@ -243,6 +249,7 @@ fn hostile_resource_uris_are_refused_and_read_nothing_outside_the_index() {
 fn the_python_sdk_validates_every_answer_against_its_output_schema() {
     let Some(python) = python() else { return };
     let root = root_with_mock();
+    let _github = with_fake_github(&root);
     let run = |args: &[&str]| -> Value {
         let out = Command::new(&python)
             .arg(repo().join("tests/py/sdk_typed.py"))

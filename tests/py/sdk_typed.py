@@ -53,6 +53,7 @@ CALLS = [
     ("trust_verify", {"agent": "writer-bot", "success": True, "evidence": "its tests pass"}),
     ("trust_show", {}),
     ("review_list", {}),
+    ("issue_show", {"reference": "#123"}),
 ]
 
 HOSTILE = [
