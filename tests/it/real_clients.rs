@@ -197,6 +197,7 @@ fn check_session_recorded(root: &TestRoot) {
 fn sdk_over_stdio(mode: &str, protocol: &str) {
     let Some(python) = python() else { return };
     let root = TestRoot::sample();
+    let _github = super::typed::with_fake_github(&root);
     let report = sdk(&python, &["stdio", env!("CARGO_BIN_EXE_tmws"), root.path().to_str().unwrap(), mode]);
     assert_eq!(report["protocol"], protocol);
     check_report(&report);
@@ -208,6 +209,7 @@ fn sdk_over_stdio(mode: &str, protocol: &str) {
 fn sdk_over_http(mode: &str, protocol: &str) {
     let Some(python) = python() else { return };
     let root = TestRoot::sample();
+    let _github = super::typed::with_fake_github(&root);
     let serve = Serve::start(root.path(), None);
     let report = sdk(&python, &["http", &format!("{}/mcp", serve.url), &serve.token, mode]);
     assert_eq!(report["protocol"], protocol);

@@ -50,7 +50,7 @@ fn root_with_mock() -> TestRoot {
 /// Why `answer` does not keep to the output schema `tools/list` gave `tool`, if it does not.
 /// A fake GitHub for `issue_show` (asked with no token: a public repository), named in
 /// the root's config; it answers while the value lives.
-fn with_fake_github(root: &TestRoot) -> super::trackers::Fake {
+pub(super) fn with_fake_github(root: &TestRoot) -> super::trackers::Fake {
     let github = super::trackers::fake_github();
     let config = root.read(".tmws/config.toml");
     root.write(

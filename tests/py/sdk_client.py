@@ -84,6 +84,7 @@ async def exercise(session, head):
         "trust_verify": {"agent": "writer-bot", "success": True, "evidence": "its tests pass", "format": "json"},
         "trust_show": {"format": "json"},
         "review_list": {"format": "json"},
+        "issue_show": {"reference": "#123", "format": "json"},
     }
     report["calls"] = {}
     for name, args in calls.items():
