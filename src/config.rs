@@ -42,6 +42,7 @@ pub struct Config {
     pub review: ReviewConfig,
     pub hooks: HooksConfig,
     pub tasks: TasksConfig,
+    pub trackers: TrackersConfig,
 }
 
 /// One memory namespace: how long its entries live, how many it keeps, how fast they fade.
@@ -188,6 +189,101 @@ impl ReviewConfig {
     /// command line, and never the short-term namespace, an agent's working notes.
     pub fn proposes(&self, surface: Option<&str>, namespace: Option<&str>) -> bool {
         self.agents == AgentWrites::Propose && surface.is_some_and(|s| s != "cli") && namespace != Some(SHORT_TERM)
+    }
+}
+
+/// Issue trackers (docs/trackers.md), each off until its section is written. A token is
+/// read from the environment variable the section names, never from a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrackersConfig {
+    /// GitHub or GitHub Enterprise: `[trackers.github]` with `repo` ("owner/name"),
+    /// `api_url` (https://api.github.com) and `token_env` (GITHUB_TOKEN).
+    pub github: Option<TrackerConfig>,
+    /// GitLab, hosted or self-managed: `[trackers.gitlab]` with `project` ("group/name" or
+    /// its numeric id), `api_url` (https://gitlab.com) and `token_env` (GITLAB_TOKEN).
+    pub gitlab: Option<TrackerConfig>,
+    /// Jira Cloud or Server: `[trackers.jira]` with `project` (its key, "PROJ"), `api_url`
+    /// (the site, https://example.atlassian.net), `token_env` (JIRA_TOKEN) and `user_env`
+    /// (JIRA_USER: with a user, Cloud's basic authentication; without, a Server token).
+    pub jira: Option<TrackerConfig>,
+}
+
+/// One tracker's section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrackerConfig {
+    /// The repository (`owner/name`), project (`group/name` or id) or project key.
+    #[serde(alias = "project")]
+    pub repo: String,
+    /// The API's base address; plain http only for a loopback address.
+    #[serde(default)]
+    pub api_url: Option<String>,
+    /// The environment variable holding the token (a default per tracker).
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// Jira: the environment variable holding the account's e-mail for Cloud (JIRA_USER).
+    #[serde(default)]
+    pub user_env: Option<String>,
+}
+
+impl TrackerConfig {
+    /// What is wrong with the section of tracker `name`: the key and a message.
+    fn problem(&self, name: &str) -> Option<(&'static str, String)> {
+        let repo = self.repo.trim();
+        let shape = match name {
+            "jira" => {
+                repo.len() <= 64 && !repo.is_empty() && repo.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            }
+            "gitlab" if repo.bytes().all(|b| b.is_ascii_digit()) => !repo.is_empty(),
+            _ => {
+                let parts: Vec<&str> = repo.split('/').collect();
+                parts.len() >= 2
+                    && (name == "gitlab" || parts.len() == 2)
+                    && parts.iter().all(|p| {
+                        !p.is_empty()
+                            && !p.starts_with('.')
+                            && p.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+                    })
+            }
+        };
+        if !shape {
+            let want = match name {
+                "jira" => "a project key such as PROJ",
+                "gitlab" => "a project path such as group/name, or its numeric id",
+                _ => "a repository such as owner/name",
+            };
+            return Some((
+                "repo",
+                format!("trackers.{name}: `{}` is not {want}", repo.chars().take(80).collect::<String>()),
+            ));
+        }
+        if let Some(url) = &self.api_url {
+            let loopback =
+                ["http://127.0.0.1:", "http://127.0.0.1/", "http://localhost:", "http://localhost/", "http://[::1]:"];
+            let ok = url.len() <= 512
+                && (url.starts_with("https://") || loopback.iter().any(|p| url.starts_with(p)))
+                && !url.contains(['@', ' ', '?', '#']);
+            if !ok {
+                return Some((
+                    "api_url",
+                    format!(
+                        "trackers.{name}.api_url must be an https address (plain http only on a loopback address), without credentials"
+                    ),
+                ));
+            }
+        }
+        for (key, var) in [("token_env", &self.token_env), ("user_env", &self.user_env)] {
+            if let Some(var) = var
+                && (var.is_empty() || var.len() > 128 || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+            {
+                return Some((
+                    key,
+                    format!("trackers.{name}.{key} must name an environment variable (letters, digits, `_`)"),
+                ));
+            }
+        }
+        None
     }
 }
 
@@ -431,6 +527,7 @@ impl Default for Config {
             review: ReviewConfig::default(),
             hooks: HooksConfig::default(),
             tasks: TasksConfig::default(),
+            trackers: TrackersConfig::default(),
         }
     }
 }
@@ -453,6 +550,7 @@ struct RawConfig {
     review: ReviewConfig,
     hooks: HooksConfig,
     tasks: TasksConfig,
+    trackers: TrackersConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -526,8 +624,22 @@ impl Config {
             review: raw.review,
             hooks: raw.hooks,
             tasks: raw.tasks,
+            trackers: raw.trackers,
             ..Config::default()
         };
+        let trackers = &config.trackers;
+        for (name, t) in [("github", &trackers.github), ("gitlab", &trackers.gitlab), ("jira", &trackers.jira)] {
+            if let Some((key, message)) = t.as_ref().and_then(|t| t.problem(name)) {
+                let section = format!("trackers.{name}");
+                // `repo` is also written `project`: the one written is below the header.
+                let (line, column) = if key == "repo" {
+                    key_position(text, &section, "repo").max(key_position(text, &section, "project"))
+                } else {
+                    key_position(text, &section, key)
+                };
+                return Err(Diagnostic::error(Rule::Config, line, column, message));
+            }
+        }
         for (name, ns) in raw.namespaces {
             let section = format!("namespaces.{name}");
             if validate_component(&name).is_err() {

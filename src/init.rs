@@ -240,6 +240,13 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # pre_tool_chars = 1200
 # min_score = 0.35
 
+# Issue trackers, off until a section is written (docs/trackers.md). The token is read from
+# the environment variable token_env names, never from a file. For example:
+# [trackers]
+# github: [trackers.github] with repo="owner/name", api_url="https://api.github.com", token_env="GITHUB_TOKEN"
+# gitlab: [trackers.gitlab] with project="group/name", api_url="https://gitlab.com", token_env="GITLAB_TOKEN"
+# jira: [trackers.jira] with project="PROJ", api_url="https://example.atlassian.net", token_env="JIRA_TOKEN", user_env="JIRA_USER"
+
 # Downstream MCP servers: at most 10 live connections.
 # [pool]
 # max_size = 10

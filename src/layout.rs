@@ -32,6 +32,8 @@ pub const USAGE_FILE: &str = ".tmws/cache/usage.jsonl";
 /// Where each running client session keeps what it did so far (`{pid}-{n}.json`), so that
 /// a server killed before it could record a session leaves it for the next process.
 pub const SESSIONS_DIR: &str = ".tmws/cache/sessions";
+/// Issues as their trackers last gave them (docs/trackers.md#cache), one file each.
+pub const TRACKERS_DIR: &str = ".tmws/cache/trackers";
 /// Where the usage log was kept before it moved to the cache (it is this machine's, and
 /// appending to a tracked file dirtied the tree on every call): read once, left alone.
 pub const OLD_USAGE_FILE: &str = ".tmws/registry/usage.jsonl";
@@ -76,7 +78,7 @@ pub const INDEX_PARENT: &str = ".tmws/cache/index";
 /// A path in this version's folder of the index.
 macro_rules! index_home {
     () => {
-        ".tmws/cache/index/v17"
+        ".tmws/cache/index/v18"
     };
     ($name:literal) => {
         concat!(index_home!(), "/", $name)

@@ -31,6 +31,7 @@ pub(crate) mod store;
 pub mod suggest;
 pub mod surface;
 pub(crate) mod sys;
+pub mod tracker;
 
 pub use error::{Error, Result};
 /// Where this version keeps its index, and what is bound to its format, below a root:

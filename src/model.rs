@@ -371,6 +371,9 @@ pub struct IndexDoc {
     /// The files it is about, root-relative (`src/a.rs`, or a folder as `migrations/`): a
     /// problem's `files`. An edit of one of them is briefed with it (docs/hooks.md).
     pub cites: Vec<String>,
+    /// The issues it is about, as search terms (`parse::issue_ref::IssueRef::terms`): a
+    /// commit's from its message, a memory's from its branch and a session's record.
+    pub issues: Vec<String>,
 }
 
 /// The fields of a memory entry that its queries filter and rank on.

@@ -13,6 +13,7 @@ pub use crate::memory::LogMark;
 use crate::memory::fold::{DEFAULT_IMPORTANCE, Fold, Record};
 use crate::memory::op::{Kind, Op};
 use crate::model::{Diagnostic, DocKind, IndexDoc, MemoryAttrs};
+use crate::parse::issue_ref;
 use crate::parse::jsonl::{self, complete};
 use crate::parse::text::{cut, first_sentences};
 use crate::parse::time::normalise_time;
@@ -147,6 +148,19 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
     let summary_unsearched = long && given.as_deref().is_none_or(|s| is_first_sentences(s, &own));
     let summary = given.unwrap_or(own);
     let git = v.git.as_ref();
+    // A memory written on an issue's branch is about that issue; a session's record names
+    // the issues of its branch and commits.
+    let mut issues: Vec<String> =
+        issue_ref::terms_of(git.and_then(|g| g.branch.as_deref()).and_then(issue_ref::from_branch).as_ref());
+    for term in v.session.iter().flat_map(|s| s.issues()) {
+        if let Some(r) = issue_ref::parse(term) {
+            for t in r.terms() {
+                if !issues.contains(&t) {
+                    issues.push(t);
+                }
+            }
+        }
+    }
     Some(IndexDoc {
         ref_id: v.id.clone(),
         kind: Some(DocKind::Memory),
@@ -181,6 +195,7 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
             commit: git.and_then(|g| g.commit.clone()).filter(|c| !c.is_empty()),
             key: text(&v.key),
         }),
+        issues,
         ..IndexDoc::default()
     })
 }

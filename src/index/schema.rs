@@ -8,7 +8,7 @@ use super::analyzer::ANALYZER;
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is
 /// rebuilt from the files.
-pub const SCHEMA_VERSION: u32 = 17;
+pub const SCHEMA_VERSION: u32 = 18;
 
 /// Handles of every field.
 #[derive(Debug, Clone)]
@@ -58,6 +58,9 @@ pub struct Fields {
     pub vector: Field,
     /// The files an item is about (`IndexDoc::cites`), each a raw term.
     pub cites: Field,
+    /// The issues an item is about (`IndexDoc::issues`), each a raw term: `#123`,
+    /// `owner/repo#12`, `PROJ-7`.
+    pub issue: Field,
     /// The model that makes the vectors a sync writes (none: words only). Not part of the
     /// schema: a sync sets it from the config.
     pub model: Option<&'static crate::semantic::Model>,
@@ -103,6 +106,7 @@ impl Fields {
         let meta = b.add_text_field("meta", STORED);
         let vector = b.add_bytes_field("vector", FAST);
         let cites = b.add_text_field("cites", STRING);
+        let issue = b.add_text_field("issue", STRING | STORED);
         Fields {
             schema: b.build(),
             ref_id,
@@ -135,6 +139,7 @@ impl Fields {
             meta,
             vector,
             cites,
+            issue,
             model: None,
         }
     }

@@ -49,6 +49,9 @@ pub struct TextQuery {
     /// The query's vector of meaning: results are found by meaning as well as by words
     /// (docs/ranking.md#meaning).
     pub meaning: Option<std::sync::Arc<super::meaning::QueryMeaning>>,
+    /// Items about one of these issues only (`IssueRef::terms`: `#123`, `PROJ-7`). With no
+    /// words to search for, every item of the issues is listed, newest first.
+    pub issues: Vec<String>,
 }
 
 /// What `recall` searches: memories but session records, the entries of every topic on
@@ -158,6 +161,10 @@ pub struct SearchHit {
     pub tags: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// The issues it is about (`#123`, `PROJ-7`): a commit's, from its message; a memory's,
+    /// from its branch or its session's record.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<String>,
     /// 0–100: the score relative to the best result.
     pub score: u32,
     /// The words of the query (as searched, after any correction) that it holds; a result
@@ -686,6 +693,9 @@ fn filters(f: &Fields, req: &TextQuery) -> Result<Vec<(Occur, Box<dyn Query>)>> 
     if let Some(recall) = &req.recall {
         clauses.push((Occur::Must, recall_filter(f, recall)?));
     }
+    if !req.issues.is_empty() {
+        clauses.push((Occur::Must, filter(f.issue, &req.issues)));
+    }
     match &req.visible {
         None => {}
         Some(Visible::Only(branches)) => clauses.push((Occur::Must, filter(f.branch, branches))),
@@ -758,10 +768,41 @@ impl Index {
     }
 
     /// Runs a search over what the reader sees now.
+    /// Every item of `req.issues` that the other filters leave (no expired memory), newest
+    /// first: "what was done for #123" (docs/trackers.md#issue-references).
+    fn issue_items(&self, req: &TextQuery) -> Result<SearchResults> {
+        let searcher = self.reader.searcher();
+        let f = &self.fields;
+        let mut clauses = filters(f, req)?;
+        clauses.push((Occur::Must, Box::new(AllQuery)));
+        // Sessions are what was done for an issue: they are listed here, unlike in searches.
+        clauses.push((Occur::MustNot, expired(f)));
+        let found = searcher.search(&BooleanQuery::new(clauses), &DocSetCollector).map_err(tantivy_err)?;
+        let mut hits = Vec::with_capacity(found.len());
+        for addr in found {
+            let (mut h, _) = hit(&searcher, f, addr, 1.0)?;
+            h.score = 100;
+            h.matched.clone_from(&req.issues);
+            hits.push(h);
+        }
+        hits.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| ref_rank(&a.ref_id).cmp(&ref_rank(&b.ref_id))));
+        hits.truncate(if req.limit == 0 { 10 } else { req.limit });
+        Ok(SearchResults {
+            query: req.query.clone(),
+            results: hits,
+            stale: false,
+            corrected: Default::default(),
+            did_you_mean: Default::default(),
+        })
+    }
+
     pub fn search(&self, req: &TextQuery) -> Result<SearchResults> {
         let searcher = self.reader.searcher();
         // A word that matches nothing is searched as the nearest word that does (one edit
         // away), and the answer says so.
+        if !req.issues.is_empty() && req.query.trim().is_empty() {
+            return self.issue_items(req);
+        }
         let corrected = if req.query.contains('"') || req.ranking.is_some() {
             std::collections::BTreeMap::new()
         } else {
@@ -1235,6 +1276,7 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
         summary,
         tags: doc.get_all(f.tag).filter_map(|v| v.as_str().map(str::to_owned)).collect(),
         status: text(f.status),
+        issues: doc.get_all(f.issue).filter_map(|v| v.as_str().map(str::to_owned)).collect(),
         score: 0,
         matched: Vec::new(),
         why: None,

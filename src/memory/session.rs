@@ -28,6 +28,14 @@ impl SessionRecord {
             SessionRecord::Window(w) => w.head.as_deref(),
         }
     }
+
+    /// The issues the session worked on (`#123`, `PROJ-7`), as recorded.
+    pub fn issues(&self) -> &[String] {
+        match self {
+            SessionRecord::Activity(a) => &a.issues,
+            SessionRecord::Window(w) => &w.issues,
+        }
+    }
 }
 
 /// A window of work: the memories added, the commits made and the tool calls logged in it.
@@ -53,6 +61,10 @@ pub struct WindowRecord {
     pub tool_calls: BTreeMap<String, Calls>,
     /// The agents that wrote in it.
     pub agents: Vec<String>,
+    /// The issues it worked on, from the branch's name and the commits' messages
+    /// (docs/trackers.md#issue-references).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<String>,
 }
 
 /// What one client session did.
@@ -93,6 +105,10 @@ pub struct ActivityRecord {
     /// The client's own id of the session, as its hooks named it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_session: Option<String>,
+    /// The issues it worked on, from the branch's name and the commits' messages
+    /// (docs/trackers.md#issue-references).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<String>,
 }
 
 /// A commit of a session.

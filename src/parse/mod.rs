@@ -9,6 +9,7 @@ pub mod clients;
 pub mod frontmatter;
 #[cfg(test)]
 pub(crate) mod fuzz;
+pub mod issue_ref;
 pub mod json;
 pub mod jsonl;
 pub mod lenient;

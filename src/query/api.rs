@@ -468,6 +468,11 @@ pub struct SearchRequest {
     /// Only items carrying all of these tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filter_tags: Vec<String>,
+    /// Only items about this issue: `123`, `#123`, `PROJ-123` or `owner/repo#12` (commits
+    /// whose message names it, memories written on its branch, sessions that worked on
+    /// it). A query that is nothing but an issue reference (`#123`) lists them too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue: Option<String>,
     /// How many results at most, 1 to 100.
     #[serde(default = "search_results")]
     #[schemars(range(min = limits::SEARCH_RESULTS.min, max = limits::SEARCH_RESULTS.max))]
@@ -483,6 +488,31 @@ pub struct SearchRequest {
 }
 
 impl SearchRequest {
+    /// The index terms of the issues searched: the written form of `issue`, else those of
+    /// a query that is nothing but issue references (`#123`, `PROJ-7 #8`); and whether the
+    /// query's words are those references (then the items are listed rather than
+    /// searched). `#12` finds `owner/repo#12` too (its item holds both terms); `owner/repo#12`
+    /// finds only that repository's.
+    pub fn issue_terms(&self) -> Result<(Vec<String>, bool)> {
+        use crate::parse::issue_ref;
+        if let Some(text) = &self.issue {
+            let r = issue_ref::parse(text).ok_or_else(|| {
+                Error::Usage(format!(
+                    "`{}` is not an issue reference: give 123, #123, PROJ-123 or owner/repo#12",
+                    preview(text)
+                ))
+            })?;
+            return Ok((vec![r.to_string()], false));
+        }
+        let words: Vec<&str> = self.query.split_whitespace().collect();
+        let refs = issue_ref::from_message(&self.query);
+        let only_refs = !words.is_empty() && words.iter().all(|w| issue_ref::from_message(w).len() == 1);
+        if only_refs && words.len() == refs.len() {
+            return Ok((refs.iter().map(ToString::to_string).collect(), true));
+        }
+        Ok((Vec::new(), false))
+    }
+
     /// A search for `query` with every other parameter at its default.
     pub fn new(query: impl Into<String>) -> SearchRequest {
         SearchRequest {
@@ -492,6 +522,7 @@ impl SearchRequest {
             kinds: Vec::new(),
             filter_status: Vec::new(),
             filter_tags: Vec::new(),
+            issue: None,
             limit: search_results(),
             format: Format::Yaml,
             max_chars: None,
@@ -523,6 +554,7 @@ impl Params for SearchRequest {
     fn validate(&self, config: &Config) -> Result<usize> {
         query_within(&self.query)?;
         tags_within(&self.filter_tags)?;
+        self.issue_terms()?;
         limit_within(self.limit, &limits::SEARCH_RESULTS)?;
         answer_cap(self.max_chars, config)
     }
@@ -915,6 +947,54 @@ impl Params for MemoryGetRequest {
 
     fn validate(&self, config: &Config) -> Result<usize> {
         within("an id", &self.id, MAX_NAME_CHARS)?;
+        answer_cap(self.max_chars, config)
+    }
+}
+
+/// Parameters of `issue_show`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IssueShowRequest {
+    /// The issue: `123`, `#123`, `GH-123`, `owner/repo#12`, `PROJ-123`, or its web address.
+    pub reference: String,
+    /// The most characters of the issue's body shown, 0 to 20000.
+    #[serde(default = "issue_body_chars")]
+    #[schemars(range(min = 0, max = 20000))]
+    pub body_chars: u32,
+    /// How many of the latest comments are shown, each cut to a few lines, 0 to 50.
+    #[serde(default = "issue_comments")]
+    #[schemars(range(min = 0, max = 50))]
+    pub comments: u32,
+    /// `yaml` or `json`.
+    #[serde(default)]
+    pub format: Format,
+    /// Answer cap in characters, 100 to 100000; a longer answer is cut and says how to get
+    /// the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = limits::ANSWER_CHARS.min, max = limits::ANSWER_CHARS.max))]
+    pub max_chars: Option<u32>,
+}
+
+fn issue_body_chars() -> u32 {
+    2000
+}
+
+fn issue_comments() -> u32 {
+    5
+}
+
+impl Params for IssueShowRequest {
+    const FLAGS: &'static [Flag] = &[flag("reference", Spelling::Positional { rest: false })];
+
+    fn config_defaults(config: &Config) -> Vec<(&'static str, Value)> {
+        vec![cap_default(config)]
+    }
+
+    fn validate(&self, config: &Config) -> Result<usize> {
+        within("an issue reference", &self.reference, 512)?;
+        if self.body_chars > 20_000 || self.comments > 50 {
+            return Err(Error::Usage("body_chars is 0 to 20000 and comments 0 to 50".into()));
+        }
         answer_cap(self.max_chars, config)
     }
 }
@@ -1386,7 +1466,7 @@ mod tests {
         assert_eq!(
             err(json!({"query": "x", "colour": 1})),
             "unknown parameter `colour`, expected one of `query`, `scope`, `topics`, `kinds`, `filter_status`, \
-`filter_tags`, `limit`, `format`, `max_chars`"
+`filter_tags`, `issue`, `limit`, `format`, `max_chars`"
         );
         assert_eq!(err(json!({})), "missing parameter `query`");
         assert_eq!(err(json!({"query": "x", "format": "xml"})), "format: `xml` is not one of yaml, json");

@@ -96,6 +96,11 @@ pub struct RecallAnswer {
     /// The index may be behind the files.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
+    /// The issue the checked-out branch names (`feature/123-x`), when a tracker is
+    /// configured: from the cache, or asked of the tracker for a moment at most
+    /// (docs/trackers.md#recall).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issue: Option<crate::tracker::IssueAnswer>,
 }
 
 /// What a result of this kind is weighed by (docs/ranking.md#recall) in a search by
@@ -256,5 +261,5 @@ pub(crate) fn recall(root: &Path, config: &Config, index: &Index, req: &RecallRe
             r
         })
         .collect();
-    Ok(RecallAnswer { task: req.task.clone(), found: results.len(), results, stale: false })
+    Ok(RecallAnswer { task: req.task.clone(), found: results.len(), results, stale: false, issue: None })
 }

@@ -21,8 +21,8 @@ use crate::memory::op::Author;
 use crate::memory::session::{
     ActivityRecord, Calls, CommitRecord, Query, SessionRecord, VerificationRecord, WindowRecord,
 };
-use crate::parse::jsonl;
 use crate::parse::time::normalise_time;
+use crate::parse::{issue_ref, jsonl};
 use crate::store;
 
 /// The window when `--since` is not given and no session was recorded before.
@@ -326,6 +326,10 @@ pub(crate) fn record(
         }
     }
 
+    let issues = issues_of(store::git_head(root).and_then(|h| h.branch).as_deref(), &commits);
+    if !issues.is_empty() {
+        let _ = writeln!(content, "\nIssues: {}", issues.join(", "));
+    }
     let ids: Vec<String> = added.iter().map(|a| a.1.clone()).collect();
     let more = |n: usize, kept: usize| (n > kept).then(|| n - kept);
     let record = SessionRecord::Window(WindowRecord {
@@ -338,6 +342,7 @@ pub(crate) fn record(
         more_memories: more(added.len(), MAX_IDS),
         tool_calls: calls_of(&calls),
         agents: agents.into_iter().collect(),
+        issues,
     });
     let answer = write_entry(root, config, content, summary, (agent, author), record, now)?;
     Ok(SessionAnswer::recorded(answer, from, until, added.len(), commits.len(), n_calls))
@@ -497,6 +502,10 @@ verifications, {n_calls} tool calls, {} commits",
     if let Some(t) = &activity.transcript {
         let _ = writeln!(content, "\nTranscript: {t}");
     }
+    let issues = issues_of(branch.as_deref(), &commits);
+    if !issues.is_empty() {
+        let _ = writeln!(content, "\nIssues: {}", issues.join(", "));
+    }
     let memories: Vec<String> = activity.memories.iter().map(|m| m.0.clone()).collect();
     let record = SessionRecord::Activity(ActivityRecord {
         since: from.clone(),
@@ -519,9 +528,24 @@ verifications, {n_calls} tool calls, {} commits",
         briefed: latest(&activity.briefed, MAX_IDS),
         transcript: activity.transcript.clone(),
         client_session: activity.client_session.clone(),
+        issues,
     });
     let answer = write_entry(root, config, content, summary, (agent, author), record, now)?;
     Ok(SessionAnswer::recorded(answer, from, until, activity.memories.len(), commits.len(), n_calls))
+}
+
+/// The issues a session worked on, in their written forms: the one its branch names, then
+/// those its commits' subjects name (docs/trackers.md#issue-references).
+fn issues_of(branch: Option<&str>, commits: &[Commit]) -> Vec<String> {
+    let mut refs: Vec<issue_ref::IssueRef> = branch.and_then(issue_ref::from_branch).into_iter().collect();
+    for c in commits {
+        for r in issue_ref::from_message(&c.subject) {
+            if !refs.contains(&r) {
+                refs.push(r);
+            }
+        }
+    }
+    refs.iter().map(ToString::to_string).collect()
 }
 
 /// A duration as people say it: `42 s`, `12 min`, `2 h 5 min`.

@@ -615,7 +615,7 @@ mod tests {
             git(d, &["init", "-q", &format!("--object-format={format}")]);
             for f in [
                 ".a",
-                ".tmws/cache/index/v17/segments/.managed.json",
+                ".tmws/cache/index/v18/segments/.managed.json",
                 ".tmws/cache/token",
                 ".tmws/config.toml",
                 ".tmws/z",
@@ -634,7 +634,7 @@ mod tests {
             let paths: Vec<&str> = read.iter().map(|e| e.path.as_str()).collect();
             assert_eq!(
                 paths,
-                [".tmws/cache/index/v17/segments/.managed.json", ".tmws/cache/later", ".tmws/cache/token"],
+                [".tmws/cache/index/v18/segments/.managed.json", ".tmws/cache/later", ".tmws/cache/token"],
                 "{format} v{version}"
             );
             // `ls-files` refreshes nothing; the stat data is what git recorded when it added

@@ -30,6 +30,8 @@ fn help_ends_with_examples_and_describes_every_flag() {
   tmws search connection pool
   tmws search retry --kind entry,memory --limit 5
   tmws search deploy --scope acme/backend --topic decisions
+  tmws search '#123'                 the commits, memories and sessions of issue 123
+  tmws search login --issue PROJ-7   words, within one issue's items
   tmws search '\"token refresh\"' --json   a phrase, as JSON
 "
         ),

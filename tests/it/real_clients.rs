@@ -199,6 +199,7 @@ fn sdk_over_stdio(mode: &str, protocol: &str) {
     let root = TestRoot::sample();
     let worktrees = tempfile::tempdir().unwrap();
     super::tasks::in_git(&root, worktrees.path());
+    let _github = super::typed::with_fake_github(&root);
     let report = sdk(&python, &["stdio", env!("CARGO_BIN_EXE_tmws"), root.path().to_str().unwrap(), mode]);
     assert_eq!(report["protocol"], protocol);
     check_report(&report);
@@ -212,6 +213,7 @@ fn sdk_over_http(mode: &str, protocol: &str) {
     let root = TestRoot::sample();
     let worktrees = tempfile::tempdir().unwrap();
     super::tasks::in_git(&root, worktrees.path());
+    let _github = super::typed::with_fake_github(&root);
     let serve = Serve::start(root.path(), None);
     let report = sdk(&python, &["http", &format!("{}/mcp", serve.url), &serve.token, mode]);
     assert_eq!(report["protocol"], protocol);

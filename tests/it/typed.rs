@@ -34,6 +34,7 @@ fn more_calls() -> Vec<(&'static str, Value)> {
         ("task_start", json!({"name": "typed", "issue": "#1"})),
         ("task_list", json!({"all": true})),
         ("task_done", json!({"name": "typed", "outcome": "answered", "merge": true})),
+        ("issue_show", json!({"reference": "#123", "format": "json"})),
     ]
 }
 
@@ -50,6 +51,21 @@ fn root_with_mock() -> TestRoot {
 }
 
 /// Why `answer` does not keep to the output schema `tools/list` gave `tool`, if it does not.
+/// A fake GitHub for `issue_show` (asked with no token: a public repository), named in
+/// the root's config; it answers while the value lives.
+pub(super) fn with_fake_github(root: &TestRoot) -> super::trackers::Fake {
+    let github = super::trackers::fake_github();
+    let config = root.read(".tmws/config.toml");
+    root.write(
+        ".tmws/config.toml",
+        format!(
+            "{config}\n[trackers.github]\nrepo = \"o/r\"\napi_url = \"{}\"\ntoken_env = \"TMWS_TEST_NO_TOKEN\"\n",
+            github.base
+        ),
+    );
+    github
+}
+
 fn violations(tools: &[Tool], tool: &str, answer: &Value) -> Vec<String> {
     let listed = tools.iter().find(|t| t.name == tool).unwrap();
     let schema = Value::Object((*listed.output_schema.clone().expect("an output schema")).clone());
@@ -62,6 +78,7 @@ fn every_tool_answers_structured_content_that_its_output_schema_allows() {
     let root = root_with_mock();
     let worktrees = tempfile::tempdir().unwrap();
     super::tasks::in_git(&root, worktrees.path());
+    let _github = with_fake_github(&root);
     let mcp = Mcp::start(root.path());
     let tools = mcp.tools();
     for t in &tools {
@@ -239,6 +256,7 @@ fn the_python_sdk_validates_every_answer_against_its_output_schema() {
     let root = root_with_mock();
     let worktrees = tempfile::tempdir().unwrap();
     super::tasks::in_git(&root, worktrees.path());
+    let _github = with_fake_github(&root);
     let run = |args: &[&str]| -> Value {
         let out = Command::new(&python)
             .arg(repo().join("tests/py/sdk_typed.py"))

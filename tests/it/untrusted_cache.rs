@@ -13,7 +13,7 @@ use super::memory_git::git;
 use super::util::{Output, TestRoot, tmws};
 
 /// This version's index folder, as a repository would commit it.
-const SEGMENTS: &str = ".tmws/cache/index/v17/segments";
+const SEGMENTS: &str = ".tmws/cache/index/v18/segments";
 
 fn json(out: &Output) -> Value {
     assert_eq!(out.code, 0, "{out:?}");
@@ -88,7 +88,7 @@ fn cache_findings(root: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn a_committed_index_file_list_never_deletes_a_file_outside_the_root() {
-    // From the clone's segments folder (work/clone/.tmws/cache/index/v17/segments), seven
+    // From the clone's segments folder (work/clone/.tmws/cache/index/v18/segments), seven
     // folders up is the scratch folder.
     let (scratch, clone) = hostile_clone(|origin| {
         std::fs::create_dir_all(origin.join(SEGMENTS)).unwrap();
@@ -103,7 +103,7 @@ fn a_committed_index_file_list_never_deletes_a_file_outside_the_root() {
     // The hostile cache was filed away whole, and the new index is this machine's own.
     let aside = set_aside(&clone);
     assert_eq!(aside.len(), 1, "{aside:?}");
-    let filed = clone.join(".tmws/cache/set-aside").join(&aside[0]).join("index/v17/segments/.managed.json");
+    let filed = clone.join(".tmws/cache/set-aside").join(&aside[0]).join("index/v18/segments/.managed.json");
     assert!(filed.is_file(), "{}", filed.display());
     let list = std::fs::read_to_string(clone.join(SEGMENTS).join(".managed.json")).unwrap();
     assert!(!list.contains(".."), "{list}");
@@ -134,8 +134,8 @@ fn a_committed_symlink_in_the_cache_gets_no_index_written_or_read_outside() {
     assert_eq!(elsewhere.run(&["index"]).code, 0);
     let built = elsewhere.path().join(SEGMENTS);
     let (scratch, clone) = hostile_clone(|origin| {
-        std::fs::create_dir_all(origin.join(".tmws/cache/index/v17")).unwrap();
-        // From the clone's v16 folder, six folders up is the scratch folder.
+        std::fs::create_dir_all(origin.join(".tmws/cache/index/v18")).unwrap();
+        // From the clone's v18 folder, six folders up is the scratch folder.
         symlink("../../../../../../outside/index", origin.join(SEGMENTS)).unwrap();
     });
     let outside = scratch.path().join("outside");

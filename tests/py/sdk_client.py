@@ -87,6 +87,7 @@ async def exercise(session, head):
         "task_start": {"name": "py-task", "issue": "#7"},
         "task_list": {"format": "json"},
         "task_done": {"name": "py-task", "outcome": "called", "merge": True},
+        "issue_show": {"reference": "#123", "format": "json"},
     }
     report["calls"] = {}
     for name, args in calls.items():

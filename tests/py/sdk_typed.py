@@ -56,6 +56,7 @@ CALLS = [
     ("task_start", {"name": "py-typed", "issue": "#7"}),
     ("task_list", {"all": True}),
     ("task_done", {"name": "py-typed", "outcome": "validated", "merge": True}),
+    ("issue_show", {"reference": "#123"}),
 ]
 
 HOSTILE = [

@@ -262,6 +262,9 @@ pub(super) fn to_document(f: &Fields, d: &IndexDoc) -> TantivyDocument {
     for cite in &d.cites {
         doc.add_text(f.cites, cite);
     }
+    for issue in &d.issues {
+        doc.add_text(f.issue, issue);
+    }
     if let Some(m) = &d.memory {
         opt(&mut doc, f.expires, &m.expires_at);
         opt(&mut doc, f.agent, &m.agent);

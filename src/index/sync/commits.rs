@@ -16,6 +16,7 @@ use super::super::Fields;
 use super::apply::to_document;
 use crate::error::{Chain, Result};
 use crate::model::{DocKind, IndexDoc};
+use crate::parse::issue_ref;
 use crate::store::{self, git::CommitInfo};
 
 /// What the history of HEAD needs: commits to delete and to add, and the HEAD it reaches.
@@ -131,8 +132,9 @@ fn paths_text(files: &[String], changed: usize) -> String {
 }
 
 /// The item of one commit: named by its subject, found by its body, author and paths too
-/// (the folders only, for a commit that touches many).
+/// (the folders only, for a commit that touches many), and by the issues its message names.
 fn doc(c: &CommitInfo) -> IndexDoc {
+    let refs = issue_ref::from_message(&format!("{}\n{}", c.subject, c.body));
     let short: String = c.sha.chars().take(12).collect();
     let mut body = c.body.clone();
     for line in [&c.author, &paths_text(&c.files, c.changed)] {
@@ -150,6 +152,7 @@ fn doc(c: &CommitInfo) -> IndexDoc {
         created: Some(date),
         category: Some(c.author.clone()),
         body,
+        issues: issue_ref::terms_of(&refs),
         ..IndexDoc::default()
     }
 }

@@ -14,6 +14,7 @@ mod memory;
 mod review;
 mod servers;
 mod task;
+mod trackers;
 mod workspace;
 
 use std::any::Any;
@@ -29,6 +30,7 @@ pub use self::memory::{
 pub use self::review::ReviewList;
 pub use self::servers::{ToolCall, ToolDescribe, ToolSearch};
 pub use self::task::{TaskDoneTool, TaskListTool, TaskStart};
+pub use self::trackers::IssueShow;
 pub use self::workspace::{Context, EntryWrite, Recall, Search, WorkspaceList, WorkspaceRead};
 use super::answer::{Answer, Reply};
 use super::api::{Flag, Format, Params};
@@ -389,6 +391,7 @@ pub enum Output {
 /// Every tool, sorted by name.
 pub static TOOLS: &[&dyn Tool] = &[
     &EntryWrite,
+    &IssueShow,
     &MemoryAdd,
     &MemoryCleanup,
     &MemoryClear,

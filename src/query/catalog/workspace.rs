@@ -125,6 +125,8 @@ Examples:
   tmws search connection pool
   tmws search retry --kind entry,memory --limit 5
   tmws search deploy --scope acme/backend --topic decisions
+  tmws search '#123'                 the commits, memories and sessions of issue 123
+  tmws search login --issue PROJ-7   words, within one issue's items
   tmws search '\"token refresh\"' --json   a phrase, as JSON",
         )
     }),
@@ -142,8 +144,11 @@ impl Typed for Search {
     fn run(&self, cx: &Cx<'_>, req: &SearchRequest) -> Result<Reply<SearchAnswer>> {
         let engine = cx.engine;
         let max = req.validate(engine.config())?;
+        let (issues, only_refs) = req.issue_terms()?;
         let query = TextQuery {
-            query: req.query.clone(),
+            // A query of issue references alone lists the issues' items.
+            query: if only_refs { String::new() } else { req.query.clone() },
+            issues,
             scope: req.scope.clone(),
             topics: req.topics.clone(),
             kinds: DocKind::parse_all(&req.kinds)?,
@@ -153,7 +158,17 @@ impl Typed for Search {
             meaning: crate::index::meaning::query_meaning(engine.root(), engine.config(), &req.query),
             ..TextQuery::default()
         };
-        let (mut answer, stale) = engine.searched(|m| &m.search, |index| index.search(&query))?;
+        let (mut answer, stale) = engine.searched(
+            |m| &m.search,
+            |index| {
+                let found = index.search(&query)?;
+                // No item names the issue: the reference is searched as words, as any query.
+                if only_refs && found.results.is_empty() {
+                    return index.search(&TextQuery { query: req.query.clone(), issues: Vec::new(), ..query.clone() });
+                }
+                Ok(SearchAnswer { query: req.query.clone(), ..found })
+            },
+        )?;
         answer.stale = stale;
         crate::query::cites::mark_hits(engine.root(), engine.config().retrieval.stale_factor, &mut answer.results);
         // Memories found say whose text they are.
@@ -175,6 +190,11 @@ impl Typed for Search {
         links_of(answer.get("results"), "/refId", &["/name", "/summary"], Some("/summary"))
     }
 }
+
+/// How much of the branch's issue `recall` shows: the body's first characters and the
+/// latest comments.
+const RECALL_ISSUE_BODY: usize = 800;
+const RECALL_ISSUE_COMMENTS: usize = 3;
 
 /// `recall`: what to know before a task, ranked together.
 #[derive(Debug, Clone, Copy)]
@@ -225,6 +245,13 @@ impl Typed for Recall {
         engine.metrics().recall.observe(started.elapsed());
         let mut answer = answer?;
         answer.stale = stale;
+        let t = &engine.config().trackers;
+        if (t.github.is_some() || t.gitlab.is_some() || t.jira.is_some())
+            && let Some(branch) = crate::store::git_head(engine.root()).and_then(|h| h.branch)
+        {
+            answer.issue = crate::tracker::issue_of_branch(engine.root(), engine.config(), &branch)
+                .map(|i| crate::tracker::summarise(&i, RECALL_ISSUE_BODY, RECALL_ISSUE_COMMENTS));
+        }
         Ok(Reply { answer, format: req.format, max_chars: max })
     }
 

@@ -213,6 +213,13 @@ impl HookClientArg {
 }
 
 #[derive(Debug, Subcommand)]
+pub(super) enum IssueCommand {
+    /// The commands that run a tool, from the tool table.
+    #[command(flatten)]
+    Tool(ToolCommand<tools::Issue>),
+}
+
+#[derive(Debug, Subcommand)]
 pub(super) enum SessionCommand {
     /// The commands that run a tool, from the tool table.
     #[command(flatten)]

@@ -151,6 +151,11 @@ pub(super) const OLD_HOOK_INSTALL: &str = "\
 Examples:
   tmws hook install                   runs `tmws git-hook install` and says so";
 
+pub(super) const ISSUE: &str = "\
+Examples:
+  tmws issue show 123               #123 of [trackers.github] (or [trackers.gitlab])
+  tmws issue show PROJ-7 --json     a Jira issue, as JSON (the token: JIRA_TOKEN)";
+
 pub(super) const SESSION: &str = "\
 Examples:
   tmws session record";

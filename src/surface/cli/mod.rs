@@ -27,8 +27,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use self::commands::{
-    CheckFormat, ClientArg, GitHookCommand, HookClientArg, HooksCommand, MemoryCommand, OldHookCommand,
-    RegistryCommand, ReviewCommand, SessionCommand, TaskCommand, TrustCommand,
+    CheckFormat, ClientArg, GitHookCommand, HookClientArg, HooksCommand, IssueCommand, MemoryCommand,
+    OldHookCommand, RegistryCommand, ReviewCommand, SessionCommand, TaskCommand, TrustCommand,
 };
 use self::render::{Paint, print_parse_error, report, usage_answer};
 use self::tools::ToolCommand;
@@ -170,6 +170,9 @@ enum Command {
     /// The old name of `tmws git-hook`.
     #[command(subcommand, hide = true, after_help = help::OLD_HOOK)]
     Hook(OldHookCommand),
+    /// Issues of the configured tracker (GitHub, GitLab, Jira): `[trackers.*]` in .tmws/config.toml.
+    #[command(subcommand, after_help = help::ISSUE)]
+    Issue(IssueCommand),
     /// Sessions: one memory that sums up a window of work.
     #[command(subcommand, after_help = help::SESSION)]
     Session(SessionCommand),
@@ -421,6 +424,7 @@ fn dispatch(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
         Command::Memory(cmd) => query::memory(cli, cmd, out),
         Command::Session(SessionCommand::Tool(t)) => query::tool(cli, t, out),
         Command::Task(TaskCommand::Tool(t)) => query::tool(cli, t, out),
+        Command::Issue(IssueCommand::Tool(t)) => query::tool(cli, t, out),
         Command::Registry(cmd) => query::registry(cli, cmd, out),
         Command::Trust(cmd) => admin::trust(cli, cmd, out),
         Command::Review { cmd } => admin::review(cli, cmd.as_ref(), out),

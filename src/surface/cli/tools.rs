@@ -26,6 +26,7 @@ macro_rules! group {
 }
 
 group!(Top, None);
+group!(Issue, Some("issue"));
 group!(Memory, Some("memory"));
 group!(Registry, Some("registry"));
 group!(Session, Some("session"));
