@@ -198,7 +198,35 @@ pub struct TaskDone {
     pub commits: usize,
     /// The id of the task's memory as done.
     pub memory: String,
+    /// With `post`: the summary posted to the task's issue, or why it could not be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posted: Option<Post>,
 }
+
+/// The summary of a task posted as a comment on its issue.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Post {
+    /// The issue, as the task names it.
+    pub issue: String,
+    /// Whether the tracker took the comment.
+    pub posted: bool,
+    /// The comment's address, when the tracker gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// How many secrets were taken out of the summary before it was posted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redacted: usize,
+    /// Why the tracker did not take it (the task is done all the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// How long posting the summary may take.
+const POST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl super::answer::Answer for TaskStarted {}
 impl super::answer::Answer for TaskDone {}
@@ -377,7 +405,14 @@ pub(crate) fn start(
     if !store::is_dir_in(&worktree, &tmws_dir) {
         store::create_dir_all(&tmws_dir)?;
     }
-    let issue = req.issue.as_deref().map(str::trim).filter(|i| !i.is_empty()).map(|i| crate::redact::redact(i).text);
+    // Without --issue, a branch named after its issue (`123-login`, `PROJ-7-x`) names it.
+    let issue = req
+        .issue
+        .as_deref()
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+        .map(|i| crate::redact::redact(i).text)
+        .or_else(|| crate::parse::issue_ref::from_branch(&req.name).map(|r| r.to_string()));
     let record = TaskRecord {
         name: req.name.clone(),
         state: TaskState::Open,
@@ -617,15 +652,23 @@ pub(crate) fn done(
     now: DateTime<Utc>,
 ) -> Result<TaskDone> {
     task_name(&req.name)?;
-    if req.post {
-        return Err(Error::Usage(
-            "task done --post needs an issue tracker, and none is configured ([trackers.*] in .tmws/config.toml); \
-run it without --post"
-                .into(),
-        ));
-    }
     let project = project(root)?;
     let task = open_task(&project, &req.name)?;
+    // Where the summary goes is checked before anything changes: a task without an issue,
+    // or an issue no configured tracker takes, fails here with nothing done.
+    let post_to = if req.post {
+        let Some(issue) = task.issue.clone() else {
+            return Err(Error::Usage(format!(
+                "task `{}` names no issue to post to: start a task with --issue REF (or a branch named after its \
+issue, such as 123-login), or run task done without --post",
+                task.name
+            )));
+        };
+        crate::tracker::check_post(config, &issue)?;
+        Some(issue)
+    } else {
+        None
+    };
     let found = find(&project, &task);
     // The worktree the branch was merged in, where it is then deleted (git deletes a
     // branch merged into the HEAD it runs at).
@@ -723,7 +766,7 @@ task done again",
     for c in &commits {
         content.push_str(&format!("\nCommit {}: {}", c.commit, c.subject));
     }
-    let memory = write(&project, config, (content, record), writer, now)?;
+    let memory = write(&project, config, (content.clone(), record), writer, now)?;
     let (mut worktree_removed, mut branch_deleted) = (false, false);
     if let Some(at) = &merged_at {
         match &found.worktree {
@@ -739,6 +782,12 @@ task done again",
         git::run(at, &["branch", "-d", &found.branch])?;
         branch_deleted = true;
     }
+    // Posted last: the task is done whatever the tracker answers, and a failure is said in
+    // the answer, not lost in an error that would hide what was done.
+    let posted = post_to.map(|issue| match crate::tracker::post_comment(config, &issue, &content, POST_TIMEOUT) {
+        Ok(p) => Post { issue, posted: true, url: p.url, redacted: p.redacted, error: None },
+        Err(e) => Post { issue, posted: false, url: None, redacted: 0, error: Some(e.to_string()) },
+    });
     Ok(TaskDone {
         name: task.name,
         branch: found.branch,
@@ -749,6 +798,7 @@ task done again",
         sessions: sessions.len(),
         commits: commits.len(),
         memory,
+        posted,
     })
 }
 

@@ -275,14 +275,15 @@ pub fn post_comment(config: &Config, reference: &str, body: &str, timeout: Durat
     post_comment_with(config, reference, body, timeout, &process_env)
 }
 
-/// [`post_comment`] with the tokens `env` gives.
-pub fn post_comment_with(
-    config: &Config,
-    reference: &str,
-    body: &str,
-    timeout: Duration,
-    env: Env<'_>,
-) -> Result<Posted> {
+/// Whether a comment could be posted to `reference`: it reads as an issue reference, a
+/// tracker is configured for it, and its token is set. Nothing is asked of the tracker:
+/// callers check first, before they change anything.
+pub fn check_post(config: &Config, reference: &str) -> Result<()> {
+    poster(config, reference, &process_env).map(|_| ())
+}
+
+/// The tracker a comment on `reference` goes to, with its token.
+fn poster(config: &Config, reference: &str, env: Env<'_>) -> Result<(Tracker, IssueRef)> {
     let r = issue_ref::parse(reference).ok_or_else(|| {
         Error::Usage(format!("`{}` is not an issue reference", reference.chars().take(64).collect::<String>()))
     })?;
@@ -294,8 +295,23 @@ pub fn post_comment_with(
             Kind::Jira => config.trackers.jira.as_ref(),
         };
         let env = section.map_or_else(|| "the token variable".to_owned(), |s| Tracker::token_env(s, tracker.kind));
-        return Err(Error::Usage(format!("posting to {} needs a token: set {env}", tracker.kind.title())));
+        return Err(Error::Usage(format!(
+            "posting to {} needs its token in the environment variable {env}",
+            tracker.kind.title()
+        )));
     }
+    Ok((tracker, r))
+}
+
+/// [`post_comment`] with the tokens `env` gives.
+pub fn post_comment_with(
+    config: &Config,
+    reference: &str,
+    body: &str,
+    timeout: Duration,
+    env: Env<'_>,
+) -> Result<Posted> {
+    let (tracker, r) = poster(config, reference, env)?;
     let redacted = crate::redact::redact(body);
     let text = redacted.text;
     let posted = http::run(timeout, |client| {

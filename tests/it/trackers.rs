@@ -461,7 +461,7 @@ fn a_posted_comment_is_redacted_and_carries_the_token_only_in_its_header() {
     // Without a token nothing is sent.
     let none = |_: &str| None;
     let err = tmws::tracker::post_comment_with(&config, "PROJ-7", "x", timeout, &none).unwrap_err();
-    assert_eq!(err.to_string(), "posting to Jira needs a token: set TMWS_TEST_JIRA");
+    assert_eq!(err.to_string(), "posting to Jira needs its token in the environment variable TMWS_TEST_JIRA");
 }
 
 #[test]
@@ -518,4 +518,59 @@ fn a_tracker_that_never_answers_costs_recall_a_moment_and_issue_show_a_clear_lin
     assert_eq!(shown.code, 1, "{shown:?}");
     assert!(shown.stderr.contains("GitHub cannot be reached for #77: no answer in time"), "{shown:?}");
     drop(hung);
+}
+
+/// `task done --merge --post` on a task whose branch names its issue: the task is merged and
+/// its summary posted as a comment on the issue at the fake GitHub, with the secret in its
+/// outcome taken out; a task without an issue, or with a tracker whose token is not set,
+/// is refused before anything changes.
+#[test]
+fn a_task_done_with_post_comments_on_its_issue_at_the_tracker() {
+    let fake = fake_github();
+    let root = github_root(&fake.base);
+    let worktrees = tempfile::tempdir().unwrap();
+    super::tasks::in_git(&root, worktrees.path());
+    let started = tmws(root.path(), &["--json", "task", "start", "123-login-fix"], false);
+    assert_eq!(started.code, 0, "{started:?}");
+    assert_eq!(json_of(&started)["issue"], "#123", "the branch names the issue");
+    let plain = tmws(root.path(), &["--json", "task", "start", "plain"], false);
+    assert_eq!(plain.code, 0, "{plain:?}");
+
+    let refused = tmws(root.path(), &["task", "done", "plain", "--post"], false);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(refused.stderr.contains("task `plain` names no issue to post to"), "{refused:?}");
+    let mut without_token = Command::new(env!("CARGO_BIN_EXE_tmws"));
+    without_token.env("TMWS_CONFIG_HOME", user_config()).env_remove("TMWS_LOG").env_remove("TMWS_TEST_GH");
+    let out =
+        without_token.current_dir(root.path()).args(["task", "done", "123-login-fix", "--post"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "tmws: posting to GitHub needs its token in the environment variable TMWS_TEST_GH"
+    );
+    assert!(worktrees.path().join("123-login-fix").is_dir(), "nothing was done");
+
+    let key = "AKIAZ7Q4N2XW9LJ3KD5M";
+    let outcome = format!("fixed; the test key was {key}");
+    let done = tmws(
+        root.path(),
+        &["--json", "task", "done", "123-login-fix", "--merge", "--post", "--outcome", &outcome],
+        false,
+    );
+    assert_eq!(done.code, 0, "{done:?}");
+    let v = json_of(&done);
+    assert_eq!(v["merged"], true, "{v}");
+    assert_eq!(
+        v["posted"],
+        json!({"issue": "#123", "posted": true, "url": "https://github.com/o/r/issues/123#issuecomment-1", "redacted": 1})
+    );
+    let posts: Vec<Seen> = fake.seen().into_iter().filter(|s| s.method == "POST").collect();
+    assert_eq!(posts.len(), 1, "{posts:?}");
+    assert_eq!(posts[0].uri, "/repos/o/r/issues/123/comments");
+    let body: Value = serde_json::from_str(&posts[0].body).unwrap();
+    let text = body["body"].as_str().unwrap();
+    assert!(text.starts_with("Task 123-login-fix done (issue #123): branch 123-login-fix"), "{text}");
+    assert!(text.contains("Outcome: fixed; the test key was"), "{text}");
+    assert!(!text.contains(key) && text.contains("[REDACTED:"), "{text}");
+    assert!(!done.stdout.contains(GH_TOKEN) && !done.stderr.contains(GH_TOKEN));
 }

@@ -27,8 +27,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use self::commands::{
-    CheckFormat, ClientArg, GitHookCommand, HookClientArg, HooksCommand, IssueCommand, MemoryCommand,
-    OldHookCommand, RegistryCommand, ReviewCommand, SessionCommand, TaskCommand, TrustCommand,
+    CheckFormat, ClientArg, GitHookCommand, HookClientArg, HooksCommand, IssueCommand, MemoryCommand, OldHookCommand,
+    RegistryCommand, ReviewCommand, SessionCommand, TaskCommand, TrustCommand,
 };
 use self::render::{Paint, print_parse_error, report, usage_answer};
 use self::tools::ToolCommand;
