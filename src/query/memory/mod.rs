@@ -621,7 +621,7 @@ pub struct Stats {
 }
 
 /// The live memory with this id (expired ones are gone), if any.
-fn find(index: &Index, id: &str) -> Result<Option<crate::index::Item>> {
+pub(crate) fn find(index: &Index, id: &str) -> Result<Option<crate::index::Item>> {
     let query = ItemQuery { kinds: vec![DocKind::Memory], ref_ids: vec![id.to_owned()], ..ItemQuery::default() };
     let Some(item) = index.items(&query)?.into_iter().next() else { return Ok(None) };
     let now = stamp(Utc::now());
