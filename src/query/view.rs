@@ -13,7 +13,7 @@ use super::memory::{self, MemoryHit};
 use crate::error::Result;
 use crate::index::ItemQuery;
 use crate::model::DocKind;
-use crate::pool::LiveServer;
+pub use crate::pool::LiveServer;
 
 /// One document of a scope, as a list shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,6 +189,12 @@ impl Engine {
             },
         )?;
         Ok(found)
+    }
+
+    /// Live memories by namespace, as the index counts them (no log is read).
+    pub fn memory_counts(&self) -> Result<std::collections::BTreeMap<String, u64>> {
+        let (counts, _) = self.searched(|m| &m.context, |index| index.counts())?;
+        Ok(counts.namespaces)
     }
 
     /// The downstream servers the pool holds a connection to now (none before the first

@@ -58,7 +58,8 @@ const STYLE: &str = include_str!("assets/style.css");
 const SCRIPT: &str = include_str!("assets/app.js");
 
 /// What every page of the web view says about itself: nothing from another origin, no
-/// inline script or style, no framing, no referrer, no caching of pages that show memories.
+/// inline script or style, no framing, no referrer to other sites, no caching of pages that
+/// show memories.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
 connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
@@ -87,7 +88,9 @@ fn secured(mut response: Response) -> Response {
     let h = response.headers_mut();
     h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // Not `no-referrer`: under it a browser sends `Origin: null` with a form's POST, which
+    // the Origin check refuses.
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     response
 }
@@ -211,10 +214,9 @@ async fn home(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Resp
         Ok(s) => s,
         Err(r) => return r,
     };
-    let stats = blocking(&app.engine, |e| e.ask(&crate::query::catalog::MemoryStats, &Default::default())).await;
-    match stats {
-        Ok(stats) => {
-            let body = pages::home(&app.engine.health(), &stats.answer, &app.ui.pulse.hour());
+    match blocking(&app.engine, |e| e.memory_counts()).await {
+        Ok(counts) => {
+            let body = pages::home(&app.engine.health(), &counts, &app.ui.pulse.hour());
             page(StatusCode::OK, "Overview", pages::Nav::Home, Some(&signed), body)
         }
         Err(e) => error_page(&app, Some(&signed), &e),

@@ -4,13 +4,14 @@
 //! markup is this file's own text. Lists are cut to [`PAGE`] rows with a link to the next
 //! rows, so that a page of a root with 100k memories weighs what a page of ten does.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::html::Html;
 use super::pulse::Hour;
 use super::session::Signed;
 use crate::query::Health;
-use crate::query::memory::Stats;
 use crate::query::read::ReadAnswer;
 use crate::query::registry::Listed;
 use crate::query::view::{DocumentPage, MemoryCard};
@@ -78,12 +79,12 @@ pub(super) fn signin(next: &str, error: Option<&'static str>) -> Html {
     h
 }
 
-pub(super) fn home(health: &Health, stats: &Stats, hour: &Hour) -> Html {
+pub(super) fn home(health: &Health, counts: &BTreeMap<String, u64>, hour: &Hour) -> Html {
     let mut h = Html::default();
     h.raw("<section class=\"cards\"><div class=\"card\"><b>Index</b> ");
     h.text(if health.ready { "ready" } else { "building" }).raw(", ").num(health.lag_ms).raw(" ms behind</div>");
-    h.raw("<div class=\"card\"><b>Memories</b> ").num(stats.total);
-    for (ns, n) in &stats.by_namespace {
+    h.raw("<div class=\"card\"><b>Memories</b> ").num(counts.values().sum::<u64>());
+    for (ns, n) in counts {
         h.raw(" · ").link("/ui/memories", &[("namespace", ns)], ns).raw(" ").num(n);
     }
     h.raw("</div></section><h2>The last hour</h2><section class=\"charts\">");
@@ -298,7 +299,7 @@ pub(super) fn review_pending() -> Html {
     h
 }
 
-pub(super) fn servers(listed: &[Listed], live: &[crate::pool::LiveServer]) -> Html {
+pub(super) fn servers(listed: &[Listed], live: &[crate::query::view::LiveServer]) -> Html {
     let mut h = Html::default();
     h.raw("<h2>Registry</h2><table><thead><tr><th>Server</th><th>Tools</th><th>Cold start</th><th>Approval</th><th>Error</th></tr></thead><tbody>");
     for s in listed {
