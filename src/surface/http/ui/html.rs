@@ -151,22 +151,28 @@ pub(super) fn chart(title: &str, unit: &str, points: &[Option<f64>]) -> String {
     let scale = if max > 0.0 { max } else { 1.0 };
     let step = if points.len() > 1 { W / (points.len() - 1) as f64 } else { W };
     let mut path = String::new();
+    let mut dots = String::new();
     let mut pen_down = false;
     for (i, p) in points.iter().enumerate() {
         match p {
             Some(v) => {
                 let (x, y) = (i as f64 * step, H - (v / scale) * (H - 4.0) - 2.0);
                 let _ = write!(path, "{}{x:.1},{y:.1} ", if pen_down { "L" } else { "M" });
+                // A minute with a sample between two without one is a dot, not a line.
+                if *v > 0.0 {
+                    let _ = write!(dots, "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\"/>");
+                }
                 pen_down = true;
             }
             None => pen_down = false,
         }
     }
-    let shown_max = if max >= 100.0 { format!("{max:.0}") } else { format!("{max:.2}") };
+    let shown_max = if max >= 100.0 || max.fract() == 0.0 { format!("{max:.0}") } else { format!("{max:.2}") };
     format!(
         "<figure class=\"chart\"><figcaption>{} <span class=\"max\">max {} {}</span></figcaption><svg \
 viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{}\"><rect width=\"{W}\" \
-height=\"{H}\" fill=\"#f6f8fa\"/><path d=\"{}\" fill=\"none\" stroke=\"#0b5cad\" stroke-width=\"2\"/></svg></figure>",
+height=\"{H}\" fill=\"#f6f8fa\"/><path d=\"{}\" fill=\"none\" stroke=\"#0b5cad\" stroke-width=\"2\"/><g \
+fill=\"#0b5cad\">{dots}</g></svg></figure>",
         escape(title),
         escape(&shown_max),
         escape(unit),
@@ -204,6 +210,7 @@ mod tests {
     fn a_chart_draws_its_samples_and_breaks_at_gaps() {
         let svg = chart("requests", "per min", &[Some(0.0), Some(4.0), None, Some(2.0)]);
         assert!(svg.contains("d=\"M0.0,78.0 L120.0,2.0 M360.0,40.0\""), "{svg}");
-        assert!(svg.contains("max 4.00 per min"), "{svg}");
+        assert!(svg.contains("max 4 per min"), "{svg}");
+        assert!(svg.contains("<circle cx=\"120.0\" cy=\"2.0\" r=\"2.5\"/><circle cx=\"360.0\" cy=\"40.0\" r=\"2.5\"/>"), "{svg}");
     }
 }
