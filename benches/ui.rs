@@ -3,12 +3,12 @@
 //! (budget: 200 KB, nothing from another origin).
 //!
 //! Run with `cargo bench --bench ui`. A real `tmws serve` process answers over loopback,
-//! signed in once; each sample is one GET over a fresh connection, timed to the first byte
-//! of the answer (pages are rendered whole before they are sent, so the rest follows at
-//! once). Each page's weight and its first byte's p50 and p95 over 40 requests are printed
-once, before divan's samples (whole requests: connect, first byte and the rest). The root is generated once
-//! under the temp folder: the workspace generator's 10k documents and a long-term log of
-//! 100k entries, a tenth of them by another agent.
+//! signed in once. Each page's weight and the p50 and p95 of its first byte over 40
+//! requests are printed first; divan's samples then time whole requests over a fresh
+//! connection each (connect, first byte and the rest: pages are rendered whole before they
+//! are sent, so the rest follows at once). The root is generated once under the temp
+//! folder: the workspace generator's 10k documents and a long-term log of 100k entries, a
+//! tenth of them by another agent.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -110,7 +110,8 @@ fn server() -> &'static Server {
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let addr = line.trim().strip_prefix("listening on http://").unwrap().to_owned();
         loop {
-            let (_, _, _, body) = exchange(&addr, &format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"));
+            let (_, _, _, body) =
+                exchange(&addr, &format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"));
             if body.contains("\"ready\":true") {
                 break;
             }
@@ -153,7 +154,10 @@ Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
 fn get(server: &Server, path: &str) -> (u16, Duration, String, String) {
     exchange(
         &server.addr,
-        &format!("GET {path} HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\nConnection: close\r\n\r\n", server.addr, server.cookie),
+        &format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\nConnection: close\r\n\r\n",
+            server.addr, server.cookie
+        ),
     )
 }
 

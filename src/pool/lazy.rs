@@ -238,7 +238,8 @@ impl Pool {
     /// The servers with a live connection now, by name: what a status page shows.
     pub fn live(&self) -> Vec<LiveServer> {
         let now = Instant::now();
-        let slots: Vec<(String, Arc<Slot>)> = lock(&self.inner.slots).iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let slots: Vec<(String, Arc<Slot>)> =
+            lock(&self.inner.slots).iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         let mut out: Vec<LiveServer> = slots
             .into_iter()
             .filter_map(|(server, slot)| {

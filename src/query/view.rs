@@ -133,7 +133,11 @@ impl Engine {
                         }
                         for cite in of_meta(item.meta.as_ref()) {
                             let state = checker.check(&cite);
-                            cites.push(CiteState { cite: cite.to_text(), state: state.describe(), stale: state.stale() });
+                            cites.push(CiteState {
+                                cite: cite.to_text(),
+                                state: state.describe(),
+                                stale: state.stale(),
+                            });
                             if state.stale() && !hit.stale_cites.contains(&cite.path) {
                                 hit.stale_cites.push(cite.path.clone());
                             }

@@ -56,7 +56,8 @@ impl Browser {
         let profile = tempfile::tempdir().unwrap();
         let mut browser = Browser { driver: child, base, session: String::new(), rt, http, _profile: profile };
         eventually("chromedriver ready on its port", || {
-            let status = browser.rt.block_on(async { browser.http.get(format!("{}/status", browser.base)).send().await });
+            let status =
+                browser.rt.block_on(async { browser.http.get(format!("{}/status", browser.base)).send().await });
             match status {
                 Ok(r) if r.status().is_success() => Ok(()),
                 Ok(r) => Err(r.status().to_string()),
@@ -85,7 +86,8 @@ impl Browser {
         let made = browser.call("POST", "/session", Some(caps));
         browser.session = made["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {made}")).to_owned();
         // The window holds more than the page: grow it until the page itself is 1280×800.
-        let chrome = browser.run("return [window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight];", json!([]));
+        let chrome = browser
+            .run("return [window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight];", json!([]));
         let (w, h) = (chrome[0].as_u64().unwrap_or(0), chrome[1].as_u64().unwrap_or(0));
         browser.call("POST", &browser.at("/window/rect"), Some(json!({"width": 1280 + w, "height": 800 + h})));
         browser

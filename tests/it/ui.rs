@@ -217,7 +217,8 @@ fn pages_load_nothing_from_another_origin_and_say_so() {
     let serve = Serve::start(root.path(), None);
     let mut ui = Ui::new(&serve);
     ui.sign_in();
-    for path in ["/ui", "/ui/workspaces", "/ui/search?q=pool", "/ui/memories", "/ui/review", "/ui/servers", "/ui/signin"]
+    for path in
+        ["/ui", "/ui/workspaces", "/ui/search?q=pool", "/ui/memories", "/ui/review", "/ui/servers", "/ui/signin"]
     {
         let page = ui.get(path);
         assert_eq!(page.status, 200, "{path}: {}", page.body);
@@ -270,7 +271,9 @@ fn a_person_uses_the_web_view_in_a_real_browser() {
     shoot(&b, "01-sign-in");
     b.type_into("#token", &serve.token);
     b.click("#signin-button");
-    eventually("the memories page after signing in", || if b.count("#filters") == 1 { Ok(()) } else { Err((b.url(), b.source())) });
+    eventually("the memories page after signing in", || {
+        if b.count("#filters") == 1 { Ok(()) } else { Err((b.url(), b.source())) }
+    });
     assert_eq!(b.url(), url("/ui/memories"));
     let cookies = b.cookies();
     let cookie = &cookies[0];

@@ -361,7 +361,9 @@ fn app(engine: Engine, guard: guard::Guard, token: &str, mcp_config: StreamableH
         mcp_config.disable_allowed_hosts().with_max_request_body_bytes(MAX_BODY),
     );
     tool_routes(Router::new(), catalog::routes(), |router| {
-        ui::routes(router.route("/health", get(get_health)).route("/metrics", get(get_metrics)).nest_service("/mcp", mcp))
+        ui::routes(
+            router.route("/health", get(get_health)).route("/metrics", get(get_metrics)).nest_service("/mcp", mcp),
+        )
     })
     .layer(middleware::from_fn(session_ended_is_ok))
     .layer(middleware::from_fn(limit_body))

@@ -187,7 +187,10 @@ mod tests {
 
     #[test]
     fn text_is_escaped_in_elements_and_attributes() {
-        assert_eq!(escape("<script>alert('x')</script> & \"q\""), "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;");
+        assert_eq!(
+            escape("<script>alert('x')</script> & \"q\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
+        );
         let mut h = Html::default();
         h.link("/ui/memory", &[("id", "a\"b<c>&d")], "<b>");
         assert_eq!(h.into_string(), "<a href=\"/ui/memory?id=a%22b%3Cc%3E%26d\">&lt;b&gt;</a>");
@@ -195,7 +198,9 @@ mod tests {
 
     #[test]
     fn markdown_shows_raw_html_as_text_and_drops_script_links() {
-        let html = markdown("# Title\n\n<script>alert(1)</script>\n\nsee <b>bold</b> and [x](javascript:alert(1)) [y](https://e.org/a) [z](../b.md)\n");
+        let html = markdown(
+            "# Title\n\n<script>alert(1)</script>\n\nsee <b>bold</b> and [x](javascript:alert(1)) [y](https://e.org/a) [z](../b.md)\n",
+        );
         assert!(html.contains("<h1>Title</h1>"), "{html}");
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
@@ -211,6 +216,9 @@ mod tests {
         let svg = chart("requests", "per min", &[Some(0.0), Some(4.0), None, Some(2.0)]);
         assert!(svg.contains("d=\"M0.0,78.0 L120.0,2.0 M360.0,40.0\""), "{svg}");
         assert!(svg.contains("max 4 per min"), "{svg}");
-        assert!(svg.contains("<circle cx=\"120.0\" cy=\"2.0\" r=\"2.5\"/><circle cx=\"360.0\" cy=\"40.0\" r=\"2.5\"/>"), "{svg}");
+        assert!(
+            svg.contains("<circle cx=\"120.0\" cy=\"2.0\" r=\"2.5\"/><circle cx=\"360.0\" cy=\"40.0\" r=\"2.5\"/>"),
+            "{svg}"
+        );
     }
 }

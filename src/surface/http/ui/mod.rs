@@ -117,13 +117,13 @@ fn redirect(to: &str) -> Response {
 }
 
 /// The request's session, or the redirect to the sign-in page that comes back here.
-fn signed_in(app: &AppState, headers: &HeaderMap, uri: &Uri) -> std::result::Result<Signed, Response> {
+fn signed_in(app: &AppState, headers: &HeaderMap, uri: &Uri) -> std::result::Result<Signed, Box<Response>> {
     app.ui.sessions.of(headers).ok_or_else(|| {
         let back = uri.path_and_query().map_or("/ui", |p| p.as_str());
         let mut h = Html::default();
         h.href("/ui/signin", &[("next", back)]);
         // The link was escaped for an attribute; a Location header takes it unescaped.
-        redirect(&h.into_string().replace("&amp;", "&"))
+        Box::new(redirect(&h.into_string().replace("&amp;", "&")))
     })
 }
 
@@ -136,7 +136,10 @@ fn local_next(next: Option<&String>) -> &str {
 }
 
 /// Runs `f` with the engine on a blocking thread.
-async fn blocking<T: Send + 'static>(engine: &Engine, f: impl FnOnce(&Engine) -> Result<T> + Send + 'static) -> Result<T> {
+async fn blocking<T: Send + 'static>(
+    engine: &Engine,
+    f: impl FnOnce(&Engine) -> Result<T> + Send + 'static,
+) -> Result<T> {
     let engine = engine.clone();
     tokio::task::spawn_blocking(move || f(&engine))
         .await
@@ -184,22 +187,30 @@ async fn signin(State(app): State<AppState>, Form(form): Form<HashMap<String, St
 }
 
 /// A change's form: the session's CSRF token must be in it, or nothing is done.
-fn checked(app: &AppState, headers: &HeaderMap, form: &HashMap<String, String>) -> std::result::Result<Signed, Response> {
+fn checked(
+    app: &AppState,
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> std::result::Result<Signed, Box<Response>> {
     let Some(signed) = app.ui.sessions.of(headers) else {
-        return Err(redirect("/ui/signin"));
+        return Err(Box::new(redirect("/ui/signin")));
     };
     if form.get("csrf").is_some_and(|c| signed.csrf_matches(c)) {
         Ok(signed)
     } else {
         let mut h = Html::default();
         h.raw("<p class=\"error\">Refused: this form does not carry the page's CSRF token. Nothing was changed.</p>");
-        Err(page(StatusCode::FORBIDDEN, "Refused", pages::Nav::None, Some(&signed), h))
+        Err(Box::new(page(StatusCode::FORBIDDEN, "Refused", pages::Nav::None, Some(&signed), h)))
     }
 }
 
-async fn signout(State(app): State<AppState>, headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> Response {
+async fn signout(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
     if let Err(refused) = checked(&app, &headers, &form) {
-        return refused;
+        return *refused;
     }
     app.ui.sessions.sign_out(&headers);
     let mut r = redirect("/ui/signin");
@@ -212,7 +223,7 @@ async fn signout(State(app): State<AppState>, headers: HeaderMap, Form(form): Fo
 async fn home(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
     let signed = match signed_in(&app, &headers, &uri) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     match blocking(&app.engine, |e| e.memory_counts()).await {
         Ok(counts) => {
@@ -226,7 +237,7 @@ async fn home(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Resp
 async fn workspaces(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
     let signed = match signed_in(&app, &headers, &uri) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let scope = param(&q, "scope").to_owned();
     let offset: usize = param(&q, "from").parse().unwrap_or(0);
@@ -244,7 +255,7 @@ async fn workspaces(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Q
 async fn doc(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
     let signed = match signed_in(&app, &headers, &uri) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let req = crate::query::api::WorkspaceReadRequest { ref_id: param(&q, "ref").to_owned(), ..Default::default() };
     match blocking(&app.engine, move |e| e.ask(&crate::query::catalog::WorkspaceRead, &req)).await {
@@ -259,7 +270,7 @@ async fn doc(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q)
 async fn search(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
     let signed = match signed_in(&app, &headers, &uri) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let (words, scope) = (param(&q, "q").to_owned(), param(&q, "scope").to_owned());
     if words.is_empty() {
@@ -320,7 +331,7 @@ const SCAN: u32 = 2000;
 async fn memories(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
     let signed = match signed_in(&app, &headers, &uri) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let f = Filters::of(&q);
     let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
@@ -355,15 +366,23 @@ async fn memories(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Que
 async fn memory(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
     let signed = match signed_in(&app, &headers, &uri) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let id = param(&q, "id").to_owned();
     let shown = id.clone();
     match blocking(&app.engine, move |e| e.memory_card(&shown)).await {
-        Ok(Some(card)) => {
-            page(StatusCode::OK, &card.hit.summary.clone(), pages::Nav::Memories, Some(&signed), pages::memory(&card, &signed.csrf))
-        }
-        Ok(None) => error_page(&app, Some(&signed), &Error::NotFound(format!("no memory `{}`", crate::query::api::preview(&id)))),
+        Ok(Some(card)) => page(
+            StatusCode::OK,
+            &card.hit.summary.clone(),
+            pages::Nav::Memories,
+            Some(&signed),
+            pages::memory(&card, &signed.csrf),
+        ),
+        Ok(None) => error_page(
+            &app,
+            Some(&signed),
+            &Error::NotFound(format!("no memory `{}`", crate::query::api::preview(&id))),
+        ),
         Err(e) => error_page(&app, Some(&signed), &e),
     }
 }
@@ -373,10 +392,14 @@ fn back(form: &HashMap<String, String>) -> String {
     local_next(form.get("back")).to_owned()
 }
 
-async fn forget(State(app): State<AppState>, headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> Response {
+async fn forget(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
     let signed = match checked(&app, &headers, &form) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let req = crate::query::api::MemoryDeleteRequest { id: param(&form, "id").to_owned(), ..Default::default() };
     match blocking(&app.engine, move |e| e.ask(&crate::query::catalog::MemoryDelete, &req)).await {
@@ -388,24 +411,32 @@ async fn forget(State(app): State<AppState>, headers: HeaderMap, Form(form): For
 async fn review(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
     let signed = match signed_in(&app, &headers, &uri) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let body = pages::review_pending();
     page(StatusCode::OK, "Review", pages::Nav::Review, Some(&signed), body)
 }
 
-async fn approve(State(app): State<AppState>, headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> Response {
+async fn approve(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
     settle(app, headers, form).await
 }
 
-async fn reject(State(app): State<AppState>, headers: HeaderMap, Form(form): Form<HashMap<String, String>>) -> Response {
+async fn reject(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
     settle(app, headers, form).await
 }
 
 async fn settle(app: AppState, headers: HeaderMap, form: HashMap<String, String>) -> Response {
     let signed = match checked(&app, &headers, &form) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     error_page(&app, Some(&signed), &Error::Usage("review is not available in this build".into()))
 }
@@ -413,7 +444,7 @@ async fn settle(app: AppState, headers: HeaderMap, form: HashMap<String, String>
 async fn servers(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
     let signed = match signed_in(&app, &headers, &uri) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     match blocking(&app.engine, |e| Ok((e.registry_list()?, e.pool_live()))).await {
         Ok((listed, live)) => {

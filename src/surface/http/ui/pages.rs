@@ -156,7 +156,9 @@ pub(super) fn document(read: &ReadAnswer) -> Html {
 pub(super) fn search(words: &str, scope: &str, found: Option<&SearchAnswer>) -> Html {
     let mut h = Html::default();
     h.raw("<form method=\"get\" action=\"/ui/search\" class=\"filters\">");
-    h.input("q", "Words", words).input("scope", "Scope", scope).raw("<button id=\"search-button\">Search</button></form>");
+    h.input("q", "Words", words)
+        .input("scope", "Scope", scope)
+        .raw("<button id=\"search-button\">Search</button></form>");
     let Some(found) = found else { return h };
     for (asked, meant) in &found.corrected {
         h.raw("<p class=\"hint\">Searched ").text(meant).raw(" for ").text(asked).raw("</p>");
@@ -245,7 +247,11 @@ fn filter_form(h: &mut Html, f: &super::Filters) {
     h.raw("<form method=\"get\" action=\"/ui/memories\" class=\"filters\" id=\"filters\">");
     h.input("namespace", "Namespace", &f.namespace).input("kind", "Kind", &f.kind);
     h.input("author", "Author", &f.author).input("tag", "Tag", &f.tag).input("branch", "Branch", &f.branch);
-    h.raw(if f.stale { "<label><input type=\"checkbox\" name=\"stale\" value=\"1\" checked> stale</label> " } else { "<label><input type=\"checkbox\" name=\"stale\" value=\"1\"> stale</label> " });
+    h.raw(if f.stale {
+        "<label><input type=\"checkbox\" name=\"stale\" value=\"1\" checked> stale</label> "
+    } else {
+        "<label><input type=\"checkbox\" name=\"stale\" value=\"1\"> stale</label> "
+    });
     h.raw(if f.proposed {
         "<label><input type=\"checkbox\" name=\"proposed\" value=\"1\" checked> proposed</label> "
     } else {
@@ -259,13 +265,20 @@ pub(super) fn memories(f: &super::Filters, total: usize, cards: &[MemoryCard], c
     filter_form(&mut h, f);
     h.raw("<p class=\"count\">");
     if scanned {
-        h.num(cards.len()).raw(" shown, of the newest ").num(total.min(super::SCAN as usize)).raw(" the other filters leave");
+        h.num(cards.len())
+            .raw(" shown, of the newest ")
+            .num(total.min(super::SCAN as usize))
+            .raw(" the other filters leave");
     } else {
         h.num(cards.len()).raw(" shown of ").num(total);
     }
     h.raw("</p><ul class=\"memories\">");
     for card in cards {
-        h.raw("<li class=\"memory\"><div class=\"title\">").link("/ui/memory", &[("id", &card.hit.id)], &card.hit.summary);
+        h.raw("<li class=\"memory\"><div class=\"title\">").link(
+            "/ui/memory",
+            &[("id", &card.hit.id)],
+            &card.hit.summary,
+        );
         h.raw(" <code>").text(&card.hit.id).raw("</code> ");
         forget_form(&mut h, &card.hit.id, csrf, "/ui/memories");
         h.raw("</div>");
@@ -314,9 +327,15 @@ pub(super) fn servers(listed: &[Listed], live: &[crate::query::view::LiveServer]
         h.raw("<p class=\"hint\">No downstream server is running: the pool starts one at its first call.</p>");
         return h;
     }
-    h.raw("<table><thead><tr><th>Server</th><th>Calls under way</th><th>Idle</th><th>Kept open</th></tr></thead><tbody>");
+    h.raw(
+        "<table><thead><tr><th>Server</th><th>Calls under way</th><th>Idle</th><th>Kept open</th></tr></thead><tbody>",
+    );
     for s in live {
-        h.el("<tr><td>", &s.server, "</td><td>").num(s.in_flight).raw("</td><td>").num(s.idle.as_secs()).raw(" s</td><td>");
+        h.el("<tr><td>", &s.server, "</td><td>")
+            .num(s.in_flight)
+            .raw("</td><td>")
+            .num(s.idle.as_secs())
+            .raw(" s</td><td>");
         h.text(if s.persistent { "yes" } else { "no" }).raw("</td></tr>");
     }
     h.raw("</tbody></table>");
