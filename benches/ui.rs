@@ -162,7 +162,7 @@ fn get(server: &Server, path: &str) -> (u16, Duration, String, String) {
 }
 
 /// The main pages, each with a name for the bench's list.
-const PAGES: [(&str, &str); 10] = [
+const PAGES: [(&str, &str); 11] = [
     ("overview", "/ui"),
     ("workspaces", "/ui/workspaces"),
     ("workspace_scope", "/ui/workspaces?scope=w3/d4"),
@@ -171,6 +171,7 @@ const PAGES: [(&str, &str); 10] = [
     ("memories", "/ui/memories"),
     ("memories_by_author", "/ui/memories?author=review-bot"),
     ("memories_by_tag", "/ui/memories?tag=cache"),
+    ("memories_stale", "/ui/memories?stale=1"),
     ("review", "/ui/review"),
     ("servers", "/ui/servers"),
 ];

@@ -6,12 +6,11 @@
 //! person scrolling a list is not recall), and every list is cut to a page so that a root
 //! of 100k memories answers as fast as one of ten.
 
-use super::api::MemoryListRequest;
 use super::cites::{Checker, of_meta};
 use super::engine::Engine;
 use super::memory::{self, MemoryHit};
 use crate::error::Result;
-use crate::index::ItemQuery;
+use crate::index::{ItemQuery, TextQuery};
 use crate::model::DocKind;
 pub use crate::pool::LiveServer;
 
@@ -60,6 +59,77 @@ impl MemoryCard {
     }
 }
 
+/// How many of the newest memories the `stale` filter looks through.
+pub const STALE_SCAN: usize = 1000;
+
+/// What the memories page filters by: the index filters all but `stale`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryFilter {
+    pub namespace: Option<String>,
+    pub kind: Option<String>,
+    /// The writer's name, as written (`agent`).
+    pub author: Option<String>,
+    pub tag: Option<String>,
+    /// A branch, or `*` for every branch (else what is visible on the checked-out one).
+    pub branch: Option<String>,
+    /// Only memories with a citation whose code changed or is gone.
+    pub stale: bool,
+}
+
+/// What making cards needs once per page: the writers' trust, commit links and a
+/// citation checker.
+struct CardCx {
+    trust: std::collections::BTreeMap<String, f64>,
+    links: memory::links::Links,
+    checker: Checker,
+}
+
+impl CardCx {
+    fn new(root: &std::path::Path) -> CardCx {
+        CardCx {
+            trust: super::trust::ranking_scores(root),
+            links: memory::links::current(root),
+            checker: Checker::new(root),
+        }
+    }
+
+    fn card(&mut self, item: &crate::index::Item, content: bool) -> MemoryCard {
+        let cites: Vec<CiteState> = of_meta(item.meta.as_ref())
+            .iter()
+            .map(|c| {
+                let state = self.checker.check(c);
+                CiteState { cite: c.to_text(), state: state.describe(), stale: state.stale() }
+            })
+            .collect();
+        let mut stale_cites: Vec<String> = Vec::new();
+        for (c, state) in of_meta(item.meta.as_ref()).iter().zip(&cites) {
+            if state.stale && !stale_cites.contains(&c.path) {
+                stale_cites.push(c.path.clone());
+            }
+        }
+        let hit = MemoryHit {
+            id: item.ref_id.clone(),
+            namespace: crate::layout::memory_namespace(&item.path).map(str::to_owned),
+            kind: item.category.clone(),
+            summary: item.description.clone(),
+            tags: item.tags.clone(),
+            created_at: item.created.clone(),
+            from: Some(memory::Provenance::of_item(item, &self.trust)),
+            content: content.then(|| item.body.clone().unwrap_or_default()),
+            expires_at: item.expires.clone(),
+            importance: item.importance,
+            key: item.key.clone(),
+            branch: item.branch.clone(),
+            cites: cites.iter().map(|c| c.cite.clone()).collect(),
+            stale_cites,
+            introduced_in: self.links.of(&item.ref_id).cloned(),
+            problem: item.meta.as_ref().and_then(memory::Problem::of),
+            ..MemoryHit::default()
+        };
+        MemoryCard { hit, cites }
+    }
+}
+
 impl Engine {
     /// The documents of `scope` and below (every scope when empty), `limit` of them from
     /// `offset`, in refId order.
@@ -92,65 +162,41 @@ impl Engine {
         Ok(page)
     }
 
-    /// The newest memories `req` leaves (as `memory_list` finds them), each with its
-    /// importance, key, branch, expiry, content when `content` is set, and citations
-    /// with their states; `keep` filters what the request cannot (author, staleness), and
-    /// at most `req.limit` are kept of the newest `scan` the request finds.
-    pub fn memory_cards(
-        &self,
-        req: &MemoryListRequest,
-        scan: u32,
-        content: bool,
-        keep: impl Fn(&MemoryCard) -> bool,
-    ) -> Result<(usize, Vec<MemoryCard>)> {
-        let wanted = req.limit as usize;
-        let listing = MemoryListRequest { limit: scan.max(req.limit), ..req.clone() };
+    /// The newest memories `filter` leaves, at most `limit`, each with its importance, key,
+    /// branch, expiry, the commit that introduced it and its citations with their states;
+    /// and how many the index's filters leave. Staleness is read from citations, so with
+    /// `stale` the newest [`STALE_SCAN`] the other filters leave are looked through.
+    pub fn memory_cards(&self, filter: &MemoryFilter, limit: usize) -> Result<(usize, Vec<MemoryCard>)> {
         let (root, config) = (self.root(), self.config());
+        if let Some(ns) = &filter.namespace {
+            memory::namespace(config, ns)?;
+        }
         let (cards, _) = self.searched(
             |m| &m.memory_search,
             |index| {
-                let listed = memory::list(root, config, index, &listing)?;
-                let ids: Vec<String> = listed.results.iter().map(|h| h.id.clone()).collect();
-                let items = if ids.is_empty() {
-                    Vec::new()
-                } else {
-                    index.items(&ItemQuery { kinds: vec![DocKind::Memory], ref_ids: ids, ..ItemQuery::default() })?
+                let query = TextQuery {
+                    tags: filter.tag.iter().cloned().collect(),
+                    limit: if filter.stale { STALE_SCAN } else { limit },
+                    namespaces: filter.namespace.iter().cloned().collect(),
+                    categories: filter.kind.iter().cloned().collect(),
+                    agents: filter.author.iter().cloned().collect(),
+                    visible: memory::visible::visible(root, index, filter.branch.as_deref())?,
+                    ..TextQuery::default()
                 };
-                let mut checker = Checker::new(root);
+                let (total, items) = index.latest_memories(&query, None)?;
+                let mut cx = CardCx::new(root);
                 let mut kept = Vec::new();
-                for mut hit in listed.results {
-                    if kept.len() >= wanted {
-                        break;
-                    }
-                    let mut cites = Vec::new();
-                    if let Some(item) = items.iter().find(|i| i.ref_id == hit.id) {
-                        hit.importance = item.importance;
-                        hit.key.clone_from(&item.key);
-                        hit.branch.clone_from(&item.branch);
-                        hit.expires_at.clone_from(&item.expires);
-                        if content {
-                            hit.content.clone_from(&item.body);
-                        }
-                        for cite in of_meta(item.meta.as_ref()) {
-                            let state = checker.check(&cite);
-                            cites.push(CiteState {
-                                cite: cite.to_text(),
-                                state: state.describe(),
-                                stale: state.stale(),
-                            });
-                            if state.stale() && !hit.stale_cites.contains(&cite.path) {
-                                hit.stale_cites.push(cite.path.clone());
-                            }
-                        }
-                        hit.cites = cites.iter().map(|c| c.cite.clone()).collect();
-                    }
-                    let card = MemoryCard { hit, cites };
-                    if keep(&card) {
+                for item in &items {
+                    let card = cx.card(item, false);
+                    if !filter.stale || card.stale() {
                         kept.push(card);
                     }
+                    if kept.len() >= limit {
+                        break;
+                    }
                 }
-                checker.save();
-                Ok((listed.total, kept))
+                cx.checker.save();
+                Ok((total, kept))
             },
         )?;
         Ok(cards)
@@ -163,33 +209,10 @@ impl Engine {
             |m| &m.memory_search,
             |index| {
                 let Some(item) = memory::find(index, id.trim())? else { return Ok(None) };
-                let trust = super::trust::ranking_scores(root);
-                let mut checker = Checker::new(root);
-                let cites: Vec<CiteState> = of_meta(item.meta.as_ref())
-                    .iter()
-                    .map(|c| {
-                        let state = checker.check(c);
-                        CiteState { cite: c.to_text(), state: state.describe(), stale: state.stale() }
-                    })
-                    .collect();
-                checker.save();
-                let hit = MemoryHit {
-                    id: item.ref_id.clone(),
-                    namespace: crate::layout::memory_namespace(&item.path).map(str::to_owned),
-                    kind: item.category.clone(),
-                    summary: item.description.clone(),
-                    tags: item.tags.clone(),
-                    created_at: item.created.clone(),
-                    from: Some(memory::Provenance::of_item(&item, &trust)),
-                    content: item.body.clone(),
-                    expires_at: item.expires.clone(),
-                    importance: item.importance,
-                    key: item.key.clone(),
-                    branch: item.branch.clone(),
-                    cites: cites.iter().map(|c| c.cite.clone()).collect(),
-                    ..MemoryHit::default()
-                };
-                Ok(Some(MemoryCard { hit, cites }))
+                let mut cx = CardCx::new(root);
+                let card = cx.card(&item, true);
+                cx.checker.save();
+                Ok(Some(card))
             },
         )?;
         Ok(found)

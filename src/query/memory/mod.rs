@@ -10,7 +10,7 @@
 pub(crate) mod cites;
 pub mod links;
 pub mod maint;
-mod visible;
+pub(crate) mod visible;
 pub(crate) use visible::tracked_namespaces;
 
 use std::collections::BTreeMap;

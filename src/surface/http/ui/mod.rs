@@ -28,6 +28,7 @@ use self::session::{Sessions, Signed};
 use super::AppState;
 use crate::error::{Error, Result};
 use crate::query::Engine;
+use crate::query::view::MemoryFilter;
 
 /// The web view's state in the server: who is signed in, and the last hour's samples.
 #[derive(Debug)]
@@ -242,7 +243,12 @@ async fn workspaces(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Q
     let scope = param(&q, "scope").to_owned();
     let offset: usize = param(&q, "from").parse().unwrap_or(0);
     let shown = scope.clone();
-    let found = blocking(&app.engine, move |e| Ok((e.scopes()?, e.documents(&shown, offset, pages::PAGE)?))).await;
+    // Every document of a large root is no list for a page: a scope is chosen first.
+    let found = blocking(&app.engine, move |e| {
+        let docs = if shown.is_empty() { Default::default() } else { e.documents(&shown, offset, pages::PAGE)? };
+        Ok((e.scopes()?, docs))
+    })
+    .await;
     match found {
         Ok((scopes, docs)) => {
             let body = pages::workspaces(&scopes, &scope, offset, &docs);
@@ -324,10 +330,6 @@ impl Filters {
     }
 }
 
-/// How many of the newest memories a filter the index cannot apply (author, staleness)
-/// looks through.
-const SCAN: u32 = 2000;
-
 async fn memories(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
     let signed = match signed_in(&app, &headers, &uri) {
         Ok(s) => s,
@@ -335,28 +337,17 @@ async fn memories(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Que
     };
     let f = Filters::of(&q);
     let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-    let req = crate::query::api::MemoryListRequest {
+    let filter = MemoryFilter {
         namespace: some(&f.namespace),
-        tags: some(&f.tag).into_iter().collect(),
         kind: some(&f.kind),
+        author: some(&f.author),
+        tag: some(&f.tag),
         branch: some(&f.branch),
-        limit: pages::PAGE as u32,
-        ..Default::default()
+        stale: f.stale,
     };
-    let (author, stale, proposed) = (f.author.clone(), f.stale, f.proposed);
-    let post = !author.is_empty() || stale || proposed;
-    let listed = blocking(&app.engine, move |e| {
-        e.memory_cards(&req, if post { SCAN } else { 0 }, false, |card| {
-            let by = card.hit.from.as_ref().map_or("", |p| p.author.as_str());
-            (author.is_empty() || by.eq_ignore_ascii_case(&author))
-                && (!stale || card.stale())
-                && (!proposed || pages::is_proposed(card))
-        })
-    })
-    .await;
-    match listed {
+    match blocking(&app.engine, move |e| e.memory_cards(&filter, pages::PAGE)).await {
         Ok((total, cards)) => {
-            let body = pages::memories(&f, total, &cards, &signed.csrf, post);
+            let body = pages::memories(&f, total, &cards, &signed.csrf);
             page(StatusCode::OK, "Memories", pages::Nav::Memories, Some(&signed), body)
         }
         Err(e) => error_page(&app, Some(&signed), &e),

@@ -14,7 +14,7 @@ use super::session::Signed;
 use crate::query::Health;
 use crate::query::read::ReadAnswer;
 use crate::query::registry::Listed;
-use crate::query::view::{DocumentPage, MemoryCard};
+use crate::query::view::{DocumentPage, MemoryCard, STALE_SCAN};
 use crate::query::{SearchAnswer, context::ScopeSummary};
 
 /// Rows of a list on one page.
@@ -98,8 +98,14 @@ pub(super) fn home(health: &Health, counts: &BTreeMap<String, u64>, hour: &Hour)
 pub(super) fn workspaces(scopes: &[ScopeSummary], scope: &str, offset: usize, docs: &DocumentPage) -> Html {
     let mut h = Html::default();
     h.raw("<div class=\"split\"><aside><h2>Scopes</h2><ul class=\"scopes\">");
-    h.raw("<li>").link("/ui/workspaces", &[], "All").raw("</li>");
-    for s in scopes {
+    // The workspaces, and the domains and repositories of the one chosen: a root of
+    // thousands of repositories still makes a short list.
+    let chosen = scope.split('/').next().unwrap_or("");
+    let shown = |s: &&ScopeSummary| {
+        !s.scope.contains('/')
+            || (!chosen.is_empty() && s.scope.strip_prefix(chosen).is_some_and(|r| r.starts_with('/')))
+    };
+    for s in scopes.iter().filter(shown) {
         h.raw(if s.scope == scope { "<li class=\"here\">" } else { "<li>" });
         h.link("/ui/workspaces", &[("scope", &s.scope)], &s.scope);
         if !s.name.is_empty() {
@@ -107,8 +113,12 @@ pub(super) fn workspaces(scopes: &[ScopeSummary], scope: &str, offset: usize, do
         }
         h.raw("</li>");
     }
-    h.raw("</ul></aside><section><h2>");
-    h.text(if scope.is_empty() { "Every document" } else { scope });
+    h.raw("</ul></aside><section>");
+    if scope.is_empty() {
+        h.raw("<p class=\"hint\">Choose a workspace, domain or repository to list its documents.</p></section></div>");
+        return h;
+    }
+    h.el("<h2>", scope, "");
     h.raw("</h2><p class=\"count\">").num(docs.total).raw(" documents</p>");
     h.raw("<table class=\"docs\"><thead><tr><th>Name</th><th>Kind</th><th>Topic</th><th>Status</th><th>Description</th></tr></thead><tbody>");
     for d in &docs.rows {
@@ -260,15 +270,12 @@ fn filter_form(h: &mut Html, f: &super::Filters) {
     h.raw("<button id=\"filter-button\">Filter</button></form>");
 }
 
-pub(super) fn memories(f: &super::Filters, total: usize, cards: &[MemoryCard], csrf: &str, scanned: bool) -> Html {
+pub(super) fn memories(f: &super::Filters, total: usize, cards: &[MemoryCard], csrf: &str) -> Html {
     let mut h = Html::default();
     filter_form(&mut h, f);
     h.raw("<p class=\"count\">");
-    if scanned {
-        h.num(cards.len())
-            .raw(" shown, of the newest ")
-            .num(total.min(super::SCAN as usize))
-            .raw(" the other filters leave");
+    if f.stale {
+        h.num(cards.len()).raw(" stale, of the newest ").num(total.min(STALE_SCAN)).raw(" the other filters leave");
     } else {
         h.num(cards.len()).raw(" shown of ").num(total);
     }
