@@ -27,6 +27,12 @@ mod support;
 
 fn main() {
     divan::main();
+    // A static is never dropped: the server is stopped here, or it would outlive the bench.
+    if let Some(server) = SERVER.get() {
+        let mut child = server.child.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }
 
 /// The token of the bench's server.
@@ -61,17 +67,13 @@ fn ui_root() -> PathBuf {
 
 /// A running `tmws serve` on the bench root, and a session cookie of its web view.
 struct Server {
-    child: std::process::Child,
+    child: std::sync::Mutex<std::process::Child>,
     addr: String,
     cookie: String,
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+/// The bench's server, started by the first bench that needs it.
+static SERVER: OnceLock<Server> = OnceLock::new();
 
 /// One request over a new connection: the status, the time to the first byte, the body.
 fn exchange(addr: &str, request: &str) -> (u16, Duration, String, String) {
@@ -94,7 +96,6 @@ fn exchange(addr: &str, request: &str) -> (u16, Duration, String, String) {
 }
 
 fn server() -> &'static Server {
-    static SERVER: OnceLock<Server> = OnceLock::new();
     SERVER.get_or_init(|| {
         let root = ui_root();
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tmws"))
@@ -133,7 +134,7 @@ Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
             .and_then(|c| c.split(';').next())
             .unwrap()
             .to_owned();
-        let server = Server { child, addr, cookie };
+        let server = Server { child: std::sync::Mutex::new(child), addr, cookie };
         for (name, path) in PAGES {
             let (status, _, _, body) = get(&server, path);
             assert_eq!(status, 200, "{path}: {body}");

@@ -1,7 +1,7 @@
 //! The web view at `/ui` of `tmws serve`: over plain HTTP (the redirect without a session,
 //! the cookie's flags, CSRF and Origin refusals, escaping, the pages' security headers) and
 //! in a real headless Chromium (`browser.rs`) going through every page as a person would,
-//! with a screenshot of each.
+//! with a screenshot of each: approving a proposal there is what makes recall find it.
 
 use std::path::{Path, PathBuf};
 
@@ -260,7 +260,20 @@ fn a_person_uses_the_web_view_in_a_real_browser() {
         return missing("chromium and chromedriver (apt-get install chromium chromium-driver)");
     };
     let (root, hostile) = root_with_memories();
+    // What agents write waits for a person.
+    let config = root.read(".tmws/config.toml");
+    root.write(".tmws/config.toml", format!("{config}\n[review]\nagents = \"propose\"\n"));
     let serve = Serve::start(root.path(), None);
+    let propose = |text: &str| {
+        let body = serde_json::json!({"content": text, "namespace": "long-term"}).to_string();
+        let added = serve.post("/memory?format=json", &body).json();
+        assert_eq!(added["proposed"], true, "{added}");
+        added["id"].as_str().unwrap().to_owned()
+    };
+    let keep = propose("The staging deploy needs the VPN turned off first.");
+    let drop = propose("Tabs are better than spaces in every file.");
+    let recalled = || serve.get("/recall?task=staging+deploy+VPN&format=json").body;
+    assert!(!recalled().contains(&keep), "a proposal is not recalled");
     let b = Browser::start(&chromium, &driver);
     let url = |p: &str| format!("{}{p}", serve.url);
 
@@ -337,6 +350,38 @@ fn a_person_uses_the_web_view_in_a_real_browser() {
     b.find("p.error");
     assert!(b.text_of("p.error").starts_with("Refused: this form does not carry the page's CSRF token."));
     shoot(&b, "09-csrf-refused");
+
+    // The review queue: approve one (a review op in the log, then recall finds it), reject
+    // the other (a review op and a delete).
+    b.go(&url("/ui/review"));
+    b.find(&format!("li.proposal[data-id='{keep}']"));
+    assert_eq!(b.count("li.proposal"), 2);
+    shoot(&b, "11-review");
+    b.click(&format!("li.proposal[data-id='{keep}'] button[name=approve]"));
+    eventually("the approved proposal gone from the queue", || {
+        if b.count(&format!("li.proposal[data-id='{keep}']")) == 0 && b.count("main h1") == 1 {
+            Ok(())
+        } else {
+            Err(b.source())
+        }
+    });
+    let ops = |id: &str| -> Vec<serde_json::Value> {
+        let log = root.read(".tmws/memory/long-term.jsonl");
+        log.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).filter(|o| o["id"] == id).collect()
+    };
+    let approved = ops(&keep);
+    assert_eq!((approved[1]["op"].as_str(), approved[1]["decision"].as_str()), (Some("review"), Some("approve")));
+    eventually(
+        "recall finding the approved memory",
+        || if recalled().contains(&keep) { Ok(()) } else { Err(recalled()) },
+    );
+    b.click(&format!("li.proposal[data-id='{drop}'] button[name=reject]"));
+    b.find("p.hint");
+    let rejected = ops(&drop);
+    let kinds: Vec<&str> = rejected.iter().filter_map(|o| o["op"].as_str()).collect();
+    assert_eq!(kinds, ["add", "review", "delete"], "{rejected:?}");
+    assert_eq!(rejected[1]["decision"], "reject");
+    shoot(&b, "12-review-done");
 
     // The registry and the pool.
     b.go(&url("/ui/servers"));

@@ -27,8 +27,8 @@ use self::html::Html;
 use self::session::{Sessions, Signed};
 use super::AppState;
 use crate::error::{Error, Result};
-use crate::query::Engine;
 use crate::query::view::MemoryFilter;
+use crate::query::{Engine, review};
 
 /// The web view's state in the server: who is signed in, and the last hour's samples.
 #[derive(Debug)]
@@ -336,6 +336,16 @@ async fn memories(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Que
         Err(r) => return *r,
     };
     let f = Filters::of(&q);
+    // Proposals are in no answer until approved: the review queue lists them.
+    if f.proposed {
+        return match blocking(&app.engine, review::list).await {
+            Ok(p) => {
+                let body = pages::proposed_memories(&f, &p, &signed.csrf);
+                page(StatusCode::OK, "Memories", pages::Nav::Memories, Some(&signed), body)
+            }
+            Err(e) => error_page(&app, Some(&signed), &e),
+        };
+    }
     let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
     let filter = MemoryFilter {
         namespace: some(&f.namespace),
@@ -404,8 +414,18 @@ async fn review(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Re
         Ok(s) => s,
         Err(r) => return *r,
     };
-    let body = pages::review_pending();
-    page(StatusCode::OK, "Review", pages::Nav::Review, Some(&signed), body)
+    match blocking(&app.engine, review::list).await {
+        Ok(proposals) => {
+            let body = pages::review(&proposals, &signed.csrf);
+            page(StatusCode::OK, "Review", pages::Nav::Review, Some(&signed), body)
+        }
+        Err(e) => error_page(&app, Some(&signed), &e),
+    }
+}
+
+/// Who settles proposals from a page: the person signed in, as the HTTP surface knows them.
+fn reviewer() -> review::Reviewer {
+    review::Reviewer::person("http")
 }
 
 async fn approve(
@@ -413,7 +433,16 @@ async fn approve(
     headers: HeaderMap,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
-    settle(app, headers, form).await
+    let signed = match checked(&app, &headers, &form) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    let ids = vec![param(&form, "id").to_owned()];
+    let supersede = review::Supersede { ids: Vec::new(), similar: param(&form, "supersede_similar") == "1" };
+    match blocking(&app.engine, move |e| review::approve(e, &ids, &supersede, &reviewer())).await {
+        Ok(_) => redirect("/ui/review"),
+        Err(e) => error_page(&app, Some(&signed), &e),
+    }
 }
 
 async fn reject(
@@ -421,15 +450,15 @@ async fn reject(
     headers: HeaderMap,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
-    settle(app, headers, form).await
-}
-
-async fn settle(app: AppState, headers: HeaderMap, form: HashMap<String, String>) -> Response {
     let signed = match checked(&app, &headers, &form) {
         Ok(s) => s,
         Err(r) => return *r,
     };
-    error_page(&app, Some(&signed), &Error::Usage("review is not available in this build".into()))
+    let ids = vec![param(&form, "id").to_owned()];
+    match blocking(&app.engine, move |e| review::reject(e, &ids, &reviewer())).await {
+        Ok(_) => redirect("/ui/review"),
+        Err(e) => error_page(&app, Some(&signed), &e),
+    }
 }
 
 async fn servers(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {

@@ -14,6 +14,7 @@ use super::session::Signed;
 use crate::query::Health;
 use crate::query::read::ReadAnswer;
 use crate::query::registry::Listed;
+use crate::query::review::{Proposal, Proposals};
 use crate::query::view::{DocumentPage, MemoryCard, STALE_SCAN};
 use crate::query::{SearchAnswer, context::ScopeSummary};
 
@@ -204,11 +205,6 @@ pub(super) fn search(words: &str, scope: &str, found: Option<&SearchAnswer>) -> 
     h
 }
 
-/// Whether a memory awaits review.
-pub(super) fn is_proposed(_card: &MemoryCard) -> bool {
-    false
-}
-
 /// A memory's provenance, importance and citations, as a list and its own page show them.
 fn card_meta(h: &mut Html, card: &MemoryCard) {
     let m = &card.hit;
@@ -229,9 +225,6 @@ fn card_meta(h: &mut Html, card: &MemoryCard) {
     }
     if !m.tags.is_empty() {
         h.raw(" · tags ").text(&m.tags.join(", "));
-    }
-    if is_proposed(card) {
-        h.raw(" · <span class=\"badge proposed\">proposed</span>");
     }
     if card.stale() {
         h.raw(" · <span class=\"badge stale\">stale</span>");
@@ -313,9 +306,100 @@ pub(super) fn memory(card: &MemoryCard, csrf: &str) -> Html {
     h
 }
 
-pub(super) fn review_pending() -> Html {
+/// Who wrote a proposal and through what.
+fn proposal_meta(h: &mut Html, p: &Proposal) {
+    h.raw("<div class=\"meta\"><span class=\"badge proposed\">proposed</span> ").text(&p.what);
+    if let Some(ns) = &p.namespace {
+        h.raw(" · ").text(ns);
+    }
+    h.raw(" · by <b class=\"author\">").text(p.agent.as_deref().unwrap_or("unknown")).raw("</b>");
+    if let Some(a) = &p.author {
+        h.raw(" (via ").text(&a.surface);
+        if let Some(client) = &a.client {
+            h.raw(", ").text(client);
+        }
+        h.raw(")");
+    }
+    h.raw(" · ").text(&p.at);
+    if let Some(key) = &p.key {
+        h.raw(" · key ").text(key);
+    }
+    h.raw("</div>");
+}
+
+/// One proposal with the forms that settle it.
+fn proposal(h: &mut Html, p: &Proposal, csrf: &str) {
+    h.raw("<li class=\"proposal\" data-id=\"")
+        .text(&p.id)
+        .raw("\"><div class=\"title\">")
+        .text(&p.summary)
+        .raw(" <code>")
+        .text(&p.id)
+        .raw("</code></div>");
+    proposal_meta(h, p);
+    if let Some(content) = &p.content {
+        h.raw("<pre class=\"content\">").text(content).raw("</pre>");
+    }
+    if let Some(old) = &p.supersedes {
+        h.raw("<p class=\"meta\">Approving it supersedes ")
+            .link("/ui/memory", &[("id", old)], old)
+            .raw(" (same key).</p>");
+    }
+    if !p.similar_to.is_empty() {
+        h.raw("<p class=\"meta\">Close in meaning to live memories:</p><ul class=\"similar\">");
+        for s in &p.similar_to {
+            h.raw("<li>").link("/ui/memory", &[("id", &s.id)], &s.summary).raw(" ");
+            forget_form(h, &s.id, csrf, "/ui/review");
+            h.raw("</li>");
+        }
+        h.raw("</ul>");
+    }
+    h.raw("<form method=\"post\" action=\"/ui/review/approve\" class=\"inline\">")
+        .hidden("csrf", csrf)
+        .hidden("id", &p.id);
+    if !p.similar_to.is_empty() {
+        h.raw("<label><input type=\"checkbox\" name=\"supersede_similar\" value=\"1\"> and supersede them</label> ");
+    }
+    h.raw("<button class=\"good\" name=\"approve\">Approve</button></form> ");
+    h.raw("<form method=\"post\" action=\"/ui/review/reject\" class=\"inline\">")
+        .hidden("csrf", csrf)
+        .hidden("id", &p.id);
+    h.raw("<button class=\"danger\" name=\"reject\">Reject</button></form></li>");
+}
+
+pub(super) fn review(proposals: &Proposals, csrf: &str) -> Html {
     let mut h = Html::default();
-    h.raw("<p class=\"hint\">Nothing awaits review.</p>");
+    if proposals.proposals.is_empty() {
+        h.raw("<p class=\"hint\">Nothing awaits review.</p>");
+        return h;
+    }
+    h.raw("<p class=\"count\">").num(proposals.proposals.len()).raw(" proposals, oldest first. Approving makes one ");
+    h.raw("live (a <code>review</code> op, as <code>tmws review approve</code>); rejecting deletes it.</p>");
+    h.raw("<ul class=\"proposals\">");
+    for p in &proposals.proposals {
+        proposal(&mut h, p, csrf);
+    }
+    h.raw("</ul>");
+    h
+}
+
+/// The memories page filtered to proposals: the review queue's memories that the other
+/// filters leave.
+pub(super) fn proposed_memories(f: &super::Filters, proposals: &Proposals, csrf: &str) -> Html {
+    let mut h = Html::default();
+    filter_form(&mut h, f);
+    let kept: Vec<&Proposal> = proposals
+        .proposals
+        .iter()
+        .filter(|p| p.what == "memory")
+        .filter(|p| f.namespace.is_empty() || p.namespace.as_deref() == Some(f.namespace.as_str()))
+        .filter(|p| f.author.is_empty() || p.agent.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(&f.author)))
+        .collect();
+    h.raw("<p class=\"count\">").num(kept.len()).raw(" proposed memories</p><ul class=\"proposals\">");
+    for p in kept {
+        proposal(&mut h, p, csrf);
+    }
+    h.raw("</ul>");
     h
 }
 
