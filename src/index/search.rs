@@ -40,6 +40,8 @@ pub struct TextQuery {
     pub namespaces: Vec<String>,
     /// Memories of these kinds only (`note`, `problem`, …).
     pub categories: Vec<String>,
+    /// Only memories written by one of these agents (their `agent`, as written).
+    pub agents: Vec<String>,
     /// The memories that may be shown (all when None), as docs/memory-log.md says.
     pub visible: Option<Visible>,
     /// Memories ranked by BM25 × current importance × trust (docs/ranking.md).
@@ -689,6 +691,9 @@ fn filters(f: &Fields, req: &TextQuery) -> Result<Vec<(Occur, Box<dyn Query>)>> 
     }
     if !req.categories.is_empty() {
         clauses.push((Occur::Must, filter(f.category, &req.categories)));
+    }
+    if !req.agents.is_empty() {
+        clauses.push((Occur::Must, filter(f.agent, &req.agents)));
     }
     if let Some(recall) = &req.recall {
         clauses.push((Occur::Must, recall_filter(f, recall)?));

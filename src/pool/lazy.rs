@@ -84,6 +84,18 @@ pub struct Called {
     pub started: Option<Duration>,
 }
 
+/// A server the pool holds a connection to (`Pool::live`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveServer {
+    pub server: String,
+    /// Calls under way on it.
+    pub in_flight: usize,
+    /// How long since its last call ended.
+    pub idle: Duration,
+    /// Kept open whatever its idle time (`persistent` in its registry entry).
+    pub persistent: bool,
+}
+
 /// A live connection.
 #[derive(Debug)]
 struct Live {
@@ -221,6 +233,28 @@ impl Pool {
     /// How many downstream processes exist now (live, starting or closing).
     pub fn size(&self) -> usize {
         *lock(&self.inner.processes)
+    }
+
+    /// The servers with a live connection now, by name: what a status page shows.
+    pub fn live(&self) -> Vec<LiveServer> {
+        let now = Instant::now();
+        let slots: Vec<(String, Arc<Slot>)> =
+            lock(&self.inner.slots).iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut out: Vec<LiveServer> = slots
+            .into_iter()
+            .filter_map(|(server, slot)| {
+                let live = lock(&slot.live);
+                let l = live.as_ref()?;
+                Some(LiveServer {
+                    server,
+                    in_flight: l.in_flight,
+                    idle: now.saturating_duration_since(l.last_used),
+                    persistent: l.persistent,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.server.cmp(&b.server));
+        out
     }
 
     fn slot(&self, server: &str) -> Arc<Slot> {

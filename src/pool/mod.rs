@@ -19,7 +19,7 @@ mod process;
 #[cfg(target_os = "linux")]
 mod supervisor;
 
-pub use lazy::{Called, Pool, Settings, Target};
+pub use lazy::{Called, LiveServer, Pool, Settings, Target};
 
 /// The variable tmws sets in the environment of every downstream server it starts. A tmws
 /// that finds it in its own environment was started, directly or through a wrapper, as a

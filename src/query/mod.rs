@@ -35,6 +35,7 @@ pub mod tools;
 pub mod trust;
 pub mod upkeep;
 pub mod verify;
+pub mod view;
 pub mod write;
 #[cfg(test)]
 mod written;

@@ -10,7 +10,7 @@
 pub(crate) mod cites;
 pub mod links;
 pub mod maint;
-mod visible;
+pub(crate) mod visible;
 pub(crate) use visible::tracked_namespaces;
 
 use std::collections::BTreeMap;
@@ -621,7 +621,7 @@ pub struct Stats {
 }
 
 /// The live memory with this id (expired ones are gone), if any.
-fn find(index: &Index, id: &str) -> Result<Option<crate::index::Item>> {
+pub(crate) fn find(index: &Index, id: &str) -> Result<Option<crate::index::Item>> {
     let query = ItemQuery { kinds: vec![DocKind::Memory], ref_ids: vec![id.to_owned()], ..ItemQuery::default() };
     let Some(item) = index.items(&query)?.into_iter().next() else { return Ok(None) };
     let now = stamp(Utc::now());

@@ -12,7 +12,8 @@
 //! - `Authorization: Bearer <token>` must carry the token, or one of the tokens bound to
 //!   an agent (`token.rs`); the scheme is matched in any case and the token is compared in
 //!   constant time. The agent a token is bound to goes with the request ([`TokenAgent`]):
-//!   what it writes and verifies is written as that agent.
+//!   what it writes and verifies is written as that agent. The web view's paths (`/ui`)
+//!   need none: a browser there shows a session cookie, which `ui/` checks instead.
 //! - A request with two `Host` or two `Origin` headers is malformed (RFC 9110 §7.2: 400),
 //!   whatever the route: which of the two a check read and which one a proxy in front
 //!   used could differ.
@@ -181,6 +182,9 @@ through DNS rebinding"
                     "requests from web pages of other sites are refused; clients other than browsers send no Origin",
                 ));
             }
+        }
+        if super::ui::is_ui(uri.path()) {
+            return Ok(TokenAgent::default());
         }
         self.authorized(headers).ok_or_else(|| {
             ApiError::new(StatusCode::UNAUTHORIZED, "missing or wrong bearer token").hint(format!(

@@ -10,6 +10,7 @@
 mod guard;
 mod listen;
 mod token;
+mod ui;
 
 pub use self::guard::TokenAgent;
 pub use self::token::{AGENT_TOKENS_FILE, TokenSource, agent_tokens, resolve_token};
@@ -59,6 +60,8 @@ pub fn parse_addr(text: &str) -> Result<SocketAddr> {
 struct AppState {
     engine: Engine,
     guard: std::sync::Arc<guard::Guard>,
+    /// The web view's sessions and charts (`ui/`).
+    ui: Arc<ui::Ui>,
 }
 
 /// An error answer: a status and a JSON body `{error, category, hint?}`.
@@ -267,7 +270,7 @@ async fn session_ended_is_ok(request: Request, next: Next) -> Response {
 }
 
 /// The routes that are not a tool's.
-const OWN_ROUTES: [&str; 3] = ["GET /health", "GET /metrics", "/mcp"];
+const OWN_ROUTES: [&str; 4] = ["GET /health", "GET /metrics", "/mcp", "GET /ui"];
 
 async fn not_found(known: Arc<[&'static catalog::Route]>, request: Request) -> ApiError {
     let routes: Vec<String> = known
@@ -306,10 +309,13 @@ async fn count(State(app): State<AppState>, request: Request, next: Next) -> Res
         None if path == "/health" => "/health",
         None if path == "/metrics" => "/metrics",
         None if path == "/mcp" || path.starts_with("/mcp/") => "/mcp",
+        None if ui::is_ui(path) => "/ui",
         None => "other",
     };
+    let started = std::time::Instant::now();
     let response = next.run(request).await;
     app.engine.count_request(route, response.status().as_u16());
+    app.ui.record(started.elapsed(), app.engine.health().lag_ms);
     response
 }
 
@@ -345,8 +351,9 @@ fn tool_routes(
 }
 
 /// The whole application: routes, `/mcp`, and the layers (count → guard → body limit).
-fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConfig) -> Router {
-    let state = AppState { engine: engine.clone(), guard: std::sync::Arc::new(guard) };
+fn app(engine: Engine, guard: guard::Guard, token: &str, mcp_config: StreamableHttpServerConfig) -> Router {
+    let state =
+        AppState { engine: engine.clone(), guard: std::sync::Arc::new(guard), ui: Arc::new(ui::Ui::new(token)) };
     // The guard checks `Host` for every route, `/mcp` included, by one rule.
     let mcp = StreamableHttpService::new(
         move || Ok(TmwsServer::new(engine.clone(), "http")),
@@ -354,7 +361,9 @@ fn app(engine: Engine, guard: guard::Guard, mcp_config: StreamableHttpServerConf
         mcp_config.disable_allowed_hosts().with_max_request_body_bytes(MAX_BODY),
     );
     tool_routes(Router::new(), catalog::routes(), |router| {
-        router.route("/health", get(get_health)).route("/metrics", get(get_metrics)).nest_service("/mcp", mcp)
+        ui::routes(
+            router.route("/health", get(get_health)).route("/metrics", get(get_metrics)).nest_service("/mcp", mcp),
+        )
     })
     .layer(middleware::from_fn(session_ended_is_ok))
     .layer(middleware::from_fn(limit_body))
@@ -400,7 +409,7 @@ pub fn serve(root: &Path, addr: SocketAddr, agent: Option<&str>, on_listening: i
     };
     let mcp_config = StreamableHttpServerConfig::default();
     let sessions = mcp_config.cancellation_token.clone();
-    let router = app(engine.clone(), guard::Guard::new(bound, &token).with_agents(&agents), mcp_config);
+    let router = app(engine.clone(), guard::Guard::new(bound, &token).with_agents(&agents), &token, mcp_config);
     on_listening(&Listening { addr: bound, token_source });
     runtime.block_on(async move {
         let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
@@ -437,7 +446,7 @@ mod tests {
     fn a_tool_in_the_table_is_a_route_that_runs_it() {
         let (_dir, engine) = root();
         let guard = guard::Guard::new("127.0.0.1:1".parse().unwrap(), "t");
-        let state = AppState { engine, guard: std::sync::Arc::new(guard) };
+        let state = AppState { engine, guard: std::sync::Arc::new(guard), ui: Arc::new(ui::Ui::new("t")) };
         let router = tool_routes(Router::new(), PING.http.iter().map(|r| (r, &Ping as &'static dyn Tool)), |r| r)
             .with_state(state);
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
