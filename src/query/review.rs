@@ -181,14 +181,20 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
 
 /// The folds (with records) of these namespaces' logs, those that exist.
 fn folds(root: &Path, namespaces: &[String]) -> Result<BTreeMap<String, Fold>> {
-    let mut folds = BTreeMap::new();
+    let mut logs = BTreeMap::new();
     for ns in namespaces {
         let path = root.join(layout::memory_log(ns));
         if let Some(bytes) = store::read_opt(root, &path, store::cap::LOG)? {
-            folds.insert(ns.clone(), Fold::of(&bytes, true));
+            logs.insert(ns.clone(), bytes);
         }
     }
-    Ok(folds)
+    // Folding every log whole (contents kept) is most of a listing's cost on a large
+    // project, and logs without a proposal, the common case, need none: a log in which the
+    // word never appears holds no proposal.
+    if !logs.values().any(|bytes| memchr::memmem::find(bytes, PROPOSED.as_bytes()).is_some()) {
+        return Ok(BTreeMap::new());
+    }
+    Ok(logs.into_iter().map(|(ns, bytes)| (ns, Fold::of(&bytes, true))).collect())
 }
 
 /// The live memories close in meaning to a proposal, as the index holds them (which never
@@ -213,6 +219,10 @@ fn entries(root: &Path) -> Result<Vec<Proposal>> {
             continue;
         }
         let Ok(bytes) = store::read(root, &root.join(&rel), store::cap::MARKDOWN) else { continue };
+        // Parsed only when the word is there: nearly every file holds no proposal.
+        if memchr::memmem::find(&bytes, PROPOSED.as_bytes()).is_none() {
+            continue;
+        }
         let fm = markdown::parse(&bytes).front_matter();
         if !is_proposed(fm.extra.get("review")) {
             continue;

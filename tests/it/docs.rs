@@ -608,7 +608,7 @@ fn every_docs_page_that_is_cited_exists() {
             let head = &text[..at];
             let start = head
                 .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '/'))
-                .map_or(0, |i| i + 1);
+                .map_or(0, |i| i + head[i..].chars().next().map_or(1, char::len_utf8));
             let name = &text[start..at + 3];
             let page = if let Some(page) = name.strip_prefix("docs/").filter(|p| !p.contains('/')) {
                 page

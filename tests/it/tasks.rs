@@ -350,12 +350,6 @@ letter or a digit",
             "tmws: a branch `main` exists already: choose another task name, or delete the branch",
         ),
         (vec!["task", "done", "nothing"], 1, "tmws: no open task `nothing` (tmws task list shows the open ones)"),
-        (
-            vec!["task", "done", "nothing", "--post"],
-            2,
-            "tmws: task done --post needs an issue tracker, and none is configured ([trackers.*] in \
-.tmws/config.toml); run it without --post",
-        ),
     ] {
         let out = tmws(&p.main(), &args);
         assert_eq!((out.code, error_line(&out)), (code, line), "{args:?}");
