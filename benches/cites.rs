@@ -25,13 +25,11 @@ use std::time::{Duration, SystemTime};
 use divan::Bencher;
 use tmws::query::api::RecallRequest;
 use tmws::query::cites::{Checker, Cite};
-use tmws::query::memory::memory_id;
-use tmws::query::{Engine, SyncOptions};
 
 mod support;
 
 use support::git;
-use support::memory::{WORDS, content, queries};
+use support::memory::queries;
 
 fn main() {
     divan::main();
@@ -119,47 +117,29 @@ const SOURCES: usize = 1_000;
 /// HEAD (with the hash of their text; every hundredth with a hash that no longer matches,
 /// as if the code had changed since), indexed.
 fn recall_cited_root() -> PathBuf {
-    let root = std::env::temp_dir().join("tmws-bench-recall-cited");
-    let marker = root.join(".tmws/generated");
-    if !std::fs::read_to_string(&marker).is_ok_and(|t| t.trim() == "v1") {
-        let _ = std::fs::remove_dir_all(&root);
-        support::generate(&root, 10_000);
+    let root = support::memory::docs_and_memories_root("tmws-bench-recall-cited", "v2", 100_000, |root| {
         std::fs::create_dir_all(root.join("src")).unwrap();
         for f in 0..SOURCES {
             std::fs::write(root.join(format!("src/f{f}.rs")), source(f, 200)).unwrap();
         }
-        git(&root, &["init", "-q"]);
-        git(&root, &["add", "src"]);
-        git(&root, &["commit", "-q", "-m", "sources"]);
-        let head = git(&root, &["rev-parse", "HEAD"]).trim().to_owned();
-        let mut log = String::with_capacity(100_000 * 400);
-        for i in 0..100_000 {
-            let content = content(i);
-            let id = memory_id("long-term", &content);
-            let cites = if i % 10 == 0 {
-                let f = (i / 10) % SOURCES;
-                let a = 1 + (i / 10) % 180;
-                let hash = if i % 100 == 0 { "0".repeat(64) } else { span_hash(&source(f, 200), a, a + 10) };
-                format!(
-                    ",\"cites\":[{{\"path\":\"src/f{f}.rs\",\"lines\":[{a},{}],\"commit\":\"{head}\",\"hash\":\"{hash}\"}}]",
-                    a + 10
-                )
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                log,
-                "{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"long-term\",\"at\":\"2026-11-01T00:00:00Z\",\"expires_at\":\"2036-11-01T00:00:00Z\",\"kind\":\"note\",\"content\":\"{content}\",\"summary\":\"{content}\",\"tags\":[\"{}\"],\"importance\":0.5{cites}}}",
-                WORDS[(i / 7) % WORDS.len()]
-            );
-        }
-        std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
-        std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
-        std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log).unwrap();
-        std::fs::write(&marker, "v1").unwrap();
-    }
+        git(root, &["init", "-q"]);
+        git(root, &["add", "src"]);
+        git(root, &["commit", "-q", "-m", "sources"]);
+        let head = git(root, &["rev-parse", "HEAD"]).trim().to_owned();
+        Box::new(move |i| {
+            if i % 10 != 0 {
+                return String::new();
+            }
+            let f = (i / 10) % SOURCES;
+            let a = 1 + (i / 10) % 180;
+            let hash = if i % 100 == 0 { "0".repeat(64) } else { span_hash(&source(f, 200), a, a + 10) };
+            format!(
+                ",\"cites\":[{{\"path\":\"src/f{f}.rs\",\"lines\":[{a},{}],\"commit\":\"{head}\",\"hash\":\"{hash}\"}}]",
+                a + 10
+            )
+        })
+    });
     settle(&root.join("src"));
-    Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
     root
 }
 

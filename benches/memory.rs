@@ -16,7 +16,7 @@ use divan::Bencher;
 use tmws::query::api::{FormatOnly, MemoryAddRequest, MemorySearchRequest, RecallRequest};
 use tmws::query::memory::memory_id;
 
-use support::memory::{WORDS, content, letters, queries};
+use support::memory::{add_line, content, letters, queries};
 use tmws::query::{Engine, SyncOptions};
 
 mod support;
@@ -33,14 +33,9 @@ fn main() {
 fn log_text(n: usize, dead_every: usize) -> String {
     let mut log = String::with_capacity(n * 300);
     for i in 0..n {
-        let content = content(i);
-        let id = memory_id("long-term", &content);
-        let _ = writeln!(
-            log,
-            "{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"long-term\",\"at\":\"2026-11-01T00:00:00Z\",\"expires_at\":\"2036-11-01T00:00:00Z\",\"kind\":\"note\",\"content\":\"{content}\",\"summary\":\"{content}\",\"tags\":[\"{}\"],\"importance\":0.5}}",
-            WORDS[(i / 7) % WORDS.len()]
-        );
+        log.push_str(&add_line(i, ""));
         if dead_every > 0 && i % dead_every == 0 {
+            let id = memory_id("long-term", &content(i));
             let _ = writeln!(log, "{{\"op\":\"delete\",\"id\":\"{id}\",\"at\":\"2026-11-02T00:00:00Z\"}}");
         }
     }
@@ -143,19 +138,7 @@ fn recall_100k_memories_10k_docs(bencher: Bencher) {
 /// The root of [`recall_100k_memories_10k_docs`]: 100k memories and a 10k-document
 /// workspace, indexed.
 fn recall_root() -> PathBuf {
-    let root = std::env::temp_dir().join("tmws-bench-recall");
-    let marker = root.join(".tmws/generated");
-    if !std::fs::read_to_string(&marker).is_ok_and(|t| t.trim() == "v1") {
-        let _ = std::fs::remove_dir_all(&root);
-        support::generate(&root, 10_000);
-        std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
-        std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
-        std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log_text(100_000, 0)).unwrap();
-        std::fs::write(&marker, "v1").unwrap();
-    }
-    // The index as this version of tmws makes it (a no-op when it is).
-    Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
-    root
+    support::memory::docs_and_memories_root("tmws-bench-recall", "v1", 100_000, |_| Box::new(|_| String::new()))
 }
 
 /// `tmws brief` as a process, as a client's hook runs it, on 100k memories and 10k

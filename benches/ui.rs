@@ -10,7 +10,6 @@
 //! folder: the workspace generator's 10k documents and a long-term log of 100k entries, a
 //! tenth of them by another agent.
 
-use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -18,10 +17,6 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use divan::Bencher;
-use tmws::query::memory::memory_id;
-use tmws::query::{Engine, SyncOptions};
-
-use support::memory::{WORDS, content};
 
 mod support;
 
@@ -40,29 +35,10 @@ const TOKEN: &str = "bench-token-0123456789abcdef0123456789abcdef";
 
 /// 10k documents and 100k memories, indexed.
 fn ui_root() -> PathBuf {
-    let root = std::env::temp_dir().join("tmws-bench-ui");
-    let marker = root.join(".tmws/generated");
-    if !std::fs::read_to_string(&marker).is_ok_and(|t| t.trim() == "v1") {
-        let _ = std::fs::remove_dir_all(&root);
-        support::generate(&root, 10_000);
-        std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
-        std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
-        let mut log = String::with_capacity(100_000 * 320);
-        for i in 0..100_000 {
-            let content = content(i);
-            let id = memory_id("long-term", &content);
-            let agent = if i % 10 == 0 { "review-bot" } else { "claude" };
-            let _ = writeln!(
-                log,
-                "{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"long-term\",\"at\":\"2026-11-01T00:00:00Z\",\"expires_at\":\"2036-11-01T00:00:00Z\",\"kind\":\"note\",\"content\":\"{content}\",\"summary\":\"{content}\",\"tags\":[\"{}\"],\"agent\":\"{agent}\",\"importance\":0.5}}",
-                WORDS[(i / 7) % WORDS.len()]
-            );
-        }
-        std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log).unwrap();
-        std::fs::write(&marker, "v1").unwrap();
-    }
-    Engine::open(&root).unwrap().sync(&SyncOptions::default()).unwrap();
-    root
+    // One memory in ten is another agent's, for the author filter.
+    support::memory::docs_and_memories_root("tmws-bench-ui", "v2", 100_000, |_| {
+        Box::new(|i| format!(",\"agent\":\"{}\"", if i % 10 == 0 { "review-bot" } else { "claude" }))
+    })
 }
 
 /// A running `tmws serve` on the bench root, and a session cookie of its web view.

@@ -65,3 +65,40 @@ pub fn letters(mut i: usize) -> String {
         }
     }
 }
+
+/// The `add` line of the `i`-th long-term memory as the benches write it: its content (as
+/// its summary too), a tag, and `extra` fields (`,"agent":"x"`) after the others.
+pub fn add_line(i: usize, extra: &str) -> String {
+    let content = content(i);
+    let id = tmws::query::memory::memory_id("long-term", &content);
+    format!(
+        "{{\"op\":\"add\",\"id\":\"{id}\",\"ns\":\"long-term\",\"at\":\"2026-11-01T00:00:00Z\",\"expires_at\":\"2036-11-01T00:00:00Z\",\"kind\":\"note\",\"content\":\"{content}\",\"summary\":\"{content}\",\"tags\":[\"{}\"],\"importance\":0.5{extra}}}\n",
+        WORDS[(i / 7) % WORDS.len()]
+    )
+}
+
+/// A root of 10k generated documents and `memories` long-term memories, made once under the
+/// temp folder as `name` (again when `version` changes) and indexed as this version of tmws
+/// indexes. `prepare` runs on the new root before the log is written (more files, git) and
+/// gives each memory's extra fields ([`add_line`]).
+pub fn docs_and_memories_root(
+    name: &str,
+    version: &str,
+    memories: usize,
+    prepare: impl FnOnce(&std::path::Path) -> Box<dyn Fn(usize) -> String>,
+) -> std::path::PathBuf {
+    let root = std::env::temp_dir().join(name);
+    let marker = root.join(".tmws/generated");
+    if !std::fs::read_to_string(&marker).is_ok_and(|t| t.trim() == version) {
+        let _ = std::fs::remove_dir_all(&root);
+        super::generate(&root, 10_000);
+        let extra = prepare(&root);
+        let log: String = (0..memories).map(|i| add_line(i, &extra(i))).collect();
+        std::fs::create_dir_all(root.join(".tmws/memory")).unwrap();
+        std::fs::write(root.join(".tmws/config.toml"), "[namespaces.long-term]\nmax_entries = 200000\n").unwrap();
+        std::fs::write(root.join(".tmws/memory/long-term.jsonl"), log).unwrap();
+        std::fs::write(&marker, version).unwrap();
+    }
+    tmws::query::Engine::open(&root).unwrap().sync(&tmws::query::SyncOptions::default()).unwrap();
+    root
+}

@@ -128,6 +128,18 @@ fn signed_in(app: &AppState, headers: &HeaderMap, uri: &Uri) -> std::result::Res
     })
 }
 
+/// A page's signed-in session, or the redirect to the sign-in page that returns to it.
+impl axum::extract::FromRequestParts<AppState> for Signed {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        app: &AppState,
+    ) -> std::result::Result<Signed, Response> {
+        signed_in(app, &parts.headers, &parts.uri).map_err(|r| *r)
+    }
+}
+
 /// Where to go after signing in: a path of the web view, never another site.
 fn local_next(next: Option<&String>) -> &str {
     match next {
@@ -221,11 +233,7 @@ async fn signout(
     r
 }
 
-async fn home(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
-    let signed = match signed_in(&app, &headers, &uri) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+async fn home(State(app): State<AppState>, signed: Signed) -> Response {
     match blocking(&app.engine, |e| e.memory_counts()).await {
         Ok(counts) => {
             let body = pages::home(&app.engine.health(), &counts, &app.ui.pulse.hour());
@@ -235,11 +243,7 @@ async fn home(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Resp
     }
 }
 
-async fn workspaces(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
-    let signed = match signed_in(&app, &headers, &uri) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+async fn workspaces(State(app): State<AppState>, signed: Signed, Query(q): Params) -> Response {
     let scope = param(&q, "scope").to_owned();
     let offset: usize = param(&q, "from").parse().unwrap_or(0);
     let shown = scope.clone();
@@ -258,11 +262,7 @@ async fn workspaces(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Q
     }
 }
 
-async fn doc(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
-    let signed = match signed_in(&app, &headers, &uri) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+async fn doc(State(app): State<AppState>, signed: Signed, Query(q): Params) -> Response {
     let req = crate::query::api::WorkspaceReadRequest { ref_id: param(&q, "ref").to_owned(), ..Default::default() };
     match blocking(&app.engine, move |e| e.ask(&crate::query::catalog::WorkspaceRead, &req)).await {
         Ok(read) => {
@@ -273,11 +273,7 @@ async fn doc(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q)
     }
 }
 
-async fn search(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
-    let signed = match signed_in(&app, &headers, &uri) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+async fn search(State(app): State<AppState>, signed: Signed, Query(q): Params) -> Response {
     let (words, scope) = (param(&q, "q").to_owned(), param(&q, "scope").to_owned());
     if words.is_empty() {
         let body = pages::search(&words, &scope, None);
@@ -330,11 +326,7 @@ impl Filters {
     }
 }
 
-async fn memories(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
-    let signed = match signed_in(&app, &headers, &uri) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+async fn memories(State(app): State<AppState>, signed: Signed, Query(q): Params) -> Response {
     let f = Filters::of(&q);
     // Proposals are in no answer until approved: the review queue lists them.
     if f.proposed {
@@ -364,11 +356,7 @@ async fn memories(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Que
     }
 }
 
-async fn memory(State(app): State<AppState>, headers: HeaderMap, uri: Uri, Query(q): Params) -> Response {
-    let signed = match signed_in(&app, &headers, &uri) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+async fn memory(State(app): State<AppState>, signed: Signed, Query(q): Params) -> Response {
     let id = param(&q, "id").to_owned();
     let shown = id.clone();
     match blocking(&app.engine, move |e| e.memory_card(&shown)).await {
@@ -409,11 +397,7 @@ async fn forget(
     }
 }
 
-async fn review(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
-    let signed = match signed_in(&app, &headers, &uri) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+async fn review(State(app): State<AppState>, signed: Signed) -> Response {
     match blocking(&app.engine, review::list).await {
         Ok(proposals) => {
             let body = pages::review(&proposals, &signed.csrf);
@@ -461,11 +445,7 @@ async fn reject(
     }
 }
 
-async fn servers(State(app): State<AppState>, headers: HeaderMap, uri: Uri) -> Response {
-    let signed = match signed_in(&app, &headers, &uri) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+async fn servers(State(app): State<AppState>, signed: Signed) -> Response {
     match blocking(&app.engine, |e| Ok((e.registry_list()?, e.pool_live()))).await {
         Ok((listed, live)) => {
             page(StatusCode::OK, "Servers", pages::Nav::Servers, Some(&signed), pages::servers(&listed, &live))
