@@ -435,6 +435,9 @@ pub(crate) fn recover(root: &Path, config: &Config) {
         let read = store::read(root, &taken, store::cap::CONFIG);
         let journal = read.ok().and_then(|bytes| serde_json::from_slice::<Journal<Activity>>(&bytes).ok());
         match journal {
+            Some(j) if j.author.get("session").and_then(Value::as_str).is_some_and(|id| recorded(root, id)) => {
+                tracing::info!("session of a stopped server recorded already; its journal removed");
+            }
             Some(j) => {
                 let by = (Some(j.writer.as_str()), Some(&j.author));
                 match super::session::record_activity(root, config, by, &j.activity, true, j.last) {
@@ -454,9 +457,49 @@ pub(crate) fn recover(root: &Path, config: &Config) {
     }
 }
 
+/// Whether the long-term log holds the record of client session `id` already: a server
+/// stopped right after it recorded its session, before it removed its journal, leaves both.
+/// Only the lines that name the id are parsed.
+fn recorded(root: &Path, id: &str) -> bool {
+    let path = root.join(crate::layout::memory_log("long-term"));
+    let Ok(Some(log)) = store::read_opt(root, &path, store::cap::LOG) else { return false };
+    let finder = memchr::memmem::Finder::new(id.as_bytes());
+    log.split(|b| *b == b'\n').filter(|line| finder.find(line).is_some()).any(|line| {
+        serde_json::from_slice::<Value>(line).is_ok_and(|op| {
+            op["kind"] == "session" && op["op"] == "add" && op["author"]["session"].as_str() == Some(id)
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    use std::io::Write as _;
+
     use super::*;
+
+    #[test]
+    fn a_session_recorded_already_is_told_by_its_id_and_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let log = root.join(crate::layout::memory_log("long-term"));
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        let id = "20261128T040600Z-42-0";
+        std::fs::write(
+            &log,
+            format!(
+                "{{\"op\":\"add\",\"id\":\"m_1\",\"kind\":\"note\",\"author\":{{\"surface\":\"mcp\",\"session\":\"{id}\"}}}}\n"
+            ),
+        )
+        .unwrap();
+        // A memory the session wrote names it too, but is no record of it.
+        assert!(!recorded(root, id));
+        let record = format!(
+            "{{\"op\":\"add\",\"id\":\"m_2\",\"kind\":\"session\",\"author\":{{\"surface\":\"mcp\",\"session\":\"{id}\"}}}}\n"
+        );
+        std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(record.as_bytes()).unwrap();
+        assert!(recorded(root, id));
+        assert!(!recorded(root, "20261128T040600Z-42-1"));
+    }
 
     #[test]
     fn a_journal_names_its_writer_or_its_recorder() {

@@ -268,12 +268,46 @@ fn finish_interrupted(root: &Path) {
 
 #[cfg(unix)]
 pub(crate) fn is_running(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else { return false };
+    let Ok(raw) = i32::try_from(pid) else { return false };
     // Signal 0 asks only whether the process exists (EPERM: it does, as another user's).
-    !matches!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None), Err(nix::errno::Errno::ESRCH))
+    if matches!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None), Err(nix::errno::Errno::ESRCH)) {
+        return false;
+    }
+    // A process that exited but that its parent has not reaped yet (a zombie: a server an
+    // agent killed, before the agent waits for it) still answers signal 0, yet runs no
+    // more and holds nothing: what it left is for others to take.
+    !is_zombie(pid)
+}
+
+/// Whether `/proc` says process `pid` is a zombie (or dead); false where there is no `/proc`.
+#[cfg(unix)]
+fn is_zombie(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    // The state follows the command name, which is in parentheses and may hold any byte.
+    stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
 }
 
 #[cfg(not(unix))]
 pub(crate) fn is_running(_pid: u32) -> bool {
     false
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// A child that exited and is not yet waited for is a zombie: it answers signal 0 but
+    /// is not running, so what it left (a session journal, a lock's owner) can be taken.
+    #[test]
+    fn an_exited_child_not_yet_reaped_is_not_running() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Its state becomes `Z` once it has exited; nothing reaps it before `wait` below.
+        while !is_zombie(pid) {
+            std::thread::yield_now();
+        }
+        assert!(!is_running(pid));
+        child.wait().unwrap();
+        assert!(is_running(std::process::id()));
+    }
 }
