@@ -78,7 +78,7 @@ pub const INDEX_PARENT: &str = ".tmws/cache/index";
 /// A path in this version's folder of the index.
 macro_rules! index_home {
     () => {
-        ".tmws/cache/index/v18"
+        ".tmws/cache/index/v19"
     };
     ($name:literal) => {
         concat!(index_home!(), "/", $name)

@@ -126,8 +126,13 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
     }
     // Citations are kept whole (with the hash of what they cite), for answers to say
     // whether they still hold; `memory get` shows them as written.
-    if let Some(cites) = v.cites.as_ref().filter(|c| !c.is_empty())
-        && let Ok(value) = serde_json::to_value(cites)
+    let of_files = || {
+        let files = v.files.iter().flatten().map(String::as_str);
+        crate::memory::cite::of_files(files, v.git.as_ref().and_then(|g| g.commit.as_deref()))
+    };
+    let cites = v.cites.clone().filter(|c| !c.is_empty()).unwrap_or_else(of_files);
+    if !cites.is_empty()
+        && let Ok(value) = serde_json::to_value(&cites)
     {
         meta_fields.insert("cites".into(), value);
     }

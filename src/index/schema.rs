@@ -8,7 +8,7 @@ use super::analyzer::ANALYZER;
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is
 /// rebuilt from the files.
-pub const SCHEMA_VERSION: u32 = 18;
+pub const SCHEMA_VERSION: u32 = 19;
 
 /// Handles of every field.
 #[derive(Debug, Clone)]

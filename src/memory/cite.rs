@@ -271,6 +271,24 @@ pub fn hash_of(text: &str, cite: &Cite) -> Option<String> {
     Some(blake3::hash(cited.as_bytes()).to_hex().to_string())
 }
 
+/// What a memory written without citations cites: each file its problem names, whole, at
+/// the commit it was written at, its text to be read from git when it is checked (a log
+/// written before problems' files were citations). Files that are not a path inside the
+/// root are left out; so is everything outside git, where there is no commit.
+pub fn of_files<'a>(files: impl IntoIterator<Item = &'a str>, commit: Option<&str>) -> Vec<Cite> {
+    let Some(commit) = commit else { return Vec::new() };
+    let mut out: Vec<Cite> = Vec::new();
+    for file in files {
+        if let Ok(cite) = Cite::parse(file)
+            && cite.commit.is_none()
+            && !out.iter().any(|c| c.path == cite.path)
+        {
+            out.push(Cite { commit: Some(commit.to_owned()), ..cite });
+        }
+    }
+    out
+}
+
 /// The citations an index item's meta keeps: a memory's as objects, an entry's as the
 /// front-matter wrote them.
 pub fn of_meta(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Vec<Cite> {

@@ -121,7 +121,12 @@ fn cited_in(text: &str) -> Vec<Cited> {
         match kind {
             "add" => {
                 live.retain(|c| c.id != id);
-                if let Some(cites) = cites(&op["cites"]).filter(|c: &Vec<Cite>| !c.is_empty()) {
+                let of_files = || {
+                    let files = op["files"].as_array().into_iter().flatten().filter_map(Value::as_str);
+                    Some(crate::memory::cite::of_files(files, op["git"]["commit"].as_str()))
+                };
+                let cites = cites(&op["cites"]).filter(|c: &Vec<Cite>| !c.is_empty()).or_else(of_files);
+                if let Some(cites) = cites.filter(|c| !c.is_empty()) {
                     live.push(Cited { id: id.to_owned(), line: i + 1, cites, places: Vec::new() });
                 }
             }

@@ -128,6 +128,100 @@ fn memory_add_over_mcp_takes_cites_and_outside_git_hashes_the_working_tree() {
     );
 }
 
+/// As a new user meets it: a problem added with `--file`, the file deleted and the deletion
+/// committed, then `recall`: the problem still comes back (it may still be worth knowing)
+/// but says the file it is about is gone, and `verify` fails on it.
+#[test]
+fn a_problem_about_a_deleted_file_is_recalled_as_stale() {
+    let root = repo();
+    root.write("src/a.rs", "pub fn retry() {}\n");
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "a"]);
+    let head = git(root.path(), &["rev-parse", "HEAD"]).trim().to_owned();
+    let out = root.run(&[
+        "memory",
+        "add",
+        "--problem",
+        "the retry loop hangs on a timeout",
+        "--solution",
+        "cap retries at three",
+        "--file",
+        "src/a.rs",
+        "--file",
+        "src/not-yet.rs",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    // The file that is there is cited whole; the one that is not yet stays a file only.
+    let op = last_op(&root, "long-term");
+    assert_eq!(op["files"], json!(["src/a.rs", "src/not-yet.rs"]));
+    assert_eq!(op["cites"], json!([{"path": "src/a.rs", "commit": head, "hash": blake3_hex("pub fn retry() {}\n")}]));
+    let recall = || {
+        let out = root.run(&["--json", "recall", "retry loop hangs", "--format", "json"]);
+        assert_eq!(out.code, 0, "{out:?}");
+        serde_json::from_str::<Value>(&out.stdout).unwrap()["results"][0].clone()
+    };
+    assert_eq!(recall().get("stale_cites"), None);
+    git(root.path(), &["rm", "-q", "src/a.rs"]);
+    git(root.path(), &["commit", "-qm", "a goes"]);
+    let first = recall();
+    assert_eq!((first["kind"].clone(), first["stale_cites"].clone()), (json!("problem"), json!(["src/a.rs"])));
+    let human = root.run(&["recall", "retry loop hangs"]);
+    assert!(human.stdout.contains("stale: src/a.rs"), "{human:?}");
+    let verify = root.run(&["verify"]);
+    assert_eq!(verify.code, 1, "{verify:?}");
+    assert!(verify.stdout.contains(&format!("src/a.rs@{head}  missing")), "{verify:?}");
+}
+
+/// A log written before a problem's files were citations: each file counts as cited whole at
+/// the commit the problem was written at, read from git when it is checked.
+#[test]
+fn a_problem_written_without_citations_is_checked_by_its_files_at_its_commit() {
+    let root = repo();
+    root.write("src/a.rs", "pub fn retry() {}\n");
+    root.write("src/b.rs", "pub fn other() {}\n");
+    git(root.path(), &["add", "-A"]);
+    git(root.path(), &["commit", "-qm", "a"]);
+    let head = git(root.path(), &["rev-parse", "--short=12", "HEAD"]).trim().to_owned();
+    let old = json!({"op": "add", "id": "m_000000000001", "ns": "long-term", "at": "2026-01-01T00:00:00Z",
+        "expires_at": "2036-01-01T00:00:00Z", "kind": "problem", "content": "Problem: the retry loop hangs",
+        "summary": "Problem: the retry loop hangs", "problem": "the retry loop hangs", "outcome": "open",
+        "files": ["src/a.rs", "src/b.rs", "../outside.rs"], "git": {"branch": "main", "commit": head}, "hash": "h"});
+    root.write(".tmws/memory/long-term.jsonl", format!("{old}\n"));
+    root.write("src/a.rs", "pub fn retry() { loop {} }\n");
+    let out = root.run(&["--json", "recall", "retry loop hangs", "--format", "json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let first = serde_json::from_str::<Value>(&out.stdout).unwrap()["results"][0].clone();
+    assert_eq!((first["refId"].clone(), first["stale_cites"].clone()), (json!("m_000000000001"), json!(["src/a.rs"])));
+    let verify = root.run(&["--json", "verify", "--format", "json"]);
+    assert_eq!(verify.code, 1, "{verify:?}");
+    let v: Value = serde_json::from_str(&verify.stdout).unwrap();
+    let states: Vec<(String, String)> = v["findings"][0]["cites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["cite"].as_str().unwrap().to_owned(), c["state"].as_str().unwrap().to_owned()))
+        .collect();
+    // Two files checked (the one outside the root is no citation), one stale.
+    assert_eq!((v["checked"].clone(), v["stale"].clone()), (json!(2), json!(1)), "{v}");
+    assert_eq!(states, [(format!("src/a.rs@{head}"), "changed".to_owned())], "{v}");
+}
+
+#[test]
+fn a_problem_file_outside_the_root_fails_the_add_and_writes_nothing() {
+    let root = TestRoot::new().file("src/a.rs", "x\n");
+    for file in ["../x.rs", "/etc/passwd"] {
+        let out = root.run(&["memory", "add", "--problem", "p", "--file", file]);
+        assert_eq!(out.code, 2, "{file}: {out:?}");
+        assert!(out.stderr.lines().next().unwrap_or_default().contains(&format!("file `{file}`")), "{out:?}");
+        assert!(!root.path().join(".tmws/memory/long-term.jsonl").exists(), "{file}");
+    }
+    // Written absolute inside the root, it is the file under the root.
+    let inside = root.path().join("src/a.rs");
+    let out = root.run(&["memory", "add", "--problem", "p", "--file", inside.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(last_op(&root, "long-term")["cites"][0]["path"], json!("src/a.rs"));
+}
+
 const ENTRY: &str = "resources/workspaces/acme/_lessons/2026-10-01-pool.md";
 
 fn entry(cites: &str) -> String {

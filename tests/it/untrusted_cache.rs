@@ -13,7 +13,9 @@ use super::memory_git::git;
 use super::util::{Output, TestRoot, tmws};
 
 /// This version's index folder, as a repository would commit it.
-const SEGMENTS: &str = ".tmws/cache/index/v18/segments";
+fn segments() -> String {
+    format!("{}/segments", tmws::INDEX_HOME)
+}
 
 fn json(out: &Output) -> Value {
     assert_eq!(out.code, 0, "{out:?}");
@@ -88,12 +90,12 @@ fn cache_findings(root: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn a_committed_index_file_list_never_deletes_a_file_outside_the_root() {
-    // From the clone's segments folder (work/clone/.tmws/cache/index/v18/segments), seven
+    // From the clone's segments folder (work/clone/.tmws/cache/index/vN/segments), seven
     // folders up is the scratch folder.
     let (scratch, clone) = hostile_clone(|origin| {
-        std::fs::create_dir_all(origin.join(SEGMENTS)).unwrap();
+        std::fs::create_dir_all(origin.join(segments())).unwrap();
         let list = r#"["../../../../../../../outside/victim","../../../../../../../outside/nothing"]"#;
-        std::fs::write(origin.join(SEGMENTS).join(".managed.json"), list).unwrap();
+        std::fs::write(origin.join(segments()).join(".managed.json"), list).unwrap();
     });
     let victim = scratch.path().join("outside/victim");
 
@@ -103,9 +105,13 @@ fn a_committed_index_file_list_never_deletes_a_file_outside_the_root() {
     // The hostile cache was filed away whole, and the new index is this machine's own.
     let aside = set_aside(&clone);
     assert_eq!(aside.len(), 1, "{aside:?}");
-    let filed = clone.join(".tmws/cache/set-aside").join(&aside[0]).join("index/v18/segments/.managed.json");
+    let filed = clone
+        .join(".tmws/cache/set-aside")
+        .join(&aside[0])
+        .join(segments().replacen(".tmws/cache/", "", 1))
+        .join(".managed.json");
     assert!(filed.is_file(), "{}", filed.display());
-    let list = std::fs::read_to_string(clone.join(SEGMENTS).join(".managed.json")).unwrap();
+    let list = std::fs::read_to_string(clone.join(segments()).join(".managed.json")).unwrap();
     assert!(!list.contains(".."), "{list}");
 
     // More searches, merges and a rebuild keep it so; the cache is not set aside again.
@@ -120,7 +126,7 @@ fn a_committed_index_file_list_never_deletes_a_file_outside_the_root() {
     // `check` names the tracked file and how to stop tracking the cache.
     let findings = cache_findings(&clone);
     assert_eq!(findings.len(), 1, "{findings:?}");
-    assert_eq!(findings[0].0, format!("{SEGMENTS}/.managed.json"));
+    assert_eq!(findings[0].0, format!("{}/.managed.json", segments()));
     assert!(findings[0].1.starts_with("git tracks this file of the cache"), "{}", findings[0].1);
 }
 
@@ -132,11 +138,11 @@ fn a_committed_symlink_in_the_cache_gets_no_index_written_or_read_outside() {
         "---\nname: Planted\ndescription: numbat answers from outside\n---\n",
     );
     assert_eq!(elsewhere.run(&["index"]).code, 0);
-    let built = elsewhere.path().join(SEGMENTS);
+    let built = elsewhere.path().join(segments());
     let (scratch, clone) = hostile_clone(|origin| {
-        std::fs::create_dir_all(origin.join(".tmws/cache/index/v18")).unwrap();
-        // From the clone's v18 folder, six folders up is the scratch folder.
-        symlink("../../../../../../outside/index", origin.join(SEGMENTS)).unwrap();
+        std::fs::create_dir_all(origin.join(tmws::INDEX_HOME)).unwrap();
+        // From the clone's index folder, six folders up is the scratch folder.
+        symlink("../../../../../../outside/index", origin.join(segments())).unwrap();
     });
     let outside = scratch.path().join("outside");
     let copy = outside.join("index");
@@ -150,10 +156,10 @@ fn a_committed_symlink_in_the_cache_gets_no_index_written_or_read_outside() {
     let refs: Vec<&str> = found["results"].as_array().unwrap().iter().map(|r| r["refId"].as_str().unwrap()).collect();
     assert_eq!(refs, ["resources/workspaces/acme/OVERVIEW.md"], "answered from the root's files only: {found}");
     assert_eq!(listing(&outside), before, "nothing was written outside");
-    assert!(!std::fs::symlink_metadata(clone.join(SEGMENTS)).unwrap().file_type().is_symlink());
+    assert!(!std::fs::symlink_metadata(clone.join(segments())).unwrap().file_type().is_symlink());
     assert_eq!(set_aside(&clone).len(), 1);
     let findings = cache_findings(&clone);
-    assert!(findings.iter().any(|(p, _)| p == SEGMENTS), "{findings:?}");
+    assert!(findings.iter().any(|(p, _)| *p == segments()), "{findings:?}");
 }
 
 #[test]

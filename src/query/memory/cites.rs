@@ -25,6 +25,31 @@ pub fn resolve(root: &Path, texts: &[String]) -> Result<Vec<Cite>> {
     Ok(out)
 }
 
+/// `cited` with each file a problem names (`--file`) cited whole, after the citations given
+/// (a file cited already is not cited twice). What is not a file there now (a folder, a
+/// file not written yet) is kept as named only: it cannot be said to hold. A path out of
+/// the root is an error, as a citation's is; one written absolute inside the root is taken
+/// from the root.
+pub fn with_files(root: &Path, files: &[String], mut cited: Vec<Cite>) -> Result<Vec<Cite>> {
+    let head = store::git_head(root).and_then(|h| h.commit);
+    for file in files.iter().map(|f| f.trim()).filter(|f| !f.is_empty()) {
+        let rel = Path::new(file).strip_prefix(root).ok().and_then(Path::to_str).unwrap_or(file);
+        if rel.starts_with('/') || rel.split(['/', '\\']).any(|part| part == "..") {
+            return Err(Error::Usage(format!(
+                "file `{file}`: a problem's files are inside the root (no `..`, not absolute)"
+            )));
+        }
+        let Ok(cite) = Cite::parse(rel) else { continue };
+        if cited.iter().any(|c| c.path == cite.path)
+            || matches!(store::entry(&root.join(&cite.path)), Ok(store::Entry::Missing | store::Entry::Dir))
+        {
+            continue;
+        }
+        cited.push(fill(root, cite, head.as_deref())?);
+    }
+    Ok(cited)
+}
+
 /// One citation made whole.
 fn one(root: &Path, text: &str, head: Option<&str>) -> Result<Cite> {
     let cite = Cite::parse(text).map_err(|why| {

@@ -140,8 +140,11 @@ pub(crate) fn add_entry(
         req.namespace.as_deref().unwrap_or(if req.problem.is_some() { "long-term" } else { DEFAULT_NAMESPACE });
     let ns = namespace(config, ns_name)?;
     // Citations are made whole before anything is written: one that names no file, or one
-    // outside the root, fails the add.
-    let cites = cites::resolve(root, &req.cites)?;
+    // outside the root, fails the add. The files a problem names are cited whole.
+    let mut cites = cites::resolve(root, &req.cites)?;
+    if req.problem.as_deref().is_some_and(|p| !p.trim().is_empty()) {
+        cites = cites::with_files(root, &req.files, cites)?;
+    }
     // Every string of the entry is redacted before anything else looks at it: the key
     // that an upsert matches is the key as it is stored.
     let mut redacted = 0;
