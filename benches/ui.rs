@@ -33,11 +33,32 @@ fn main() {
 /// The token of the bench's server.
 const TOKEN: &str = "bench-token-0123456789abcdef0123456789abcdef";
 
-/// 10k documents and 100k memories, indexed.
+/// 10k documents and 100k memories, indexed, with proposals waiting for review: ten
+/// memories and five entries.
 fn ui_root() -> PathBuf {
-    // One memory in ten is another agent's, for the author filter.
-    support::memory::docs_and_memories_root("tmws-bench-ui", "v2", 100_000, |_| {
-        Box::new(|i| format!(",\"agent\":\"{}\"", if i % 10 == 0 { "review-bot" } else { "claude" }))
+    support::memory::docs_and_memories_root("tmws-bench-ui", "v3", 100_000, |root| {
+        let lessons = root.join("resources/workspaces/w3/_lessons");
+        std::fs::create_dir_all(&lessons).unwrap();
+        for i in 0..5 {
+            let entry = format!(
+                "---\nname: Proposed lesson {i}\ndescription: Retries need jitter after the pool drains ({i}).\n\
+                 author:\n  surface: mcp\n  client: claude-code\nreview: proposed\n---\nJitter.\n"
+            );
+            std::fs::write(lessons.join(format!("2026-11-0{}-proposed-{i}.md", i + 1)), entry).unwrap();
+        }
+        // One memory in ten is another agent's, for the author filter; one in 10k waits
+        // for review, with a key.
+        Box::new(|i| {
+            let agent = if i % 10 == 0 { "review-bot" } else { "claude" };
+            let review = if i % 10_000 == 5 {
+                format!(
+                    ",\"key\":\"k{i}\",\"author\":{{\"surface\":\"mcp\",\"client\":\"claude-code\"}},\"review\":\"proposed\""
+                )
+            } else {
+                String::new()
+            };
+            format!(",\"agent\":\"{agent}\"{review}")
+        })
     })
 }
 
@@ -115,6 +136,9 @@ Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
             let (status, _, _, body) = get(&server, path);
             assert_eq!(status, 200, "{path}: {body}");
             assert!(!body.contains("src=\"http") && !body.contains("href=\"http"), "{path} names another origin");
+            if name == "review" {
+                assert_eq!(body.matches("badge proposed").count(), 15, "the review page lists every proposal");
+            }
             let mut firsts: Vec<Duration> = (0..40).map(|_| get(&server, path).1).collect();
             firsts.sort_unstable();
             eprintln!(

@@ -43,6 +43,15 @@ fn cited_paths(cites: Option<&serde_json::Value>) -> Vec<String> {
     paths
 }
 
+/// Whether the file at `kind` is an entry or an overview held back for review: what
+/// [`extract_with_diagnostics`] makes no items of, for the index to keep the list of.
+pub fn held_for_review(kind: &FileKind, bytes: &[u8]) -> bool {
+    matches!(kind, FileKind::Entry { .. } | FileKind::ScopeOverview { .. })
+        // Parsed only when the word is there: nearly every file holds no proposal.
+        && memchr::memmem::find(bytes, crate::memory::op::PROPOSED.as_bytes()).is_some()
+        && crate::memory::op::proposes(markdown::parse(bytes).front_matter().extra.get("review"))
+}
+
 /// The items of one file. `rel` is its root-relative path with `/` separators.
 #[cfg(test)]
 pub fn extract(kind: &FileKind, rel: &str, bytes: &[u8]) -> Vec<IndexDoc> {
@@ -67,9 +76,7 @@ pub fn extract_with_diagnostics(kind: &FileKind, rel: &str, bytes: &[u8]) -> (Ve
     let fm = doc.front_matter();
     // An entry an agent proposed is not searchable until a person approves it
     // (docs/review.md); `check` still reads it.
-    if matches!(doc_kind, DocKind::Entry | DocKind::Overview)
-        && fm.extra.get("review").and_then(serde_json::Value::as_str).is_some_and(|r| r.trim() == "proposed")
-    {
+    if matches!(doc_kind, DocKind::Entry | DocKind::Overview) && crate::memory::op::proposes(fm.extra.get("review")) {
         return (Vec::new(), std::mem::take(&mut doc.diagnostics));
     }
     let diagnostics = std::mem::take(&mut doc.diagnostics);

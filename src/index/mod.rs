@@ -89,6 +89,10 @@ pub struct Payload {
     /// The fingerprint of the model whose vectors the items carry (none: no vectors).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The entries and overviews held back for review (root-relative paths): they make no
+    /// items, so that listing them needs no walk of every file.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub proposals: std::collections::BTreeSet<String>,
 }
 
 /// A moment's state of the files, as far as a reader waits for it ([`Index::freshness_now`]).

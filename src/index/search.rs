@@ -1389,13 +1389,13 @@ impl Index {
 
     /// The live memories (not session records) whose meaning is at least `similarity`
     /// close to `q`, closest first, at most five, but those of `except`: what a new memory
-    /// may say again.
+    /// may say again: each one's id and summary.
     pub fn near_duplicates(
         &self,
         q: &std::sync::Arc<super::meaning::QueryMeaning>,
         similarity: f32,
         except: &[&str],
-    ) -> Result<Vec<String>> {
+    ) -> Result<Vec<(String, String)>> {
         if self.payload()?.model.as_deref() != Some(q.model.as_str()) {
             return Ok(Vec::new());
         }
@@ -1414,9 +1414,9 @@ impl Index {
         )?;
         let mut out = Vec::new();
         for (_, addr) in near {
-            let id = hit(&searcher, f, addr, 0.0)?.0.ref_id;
-            if !except.contains(&id.as_str()) && out.len() < 5 {
-                out.push(id);
+            let (found, _) = hit(&searcher, f, addr, 0.0)?;
+            if !except.contains(&found.ref_id.as_str()) && out.len() < 5 {
+                out.push((found.ref_id, found.summary));
             }
         }
         Ok(out)

@@ -61,6 +61,11 @@ impl Decision {
 /// The `review` value of an `add` that is a proposal.
 pub const PROPOSED: &str = "proposed";
 
+/// Whether a front-matter `review` value marks a proposal.
+pub fn proposes(value: Option<&serde_json::Value>) -> bool {
+    value.and_then(serde_json::Value::as_str).is_some_and(|v| v.trim() == PROPOSED)
+}
+
 /// One line of a memory log (`.tmws/memory/{namespace}.jsonl`): an op on one entry. An
 /// `add` carries the entry; `delete`, `update` and `link` name it by `id`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

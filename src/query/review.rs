@@ -13,7 +13,7 @@
 //! These are the one library API for every surface: the `review_list` tool, `tmws review`
 //! and the web view all call them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use chrono::{SecondsFormat, Utc};
@@ -143,12 +143,6 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
     let (root, config) = (engine.root(), engine.config());
     let now = stamp();
     let folds = folds(root, &config.namespaces.keys().cloned().collect::<Vec<_>>())?;
-    let summaries: BTreeMap<&str, &str> = folds
-        .values()
-        .flat_map(|f| f.live_at(&now))
-        .filter(|(_, e)| !e.proposed)
-        .map(|(id, e)| (id.as_str(), e.summary.as_str()))
-        .collect();
     let mut proposals = Vec::new();
     for (ns, fold) in &folds {
         for (id, entry) in fold.live_at(&now).filter(|(_, e)| e.proposed) {
@@ -156,7 +150,7 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
             let content = add.content.as_deref().unwrap_or_default();
             let similar_to = similar(engine, id, &entry.summary, content)
                 .into_iter()
-                .filter_map(|s| summaries.get(s.as_str()).map(|sum| Similar { id: s, summary: (*sum).to_owned() }))
+                .map(|(id, summary)| Similar { id, summary })
                 .collect();
             proposals.push(Proposal {
                 id: id.clone(),
@@ -175,31 +169,93 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
         }
     }
     proposals.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
-    proposals.extend(entries(root)?);
+    proposals.extend(entries(engine)?);
     Ok(Proposals { proposals })
 }
 
-/// The folds (with records) of these namespaces' logs, those that exist.
+/// The folds (with records) of what these namespaces' logs say of their proposals, for the
+/// logs that hold one.
 fn folds(root: &Path, namespaces: &[String]) -> Result<BTreeMap<String, Fold>> {
-    let mut logs = BTreeMap::new();
+    let mut folds = BTreeMap::new();
     for ns in namespaces {
         let path = root.join(layout::memory_log(ns));
-        if let Some(bytes) = store::read_opt(root, &path, store::cap::LOG)? {
-            logs.insert(ns.clone(), bytes);
+        if let Some(bytes) = store::read_opt(root, &path, store::cap::LOG)?
+            && let Some(lines) = proposal_lines(&bytes)
+        {
+            folds.insert(ns.clone(), Fold::of(&lines, true));
         }
     }
-    // Folding every log whole (contents kept) is most of a listing's cost on a large
-    // project, and logs without a proposal, the common case, need none: a log in which the
-    // word never appears holds no proposal.
-    if !logs.values().any(|bytes| memchr::memmem::find(bytes, PROPOSED.as_bytes()).is_some()) {
-        return Ok(BTreeMap::new());
+    Ok(folds)
+}
+
+/// The lines of a log that say what became of its proposals, in their order: each
+/// proposal's `add` and every later line naming it, and the lines of the memories holding
+/// a proposal's key (the one approving it supersedes). Folding them gives what folding the
+/// whole log gives of the proposals, without folding 100k memories (most of a second, and
+/// hundreds of MB with their records, for a listing of a few). None when the log holds no
+/// proposal, which is the common case: a log in which the word never appears holds none.
+fn proposal_lines(bytes: &[u8]) -> Option<Vec<u8>> {
+    // Only complete lines count, as when the log is folded whole.
+    let done = &bytes[..memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1)];
+    memchr::memmem::find(done, PROPOSED.as_bytes())?;
+    let mut ids: BTreeSet<String> = BTreeSet::new();
+    let mut keys: BTreeSet<String> = BTreeSet::new();
+    for line in lines_with(done, &[PROPOSED.to_owned()]) {
+        if let Some(op) = op_of(line).filter(Op::is_proposed) {
+            keys.extend(op.key.clone());
+            ids.insert(op.id);
+        }
     }
-    Ok(logs.into_iter().map(|(ns, bytes)| (ns, Fold::of(&bytes, true))).collect())
+    if ids.is_empty() {
+        return None;
+    }
+    // A key is found as the log writes it, a JSON string; an op is kept when it holds it.
+    let quoted = |texts: &BTreeSet<String>| -> Vec<String> {
+        texts.iter().filter_map(|t| serde_json::to_string(t).ok()).collect()
+    };
+    if !keys.is_empty() {
+        for line in lines_with(done, &quoted(&keys)) {
+            if let Some(op) = op_of(line) {
+                let key = op.key.as_ref().or_else(|| op.set.as_ref().and_then(|s| s.key.as_ref()));
+                if key.is_some_and(|k| keys.contains(k)) {
+                    ids.insert(op.id);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for line in lines_with(done, &quoted(&ids)) {
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    }
+    Some(out)
+}
+
+/// The lines of `bytes` that hold one of `needles`, each once, in order.
+fn lines_with<'a>(bytes: &'a [u8], needles: &[String]) -> Vec<&'a [u8]> {
+    let Ok(finder) = aho_corasick::AhoCorasick::new(needles) else { return Vec::new() };
+    let mut out: Vec<&[u8]> = Vec::new();
+    let mut next = 0;
+    for m in finder.find_iter(bytes) {
+        if m.start() < next {
+            continue;
+        }
+        let start = memchr::memrchr(b'\n', &bytes[..m.start()]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &bytes[m.start()..]).map_or(bytes.len(), |i| m.start() + i);
+        out.push(&bytes[start..end]);
+        next = end;
+    }
+    out
+}
+
+/// One line of a log read as an op, or None.
+fn op_of(line: &[u8]) -> Option<Op> {
+    Op::read(std::str::from_utf8(line).ok()?).ok()?.ok()
 }
 
 /// The live memories close in meaning to a proposal, as the index holds them (which never
 /// holds a proposal). A failure to read the index gives none: the listing goes on.
-fn similar(engine: &Engine, id: &str, summary: &str, content: &str) -> Vec<String> {
+fn similar(engine: &Engine, id: &str, summary: &str, content: &str) -> Vec<(String, String)> {
     use crate::index::meaning;
     let Some(model) = meaning::model_for(engine.root(), engine.config()) else { return Vec::new() };
     let Some(q) = meaning::text_meaning(model, &meaning::item_text(summary, "", content)) else { return Vec::new() };
@@ -210,9 +266,18 @@ fn similar(engine: &Engine, id: &str, summary: &str, content: &str) -> Vec<Strin
     })
 }
 
-/// The workspace entries and overviews whose front-matter says `review: proposed`.
-fn entries(root: &Path) -> Result<Vec<Proposal>> {
-    let (files, _) = store::list(root, &[root.join(layout::WORKSPACES_DIR)], |rel| rel.ends_with(".md"));
+/// The workspace entries and overviews whose front-matter says `review: proposed`. The
+/// index keeps their paths, so only those files are read; when it cannot be read, every
+/// file under the workspaces is.
+fn entries(engine: &Engine) -> Result<Vec<Proposal>> {
+    let root = engine.root();
+    let files: Vec<String> = match engine.fresh().and_then(|(index, _)| index.payload()) {
+        Ok(payload) => payload.proposals.into_iter().collect(),
+        Err(e) => {
+            tracing::debug!("the index cannot say which entries are proposals: {}", e.chain());
+            store::list(root, &[root.join(layout::WORKSPACES_DIR)], |rel| rel.ends_with(".md")).0
+        }
+    };
     let mut found = Vec::new();
     for rel in files {
         if !matches!(layout::classify(&rel), FileKind::Entry { .. } | FileKind::ScopeOverview { .. }) {
@@ -224,7 +289,7 @@ fn entries(root: &Path) -> Result<Vec<Proposal>> {
             continue;
         }
         let fm = markdown::parse(&bytes).front_matter();
-        if !is_proposed(fm.extra.get("review")) {
+        if !crate::memory::op::proposes(fm.extra.get("review")) {
             continue;
         }
         let author = fm.extra.get("author").and_then(|a| serde_json::from_value::<Author>(a.clone()).ok());
@@ -249,11 +314,6 @@ fn entries(root: &Path) -> Result<Vec<Proposal>> {
         });
     }
     Ok(found)
-}
-
-/// Whether a front-matter `review` value marks a proposal.
-pub(crate) fn is_proposed(value: Option<&serde_json::Value>) -> bool {
-    value.and_then(serde_json::Value::as_str).is_some_and(|v| v.trim() == PROPOSED)
 }
 
 /// Approves proposals: each memory by a `review` op (with a `delete` of each live memory it
@@ -409,4 +469,63 @@ fn reject_entry(root: &Path, rel: &str) -> Result<()> {
         return Err(Error::NotFound(format!("no file `{rel}` to reject")));
     }
     store::remove_file(&path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a fold says of the live proposals at `now`: each one's id, summary, and the
+    /// live memory holding its key.
+    fn proposals_of(fold: &Fold, now: &str) -> Vec<(String, String, Option<String>)> {
+        fold.live_at(now)
+            .filter(|(_, e)| e.proposed)
+            .map(|(id, e)| {
+                let holder = e.key.as_deref().and_then(|k| fold.by_key(k, now)).map(|(h, _)| h.clone());
+                (id.clone(), e.summary.clone(), holder)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_lines_of_the_proposals_fold_as_the_whole_log_does() {
+        let add = |id: &str, key: &str, review: bool, at: &str| {
+            let review = if review { r#","review":"proposed""# } else { "" };
+            format!(
+                r#"{{"op":"add","id":"{id}","ns":"n","at":"{at}","expires_at":"2036-01-01T00:00:00Z","content":"c {id} says \"m_000000000003\"","summary":"s {id}","key":"{key}"{review}}}"#
+            )
+        };
+        let log = [
+            add("m_000000000001", "pool", false, "2026-01-01T00:00:00Z"),
+            add("m_000000000002", "other", false, "2026-01-01T00:00:01Z"),
+            add("m_000000000003", "pool", true, "2026-01-02T00:00:00Z"),
+            add("m_000000000004", "jitter", true, "2026-01-02T00:00:01Z"),
+            add("m_000000000005", "gone", true, "2026-01-02T00:00:02Z"),
+            r#"{"op":"update","id":"m_000000000003","at":"2026-01-03T00:00:00Z","set":{"summary":"s3 again"}}"#.into(),
+            r#"{"op":"review","id":"m_000000000004","at":"2026-01-03T00:00:01Z","decision":"approve","by":"human"}"#
+                .into(),
+            r#"{"op":"review","id":"m_000000000005","at":"2026-01-03T00:00:02Z","decision":"reject","by":"human"}"#
+                .into(),
+            r#"{"op":"delete","id":"m_000000000005","at":"2026-01-03T00:00:02Z"}"#.into(),
+            r#"{"op":"update","id":"m_000000000002","at":"2026-01-03T00:00:03Z","set":{"key":"pool"}}"#.into(),
+            add("m_000000000006", "unrelated", false, "2026-01-04T00:00:00Z"),
+        ]
+        .join("\n");
+        let now = "2026-02-01T00:00:00Z";
+        // A torn last line is no line, folded whole or not.
+        for tail in ["\n", "\n{\"op\":\"add\",\"id\":\"m_000000000006\",\"review\":\"proposed\""] {
+            let bytes = format!("{log}{tail}");
+            let whole = proposals_of(&Fold::of(bytes.as_bytes(), true), now);
+            assert_eq!(
+                whole,
+                [("m_000000000003".to_owned(), "s3 again".to_owned(), Some("m_000000000002".to_owned()))]
+            );
+            let lines = proposal_lines(bytes.as_bytes()).unwrap();
+            assert_eq!(proposals_of(&Fold::of(&lines, true), now), whole);
+            // The lines of a memory that holds no key of a proposal are left out.
+            assert!(!String::from_utf8_lossy(&lines).contains("m_000000000006"));
+        }
+        let settled = log.replace(r#""review":"proposed""#, r#""review":"none""#);
+        assert_eq!(proposal_lines(format!("{settled}\n").as_bytes()), None);
+    }
 }

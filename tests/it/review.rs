@@ -210,6 +210,35 @@ fn an_agents_entry_is_proposed_left_out_of_search_and_approved_by_taking_the_key
     assert_eq!(proposals(&root), Vec::<Value>::new());
 }
 
+/// An entry proposed in a pull request arrives with `git pull`, not through tmws: the list
+/// follows the files as they are edited, deleted and indexed again from scratch.
+#[test]
+fn the_list_of_proposed_entries_follows_the_files() {
+    let entry = |review: &str| {
+        format!(
+            "---\nname: Retries need jitter\ndescription: Lockstep retries took the API down.\n{review}---\nJitter.\n"
+        )
+    };
+    let (a, b) = (
+        "resources/workspaces/shop/_lessons/2026-11-01-jitter.md",
+        "resources/workspaces/shop/_lessons/2026-11-02-pool.md",
+    );
+    let root = TestRoot::new()
+        .file("resources/workspaces/shop/OVERVIEW.md", "---\nname: Shop\ndescription: The shop.\n---\n")
+        .file(a, entry("review: proposed\n"))
+        .file(b, entry(""));
+    let ids = || proposals(&root).iter().map(|p| p["id"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    assert_eq!(ids(), [a]);
+    root.write(b, entry("review: proposed\n"));
+    assert_eq!(ids(), [a, b]);
+    root.write(a, entry(""));
+    assert_eq!(ids(), [b]);
+    assert_eq!(root.run(&["index", "--rebuild"]).code, 0);
+    assert_eq!(ids(), [b]);
+    std::fs::remove_file(root.path().join(b)).unwrap();
+    assert_eq!(ids(), Vec::<String>::new());
+}
+
 #[test]
 fn a_rejected_entry_is_removed() {
     let root = TestRoot::new().file(".tmws/config.toml", PROPOSE);

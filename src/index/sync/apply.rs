@@ -26,6 +26,8 @@ pub(super) struct Apply<'w, 'a> {
     pub report: &'a mut SyncReport,
     /// Each memory log's checkpoint in the next commit.
     pub logs: &'a mut BTreeMap<String, LogMark>,
+    /// The entries held back for review, kept in the commit's payload.
+    pub proposals: &'a mut std::collections::BTreeSet<String>,
     /// Something changed that the next commit must hold.
     pub dirty: bool,
     /// Files read: (path, new state); their manifest entries change.
@@ -55,6 +57,7 @@ impl Apply<'_, '_> {
     /// Takes the items of a file that went away out of the index and the manifest.
     pub fn vanished(&mut self, rel: &str, manifest: &mut Manifest) -> bool {
         self.logs.remove(rel);
+        self.dirty |= self.proposals.remove(rel);
         let Some(old) = manifest.files.remove(rel) else { return false };
         for r in old.refs_of(rel) {
             self.writer.delete_term(Term::from_field_text(self.fields.ref_id, r));
@@ -86,6 +89,15 @@ impl Apply<'_, '_> {
             }));
             self.applied.push((read.rel, read.state));
             return Ok(());
+        }
+        if read.docs.is_some() {
+            let was = self.proposals.contains(&read.rel);
+            if read.proposed && !was {
+                self.proposals.insert(read.rel.clone());
+            } else if !read.proposed && was {
+                self.proposals.remove(&read.rel);
+            }
+            self.dirty |= read.proposed != was;
         }
         let Some(docs) = read.docs.take() else {
             // Only the mtime moved: the items stay.

@@ -190,6 +190,7 @@ impl Index {
         let plan::Start { mut cached, mut manifest, payload, full, first_build } =
             plan::start(&self.root, &self.index, self.manifest.take(), opts.rebuild, targets)?;
         let mut logs = payload.logs.clone();
+        let mut proposals = payload.proposals.clone();
         // Vectors of another model (or none, or some where none are wanted) are replaced
         // by indexing everything again.
         let fingerprint = model.map(|m| m.fingerprint().to_owned());
@@ -200,6 +201,7 @@ impl Index {
             writer.delete_all_documents().map_err(tantivy_err)?;
             manifest.files.clear();
             logs.clear();
+            proposals.clear();
             report.rebuilt = !first_build;
         }
         let progress = opts.progress.as_ref();
@@ -225,6 +227,7 @@ impl Index {
             full,
             report: &mut report,
             logs: &mut logs,
+            proposals: &mut proposals,
             dirty: false,
             applied: Vec::new(),
             pending: apply::Pending::default(),
@@ -269,7 +272,14 @@ impl Index {
         report.commits_moved = moved;
         report.head.clone_from(&head);
         if dirty || full || moved {
-            let payload = Payload { version: SCHEMA_VERSION, epoch: payload.epoch + 1, logs, head, model: fingerprint };
+            let payload = Payload {
+                version: SCHEMA_VERSION,
+                epoch: payload.epoch + 1,
+                logs,
+                head,
+                model: fingerprint,
+                proposals,
+            };
             enter(progress, SyncPhase::Write);
             commit::commit(writer, &payload, || enter(progress, SyncPhase::Commit))?;
             tracing::debug!(ms = started.elapsed().as_millis(), "sync: committed");

@@ -30,6 +30,8 @@ pub(super) struct Read {
     pub docs: Option<Vec<Prepared>>,
     pub log: Option<LogRead>,
     pub problems: Vec<Diagnostic>,
+    /// An entry held back for review (which makes no items).
+    pub proposed: bool,
 }
 
 /// An item as the writer takes it, with what the books need of it.
@@ -101,6 +103,7 @@ fn read_file(
     let bytes = reader.read(&s.rel, s.size)?;
     let hash = *blake3::hash(&bytes).as_bytes();
     let unchanged = known.get(s.rel.as_str()).is_some_and(|k| k.hash == hash);
+    let mut proposed = false;
     let (docs, problems) = if unchanged {
         (None, Vec::new())
     } else {
@@ -109,6 +112,7 @@ fn read_file(
         for p in &mut problems {
             p.path.clone_from(&s.rel);
         }
+        proposed = docs.is_empty() && super::super::extract::held_for_review(&kind, &bytes);
         let docs = docs
             .into_iter()
             .map(|d| Prepared { doc: to_document(fields, &d), bytes: d.body.len(), ref_id: d.ref_id })
@@ -116,7 +120,7 @@ fn read_file(
         (Some(docs), problems)
     };
     let state = FileState { size: s.size, mtime: s.mtime, hash, refs: Vec::new() };
-    Ok(Read { rel: s.rel.clone(), state, docs, log: None, problems })
+    Ok(Read { rel: s.rel.clone(), state, docs, log: None, problems, proposed })
 }
 
 /// A memory log: from its checkpoint when the bytes before it are unchanged, else whole.
@@ -134,5 +138,5 @@ fn read_log(root: &Path, s: &Scanned, namespace: &str, mark: Option<&LogMark>) -
         Some(log) => log,
         None => memlog::read_whole(&s.rel, namespace, &store::read(root, path, store::cap::LOG)?),
     };
-    Ok(Read { rel: s.rel.clone(), state, docs: None, log: Some(log), problems: Vec::new() })
+    Ok(Read { rel: s.rel.clone(), state, docs: None, log: Some(log), problems: Vec::new(), proposed: false })
 }

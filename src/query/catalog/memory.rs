@@ -88,7 +88,7 @@ impl Typed for MemoryAdd {
             // The index may be behind the logs by this write and a few before it: what it
             // holds is compared, and a failure to read it leaves the add as it was.
             match engine.as_indexed(|index| index.near_duplicates(&q, similarity, &except)) {
-                Ok(similar) => answer.similar_to = similar,
+                Ok(similar) => answer.similar_to = similar.into_iter().map(|(id, _)| id).collect(),
                 Err(e) => tracing::debug!("cannot look for memories like the new one: {}", e.chain()),
             }
         }
