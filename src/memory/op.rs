@@ -244,7 +244,7 @@ pub struct Git {
 /// How an op came to be written (docs/memory-log.md): answers say where recalled text came from.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Author {
-    /// tmws' surface: `cli`, `mcp`, `http` or `hook`.
+    /// tmws' surface: `cli`, `mcp`, `http` or `hook`, or `upkeep` for tmws' own upkeep.
     #[serde(default)]
     pub surface: String,
     /// The client's name, from its `initialize`.
@@ -253,6 +253,18 @@ pub struct Author {
     /// The client session's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+}
+
+impl Author {
+    /// A person at the command line.
+    pub fn cli() -> Author {
+        Author { surface: "cli".to_owned(), client: None, session: None }
+    }
+
+    /// tmws' own upkeep, run in the background of `watch`, `mcp` and `serve` (`[upkeep]`).
+    pub fn upkeep() -> Author {
+        Author { surface: "upkeep".to_owned(), client: None, session: None }
+    }
 }
 
 /// The fields an op of each kind is incomplete without, besides `op` and `id`: tmws always

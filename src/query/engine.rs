@@ -486,12 +486,19 @@ impl Engine {
 
     /// `memory prune --below F`.
     pub fn memory_prune(&self, below: f64) -> Result<Pruned> {
-        memory::maint::prune(self.root(), self.config(), below, chrono::Utc::now(), &Default::default())
+        memory::maint::prune(
+            self.root(),
+            self.config(),
+            below,
+            chrono::Utc::now(),
+            &Default::default(),
+            &crate::memory::op::Author::cli(),
+        )
     }
 
     /// `memory gc-branches`.
     pub fn memory_gc_branches(&self) -> Result<GcBranches> {
-        memory::maint::gc_branches(self.root(), self.config(), &Default::default())
+        memory::maint::gc_branches(self.root(), self.config(), &Default::default(), &crate::memory::op::Author::cli())
     }
 
     /// `memory link-commit`.

@@ -73,12 +73,12 @@ pub fn run(root: &Path, config: &Config, now: DateTime<Utc>) -> Result<UpkeepRun
         Err(e) => done.errors.push(format!("cleanup: {e}")),
     }
     if let Some(below) = config.memory.prune_below {
-        match maint::prune(root, config, below, now, &tracked) {
+        match maint::prune(root, config, below, now, &tracked, &crate::memory::op::Author::upkeep()) {
             Ok(p) => done.pruned = p.pruned,
             Err(e) => done.errors.push(format!("prune: {e}")),
         }
     }
-    match maint::gc_branches(root, config, &tracked) {
+    match maint::gc_branches(root, config, &tracked, &crate::memory::op::Author::upkeep()) {
         Ok(g) => done.gc_removed = g.removed,
         Err(e) => done.errors.push(format!("gc-branches: {e}")),
     }

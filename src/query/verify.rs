@@ -334,6 +334,8 @@ fn rewrite(root: &Path, namespace: &str, id: &str, cites: Vec<Cite>) -> Result<(
     let mut update = Op::new(Kind::Update, id);
     update.at = Some(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
     update.set = Some(Box::new(Set { cites: Some(cites), ..Set::default() }));
+    // Fixing and stamping are a person's commands.
+    update.author = Some(crate::memory::op::Author::cli());
     writer.append(&[update], true)
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::util::{Output, TestRoot, eventually};
 
@@ -132,6 +132,9 @@ fn namespaces_cut_content_evict_the_oldest_and_refuse_unknown_names() {
         added.push(r["id"].as_str().unwrap().to_owned());
         if text == "fourth" {
             assert_eq!(r["evicted"], serde_json::json!([added[0]]));
+            // The eviction is the writer's: its delete says who made room.
+            let evicted = log_lines(&root, "tiny").into_iter().find(|o| o["op"] == "delete").unwrap();
+            assert_eq!((&evicted["id"], &evicted["author"]), (&json!(added[0]), &json!({"surface": "cli"})));
         }
     }
     let stats = json(&root.run(&["--json", "memory", "stats"]));

@@ -143,6 +143,18 @@ fn prune_forgets_what_decayed_below_the_threshold() {
     assert_eq!(second, json!({"pruned": 1, "ids": ["m_0000000000f2"]}));
     let left = json(&root.run(&["--json", "memory", "search", "important", "--min-score", "0"]));
     assert_eq!(ids(&left), ["m_0000000000f1"]);
+    // Each delete says who pruned: the person at the command line.
+    let deletes: Vec<(Value, Value)> = root
+        .read(".tmws/memory/long-term.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|o| o["op"] == "delete")
+        .map(|o| (o["id"].clone(), o["author"].clone()))
+        .collect();
+    assert_eq!(
+        deletes,
+        [(json!("m_0000000000f3"), json!({"surface": "cli"})), (json!("m_0000000000f2"), json!({"surface": "cli"}))]
+    );
 }
 
 #[test]

@@ -339,6 +339,10 @@ fn the_upkeep_runs_inside_watch_and_stats_and_metrics_show_it() {
     );
     let text = root.read(".tmws/memory/short-term.jsonl");
     assert!(!text.contains("expired yesterday"), "compacted away: {text}");
+    // The prune is tmws' own: its delete says the upkeep made it.
+    let delete = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|o| o["op"] == "delete");
+    let delete = delete.unwrap_or_else(|| panic!("{text}"));
+    assert_eq!((&delete["id"], &delete["author"]), (&json!("m_000000000002"), &json!({"surface": "upkeep"})));
     let live = json_of(&root.run(&["--json", "memory", "list"]));
     let summaries: Vec<&str> =
         live["results"].as_array().unwrap().iter().map(|r| r["summary"].as_str().unwrap()).collect();

@@ -234,7 +234,7 @@ fn fix_rewrites_a_moved_citation_and_the_next_verify_finds_it_valid() {
     assert!(out.stdout.ends_with("1 citations checked, 0 stale, 1 moved fixed\n"), "{}", out.stdout);
     let last: serde_json::Value = serde_json::from_str(root.read(LOG).lines().last().unwrap()).unwrap();
     assert_eq!((&last["op"], &last["id"]), (&json!("update"), &json!("m_000000000000")));
-    assert_eq!(last["set"]["cites"][0]["lines"], json!([4, 5]));
+    assert_eq!((&last["set"]["cites"][0]["lines"], &last["author"]), (&json!([4, 5]), &json!({"surface": "cli"})));
     let out = root.run(&["verify"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, "1 citations checked, 0 stale\n"), "{}", out.stderr);
 }

@@ -16,6 +16,7 @@ use crate::error::{Chain, Error, Result};
 use crate::index::current_importance;
 use crate::layout;
 use crate::memory::compact::{compact, compact_if_worth_it};
+use crate::memory::op::Author;
 use crate::memory::{Fold, Op, Writer};
 use crate::store;
 
@@ -60,6 +61,12 @@ pub struct GcBranches {
     /// The branches that no longer exist.
     pub branches: BTreeSet<String>,
     pub ids: Vec<String>,
+}
+
+/// `op` with `author`: who wrote it.
+fn by(mut op: Op, author: &Author) -> Op {
+    op.author = Some(author.clone());
+    op
 }
 
 /// `memory link-commit`'s answer.
@@ -170,13 +177,15 @@ pub(crate) fn count_access(root: &Path, id: &str) {
 }
 
 /// `memory prune --below F`: delete ops for the live entries whose current importance
-/// (docs/ranking.md) is under `below`, except in the logs of the namespaces in `leave`.
+/// (docs/ranking.md) is under `below`, except in the logs of the namespaces in `leave`;
+/// `author` is who prunes (a person at the command line, or the upkeep).
 pub(crate) fn prune(
     root: &Path,
     config: &Config,
     below: f64,
     now: DateTime<Utc>,
     leave: &BTreeSet<String>,
+    author: &Author,
 ) -> Result<Pruned> {
     // The same limit as `memory.prune_below`, which the upkeep passes here.
     crate::limits::IMPORTANCE.check("--below", below).map_err(Error::Usage)?;
@@ -204,7 +213,7 @@ pub(crate) fn prune(
         if gone.is_empty() {
             continue;
         }
-        let ops: Vec<Op> = gone.iter().map(|id| writer.fold.tombstone(id, &at)).collect();
+        let ops: Vec<Op> = gone.iter().map(|id| by(writer.fold.tombstone(id, &at), author)).collect();
         writer.append(&ops, config.memory.fsync)?;
         compact_if_worth_it(&mut writer, config.memory.compact_garbage_ratio, &at)?;
         pruned.extend(gone);
@@ -215,7 +224,12 @@ pub(crate) fn prune(
 /// `memory gc-branches`: deletes the short-term entries of branches that no longer exist
 /// and were never merged (those of a branch whose last tip seen — or, for one never seen,
 /// the entry's recorded commit — is in HEAD's history stay: they are visible from here).
-pub(crate) fn gc_branches(root: &Path, config: &Config, leave: &BTreeSet<String>) -> Result<GcBranches> {
+pub(crate) fn gc_branches(
+    root: &Path,
+    config: &Config,
+    leave: &BTreeSet<String>,
+    author: &Author,
+) -> Result<GcBranches> {
     let Some(existing) = store::git::branches(root) else {
         return Err(Error::Environment(format!("{} is not in a git work tree", root.display())));
     };
@@ -245,7 +259,7 @@ pub(crate) fn gc_branches(root: &Path, config: &Config, leave: &BTreeSet<String>
             }
         }
         if !removed.is_empty() {
-            let ops: Vec<Op> = removed.iter().map(|id| writer.fold.tombstone(id, &at)).collect();
+            let ops: Vec<Op> = removed.iter().map(|id| by(writer.fold.tombstone(id, &at), author)).collect();
             writer.append(&ops, config.memory.fsync)?;
             compact_if_worth_it(&mut writer, config.memory.compact_garbage_ratio, &at)?;
         }

@@ -258,8 +258,15 @@ pub(crate) fn add_entry(
         session.is_none() && config.review.proposes(author.as_ref().map(|a| a.surface.as_str()), Some(ns_name));
     let superseded =
         if proposed { None } else { key.as_deref().and_then(|k| fold.by_key(k, &at)).map(|(id, _)| id.clone()) };
+    // What an add deletes (the memory it supersedes, those evicted to make room) is
+    // deleted by whoever wrote it.
+    let deleted = |old: &String| {
+        let mut tomb = fold.tombstone(old, &at);
+        tomb.author.clone_from(&author);
+        tomb
+    };
     if let Some(old) = &superseded {
-        ops.push(fold.tombstone(old, &at));
+        ops.push(deleted(old));
     }
     // Over max_entries: the oldest live entries go. (Expired entries count in `live.len()`,
     // so when it is within the limit there is nothing to look at.)
@@ -272,7 +279,7 @@ pub(crate) fn add_entry(
         let over = (oldest.len() + 1).saturating_sub(limit);
         evicted = oldest.iter().take(over).map(|(i, _)| (*i).clone()).collect();
     }
-    ops.extend(evicted.iter().map(|old| fold.tombstone(old, &at)));
+    ops.extend(evicted.iter().map(deleted));
     let mut entry = Op::new(Kind::Add, id.clone());
     entry.ns = Some(ns_name.to_owned());
     entry.at = Some(at.clone());
