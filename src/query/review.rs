@@ -27,6 +27,7 @@ use crate::memory::op::{Author, Decision, Kind, Op, PROPOSED};
 use crate::memory::{Fold, Writer};
 use crate::parse::markdown;
 use crate::parse::text::cut;
+use crate::query::memory::{MemoryHit, Provenance};
 use crate::store;
 
 /// How much of a proposed memory's content a listing shows.
@@ -171,6 +172,37 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
     proposals.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
     proposals.extend(entries(engine)?);
     Ok(Proposals { proposals })
+}
+
+/// The memory `id` when it is a proposal waiting for review, as `memory_get` shows it
+/// (`proposed: true`); None when no log holds such a proposal.
+pub fn proposed_memory(engine: &Engine, id: &str, content: bool) -> Result<Option<MemoryHit>> {
+    let (root, config) = (engine.root(), engine.config());
+    let now = stamp();
+    let namespaces: Vec<String> = config.namespaces.keys().cloned().collect();
+    for (ns, fold) in folds(root, &namespaces)? {
+        let Some(entry) = fold.live.get(id).filter(|e| e.proposed && !e.expired(&now)) else { continue };
+        let add = entry.record.as_ref().map(|r| &r.add);
+        let surface = add.and_then(|a| a.author.as_ref()).map(|a| a.surface.as_str());
+        let trust = super::trust::ranking_scores(root);
+        return Ok(Some(MemoryHit {
+            id: id.to_owned(),
+            namespace: Some(ns),
+            kind: entry.kind.clone(),
+            summary: entry.summary.clone(),
+            tags: entry.tags.clone(),
+            created_at: Some(entry.at.clone()),
+            from: Some(Provenance::of(entry.agent.as_deref(), surface, &trust)),
+            content: content.then(|| add.and_then(|a| a.content.clone()).unwrap_or_default()),
+            expires_at: entry.expires_at.clone(),
+            importance: Some(entry.importance),
+            key: entry.key.clone(),
+            branch: entry.branch.clone(),
+            proposed: true,
+            ..MemoryHit::default()
+        }));
+    }
+    Ok(None)
 }
 
 /// The folds (with records) of what these namespaces' logs say of their proposals, for the

@@ -69,6 +69,12 @@ fn an_agents_memory_is_invisible_until_a_person_approves_it_then_found() {
     );
     assert_eq!(p["content"], content);
     assert_eq!(proposals(&root), listed["proposals"].as_array().unwrap().clone());
+    // Asked for by its id, it is shown, as a proposal.
+    let got = json_of(&root.run(&["--json", "memory", "get", &id, "--include-content"]));
+    assert_eq!(
+        (&got["id"], &got["proposed"], &got["content"], &got["key"], &got["source"]),
+        (&json!(id), &json!(true), &json!(content), &json!("invoices/csv"), &json!("mcp"))
+    );
 
     // A person approves it: a `review` op by `human` through the command line, and it is found.
     let out = root.run(&["review", "approve", &id]);
@@ -81,6 +87,8 @@ fn an_agents_memory_is_invisible_until_a_person_approves_it_then_found() {
     assert_eq!(found(&root, "invoice exporter semicolons"), vec![id.clone()]);
     assert!(recalled(&root, "invoice exporter CSV semicolons").contains(&id));
     assert_eq!(proposals(&root), Vec::<Value>::new());
+    let got = json_of(&root.run(&["--json", "memory", "get", &id]));
+    assert_eq!((&got["id"], got.get("proposed")), (&json!(id), None));
     super::util::eventually("the approved memory found by the running server", || {
         let v: Value = serde_json::from_str(
             mcp.call("memory_search", json!({"query": "invoice exporter", "format": "json"})).text(),

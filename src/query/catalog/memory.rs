@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use serde_json::{Map, Value};
 
 use super::{Command, Cx, Hints, Link, Method, Route, Spec, Typed, links_of};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::query::answer::Reply;
 use crate::query::api::{
     self, FormatOnly, MemoryAddRequest, MemoryClearRequest, MemoryDeleteRequest, MemoryGetRequest, MemoryListRequest,
@@ -245,7 +245,14 @@ impl Typed for MemoryGet {
     fn run(&self, cx: &Cx<'_>, req: &MemoryGetRequest) -> Result<Reply<MemoryHit>> {
         let max = req.validate(cx.engine.config())?;
         let (index, stale) = cx.engine.fresh()?;
-        let mut answer = memory::get(cx.engine.root(), &index, &req.id, req.include_content)?;
+        let mut answer = match memory::get(cx.engine.root(), &index, &req.id, req.include_content) {
+            // A proposal is in no index: asked for by its id, it is shown as one.
+            Err(Error::NotFound(why)) => {
+                crate::query::review::proposed_memory(cx.engine, req.id.trim(), req.include_content)?
+                    .ok_or(Error::NotFound(why))?
+            }
+            other => other?,
+        };
         answer.stale = stale;
         Ok(Reply { answer, format: req.format, max_chars: max })
     }

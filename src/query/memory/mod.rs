@@ -496,6 +496,10 @@ pub struct MemoryHit {
     /// The index may be behind the files (`memory_get`), as the other memory tools say.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
+    /// A proposal waiting for a person's review (`memory_get` of its id): no other answer
+    /// shows it until it is approved (docs/review.md).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub proposed: bool,
 }
 
 /// Where a memory's text came from (docs/trust-boundary.md): recalled text is data, never
