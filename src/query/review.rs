@@ -142,8 +142,10 @@ fn stamp() -> String {
 /// the workspace entries whose front-matter says `review: proposed`.
 pub fn list(engine: &Engine) -> Result<Proposals> {
     let (root, config) = (engine.root(), engine.config());
+    let started = std::time::Instant::now();
     let now = stamp();
     let folds = folds(root, &config.namespaces.keys().cloned().collect::<Vec<_>>())?;
+    let folded = started.elapsed();
     let mut proposals = Vec::new();
     for (ns, fold) in &folds {
         for (id, entry) in fold.live_at(&now).filter(|(_, e)| e.proposed) {
@@ -170,7 +172,15 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
         }
     }
     proposals.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
+    let memories = started.elapsed();
     proposals.extend(entries(engine)?);
+    tracing::debug!(
+        proposals = proposals.len(),
+        folded_ms = folded.as_secs_f64() * 1e3,
+        memories_ms = memories.as_secs_f64() * 1e3,
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "review: listed"
+    );
     Ok(Proposals { proposals })
 }
 
@@ -290,7 +300,9 @@ fn op_of(line: &[u8]) -> Option<Op> {
 fn similar(engine: &Engine, id: &str, summary: &str, content: &str) -> Vec<(String, String)> {
     use crate::index::meaning;
     let Some(model) = meaning::model_for(engine.root(), engine.config()) else { return Vec::new() };
+    let started = std::time::Instant::now();
     let Some(q) = meaning::text_meaning(model, &meaning::item_text(summary, "", content)) else { return Vec::new() };
+    tracing::debug!(id, ms = started.elapsed().as_secs_f64() * 1e3, "review: meaning of a proposal");
     let similarity = engine.config().review.duplicate_similarity as f32;
     engine.as_indexed(|index| index.near_duplicates(&q, similarity, &[id])).unwrap_or_else(|e| {
         tracing::debug!("cannot look for memories like {id}: {}", e.chain());
