@@ -225,6 +225,10 @@ pub struct TrackerConfig {
     /// Jira: the environment variable holding the account's e-mail for Cloud (JIRA_USER).
     #[serde(default)]
     pub user_env: Option<String>,
+    /// The account whose token the OS keyring keeps under the service `tmws`, read when
+    /// `token_env` is unset (off when not given).
+    #[serde(default)]
+    pub keyring: Option<String>,
 }
 
 impl TrackerConfig {
@@ -272,6 +276,16 @@ impl TrackerConfig {
                     ),
                 ));
             }
+        }
+        if let Some(account) = &self.keyring
+            && (account.is_empty()
+                || account.len() > 128
+                || !account.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'@')))
+        {
+            return Some((
+                "keyring",
+                format!("trackers.{name}.keyring must name a keyring account (letters, digits, `_ - . @`)"),
+            ));
         }
         for (key, var) in [("token_env", &self.token_env), ("user_env", &self.user_env)] {
             if let Some(var) = var

@@ -484,6 +484,17 @@ impl Engine {
         tool.answer(&Cx { engine: self, session }, args)
     }
 
+    /// What the command line asks a person before it runs a command with `args` (see
+    /// [`catalog::Asks`]).
+    pub fn question(&self, ask: catalog::Ask, args: &Map<String, Value>) -> Result<String> {
+        match ask {
+            catalog::Ask::PostTaskSummary => {
+                let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
+                super::task::post_question(self.root(), self.config(), name)
+            }
+        }
+    }
+
     /// `memory prune --below F`.
     pub fn memory_prune(&self, below: f64) -> Result<Pruned> {
         memory::maint::prune(

@@ -642,6 +642,22 @@ fn keep(project: &Path, config: &Config, worktree: &Path, branch: &str) -> Resul
     Ok(kept)
 }
 
+/// What `task done NAME --post` asks a person at a terminal before anything is done.
+pub(crate) fn post_question(root: &Path, config: &Config, name: &str) -> Result<String> {
+    task_name(name)?;
+    let task = open_task(&project(root)?, name)?;
+    let Some(issue) = task.issue else {
+        return Err(Error::Usage(format!(
+            "task `{name}` names no issue to post to: start a task with --issue REF, or run task done without --post"
+        )));
+    };
+    let target = crate::tracker::post_target(config, &issue)?;
+    Ok(format!(
+        "task done will post the summary of task `{name}` (its outcome, sessions and commits, redacted) as a comment \
+on {target}. Post it?"
+    ))
+}
+
 /// `task_done`: the outcome recorded, and with `merge` the branch merged, the worktree
 /// and the branch removed.
 pub(crate) fn done(

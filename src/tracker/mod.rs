@@ -2,7 +2,8 @@
 //! comment posted to it (docs/trackers.md).
 //!
 //! A tracker is off until its `[trackers.*]` section is written. Its token comes from the
-//! environment variable the section names and goes only into the request's header: no
+//! environment variable the section names, or else from the OS keyring ([`keyring`]) when
+//! the section names an account there, and goes only into the request's header: no
 //! file, answer, log line or error holds it (every message is ours, and is scrubbed of it
 //! and redacted before it leaves). Answers are kept under `.tmws/cache/trackers/`; when the
 //! tracker cannot be reached or its rate limit is spent, the kept answer is served with
@@ -17,6 +18,7 @@ mod github;
 mod gitlab;
 mod http;
 mod jira;
+mod keyring;
 
 use std::path::Path;
 use std::time::Duration;
@@ -144,7 +146,8 @@ impl Tracker {
             kind,
             project: section.repo.trim().to_owned(),
             base: base.trim_end_matches('/').to_owned(),
-            token: env(section.token_env.as_deref().unwrap_or(default_env)),
+            token: env(section.token_env.as_deref().unwrap_or(default_env))
+                .or_else(|| section.keyring.as_deref().and_then(keyring::token)),
             user: (kind == Kind::Jira).then(|| env(section.user_env.as_deref().unwrap_or("JIRA_USER"))).flatten(),
         }
     }
@@ -282,6 +285,13 @@ pub fn check_post(config: &Config, reference: &str) -> Result<()> {
     poster(config, reference, &process_env).map(|_| ())
 }
 
+/// Where a comment on `reference` would go, for a person to confirm: `GitHub issue #123
+/// of owner/name`. Fails as [`check_post`] does.
+pub fn post_target(config: &Config, reference: &str) -> Result<String> {
+    let (tracker, r) = poster(config, reference, &process_env)?;
+    Ok(format!("{} issue {r} of {} ({})", tracker.kind.title(), tracker.project, tracker.base))
+}
+
 /// The tracker a comment on `reference` goes to, with its token.
 fn poster(config: &Config, reference: &str, env: Env<'_>) -> Result<(Tracker, IssueRef)> {
     let r = issue_ref::parse(reference).ok_or_else(|| {
@@ -295,8 +305,11 @@ fn poster(config: &Config, reference: &str, env: Env<'_>) -> Result<(Tracker, Is
             Kind::Jira => config.trackers.jira.as_ref(),
         };
         let env = section.map_or_else(|| "the token variable".to_owned(), |s| Tracker::token_env(s, tracker.kind));
+        let keyring = section
+            .and_then(|s| s.keyring.as_deref())
+            .map_or_else(String::new, |account| format!(", or in the OS keyring ({})", keyring::how_to_store(account)));
         return Err(Error::Usage(format!(
-            "posting to {} needs its token in the environment variable {env}",
+            "posting to {} needs its token in the environment variable {env}{keyring}",
             tracker.kind.title()
         )));
     }

@@ -139,6 +139,30 @@ fn tmws(root: &Path, args: &[&str], debug: bool) -> Output {
     }
 }
 
+/// Runs tmws as [`tmws`] does, on a terminal (`script` gives it one) that types `typed`;
+/// what the terminal showed.
+fn on_a_terminal(root: &Path, args: &[&str], typed: &str) -> String {
+    use std::io::Write;
+    let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_tmws"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let mut child = Command::new("script")
+        .args(["-qec", &quoted.join(" "), "/dev/null"])
+        .env("TMWS_CONFIG_HOME", user_config())
+        .env("NO_COLOR", "1")
+        .env_remove("TMWS_LOG")
+        .env("TMWS_TEST_GH", GH_TOKEN)
+        .current_dir(root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) gives the command a terminal");
+    child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
+}
+
 fn json_of(out: &Output) -> Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
 }
@@ -255,6 +279,62 @@ fn a_github_issue_is_shown_with_its_comments_from_every_page() {
     let text = tmws(root.path(), &["issue", "show", "123"], false);
     assert_eq!(text.code, 0, "{text:?}");
     assert!(text.stdout.contains("Login fails after the token refresh"), "{}", text.stdout);
+}
+
+/// A token kept in the OS keyring is sent when the environment holds none. The keyring's
+/// tool (`secret-tool`; `security` on macOS) is a script on the PATH here that answers
+/// only for the service and account the configuration names.
+#[test]
+fn a_token_in_the_os_keyring_is_sent_when_the_environment_has_none() {
+    let fake = fake_github();
+    let bin = tempfile::tempdir().unwrap();
+    let (tool, asked) = if cfg!(target_os = "macos") {
+        ("security", "find-generic-password -s tmws -a gh-work -w")
+    } else {
+        ("secret-tool", "lookup service tmws account gh-work")
+    };
+    let script =
+        format!("#!/bin/sh\nif [ \"$*\" = \"{asked}\" ]; then printf '%s\\n' '{GH_TOKEN}'; exit 0; fi\nexit 1\n");
+    std::fs::write(bin.path().join(tool), script).unwrap();
+    std::fs::set_permissions(bin.path().join(tool), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let run = |account: &str, args: &[&str]| {
+        let root = TestRoot::new().file(
+            ".tmws/config.toml",
+            format!(
+                "[trackers.github]\nrepo = \"o/r\"\napi_url = \"{}\"\ntoken_env = \"TMWS_TEST_UNSET\"\nkeyring = \"{account}\"\n",
+                fake.base
+            ),
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_tmws"))
+            .env("TMWS_CONFIG_HOME", user_config())
+            .env("PATH", &path)
+            .env_remove("TMWS_TEST_UNSET")
+            .env_remove("TMWS_LOG")
+            .args(args)
+            .current_dir(root.path())
+            .output()
+            .unwrap();
+        let out = Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        (root, out)
+    };
+    let (root, out) = run("gh-work", &["--json", "issue", "show", "#123"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(json_of(&out)["title"], "Login fails after the token refresh");
+    let seen = fake.seen();
+    let asked: Vec<Option<&str>> =
+        seen.iter().filter(|s| s.uri == "/repos/o/r/issues/123").map(|s| s.header("authorization")).collect();
+    assert_eq!(asked, [Some(format!("Bearer {GH_TOKEN}").as_str())]);
+    no_token_anywhere(&root, &[&out]);
+    // An account the keyring holds nothing for: asked without a token, as for a public
+    // repository.
+    let (_root, out) = run("gh-other", &["--json", "issue", "show", "#123"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(fake.seen().last().unwrap().header("authorization"), None);
 }
 
 #[test]
@@ -550,11 +630,33 @@ fn a_task_done_with_post_comments_on_its_issue_at_the_tracker() {
     );
     assert!(worktrees.path().join("123-login-fix").is_dir(), "nothing was done");
 
+    // Posting is asked about first: with no terminal to ask on and no --yes, nothing is
+    // done; on a terminal the question names where the comment would go, and a no does
+    // nothing either.
+    let unasked = tmws(root.path(), &["task", "done", "123-login-fix", "--merge", "--post"], false);
+    assert_eq!(unasked.code, 2, "{unasked:?}");
+    assert_eq!(
+        unasked.stderr,
+        "tmws: --post asks first, and there is no terminal to ask on, so nothing was done: pass --yes to confirm it\n"
+    );
+    let said_no = on_a_terminal(root.path(), &["task", "done", "123-login-fix", "--merge", "--post"], "n\n");
+    assert!(
+        said_no.contains(&format!(
+            "task done will post the summary of task `123-login-fix` (its outcome, sessions and commits, redacted) \
+as a comment on GitHub issue #123 of o/r ({}). Post it? [y/N]",
+            fake.base
+        )),
+        "{said_no}"
+    );
+    assert!(said_no.contains("tmws: not confirmed, so nothing was done"), "{said_no}");
+    assert!(worktrees.path().join("123-login-fix").is_dir(), "nothing was done");
+    assert!(fake.seen().iter().all(|s| s.method != "POST"), "nothing was posted");
+
     let key = "AKIAZ7Q4N2XW9LJ3KD5M";
     let outcome = format!("fixed; the test key was {key}");
     let done = tmws(
         root.path(),
-        &["--json", "task", "done", "123-login-fix", "--merge", "--post", "--outcome", &outcome],
+        &["--json", "task", "done", "123-login-fix", "--merge", "--post", "--yes", "--outcome", &outcome],
         false,
     );
     assert_eq!(done.code, 0, "{done:?}");

@@ -98,6 +98,25 @@ pub struct Optional {
     pub note: &'static str,
 }
 
+/// A flag whose use the command line has a person confirm first: on a terminal it says
+/// what would happen and asks; `--yes` answers for them; with nobody to ask and no
+/// `--yes`, nothing is done. Agents and services, which name the parameter themselves,
+/// are not asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Asks {
+    /// The boolean parameter that, when true, is asked about.
+    pub param: &'static str,
+    /// What is asked.
+    pub about: Ask,
+}
+
+/// The questions the command line asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// `task done --post`: post the task's summary as a comment on its issue.
+    PostTaskSummary,
+}
+
 /// A tool as a command of `tmws`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Command {
@@ -115,6 +134,8 @@ pub struct Command {
     pub optional: Option<Optional>,
     /// A parameter whose value `-` means "read it from stdin".
     pub dash_is_stdin: Option<&'static str>,
+    /// A flag a person confirms first (`--yes` confirms it).
+    pub asks: Option<Asks>,
 }
 
 impl Command {
@@ -134,6 +155,7 @@ impl Command {
             shape: Shape::Text,
             optional: None,
             dash_is_stdin: None,
+            asks: None,
         }
     }
 }

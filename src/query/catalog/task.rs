@@ -1,7 +1,7 @@
 //! The tools of tasks (docs/tasks.md): each task on its own branch and linked git worktree,
 //! started, listed and finished by people and agents alike.
 
-use super::{Command, Cx, Hints, Method, Route, Spec, Typed};
+use super::{Ask, Asks, Command, Cx, Hints, Method, Route, Spec, Typed};
 use crate::error::Result;
 use crate::memory::op::Author;
 use crate::query::answer::Reply;
@@ -109,15 +109,20 @@ commits in its task memory, and brings the memories written in its worktree into
 merges its branch into the branch it came from (refused, with nothing changed, on a conflict or uncommitted \
 changes), then removes its worktree and its branch.",
     hints: Hints { read_only: false, destructive: true, idempotent: false, open_world: false },
-    cli: Some(Command::new(
-        Some("task"),
-        "done",
-        "Record a task's outcome; with --merge, merge its branch and remove its worktree (task_done).",
-        "\
+    cli: Some(Command {
+        asks: Some(Asks { param: "post", about: Ask::PostTaskSummary }),
+        ..Command::new(
+            Some("task"),
+            "done",
+            "Record a task's outcome; with --merge, merge its branch and remove its worktree (task_done).",
+            "\
 Examples:
   tmws task done login-fix --outcome 'tokens refresh before they expire'
-  tmws task done login-fix --merge",
-    )),
+  tmws task done login-fix --merge
+  tmws task done login-fix --merge --post        asks before it posts to the issue
+  tmws task done login-fix --merge --post --yes  posts without asking (scripts)",
+        )
+    }),
     http: &[Route {
         method: Method::Post,
         path: "/tasks/{name}/done",

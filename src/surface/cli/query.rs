@@ -58,6 +58,12 @@ pub(super) fn tool<G>(cli: &Cli, cmd: &ToolCommand<G>, out: &mut impl Write) -> 
         args.insert(param.to_owned(), Value::String(read_stdin()?));
     }
     let engine = engine(cli)?;
+    if let Some(asks) = command.asks
+        && args.get(asks.param).is_some_and(|v| v == &Value::Bool(true) || v.as_str() == Some("true"))
+        && !cmd.yes
+    {
+        confirm(&engine, asks, &args)?;
+    }
     if spec.hints.open_world {
         return downstream(cli, &engine, spec.name, args, out);
     }
@@ -72,6 +78,34 @@ pub(super) fn tool<G>(cli: &Cli, cmd: &ToolCommand<G>, out: &mut impl Write) -> 
         Shown::Text(_) => print(out, &answered.text(), answered.format())?,
     }
     Ok(0)
+}
+
+/// Asks a person at a terminal whether to go on with what `asks` names; an error, with
+/// nothing done, when they say no or nobody can be asked.
+fn confirm(
+    engine: &Engine,
+    asks: crate::query::catalog::Asks,
+    args: &serde_json::Map<String, Value>,
+) -> Result<(), Failure> {
+    use std::io::IsTerminal;
+    let question = engine.question(asks.about, args)?;
+    let flag = format!("--{}", asks.param.replace('_', "-"));
+    // A person must see what they confirm: both ends of the question are a terminal.
+    if !(io::stdin().is_terminal() && io::stderr().is_terminal()) {
+        return Err(Error::Usage(format!(
+            "{flag} asks first, and there is no terminal to ask on, so nothing was done: pass --yes to confirm it"
+        ))
+        .into());
+    }
+    let mut err = io::stderr().lock();
+    write!(err, "{question} [y/N] ")?;
+    err.flush()?;
+    let mut answer = String::new();
+    io::stdin().read_line(&mut answer)?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        return Ok(());
+    }
+    Err(Error::Usage(format!("not confirmed, so nothing was done (run it without {flag} to skip it)")).into())
 }
 
 /// A list as aligned columns.

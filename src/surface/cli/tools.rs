@@ -42,6 +42,8 @@ pub(crate) struct ToolCommand<G> {
     pub args: Map<String, Value>,
     pub stdin: Option<&'static str>,
     pub format: Option<String>,
+    /// `--yes`: what the command would ask about is confirmed (see [`catalog::Asks`]).
+    pub yes: bool,
     _group: PhantomData<G>,
 }
 
@@ -56,7 +58,7 @@ impl<G: Group> ToolCommand<G> {
     /// (`tmws review` lists).
     pub(crate) fn first() -> Option<ToolCommand<G>> {
         let (tool, _, _) = in_group::<G>().next()?;
-        Some(ToolCommand { tool, args: Map::new(), stdin: None, format: None, _group: PhantomData })
+        Some(ToolCommand { tool, args: Map::new(), stdin: None, format: None, yes: false, _group: PhantomData })
     }
 }
 
@@ -110,7 +112,21 @@ fn with_flags(cmd: Command, tool: &dyn Tool, cli: catalog::Command) -> Command {
         .value_parser(values)
         .help(format_help(cli.shape))
         .display_order(AFTER_PARAMS);
-    super::args::build(cmd, tool, cli.optional).arg(format)
+    let cmd = super::args::build(cmd, tool, cli.optional).arg(format);
+    match cli.asks {
+        Some(asks) => cmd.arg(
+            Arg::new("yes")
+                .long("yes")
+                .action(clap::ArgAction::SetTrue)
+                .help(format!(
+                    "Do not ask before --{}: confirm it (for scripts; without a terminal and without --yes, \
+nothing is done).",
+                    asks.param.replace('_', "-")
+                ))
+                .display_order(AFTER_PARAMS),
+        ),
+        None => cmd,
+    }
 }
 
 /// The flags of the tool at place `I` of the table. `Command::defer` takes a function, not
@@ -140,7 +156,8 @@ impl<G: Group> clap::FromArgMatches for ToolCommand<G> {
         };
         let (args, stdin) = super::args::parse(sub, tool);
         let format = sub.get_one::<String>("format").cloned();
-        Ok(ToolCommand { tool, args, stdin, format, _group: PhantomData })
+        let yes = sub.try_get_one::<bool>("yes").ok().flatten().copied().unwrap_or(false);
+        Ok(ToolCommand { tool, args, stdin, format, yes, _group: PhantomData })
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
