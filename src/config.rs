@@ -193,19 +193,22 @@ impl ReviewConfig {
 }
 
 /// Issue trackers (docs/trackers.md), each off until its section is written. A token is
-/// read from the environment variable the section names, never from a file.
+/// read from the environment variable the section names, or from the OS keyring account
+/// its `keyring` names, never from a file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrackersConfig {
     /// GitHub or GitHub Enterprise: `[trackers.github]` with `repo` ("owner/name"),
-    /// `api_url` (https://api.github.com) and `token_env` (GITHUB_TOKEN).
+    /// `api_url` (https://api.github.com), `token_env` (GITHUB_TOKEN) and `keyring` (none).
     pub github: Option<TrackerConfig>,
     /// GitLab, hosted or self-managed: `[trackers.gitlab]` with `project` ("group/name" or
-    /// its numeric id), `api_url` (https://gitlab.com) and `token_env` (GITLAB_TOKEN).
+    /// its numeric id), `api_url` (https://gitlab.com), `token_env` (GITLAB_TOKEN) and
+    /// `keyring` (none).
     pub gitlab: Option<TrackerConfig>,
     /// Jira Cloud or Server: `[trackers.jira]` with `project` (its key, "PROJ"), `api_url`
     /// (the site, https://example.atlassian.net), `token_env` (JIRA_TOKEN) and `user_env`
-    /// (JIRA_USER: with a user, Cloud's basic authentication; without, a Server token).
+    /// (JIRA_USER: with a user, Cloud's basic authentication; without, a Server token),
+    /// and `keyring` (none).
     pub jira: Option<TrackerConfig>,
 }
 
