@@ -68,6 +68,8 @@ struct Inner {
     background: Background,
     launcher: Launcher,
     places: Places,
+    /// The last listing of proposals for review, with what it was made of.
+    proposals: std::sync::Mutex<Option<super::review::Kept>>,
 }
 
 /// The binary a query may start `tmws watch` with (`[watch] auto`; the CLI sets it), who
@@ -169,6 +171,7 @@ impl Engine {
                 background: Background::default(),
                 launcher: Launcher::default(),
                 places: Places::default(),
+                proposals: std::sync::Mutex::default(),
             }),
         })
     }
@@ -493,6 +496,11 @@ impl Engine {
                 super::task::post_question(self.root(), self.config(), name)
             }
         }
+    }
+
+    /// The last listing of proposals, kept for [`super::review::list`].
+    pub(super) fn kept_proposals(&self) -> &std::sync::Mutex<Option<super::review::Kept>> {
+        &self.inner.proposals
     }
 
     /// `memory prune --below F`.

@@ -13,7 +13,7 @@
 //! These are the one library API for every surface: the `review_list` tool, `tmws review`
 //! and the web view all call them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use chrono::{SecondsFormat, Utc};
@@ -144,12 +144,35 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
     let (root, config) = (engine.root(), engine.config());
     let started = std::time::Instant::now();
     let now = stamp();
-    let folds = folds(root, &config.namespaces.keys().cloned().collect::<Vec<_>>())?;
+    let namespaces: Vec<String> = config.namespaces.keys().cloned().collect();
+    // What a listing is made of: the logs as they are, and the index (which holds the
+    // entries held back and the memories similar ones are found among). While neither
+    // changed, and no proposal listed has expired, the last listing is the answer: a page
+    // shown again costs nothing.
+    let payload = engine.fresh().and_then(|(index, _)| index.payload());
+    let made_of = MadeOf {
+        logs: namespaces.iter().map(|ns| store::FileStamp::of(&root.join(layout::memory_log(ns)))).collect(),
+        epoch: payload.as_ref().ok().map(|p| p.epoch),
+    };
+    let mut kept = engine.kept_proposals().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(k) =
+        kept.as_ref().filter(|k| k.made_of == made_of && k.until.as_deref().is_none_or(|u| now.as_str() < u))
+    {
+        tracing::debug!(ms = started.elapsed().as_secs_f64() * 1e3, "review: listed as before");
+        return Ok(k.proposals.clone());
+    }
+    let folds = folds(root, &namespaces)?;
     let folded = started.elapsed();
     let mut proposals = Vec::new();
+    let mut until: Option<String> = None;
     for (ns, fold) in &folds {
         for (id, entry) in fold.live_at(&now).filter(|(_, e)| e.proposed) {
             let Some(add) = entry.record.as_ref().map(|r| &r.add) else { continue };
+            if let Some(e) = &entry.expires_at
+                && until.as_ref().is_none_or(|u| e < u)
+            {
+                until = Some(e.clone());
+            }
             let content = add.content.as_deref().unwrap_or_default();
             let similar_to = similar(engine, id, &entry.summary, content)
                 .into_iter()
@@ -173,7 +196,7 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
     }
     proposals.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
     let memories = started.elapsed();
-    proposals.extend(entries(engine)?);
+    proposals.extend(entries(root, payload)?);
     tracing::debug!(
         proposals = proposals.len(),
         folded_ms = folded.as_secs_f64() * 1e3,
@@ -181,7 +204,26 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
         ms = started.elapsed().as_secs_f64() * 1e3,
         "review: listed"
     );
-    Ok(Proposals { proposals })
+    let proposals = Proposals { proposals };
+    *kept = Some(Kept { made_of, until, proposals: proposals.clone() });
+    Ok(proposals)
+}
+
+/// The last listing of an engine, and what it was made of.
+#[derive(Debug)]
+pub(crate) struct Kept {
+    made_of: MadeOf,
+    /// When the first proposal listed expires: the listing is made again then.
+    until: Option<String>,
+    proposals: Proposals,
+}
+
+/// What a listing was made of: each namespace's log (none when there is none) and the
+/// index's commit (none when it could not be read).
+#[derive(Debug, PartialEq)]
+struct MadeOf {
+    logs: Vec<Option<store::FileStamp>>,
+    epoch: Option<u64>,
 }
 
 /// The memory `id` when it is a proposal waiting for review, as `memory_get` shows it
@@ -231,63 +273,100 @@ fn folds(root: &Path, namespaces: &[String]) -> Result<BTreeMap<String, Fold>> {
 }
 
 /// The lines of a log that say what became of its proposals, in their order: each
-/// proposal's `add` and every later line naming it, and the lines of the memories holding
+/// proposal's `add` and every later line of its id, and the lines of the memories holding
 /// a proposal's key (the one approving it supersedes). Folding them gives what folding the
 /// whole log gives of the proposals, without folding 100k memories (most of a second, and
 /// hundreds of MB with their records, for a listing of a few). None when the log holds no
 /// proposal, which is the common case: a log in which the word never appears holds none.
 fn proposal_lines(bytes: &[u8]) -> Option<Vec<u8>> {
+    use std::collections::HashSet;
     // Only complete lines count, as when the log is folded whole.
     let done = &bytes[..memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1)];
-    memchr::memmem::find(done, PROPOSED.as_bytes())?;
-    let mut ids: BTreeSet<String> = BTreeSet::new();
-    let mut keys: BTreeSet<String> = BTreeSet::new();
-    for line in lines_with(done, &[PROPOSED.to_owned()]) {
-        if let Some(op) = op_of(line).filter(Op::is_proposed) {
-            keys.extend(op.key.clone());
-            ids.insert(op.id);
+    let proposed = memchr::memmem::Finder::new(PROPOSED.as_bytes());
+    proposed.find(done)?;
+    let mut ids: HashSet<Vec<u8>> = HashSet::new();
+    let mut keys: HashSet<Vec<u8>> = HashSet::new();
+    for at in proposed.find_iter(done) {
+        if let Some(op) = op_of(line_at(done, at)).filter(Op::is_proposed) {
+            keys.extend(op.key.as_deref().map(json_text));
+            ids.insert(json_text(&op.id));
         }
     }
     if ids.is_empty() {
         return None;
     }
-    // A key is found as the log writes it, a JSON string; an op is kept when it holds it.
-    let quoted = |texts: &BTreeSet<String>| -> Vec<String> {
-        texts.iter().filter_map(|t| serde_json::to_string(t).ok()).collect()
-    };
-    if !keys.is_empty() {
-        for line in lines_with(done, &quoted(&keys)) {
-            if let Some(op) = op_of(line) {
-                let key = op.key.as_ref().or_else(|| op.set.as_ref().and_then(|s| s.key.as_ref()));
-                if key.is_some_and(|k| keys.contains(k)) {
-                    ids.insert(op.id);
-                }
-            }
+    // One pass over the lines finds each one's id and the ids that hold a proposal's key;
+    // then the lines of every id found are kept. Values are compared as the log writes
+    // them, inside their quotes.
+    let (id_key, key_key) = (memchr::memmem::Finder::new(b"\"id\""), memchr::memmem::Finder::new(b"\"key\""));
+    let mut lines: Vec<(&[u8], Option<&[u8]>)> = Vec::new();
+    for line in done.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let id = values(line, &id_key).next();
+        if let Some(id) = id
+            && !keys.is_empty()
+            && values(line, &key_key).any(|v| keys.contains(v))
+        {
+            ids.insert(id.to_vec());
         }
+        lines.push((line, id));
     }
     let mut out = Vec::new();
-    for line in lines_with(done, &quoted(&ids)) {
+    for (line, _) in lines.into_iter().filter(|(_, id)| id.is_some_and(|id| ids.contains(id))) {
         out.extend_from_slice(line);
         out.push(b'\n');
     }
     Some(out)
 }
 
-/// The lines of `bytes` that hold one of `needles`, each once, in order.
-fn lines_with<'a>(bytes: &'a [u8], needles: &[String]) -> Vec<&'a [u8]> {
-    let Ok(finder) = aho_corasick::AhoCorasick::new(needles) else { return Vec::new() };
-    let mut out: Vec<&[u8]> = Vec::new();
-    let mut next = 0;
-    for m in finder.find_iter(bytes) {
-        if m.start() < next {
-            continue;
+/// `text` as a log writes it inside a JSON string's quotes.
+fn json_text(text: &str) -> Vec<u8> {
+    let quoted = serde_json::to_string(text).unwrap_or_default().into_bytes();
+    quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default().to_vec()
+}
+
+/// The line of `bytes` that holds the byte at `at`, without its end.
+fn line_at(bytes: &[u8], at: usize) -> &[u8] {
+    let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+    &bytes[start..end]
+}
+
+/// The string values of a JSON field named by `name` (a quoted name: `"id"`) in `line`,
+/// as written between their quotes: what follows each `"id":` that is a string.
+fn values<'a>(line: &'a [u8], name: &'a memchr::memmem::Finder<'_>) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let mut i = from + name.find(line.get(from..)?)? + name.needle().len();
+            from = i;
+            let skip = |i: &mut usize| {
+                while line.get(*i).is_some_and(u8::is_ascii_whitespace) {
+                    *i += 1;
+                }
+            };
+            skip(&mut i);
+            if line.get(i) != Some(&b':') {
+                continue;
+            }
+            i += 1;
+            skip(&mut i);
+            if line.get(i) != Some(&b'"') {
+                continue;
+            }
+            let start = i + 1;
+            // The value ends at the first quote no backslash escapes.
+            let mut end = start;
+            loop {
+                end += memchr::memchr(b'"', line.get(end..)?)?;
+                if line[start..end].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0 {
+                    break;
+                }
+                end += 1;
+            }
+            from = end + 1;
+            return Some(&line[start..end]);
         }
-        let start = memchr::memrchr(b'\n', &bytes[..m.start()]).map_or(0, |i| i + 1);
-        let end = memchr::memchr(b'\n', &bytes[m.start()..]).map_or(bytes.len(), |i| m.start() + i);
-        out.push(&bytes[start..end]);
-        next = end;
-    }
-    out
+    })
 }
 
 /// One line of a log read as an op, or None.
@@ -311,11 +390,10 @@ fn similar(engine: &Engine, id: &str, summary: &str, content: &str) -> Vec<(Stri
 }
 
 /// The workspace entries and overviews whose front-matter says `review: proposed`. The
-/// index keeps their paths, so only those files are read; when it cannot be read, every
-/// file under the workspaces is.
-fn entries(engine: &Engine) -> Result<Vec<Proposal>> {
-    let root = engine.root();
-    let files: Vec<String> = match engine.fresh().and_then(|(index, _)| index.payload()) {
+/// index keeps their paths (`payload`), so only those files are read; when it cannot be
+/// read, every file under the workspaces is.
+fn entries(root: &Path, payload: Result<crate::index::Payload>) -> Result<Vec<Proposal>> {
+    let files: Vec<String> = match payload {
         Ok(payload) => payload.proposals.into_iter().collect(),
         Err(e) => {
             tracing::debug!("the index cannot say which entries are proposals: {}", e.chain());
@@ -385,6 +463,9 @@ fn settle(
         return Err(Error::Usage("name at least one proposal (an id from `tmws review`)".into()));
     }
     let listed = list(engine)?;
+    // What is settled here is no proposal, whether or not the index has seen it yet: the
+    // next listing is made again.
+    *engine.kept_proposals().lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     let mut todo = Vec::new();
     for id in ids {
         let id = id.trim().trim_start_matches("./");
@@ -409,6 +490,7 @@ fn settle(
         };
         settled.push(SettledOne { id: p.id.clone(), decision: decision.as_str().to_owned(), superseded });
     }
+
     Ok(Settled { settled })
 }
 
@@ -550,7 +632,8 @@ mod tests {
                 .into(),
             r#"{"op":"review","id":"m_000000000005","at":"2026-01-03T00:00:02Z","decision":"reject","by":"human"}"#
                 .into(),
-            r#"{"op":"delete","id":"m_000000000005","at":"2026-01-03T00:00:02Z"}"#.into(),
+            // Written by hand, spaced.
+            r#"{"op": "delete", "id" : "m_000000000005", "at": "2026-01-03T00:00:02Z"}"#.into(),
             r#"{"op":"update","id":"m_000000000002","at":"2026-01-03T00:00:03Z","set":{"key":"pool"}}"#.into(),
             add("m_000000000006", "unrelated", false, "2026-01-04T00:00:00Z"),
         ]

@@ -218,6 +218,30 @@ fn an_agents_entry_is_proposed_left_out_of_search_and_approved_by_taking_the_key
     assert_eq!(proposals(&root), Vec::<Value>::new());
 }
 
+/// A server keeps its last listing while nothing it was made of changed: a proposal that
+/// arrives in the log from elsewhere, and its approval by another process, each show in
+/// the next listing.
+#[test]
+fn a_servers_listing_follows_the_logs_it_was_made_of() {
+    let root = TestRoot::new().file(".tmws/config.toml", PROPOSE);
+    let mcp = Mcp::start(root.path());
+    let listed = || -> Vec<String> {
+        let v: Value = serde_json::from_str(mcp.call("review_list", json!({"format": "json"})).text()).unwrap();
+        v["proposals"].as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(listed(), Vec::<String>::new());
+    assert_eq!(listed(), Vec::<String>::new());
+    let line = json!({"op": "add", "id": "m_00000000a001", "ns": "long-term", "at": "2026-11-01T00:00:00Z",
+        "expires_at": "2036-11-01T00:00:00Z", "kind": "note", "content": "Pulled in with git", "summary": "Pulled in",
+        "author": {"surface": "mcp", "client": "other"}, "review": "proposed", "hash": "h"});
+    root.write(".tmws/memory/long-term.jsonl", format!("{line}\n"));
+    assert_eq!(listed(), ["m_00000000a001"]);
+    let out = root.run(&["review", "approve", "m_00000000a001"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(listed(), Vec::<String>::new());
+    mcp.stop();
+}
+
 /// An entry proposed in a pull request arrives with `git pull`, not through tmws: the list
 /// follows the files as they are edited, deleted and indexed again from scratch.
 #[test]
