@@ -154,10 +154,11 @@ fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {
     let summary = given.unwrap_or(own);
     let git = v.git.as_ref();
     // A memory written on an issue's branch is about that issue; a session's record names
-    // the issues of its branch and commits.
+    // the issues of its branch and commits, a task's record the issue it works on.
     let mut issues: Vec<String> =
         issue_ref::terms_of(git.and_then(|g| g.branch.as_deref()).and_then(issue_ref::from_branch).as_ref());
-    for term in v.session.iter().flat_map(|s| s.issues()) {
+    let task_issue = v.task.iter().filter_map(|t| t.issue.as_ref());
+    for term in v.session.iter().flat_map(|s| s.issues()).chain(task_issue) {
         if let Some(r) = issue_ref::parse(term) {
             for t in r.terms() {
                 if !issues.contains(&t) {

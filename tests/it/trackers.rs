@@ -615,6 +615,12 @@ fn a_task_done_with_post_comments_on_its_issue_at_the_tracker() {
     assert_eq!(json_of(&started)["issue"], "#123", "the branch names the issue");
     let plain = tmws(root.path(), &["--json", "task", "start", "plain"], false);
     assert_eq!(plain.code, 0, "{plain:?}");
+    // An agent works on the task in its worktree: a memory, and its session recorded when
+    // it ends.
+    let mcp = super::clients::Mcp::start(&worktrees.path().join("123-login-fix"));
+    let added = mcp.call("memory_add", json!({"content": "Login tokens refresh a minute before they expire."}));
+    assert!(matches!(added, super::clients::Answer::Ok(_)), "{added:?}");
+    mcp.stop();
 
     let refused = tmws(root.path(), &["task", "done", "plain", "--post"], false);
     assert_eq!(refused.code, 2, "{refused:?}");
@@ -674,5 +680,12 @@ as a comment on GitHub issue #123 of o/r ({}). Post it? [y/N]",
     assert!(text.starts_with("Task 123-login-fix done (issue #123): branch 123-login-fix"), "{text}");
     assert!(text.contains("Outcome: fixed; the test key was"), "{text}");
     assert!(!text.contains(key) && text.contains("[REDACTED:"), "{text}");
+    assert_eq!(text.matches("\nSession: ").count(), 1, "the agent's session is in the summary: {text}");
     assert!(!done.stdout.contains(GH_TOKEN) && !done.stderr.contains(GH_TOKEN));
+    // From the main worktree: the agent's memory, and the task found by its issue.
+    let recalled = tmws(root.path(), &["recall", "when do login tokens refresh"], false);
+    assert!(recalled.stdout.contains("Login tokens refresh a minute before they expire."), "{recalled:?}");
+    let found = json_of(&tmws(root.path(), &["--json", "search", "#123"], false));
+    let refs: Vec<&str> = found["results"].as_array().unwrap().iter().map(|r| r["refId"].as_str().unwrap()).collect();
+    assert!(refs.contains(&v["memory"].as_str().unwrap()), "the task's memory names #123: {found}");
 }
