@@ -148,20 +148,26 @@ Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
                 firsts[37].as_secs_f64() * 1e3
             );
         }
-        // The review page made anew each time, as after a write to the log: its
-        // modification time moved before each request.
+        // The review page after each write to the log: an update of a memory appended
+        // before each request, which the server's index takes in too.
         let log = root.join(".tmws/memory/long-term.jsonl");
+        let first = std::fs::read_to_string(&log).unwrap().lines().next().map(str::to_owned).unwrap();
+        let id = serde_json::from_str::<serde_json::Value>(&first).unwrap()["id"].as_str().unwrap().to_owned();
         let mut firsts: Vec<Duration> = (0..40)
             .map(|i| {
-                let file = std::fs::File::options().append(true).open(&log).unwrap();
-                file.set_modified(std::time::SystemTime::now() + Duration::from_secs(i)).unwrap();
+                let update = format!(
+                    "{{\"op\":\"update\",\"id\":\"{id}\",\"at\":\"2026-11-02T00:00:{i:02}Z\",\"set\":{{\"importance\":0.{}}}}}\n",
+                    i % 9 + 1
+                );
+                std::io::Write::write_all(&mut std::fs::File::options().append(true).open(&log).unwrap(), update.as_bytes())
+                    .unwrap();
                 get(&server, "/ui/review").1
             })
             .collect();
         firsts.sort_unstable();
         eprintln!(
             "{:<20} {:>13}  first byte p50 {:>6.2} ms  p95 {:>6.2} ms  (/ui/review after each write)",
-            "review_made_anew",
+            "review_after_write",
             "",
             firsts[19].as_secs_f64() * 1e3,
             firsts[37].as_secs_f64() * 1e3

@@ -69,7 +69,7 @@ struct Inner {
     launcher: Launcher,
     places: Places,
     /// The last listing of proposals for review, with what it was made of.
-    proposals: std::sync::Mutex<Option<super::review::Kept>>,
+    proposals: std::sync::Mutex<super::review::Kept>,
 }
 
 /// The binary a query may start `tmws watch` with (`[watch] auto`; the CLI sets it), who
@@ -499,7 +499,7 @@ impl Engine {
     }
 
     /// The last listing of proposals, kept for [`super::review::list`].
-    pub(super) fn kept_proposals(&self) -> &std::sync::Mutex<Option<super::review::Kept>> {
+    pub(super) fn kept_proposals(&self) -> &std::sync::Mutex<super::review::Kept> {
         &self.inner.proposals
     }
 

@@ -13,7 +13,7 @@
 //! These are the one library API for every surface: the `review_list` tool, `tmws review`
 //! and the web view all call them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use chrono::{SecondsFormat, Utc};
@@ -156,14 +156,17 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
     };
     let mut kept = engine.kept_proposals().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(k) =
-        kept.as_ref().filter(|k| k.made_of == made_of && k.until.as_deref().is_none_or(|u| now.as_str() < u))
+        kept.listing.as_ref().filter(|k| k.made_of == made_of && k.until.as_deref().is_none_or(|u| now.as_str() < u))
     {
         tracing::debug!(ms = started.elapsed().as_secs_f64() * 1e3, "review: listed as before");
         return Ok(k.proposals.clone());
     }
-    let folds = folds(root, &namespaces)?;
+    let folds = folds(root, &namespaces, &mut kept.scans)?;
     let folded = started.elapsed();
     let mut proposals = Vec::new();
+    // Each memory proposal's whole content, for its meaning (the listing shows the first
+    // characters).
+    let mut contents: Vec<String> = Vec::new();
     let mut until: Option<String> = None;
     for (ns, fold) in &folds {
         for (id, entry) in fold.live_at(&now).filter(|(_, e)| e.proposed) {
@@ -174,10 +177,7 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
                 until = Some(e.clone());
             }
             let content = add.content.as_deref().unwrap_or_default();
-            let similar_to = similar(engine, id, &entry.summary, content)
-                .into_iter()
-                .map(|(id, summary)| Similar { id, summary })
-                .collect();
+            contents.push(content.to_owned());
             proposals.push(Proposal {
                 id: id.clone(),
                 what: "memory".to_owned(),
@@ -190,10 +190,26 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
                 content: Some(cut(content, CONTENT_CHARS)),
                 key: entry.key.clone(),
                 supersedes: entry.key.as_deref().and_then(|k| fold.by_key(k, &now)).map(|(id, _)| id.clone()),
-                similar_to,
+                similar_to: Vec::new(),
             });
         }
     }
+    // Each proposal's search by meaning is most of a listing's cost: they run on a few
+    // threads at once.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    let chunk = proposals.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (part, contents) in proposals.chunks_mut(chunk).zip(contents.chunks(chunk)) {
+            scope.spawn(move || {
+                for (p, content) in part.iter_mut().zip(contents) {
+                    p.similar_to = similar(engine, &p.id, &p.summary, content)
+                        .into_iter()
+                        .map(|(id, summary)| Similar { id, summary })
+                        .collect();
+                }
+            });
+        }
+    });
     proposals.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
     let memories = started.elapsed();
     proposals.extend(entries(root, payload)?);
@@ -205,13 +221,21 @@ pub fn list(engine: &Engine) -> Result<Proposals> {
         "review: listed"
     );
     let proposals = Proposals { proposals };
-    *kept = Some(Kept { made_of, until, proposals: proposals.clone() });
+    kept.listing = Some(Listing { made_of, until, proposals: proposals.clone() });
     Ok(proposals)
 }
 
-/// The last listing of an engine, and what it was made of.
-#[derive(Debug)]
+/// What an engine keeps between listings: the last one, and what each log was found to
+/// hold.
+#[derive(Debug, Default)]
 pub(crate) struct Kept {
+    listing: Option<Listing>,
+    scans: BTreeMap<String, Scan>,
+}
+
+/// A listing and what it was made of.
+#[derive(Debug)]
+struct Listing {
     made_of: MadeOf,
     /// When the first proposal listed expires: the listing is made again then.
     until: Option<String>,
@@ -232,7 +256,9 @@ pub fn proposed_memory(engine: &Engine, id: &str, content: bool) -> Result<Optio
     let (root, config) = (engine.root(), engine.config());
     let now = stamp();
     let namespaces: Vec<String> = config.namespaces.keys().cloned().collect();
-    for (ns, fold) in folds(root, &namespaces)? {
+    // What listings found is kept; this reads it and carries it on.
+    let mut kept = engine.kept_proposals().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    for (ns, fold) in folds(root, &namespaces, &mut kept.scans)? {
         let Some(entry) = fold.live.get(id).filter(|e| e.proposed && !e.expired(&now)) else { continue };
         let add = entry.record.as_ref().map(|r| &r.add);
         let surface = add.and_then(|a| a.author.as_ref()).map(|a| a.surface.as_str());
@@ -258,64 +284,160 @@ pub fn proposed_memory(engine: &Engine, id: &str, content: bool) -> Result<Optio
 }
 
 /// The folds (with records) of what these namespaces' logs say of their proposals, for the
-/// logs that hold one.
-fn folds(root: &Path, namespaces: &[String]) -> Result<BTreeMap<String, Fold>> {
+/// logs that hold one. `scans` are what earlier listings found in each log: a log that only
+/// grew since is read from where they stopped.
+fn folds(root: &Path, namespaces: &[String], scans: &mut BTreeMap<String, Scan>) -> Result<BTreeMap<String, Fold>> {
     let mut folds = BTreeMap::new();
     for ns in namespaces {
         let path = root.join(layout::memory_log(ns));
-        if let Some(bytes) = store::read_opt(root, &path, store::cap::LOG)?
-            && let Some(lines) = proposal_lines(&bytes)
-        {
-            folds.insert(ns.clone(), Fold::of(&lines, true));
+        let Some(stamp) = store::FileStamp::of(&path) else {
+            scans.remove(ns);
+            continue;
+        };
+        let grown = scans.remove(ns).and_then(|scan| scan.grown(root, &path, &stamp));
+        let scan = match grown {
+            Some(scan) => scan,
+            None => match store::read_opt(root, &path, store::cap::LOG)? {
+                Some(bytes) => Scan::of(stamp, &bytes),
+                None => continue,
+            },
+        };
+        if !scan.ids.is_empty() {
+            folds.insert(ns.clone(), Fold::of(&scan.lines, true));
         }
+        scans.insert(ns.clone(), scan);
     }
     Ok(folds)
 }
 
-/// The lines of a log that say what became of its proposals, in their order: each
-/// proposal's `add` and every later line of its id, and the lines of the memories holding
-/// a proposal's key (the one approving it supersedes). Folding them gives what folding the
-/// whole log gives of the proposals, without folding 100k memories (most of a second, and
-/// hundreds of MB with their records, for a listing of a few). None when the log holds no
-/// proposal, which is the common case: a log in which the word never appears holds none.
-fn proposal_lines(bytes: &[u8]) -> Option<Vec<u8>> {
-    use std::collections::HashSet;
-    // Only complete lines count, as when the log is folded whole.
-    let done = &bytes[..memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1)];
-    let proposed = memchr::memmem::Finder::new(PROPOSED.as_bytes());
-    proposed.find(done)?;
-    let mut ids: HashSet<Vec<u8>> = HashSet::new();
-    let mut keys: HashSet<Vec<u8>> = HashSet::new();
-    for at in proposed.find_iter(done) {
-        if let Some(op) = op_of(line_at(done, at)).filter(Op::is_proposed) {
-            keys.extend(op.key.as_deref().map(json_text));
-            ids.insert(json_text(&op.id));
+/// How many bytes before where a scan stopped must read the same for the log to have only
+/// grown since (a log rewritten by compaction, or by hand, is read whole again).
+const CHECKED: u64 = 4096;
+
+/// What a listing found in one log: the lines that say what became of its proposals, in
+/// their order (each proposal's `add` and every later line of its id, and the lines of the
+/// memories holding a proposal's key: the one approving it supersedes). Folding them gives
+/// what folding the whole log gives of the proposals, without folding 100k memories (most
+/// of a second, and hundreds of MB with their records, for a listing of a few).
+#[derive(Debug)]
+pub(crate) struct Scan {
+    file: store::FileStamp,
+    /// The bytes scanned: the log's complete lines then.
+    len: u64,
+    /// blake3 of the [`CHECKED`] bytes before `len`.
+    check: [u8; 32],
+    /// The ids whose lines are kept, as the log writes them.
+    ids: HashSet<Vec<u8>>,
+    /// The proposals' keys, as the log writes them.
+    keys: HashSet<Vec<u8>>,
+    lines: Vec<u8>,
+}
+
+impl Scan {
+    /// A whole log scanned.
+    fn of(file: store::FileStamp, bytes: &[u8]) -> Scan {
+        // Only complete lines count, as when the log is folded whole.
+        let done = &bytes[..memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1)];
+        let mut scan = Scan {
+            file,
+            len: done.len() as u64,
+            check: check_of(done),
+            ids: HashSet::new(),
+            keys: HashSet::new(),
+            lines: Vec::new(),
+        };
+        let proposed = memchr::memmem::Finder::new(PROPOSED.as_bytes());
+        if proposed.find(done).is_none() {
+            return scan;
         }
-    }
-    if ids.is_empty() {
-        return None;
-    }
-    // One pass over the lines finds each one's id and the ids that hold a proposal's key;
-    // then the lines of every id found are kept. Values are compared as the log writes
-    // them, inside their quotes.
-    let (id_key, key_key) = (memchr::memmem::Finder::new(b"\"id\""), memchr::memmem::Finder::new(b"\"key\""));
-    let mut lines: Vec<(&[u8], Option<&[u8]>)> = Vec::new();
-    for line in done.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-        let id = values(line, &id_key).next();
-        if let Some(id) = id
-            && !keys.is_empty()
-            && values(line, &key_key).any(|v| keys.contains(v))
-        {
-            ids.insert(id.to_vec());
+        for at in proposed.find_iter(done) {
+            if let Some(op) = op_of(line_at(done, at)).filter(Op::is_proposed) {
+                scan.keys.extend(op.key.as_deref().map(json_text));
+                scan.ids.insert(json_text(&op.id));
+            }
         }
-        lines.push((line, id));
+        if scan.ids.is_empty() {
+            return scan;
+        }
+        // One pass over the lines finds each one's id and the ids that hold a proposal's
+        // key; then the lines of every id found are kept.
+        let mut lines: Vec<(&[u8], Option<&[u8]>)> = Vec::new();
+        for line in done.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let id = values(line, &ID).next();
+            if let Some(id) = id
+                && !scan.keys.is_empty()
+                && values(line, &KEY).any(|v| scan.keys.contains(v))
+            {
+                scan.ids.insert(id.to_vec());
+            }
+            lines.push((line, id));
+        }
+        for (line, _) in lines.into_iter().filter(|(_, id)| id.is_some_and(|id| scan.ids.contains(id))) {
+            scan.lines.extend_from_slice(line);
+            scan.lines.push(b'\n');
+        }
+        scan
     }
-    let mut out = Vec::new();
-    for (line, _) in lines.into_iter().filter(|(_, id)| id.is_some_and(|id| ids.contains(id))) {
-        out.extend_from_slice(line);
-        out.push(b'\n');
+
+    /// This scan carried on over what was appended to the log since (`now` is its stamp);
+    /// None when the log is not this one grown, or what was appended needs the whole log
+    /// (a new proposal with a key, or a line that gives a proposal's key to a memory
+    /// written before: their earlier lines are behind the scan).
+    fn grown(mut self, root: &Path, path: &Path, now: &store::FileStamp) -> Option<Scan> {
+        if !self.file.same_file(now) || now.len() < self.len {
+            return None;
+        }
+        let from = self.len.saturating_sub(CHECKED);
+        let bytes = store::read_from(root, path, from, store::cap::LOG).ok()?;
+        let cut = usize::try_from(self.len - from).ok()?;
+        if bytes.get(..cut).map(check_of) != Some(self.check) {
+            return None;
+        }
+        let tail = &bytes[cut..];
+        let tail = &tail[..memchr::memrchr(b'\n', tail).map_or(0, |i| i + 1)];
+        for line in tail.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let id = values(line, &ID).next();
+            if memchr::memmem::find(line, PROPOSED.as_bytes()).is_some()
+                && let Some(op) = op_of(line).filter(Op::is_proposed)
+            {
+                if op.key.as_deref().is_some_and(|k| !self.keys.contains(json_text(k).as_slice())) {
+                    return None;
+                }
+                self.ids.insert(json_text(&op.id));
+            }
+            let holds_key = !self.keys.is_empty() && values(line, &KEY).any(|v| self.keys.contains(v));
+            match id {
+                Some(id) if self.ids.contains(id) => {}
+                Some(id) if holds_key => {
+                    // A memory that takes a proposal's key now: from its add, it is new
+                    // here; from a later line, its add is behind the scan.
+                    if !op_of(line).is_some_and(|op| op.op == Kind::Add) {
+                        return None;
+                    }
+                    self.ids.insert(id.to_vec());
+                }
+                _ => continue,
+            }
+            self.lines.extend_from_slice(line);
+            self.lines.push(b'\n');
+        }
+        let done = &bytes[..cut + tail.len()];
+        self.len += tail.len() as u64;
+        self.check = check_of(&done[done.len().saturating_sub(CHECKED as usize)..]);
+        self.file = now.clone();
+        Some(self)
     }
-    Some(out)
+}
+
+/// The finders of the fields a scan reads.
+static ID: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"id\""));
+static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"key\""));
+
+/// blake3 of the last [`CHECKED`] bytes of `done`.
+fn check_of(done: &[u8]) -> [u8; 32] {
+    *blake3::hash(&done[done.len().saturating_sub(CHECKED as usize)..]).as_bytes()
 }
 
 /// `text` as a log writes it inside a JSON string's quotes.
@@ -465,7 +587,7 @@ fn settle(
     let listed = list(engine)?;
     // What is settled here is no proposal, whether or not the index has seen it yet: the
     // next listing is made again.
-    *engine.kept_proposals().lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    engine.kept_proposals().lock().unwrap_or_else(std::sync::PoisonError::into_inner).listing = None;
     let mut todo = Vec::new();
     for id in ids {
         let id = id.trim().trim_start_matches("./");
@@ -600,6 +722,7 @@ fn reject_entry(root: &Path, rel: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     /// What a fold says of the live proposals at `now`: each one's id, summary, and the
     /// live memory holding its key.
@@ -639,6 +762,12 @@ mod tests {
         ]
         .join("\n");
         let now = "2026-02-01T00:00:00Z";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("n.jsonl");
+        let scan = |bytes: &str| {
+            std::fs::write(&path, bytes).unwrap();
+            Scan::of(store::FileStamp::of(&path).unwrap(), bytes.as_bytes())
+        };
         // A torn last line is no line, folded whole or not.
         for tail in ["\n", "\n{\"op\":\"add\",\"id\":\"m_000000000006\",\"review\":\"proposed\""] {
             let bytes = format!("{log}{tail}");
@@ -647,12 +776,58 @@ mod tests {
                 whole,
                 [("m_000000000003".to_owned(), "s3 again".to_owned(), Some("m_000000000002".to_owned()))]
             );
-            let lines = proposal_lines(bytes.as_bytes()).unwrap();
+            let lines = scan(&bytes).lines;
             assert_eq!(proposals_of(&Fold::of(&lines, true), now), whole);
             // The lines of a memory that holds no key of a proposal are left out.
             assert!(!String::from_utf8_lossy(&lines).contains("m_000000000006"));
         }
         let settled = log.replace(r#""review":"proposed""#, r#""review":"none""#);
-        assert_eq!(proposal_lines(format!("{settled}\n").as_bytes()), None);
+        assert!(scan(&format!("{settled}\n")).ids.is_empty());
+
+        // Lines appended: the scan carries on from where it stopped and folds as the
+        // whole log does.
+        let root = dir.path();
+        let first = scan(&format!("{log}\n"));
+        let more = [
+            add("m_000000000007", "pool", false, "2026-01-05T00:00:00Z"),
+            add("m_000000000008", "", true, "2026-01-05T00:00:01Z").replace(r#","key":"""#, ""),
+            r#"{"op":"review","id":"m_000000000003","at":"2026-01-05T00:00:02Z","decision":"approve","by":"human"}"#
+                .into(),
+        ]
+        .join("\n");
+        let grown_log = format!("{log}\n{more}\n");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(format!("{more}\n").as_bytes())
+            .unwrap();
+        let grown = first.grown(root, &path, &store::FileStamp::of(&path).unwrap()).expect("only appended to");
+        let whole = proposals_of(&Fold::of(grown_log.as_bytes(), true), now);
+        assert_eq!(whole, [("m_000000000008".to_owned(), "s m_000000000008".to_owned(), None)]);
+        assert_eq!(proposals_of(&Fold::of(&grown.lines, true), now), whole);
+        assert_eq!(grown.len, grown_log.len() as u64);
+        // What needs lines behind the scan reads the log whole: a new proposal with a key,
+        // a key given to a memory written before; so does a log rewritten.
+        for (appended, why) in [
+            (add("m_000000000009", "fresh", true, "2026-01-06T00:00:00Z"), "a new key"),
+            (
+                r#"{"op":"update","id":"m_000000000006","at":"2026-01-06T00:00:00Z","set":{"key":"pool"}}"#.into(),
+                "an old memory",
+            ),
+        ] {
+            let before = scan(&format!("{log}\n"));
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap()
+                .write_all(format!("{appended}\n").as_bytes())
+                .unwrap();
+            assert!(before.grown(root, &path, &store::FileStamp::of(&path).unwrap()).is_none(), "{why}");
+        }
+        let before = scan(&format!("{log}\n"));
+        std::fs::write(&path, format!("{}\n{log}\n", add("m_00000000000a", "x", false, "2026-01-06T00:00:00Z")))
+            .unwrap();
+        assert!(before.grown(root, &path, &store::FileStamp::of(&path).unwrap()).is_none(), "rewritten");
     }
 }

@@ -318,6 +318,17 @@ impl FileStamp {
         let (dev, ino) = (0, 0);
         Some(FileStamp { dev, ino, len: m.len(), mtime: m.modified().ok() })
     }
+
+    /// Whether `other` is a stamp of the same file (not another put at its path), whatever
+    /// its length and time.
+    pub fn same_file(&self, other: &FileStamp) -> bool {
+        (self.dev, self.ino) == (other.dev, other.ino)
+    }
+
+    /// The file's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
 }
 
 /// What a path is, without following a final symlink: what an approval of the files a
