@@ -4,8 +4,10 @@
 //! A log is read from the offset the last commit recorded (its checkpoint, kept in the
 //! commit payload with a hash of the bytes just before it). Only complete lines count: a
 //! torn final line is left for later. New `add` and `delete` lines apply one by one; an
-//! `update` or `link` line, a log that shrank, or one whose bytes before the checkpoint
-//! changed (compaction, a hand edit) make the whole log be folded again.
+//! `update`, `link` or `review` line (or an `add` or `delete` out of time order) makes the
+//! lines of the entries it names be folded again, found in the whole log; a log that shrank,
+//! or one whose bytes before the checkpoint changed (compaction, a hand edit), is folded
+//! again whole.
 
 use serde_json::Value;
 
@@ -78,6 +80,70 @@ pub fn read_tail(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Op
     let end = mark.offset + new.len() as u64;
     let upto = skip + new.len();
     let mark = LogMark { last_at, ..LogMark::at(end, &bytes[..upto]) };
+    Some(LogRead { whole: false, changes, mark, problems: Vec::new() })
+}
+
+/// Reads on from `mark` through the whole log `bytes` when what was appended names entries
+/// written before (an `update`, `link` or `review`, an `add` or `delete` out of time order):
+/// only the lines of the entries the new lines name are folded, which gives those entries
+/// as folding the whole log gives them (an entry's state is made of its own lines alone),
+/// without making 100k items again for one update. None when the bytes before the mark
+/// changed: then the log is read whole.
+pub fn read_on(rel: &str, namespace: &str, mark: &LogMark, bytes: &[u8]) -> Option<LogRead> {
+    let from = usize::try_from(mark.check_from()).ok()?;
+    if !mark.holds(bytes.get(from..)?) {
+        return None;
+    }
+    let done = complete(bytes);
+    let new = done.get(usize::try_from(mark.offset).ok()?..)?;
+    let (lines, problems) = jsonl::parse_as(new, |text| Op::read(text).map(|op| op.ok()));
+    let mut last_at = mark.last_at.clone();
+    let mut named: Vec<String> = Vec::new();
+    for (_, _, op) in lines {
+        if let Some(at) = op.at.as_deref().filter(|t| !t.trim().is_empty()).map(normalise_time)
+            && at > last_at
+        {
+            last_at = at;
+        }
+        if !named.contains(&op.id) {
+            named.push(op.id);
+        }
+    }
+    for p in &problems {
+        tracing::warn!("{rel}: a line after byte {} was skipped: {}", mark.offset, p.message);
+    }
+    // Every line of the entries named, in the log's order: a line is one of theirs when its
+    // `id` is (read as the log writes it, unescaped when it holds an escape).
+    let wanted: std::collections::HashSet<&str> = named.iter().map(String::as_str).collect();
+    let id_key = memchr::memmem::Finder::new(b"\"id\"");
+    let mut theirs = Vec::new();
+    for line in done.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let Some(raw) = jsonl::string_values(line, &id_key).next() else { continue };
+        let id = if raw.contains(&b'\\') {
+            let quoted = [&b"\""[..], raw, &b"\""[..]].concat();
+            serde_json::from_slice::<String>(&quoted).ok().map(std::borrow::Cow::Owned)
+        } else {
+            std::str::from_utf8(raw).ok().map(std::borrow::Cow::Borrowed)
+        };
+        if id.is_some_and(|id| wanted.contains(&*id)) {
+            theirs.extend_from_slice(line);
+            theirs.push(b'\n');
+        }
+    }
+    let fold = Fold::of(&theirs, false);
+    let mut docs: std::collections::HashMap<String, IndexDoc> = fold
+        .records(&theirs)
+        .filter_map(|record| memory_doc(rel, namespace, &record))
+        .map(|d| (d.ref_id.clone(), d))
+        .collect();
+    let changes = named
+        .into_iter()
+        .map(|id| match docs.remove(&id) {
+            Some(doc) => Change::Add(Box::new(doc)),
+            None => Change::Delete(id),
+        })
+        .collect();
+    let mark = LogMark { last_at, ..LogMark::at(done.len() as u64, done) };
     Some(LogRead { whole: false, changes, mark, problems: Vec::new() })
 }
 
@@ -392,6 +458,51 @@ mod tests {
             prop_assert_eq!(items, want);
             Ok(())
         });
+    }
+
+    #[test]
+    fn reading_on_through_the_whole_log_gives_what_reading_it_whole_gives() {
+        use crate::parse::fuzz::{check, log_lines, render};
+        check("index-memlog-read-on", 384, (log_lines(), log_lines()), |(first, more)| {
+            let first = render(&first);
+            let all = [first.clone(), render(&more)].concat();
+            let mut items = std::collections::BTreeMap::new();
+            let start = read_whole(REL, "long-term", &first);
+            let mark = start.mark.clone();
+            apply(&mut items, start);
+            let whole = read_whole(REL, "long-term", &all);
+            let next = read_on(REL, "long-term", &mark, &all).unwrap_or_else(|| whole.clone());
+            prop_assert_eq!(&next.mark, &whole.mark);
+            apply(&mut items, next);
+            let mut want = std::collections::BTreeMap::new();
+            apply(&mut want, whole);
+            prop_assert_eq!(items, want);
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn an_update_is_read_on_from_the_lines_of_its_entry() {
+        let add = |id: &str, content: &str, at: &str| {
+            format!(
+                r#"{{"op":"add","id":"{id}","ns":"long-term","at":"{at}","expires_at":"2036-01-01T00:00:00Z","content":"{content}","summary":"{content}"}}"#
+            ) + "\n"
+        };
+        let first =
+            [add("m_1", "pool evicts", "2026-01-01T00:00:00Z"), add("m_2", "retries", "2026-01-01T00:00:01Z")].concat();
+        let start = read_whole(REL, "long-term", first.as_bytes());
+        let more =
+            r#"{"op":"update","id":"m_1","at":"2026-01-02T00:00:00Z","set":{"summary":"the pool evicts the oldest"}}"#;
+        let all = format!("{first}{more}\n");
+        assert!(read_tail(REL, "long-term", &start.mark, all.as_bytes()).is_none(), "an update needs what came before");
+        let read = read_on(REL, "long-term", &start.mark, all.as_bytes()).unwrap();
+        assert!(!read.whole);
+        let [Change::Add(doc)] = read.changes.as_slice() else { panic!("{:?}", read.changes) };
+        assert_eq!((doc.ref_id.as_str(), doc.name.as_str()), ("m_1", "the pool evicts the oldest"));
+        assert_eq!(read.mark, read_whole(REL, "long-term", all.as_bytes()).mark);
+        // Bytes before the mark that changed: read whole instead.
+        let edited = all.replacen("retries", "RETRIES", 1);
+        assert!(read_on(REL, "long-term", &start.mark, edited.as_bytes()).is_none());
     }
 
     #[test]

@@ -129,6 +129,44 @@ pub fn each_line<'a, T>(
     diags
 }
 
+/// The string values of a JSON field named by `name` (a quoted name: `"id"`) in `line`,
+/// as written between their quotes: what follows each `"id":` that is a string.
+pub fn string_values<'a>(line: &'a [u8], name: &'a memchr::memmem::Finder<'_>) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let mut i = from + name.find(line.get(from..)?)? + name.needle().len();
+            from = i;
+            let skip = |i: &mut usize| {
+                while line.get(*i).is_some_and(u8::is_ascii_whitespace) {
+                    *i += 1;
+                }
+            };
+            skip(&mut i);
+            if line.get(i) != Some(&b':') {
+                continue;
+            }
+            i += 1;
+            skip(&mut i);
+            if line.get(i) != Some(&b'"') {
+                continue;
+            }
+            let start = i + 1;
+            // The value ends at the first quote no backslash escapes.
+            let mut end = start;
+            loop {
+                end += memchr::memchr(b'"', line.get(end..)?)?;
+                if line[start..end].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0 {
+                    break;
+                }
+                end += 1;
+            }
+            from = end + 1;
+            return Some(&line[start..end]);
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,8 +25,8 @@ use crate::layout::{self, FileKind};
 use crate::memory::compact::compact_if_worth_it;
 use crate::memory::op::{Author, Decision, Kind, Op, PROPOSED};
 use crate::memory::{Fold, Writer};
-use crate::parse::markdown;
 use crate::parse::text::cut;
+use crate::parse::{jsonl, markdown};
 use crate::query::memory::{MemoryHit, Provenance};
 use crate::store;
 
@@ -363,10 +363,10 @@ impl Scan {
         // key; then the lines of every id found are kept.
         let mut lines: Vec<(&[u8], Option<&[u8]>)> = Vec::new();
         for line in done.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            let id = values(line, &ID).next();
+            let id = jsonl::string_values(line, &ID).next();
             if let Some(id) = id
                 && !scan.keys.is_empty()
-                && values(line, &KEY).any(|v| scan.keys.contains(v))
+                && jsonl::string_values(line, &KEY).any(|v| scan.keys.contains(v))
             {
                 scan.ids.insert(id.to_vec());
             }
@@ -396,7 +396,7 @@ impl Scan {
         let tail = &bytes[cut..];
         let tail = &tail[..memchr::memrchr(b'\n', tail).map_or(0, |i| i + 1)];
         for line in tail.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            let id = values(line, &ID).next();
+            let id = jsonl::string_values(line, &ID).next();
             if memchr::memmem::find(line, PROPOSED.as_bytes()).is_some()
                 && let Some(op) = op_of(line).filter(Op::is_proposed)
             {
@@ -405,7 +405,7 @@ impl Scan {
                 }
                 self.ids.insert(json_text(&op.id));
             }
-            let holds_key = !self.keys.is_empty() && values(line, &KEY).any(|v| self.keys.contains(v));
+            let holds_key = !self.keys.is_empty() && jsonl::string_values(line, &KEY).any(|v| self.keys.contains(v));
             match id {
                 Some(id) if self.ids.contains(id) => {}
                 Some(id) if holds_key => {
@@ -451,44 +451,6 @@ fn line_at(bytes: &[u8], at: usize) -> &[u8] {
     let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
     let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
     &bytes[start..end]
-}
-
-/// The string values of a JSON field named by `name` (a quoted name: `"id"`) in `line`,
-/// as written between their quotes: what follows each `"id":` that is a string.
-fn values<'a>(line: &'a [u8], name: &'a memchr::memmem::Finder<'_>) -> impl Iterator<Item = &'a [u8]> + 'a {
-    let mut from = 0;
-    std::iter::from_fn(move || {
-        loop {
-            let mut i = from + name.find(line.get(from..)?)? + name.needle().len();
-            from = i;
-            let skip = |i: &mut usize| {
-                while line.get(*i).is_some_and(u8::is_ascii_whitespace) {
-                    *i += 1;
-                }
-            };
-            skip(&mut i);
-            if line.get(i) != Some(&b':') {
-                continue;
-            }
-            i += 1;
-            skip(&mut i);
-            if line.get(i) != Some(&b'"') {
-                continue;
-            }
-            let start = i + 1;
-            // The value ends at the first quote no backslash escapes.
-            let mut end = start;
-            loop {
-                end += memchr::memchr(b'"', line.get(end..)?)?;
-                if line[start..end].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0 {
-                    break;
-                }
-                end += 1;
-            }
-            from = end + 1;
-            return Some(&line[start..end]);
-        }
-    })
 }
 
 /// One line of a log read as an op, or None.

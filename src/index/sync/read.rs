@@ -136,7 +136,13 @@ fn read_log(root: &Path, s: &Scanned, namespace: &str, mark: Option<&LogMark>) -
     };
     let log = match tail {
         Some(log) => log,
-        None => memlog::read_whole(&s.rel, namespace, &store::read(root, path, store::cap::LOG)?),
+        None => {
+            let bytes = store::read(root, path, store::cap::LOG)?;
+            match mark.filter(|m| s.size >= m.offset).and_then(|m| memlog::read_on(&s.rel, namespace, m, &bytes)) {
+                Some(log) => log,
+                None => memlog::read_whole(&s.rel, namespace, &bytes),
+            }
+        }
     };
     Ok(Read { rel: s.rel.clone(), state, docs: None, log: Some(log), problems: Vec::new(), proposed: false })
 }
