@@ -409,12 +409,7 @@ pub fn default_branch(root: &Path) -> Option<String> {
 /// Runs `git ARGS` in `root` and returns its standard output; a git that is missing or
 /// fails is an error with its message.
 pub fn run(root: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .output()
-        .map_err(|e| Error::environment("cannot run git", e))?;
+    let out = output(root, args)?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(Error::Environment(format!("git {}: {}", args.join(" "), err.trim())));
@@ -425,17 +420,17 @@ pub fn run(root: &Path, args: &[&str]) -> Result<String> {
 /// Runs `git ARGS` in `root`: `Ok(stdout)` when it succeeds, `Err(what it printed)` when
 /// it fails (a merge with conflicts prints them on stdout); an error when git cannot run.
 pub fn try_run(root: &Path, args: &[&str]) -> Result<std::result::Result<String, String>> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .output()
-        .map_err(|e| Error::environment("cannot run git", e))?;
+    let out = output(root, args)?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if out.status.success() {
         return Ok(Ok(stdout));
     }
     Ok(Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr))))
+}
+
+/// What `git -C root ARGS` printed and how it ended; an error when git cannot run.
+fn output(root: &Path, args: &[&str]) -> Result<std::process::Output> {
+    Command::new("git").arg("-C").arg(root).args(args).output().map_err(|e| Error::environment("cannot run git", e))
 }
 
 /// A commit as the index holds it (kind `commit`, docs/search-index.md#git-history).

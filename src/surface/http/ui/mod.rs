@@ -381,20 +381,33 @@ fn back(form: &HashMap<String, String>) -> String {
     local_next(form.get("back")).to_owned()
 }
 
+/// A change asked for by a page's form: checked (the session, the CSRF token) before
+/// `change` runs on the engine; then the browser goes to `to`, or sees the error.
+async fn change<T: Send + 'static>(
+    app: &AppState,
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+    to: &str,
+    change: impl FnOnce(&Engine) -> Result<T> + Send + 'static,
+) -> Response {
+    let signed = match checked(app, headers, form) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    match blocking(&app.engine, change).await {
+        Ok(_) => redirect(to),
+        Err(e) => error_page(app, Some(&signed), &e),
+    }
+}
+
 async fn forget(
     State(app): State<AppState>,
     headers: HeaderMap,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
-    let signed = match checked(&app, &headers, &form) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
     let req = crate::query::api::MemoryDeleteRequest { id: param(&form, "id").to_owned(), ..Default::default() };
-    match blocking(&app.engine, move |e| e.ask(&crate::query::catalog::MemoryDelete, &req)).await {
-        Ok(_) => redirect(&back(&form)),
-        Err(e) => error_page(&app, Some(&signed), &e),
-    }
+    let to = back(&form);
+    change(&app, &headers, &form, &to, move |e| e.ask(&crate::query::catalog::MemoryDelete, &req)).await
 }
 
 async fn review(State(app): State<AppState>, signed: Signed) -> Response {
@@ -417,16 +430,9 @@ async fn approve(
     headers: HeaderMap,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
-    let signed = match checked(&app, &headers, &form) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
     let ids = vec![param(&form, "id").to_owned()];
     let supersede = review::Supersede { ids: Vec::new(), similar: param(&form, "supersede_similar") == "1" };
-    match blocking(&app.engine, move |e| review::approve(e, &ids, &supersede, &reviewer())).await {
-        Ok(_) => redirect("/ui/review"),
-        Err(e) => error_page(&app, Some(&signed), &e),
-    }
+    change(&app, &headers, &form, "/ui/review", move |e| review::approve(e, &ids, &supersede, &reviewer())).await
 }
 
 async fn reject(
@@ -434,15 +440,8 @@ async fn reject(
     headers: HeaderMap,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
-    let signed = match checked(&app, &headers, &form) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
     let ids = vec![param(&form, "id").to_owned()];
-    match blocking(&app.engine, move |e| review::reject(e, &ids, &reviewer())).await {
-        Ok(_) => redirect("/ui/review"),
-        Err(e) => error_page(&app, Some(&signed), &e),
-    }
+    change(&app, &headers, &form, "/ui/review", move |e| review::reject(e, &ids, &reviewer())).await
 }
 
 async fn servers(State(app): State<AppState>, signed: Signed) -> Response {
