@@ -10,6 +10,7 @@
 //!
 //! The format and the algorithm are described in `tools/model/README.md`.
 
+pub mod encoder;
 mod file;
 mod tokenize;
 mod vocab;
@@ -58,6 +59,8 @@ pub enum ModelError {
     VocabNotUtf8(usize),
     #[error("the model file's unknown token {0:?} is not in its vocabulary")]
     UnknownTokenMissing(String),
+    #[error("not an encoder tmws runs: {0}")]
+    Encoder(String),
 }
 
 /// The model's bytes: the binary's own, or a file's that the model keeps.
@@ -196,7 +199,7 @@ impl Model {
     /// dropped, at most `max_tokens`.
     pub fn tokens(&self, text: &str) -> Vec<u32> {
         let mut ids = Vec::new();
-        tokenize::tokenize(self, text, &mut ids);
+        tokenize::tokenize(&self.wordpiece(), text, &mut ids);
         ids
     }
 
@@ -204,7 +207,7 @@ impl Model {
     /// of the text is known (an empty text, or one of unknown words only).
     pub fn embed(&self, text: &str) -> Option<Embedding> {
         let mut ids = Vec::with_capacity(64);
-        tokenize::tokenize(self, text, &mut ids);
+        tokenize::tokenize(&self.wordpiece(), text, &mut ids);
         self.pool(&ids)
     }
 
@@ -261,10 +264,16 @@ impl Model {
         Some(Embedding(sum))
     }
 
-    /// The vocabulary's bytes (tokens joined by `\n`).
-    #[inline]
-    fn vocab_bytes(&self) -> &[u8] {
-        &self.bytes.get()[self.vocab_start..self.vocab_end]
+    /// How this model reads a text into tokens: unknown words dropped.
+    fn wordpiece(&self) -> tokenize::Wordpiece<'_> {
+        tokenize::Wordpiece {
+            vocab: &self.vocab,
+            text: &self.bytes.get()[self.vocab_start..self.vocab_end],
+            unk: self.unk,
+            max_word_chars: self.max_word_chars,
+            max_tokens: self.max_tokens,
+            keep_unknown: false,
+        }
     }
 }
 

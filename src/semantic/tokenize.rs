@@ -14,10 +14,23 @@
 use icu_normalizer::DecomposingNormalizerBorrowed;
 use unicode_general_category::{GeneralCategory, get_general_category};
 
-use super::Model;
+use super::vocab::Vocab;
+
+/// What WordPiece reads a text with: a vocabulary and its settings.
+pub struct Wordpiece<'a> {
+    pub vocab: &'a Vocab,
+    /// The vocabulary's bytes (tokens joined by `\n`), which `vocab` indexes.
+    pub text: &'a [u8],
+    pub unk: u32,
+    pub max_word_chars: usize,
+    pub max_tokens: usize,
+    /// Whether an unknown word gives the unknown token, as a transformer reads it; a static
+    /// model drops it.
+    pub keep_unknown: bool,
+}
 
 /// Appends the token ids of `text` to `ids` (which the caller passes empty).
-pub fn tokenize(model: &Model, text: &str, ids: &mut Vec<u32>) {
+pub fn tokenize(model: &Wordpiece<'_>, text: &str, ids: &mut Vec<u32>) {
     let mut words = Words { model, ids, word: String::new(), word_chars: 0, full: false };
     let mut chunk = Chunk::default();
     let bytes = text.as_bytes();
@@ -110,7 +123,7 @@ impl Chunk {
 
 /// The words of a text as they are found, and their token ids.
 struct Words<'a> {
-    model: &'a Model,
+    model: &'a Wordpiece<'a>,
     ids: &'a mut Vec<u32>,
     /// The word being read from a non-ASCII chunk, or an ASCII word lowercased; only its
     /// first `max_word_chars` characters are kept, since a longer word is unknown whatever
@@ -148,6 +161,7 @@ impl Words<'_> {
         }
         if word.len() > self.model.max_word_chars {
             // Unknown, whatever its letters.
+            self.unknown();
             return;
         }
         if word.bytes().any(|b| b.is_ascii_uppercase()) {
@@ -211,12 +225,16 @@ impl Words<'_> {
     /// WordPiece of a word of `chars` characters: greedy longest match first, and the whole
     /// word unknown (so dropped) when it cannot be split wholly into pieces.
     fn piece(&mut self, word: &str, chars: usize) {
-        if word.is_empty() || chars > self.model.max_word_chars {
+        if word.is_empty() {
+            return;
+        }
+        if chars > self.model.max_word_chars {
+            self.unknown();
             return;
         }
         let model = self.model;
-        let vocab = &model.vocab;
-        let text = model.vocab_bytes();
+        let vocab = model.vocab;
+        let text = model.text;
         let mark = self.ids.len();
         let mut start = 0;
         while start < word.len() {
@@ -235,6 +253,7 @@ impl Words<'_> {
             };
             let Some(id) = found else {
                 self.ids.truncate(mark);
+                self.unknown();
                 return;
             };
             // The unknown token itself is dropped like any unknown word.
@@ -243,8 +262,21 @@ impl Words<'_> {
             }
             start = end;
         }
-        if self.ids.len() >= model.max_tokens {
-            self.ids.truncate(model.max_tokens);
+        self.check_full();
+    }
+
+    /// A word no piece of the vocabulary spells: the unknown token when the reader keeps
+    /// it, else nothing.
+    fn unknown(&mut self) {
+        if self.model.keep_unknown {
+            self.ids.push(self.model.unk);
+            self.check_full();
+        }
+    }
+
+    fn check_full(&mut self) {
+        if self.ids.len() >= self.model.max_tokens {
+            self.ids.truncate(self.model.max_tokens);
             self.full = true;
         }
     }
