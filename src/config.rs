@@ -141,11 +141,17 @@ pub struct SemanticConfig {
     /// `builtin` (the model inside tmws), `off` (words only), or a folder inside the root
     /// holding `model.safetensors` of the same format. A change rebuilds the index.
     pub model: String,
+    /// `off`, or a folder inside the root holding a sentence-transformers BERT encoder
+    /// (`model.safetensors`, `vocab.txt`, `config.json`, such as all-MiniLM-L6-v2): the
+    /// vectors of memories, and of the questions asked of them, are then the encoder's.
+    /// Slower to write and to ask (milliseconds a memory), closer in meaning. A change
+    /// rebuilds the index.
+    pub memories: String,
 }
 
 impl Default for SemanticConfig {
     fn default() -> Self {
-        SemanticConfig { model: "builtin".to_owned() }
+        SemanticConfig { model: "builtin".to_owned(), memories: "off".to_owned() }
     }
 }
 
@@ -350,6 +356,14 @@ impl SemanticConfig {
             "builtin" => ModelChoice::Builtin,
             "off" => ModelChoice::Off,
             folder => ModelChoice::Folder(PathBuf::from(folder)),
+        }
+    }
+
+    /// The encoder folder `memories` names (None: `off`, or meaning is off altogether).
+    pub fn encoder(&self) -> Option<PathBuf> {
+        match (self.choice(), self.memories.as_str()) {
+            (ModelChoice::Off, _) | (_, "off") => None,
+            (_, folder) => Some(PathBuf::from(folder)),
         }
     }
 }
@@ -756,8 +770,7 @@ impl Config {
         }
         // A model is read from the root only, like every other file a repository names.
         if let ModelChoice::Folder(folder) = config.semantic.choice()
-            && (folder.as_os_str().is_empty()
-                || !folder.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)))
+            && !inside_root(&folder)
         {
             let (line, column) = key_position(text, "semantic", "model");
             return Err(Diagnostic::error(
@@ -768,6 +781,17 @@ impl Config {
                     "`semantic.model` `{}` must be `builtin`, `off` or a folder inside the root",
                     config.semantic.model
                 ),
+            ));
+        }
+        if let Some(folder) = config.semantic.encoder()
+            && !inside_root(&folder)
+        {
+            let (line, column) = key_position(text, "semantic", "memories");
+            return Err(Diagnostic::error(
+                Rule::Config,
+                line,
+                column,
+                format!("`semantic.memories` `{}` must be `off` or a folder inside the root", config.semantic.memories),
             ));
         }
         if let Err(e) = crate::layout::Includes::new(&config.index.include) {
@@ -787,6 +811,11 @@ fn within<T: Number>(text: &str, section: &str, key: &str, limit: &Limit<T>, val
     }
     let (line, column) = key_position(text, section, key);
     Err(Diagnostic::error(Rule::Config, line, column, format!("`{section}.{key}` {}", limit.rule())))
+}
+
+/// Whether a folder a config names is a path inside the root (relative, no `..`).
+fn inside_root(folder: &Path) -> bool {
+    !folder.as_os_str().is_empty() && folder.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// The line and column of `key` inside `[section]` (or of the section header when `key` is
@@ -948,6 +977,19 @@ mod tests {
             (2, "`semantic.model` `/opt/models/e5` must be `builtin`, `off` or a folder inside the root")
         );
         assert_eq!(err("[semantic]\nmodel = \"../models\"\n").0, 2);
+        let (line, _, msg) = err("[semantic]\nmodel = \"builtin\"\nmemories = \"/home/me/minilm\"\n");
+        assert_eq!(
+            (line, msg.as_str()),
+            (3, "`semantic.memories` `/home/me/minilm` must be `off` or a folder inside the root")
+        );
+        assert_eq!(err("[semantic]\nmemories = \"models/../../x\"\n").0, 2);
+        assert_eq!(err("[semantic]\nmemories = \"\"\n").0, 2);
+        // Meaning off leaves no encoder to run, wherever it is.
+        let c = Config::parse("[semantic]\nmodel = \"off\"\nmemories = \"models/minilm\"\n").unwrap();
+        assert_eq!(c.semantic.encoder(), None);
+        let c = Config::parse("[semantic]\nmemories = \"models/minilm\"\n").unwrap();
+        assert_eq!(c.semantic.encoder(), Some(PathBuf::from("models/minilm")));
+        assert_eq!(Config::parse("").unwrap().semantic.encoder(), None);
         let (line, _, msg) = err("[index]\ninclude = [\"/etc\"]\n");
         assert_eq!((line, msg.as_str()), (2, "index include `/etc` must be a path inside the root"));
         assert_eq!(err("[index]\ninclude = [\"\"]\n").0, 2);

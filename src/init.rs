@@ -219,9 +219,12 @@ pub const CONFIG_TEMPLATE: &str = r#"# tmws configuration. Every key is optional
 # include = []
 
 # Recall by meaning: "builtin" (the model inside tmws), "off" (words only), or a folder
-# inside the root holding model.safetensors of the same format.
+# inside the root holding model.safetensors of the same format. `memories` names a folder
+# inside the root holding a sentence-transformers BERT encoder (such as all-MiniLM-L6-v2):
+# memories are then found by its vectors, closer in meaning, slower (milliseconds each).
 # [semantic]
 # model = "builtin"
+# memories = "off"
 
 # Review of what agents write: "write" stores it at once; "propose" keeps long-term
 # memories and entries written through MCP, HTTP or hooks out of answers until

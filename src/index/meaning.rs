@@ -21,6 +21,7 @@ use super::search::Ranking;
 use super::tantivy_err;
 use crate::config::{Config, ModelChoice};
 use crate::error::Result;
+use crate::semantic::encoder::Encoder;
 use crate::semantic::{Model, dot_i8};
 use crate::store;
 
@@ -28,12 +29,80 @@ use crate::store;
 /// made is searched by words only until a sync rebuilds it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryMeaning {
-    /// The model's fingerprint.
+    /// The fingerprint of what made the index's vectors ([`fingerprint`]).
     pub model: String,
     /// Whether the text was asked as a question ([`is_question`]).
     pub question: bool,
     pub values: Vec<i8>,
     pub scale: f32,
+    /// The encoder's vector of the same text, for memories, when `[semantic] memories`
+    /// names one: memories carry the encoder's vectors, of another length, so each item
+    /// is compared with the vector of its own maker.
+    pub memories: Option<Arc<QueryMeaning>>,
+    /// How its maker's cosines are put on the built-in model's scale.
+    pub calibration: Calibration,
+}
+
+/// A linear map of one maker's cosines onto the built-in model's scale, so that one floor
+/// holds for both and a memory found by the encoder ranks fairly against a document found
+/// by the model: unrelated texts often reach 0.4 with the built-in model, seldom 0.2 with
+/// a transformer. Measured on the memory sets (docs/ranking.md#meaning).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    pub offset: f32,
+    pub slope: f32,
+}
+
+impl Calibration {
+    /// The built-in model's own scale.
+    pub const MODEL: Calibration = Calibration { offset: 0.0, slope: 1.0 };
+    /// An encoder's: its 0.15 is the model's 0.35 (the least cosine that may answer a
+    /// question), and 1 stays 1.
+    pub const ENCODER: Calibration = Calibration { offset: 1.0 - 0.65 / 0.85, slope: 0.65 / 0.85 };
+
+    fn apply(self, cosine: f32) -> f32 {
+        self.offset + self.slope * cosine
+    }
+}
+
+impl QueryMeaning {
+    /// This vector and the encoder's, when there is one.
+    fn each(&self) -> impl Iterator<Item = &QueryMeaning> {
+        std::iter::once(self).chain(self.memories.as_deref())
+    }
+}
+
+/// What an index's vectors are made by: the model for every item, the encoder for
+/// memories when the transformer tier is on.
+#[derive(Debug, Clone, Copy)]
+pub struct Makers {
+    pub model: &'static Model,
+    pub encoder: Option<&'static Encoder>,
+}
+
+impl Makers {
+    /// The fingerprint an index records of its vectors: a change of either maker rebuilds.
+    pub fn fingerprint(&self) -> String {
+        match self.encoder {
+            Some(e) => format!("{}+{}", self.model.fingerprint(), e.fingerprint()),
+            None => self.model.fingerprint().to_owned(),
+        }
+    }
+
+    /// An item's vector: a memory's by the encoder when there is one, else by the model.
+    pub fn embed(&self, text: &str, memory: bool) -> Option<crate::semantic::Embedding> {
+        match self.encoder {
+            Some(e) if memory => e.embed(text),
+            _ => self.model.embed(text),
+        }
+    }
+}
+
+/// The makers of `root`'s vectors, or None for words only.
+pub fn makers_for(root: &Path, config: &Config) -> Option<Makers> {
+    let model = model_for(root, config)?;
+    let encoder = config.semantic.encoder().and_then(|folder| encoder_for(root, &folder));
+    Some(Makers { model, encoder })
 }
 
 /// What an item's vector of meaning is made of: its name, its summary and the start of its
@@ -80,28 +149,78 @@ pub fn model_for(root: &Path, config: &Config) -> Option<&'static Model> {
 /// words only (`[semantic] model = "off"`, a query of words only, a text the model knows no
 /// word of).
 pub fn query_meaning(root: &Path, config: &Config, text: &str) -> Option<Arc<QueryMeaning>> {
-    let model = model_for(root, config)?;
-    if words_only(text, model) {
+    let makers = makers_for(root, config)?;
+    if words_only(text, makers.model) {
         return None;
     }
-    text_meaning(model, text)
+    text_meaning(makers, text)
 }
 
-/// The vector of `text` by `model`, None when the model knows no word of it.
-pub fn text_meaning(model: &Model, text: &str) -> Option<Arc<QueryMeaning>> {
-    let q = model.embed(text)?.quantize();
+/// The vector of `text` by each of `makers`, None when the model knows no word of it.
+pub fn text_meaning(makers: Makers, text: &str) -> Option<Arc<QueryMeaning>> {
+    let q = makers.model.embed(text)?.quantize();
+    let model = makers.fingerprint();
+    let question = is_question(text);
+    let memories = makers.encoder.and_then(|e| e.embed(text)).map(|v| {
+        let v = v.quantize();
+        Arc::new(QueryMeaning {
+            model: model.clone(),
+            question,
+            values: v.values,
+            scale: v.scale,
+            memories: None,
+            calibration: Calibration::ENCODER,
+        })
+    });
     Some(Arc::new(QueryMeaning {
-        model: model.fingerprint().to_owned(),
-        question: is_question(text),
+        model,
+        question,
         values: q.values,
         scale: q.scale,
+        memories,
+        calibration: Calibration::MODEL,
     }))
 }
 
-type Loaded = Vec<(PathBuf, Option<store::FileStamp>, Option<&'static Model>)>;
+type Loaded<T> = Vec<(PathBuf, Option<store::FileStamp>, Option<&'static T>)>;
+
+/// The encoder of a `[semantic] memories` folder, read once per process and weights file
+/// (it lives as long as the process); one that cannot be read or run is logged once, and
+/// memories then take the model's vectors.
+fn encoder_for(root: &Path, folder: &Path) -> Option<&'static Encoder> {
+    use crate::semantic::encoder::{CONFIG_FILE, EncoderFiles, SENTENCE_CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE};
+    static LOADED: OnceLock<Mutex<Loaded<Encoder>>> = OnceLock::new();
+    let path = root.join(folder).join(WEIGHTS_FILE);
+    let stamp = store::FileStamp::of(&path);
+    let mut loaded = LOADED.get_or_init(Mutex::default).lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, _, encoder)) = loaded.iter().find(|(p, s, _)| *p == path && *s == stamp) {
+        return *encoder;
+    }
+    let read = |name: &str, cap: u64| {
+        store::read(root, &root.join(folder).join(name), cap)
+            .map_err(|e| format!("cannot read {}: {}", folder.join(name).display(), e.chain()))
+    };
+    let files = (|| {
+        Ok::<_, String>(EncoderFiles {
+            weights: read(WEIGHTS_FILE, store::cap::ENCODER)?,
+            vocab: read(VOCAB_FILE, store::cap::CONFIG)?,
+            config: read(CONFIG_FILE, store::cap::CONFIG)?,
+            sentence_config: read(SENTENCE_CONFIG_FILE, store::cap::CONFIG).ok(),
+        })
+    })();
+    let encoder = match files.and_then(|f| Encoder::parse(&f).map_err(|e| format!("{}: {e}", folder.display()))) {
+        Ok(encoder) => Some(&*Box::leak(Box::new(encoder))),
+        Err(e) => {
+            tracing::warn!("{e}; memories are recalled with the model's vectors");
+            None
+        }
+    };
+    loaded.push((path, stamp, encoder));
+    encoder
+}
 
 fn folder_model(root: &Path, folder: &Path) -> Option<&'static Model> {
-    static LOADED: OnceLock<Mutex<Loaded>> = OnceLock::new();
+    static LOADED: OnceLock<Mutex<Loaded<Model>>> = OnceLock::new();
     let path = root.join(folder).join(MODEL_FILE);
     let stamp = store::FileStamp::of(&path);
     let mut loaded = LOADED.get_or_init(Mutex::default).lock().unwrap_or_else(PoisonError::into_inner);
@@ -224,7 +343,7 @@ impl SegmentVectors {
 
 /// Each segment's vectors, read once: the searches of a process share them.
 #[derive(Default)]
-pub(crate) struct VectorCache(Mutex<FxHashMap<SegmentId, Arc<SegmentVectors>>>);
+pub(crate) struct VectorCache(Mutex<FxHashMap<(SegmentId, usize), Arc<SegmentVectors>>>);
 
 impl VectorCache {
     /// The vectors of every segment `searcher` sees, by ordinal; segments no longer seen
@@ -233,22 +352,20 @@ impl VectorCache {
         let mut cache = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let mut out = Vec::with_capacity(searcher.segment_readers().len());
         for segment in searcher.segment_readers() {
-            let id = segment.segment_id();
-            let vectors = match cache.get(&id) {
-                Some(v) if v.dim == dim => v.clone(),
-                _ => {
+            let key = (segment.segment_id(), dim);
+            let vectors = match cache.get(&key) {
+                Some(v) => v.clone(),
+                None => {
                     let v = Arc::new(SegmentVectors::read(segment, dim)?);
-                    cache.insert(id, v.clone());
+                    cache.insert(key, v.clone());
                     v
                 }
             };
             out.push(vectors);
         }
-        if cache.len() > out.len() {
-            let live: std::collections::HashSet<SegmentId> =
-                searcher.segment_readers().iter().map(SegmentReader::segment_id).collect();
-            cache.retain(|id, _| live.contains(id));
-        }
+        let live: std::collections::HashSet<SegmentId> =
+            searcher.segment_readers().iter().map(SegmentReader::segment_id).collect();
+        cache.retain(|(id, _), _| live.contains(id));
         Ok(out)
     }
 }
@@ -260,7 +377,7 @@ impl std::fmt::Debug for VectorCache {
 }
 
 /// The documents `query` matches whose cosine with `q` is at least `floor`, best first, at
-/// most `n`.
+/// most `n`: one maker's.
 struct ByMeaning {
     segments: Vec<Arc<SegmentVectors>>,
     q: Arc<QueryMeaning>,
@@ -350,7 +467,7 @@ impl SegmentCollector for SegmentByMeaning {
         let segment = self.ord;
         self.found
             .into_iter()
-            .map(|(_, doc, ord)| (self.vectors.cosine_of(ord, &self.q), doc))
+            .map(|(_, doc, ord)| (self.q.calibration.apply(self.vectors.cosine_of(ord, &self.q)), doc))
             .filter(|(cos, _)| *cos >= self.floor)
             .map(|(cos, doc)| {
                 let rank = self.rank.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
@@ -363,6 +480,24 @@ impl SegmentCollector for SegmentByMeaning {
 /// The `n` documents `filter` matches that are closest in meaning to `q`, with their
 /// cosine, at least `floor`.
 pub(crate) fn nearest(
+    cache: &VectorCache,
+    searcher: &Searcher,
+    filter: &dyn Query,
+    q: &Arc<QueryMeaning>,
+    floor: f32,
+    n: usize,
+) -> Result<Vec<(f32, DocAddress)>> {
+    let mut found = nearest_by(cache, searcher, filter, q, floor, n)?;
+    if let Some(m) = &q.memories {
+        found.extend(nearest_by(cache, searcher, filter, m, floor, n)?);
+        found.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        found.truncate(n);
+    }
+    Ok(found)
+}
+
+/// [`nearest`] of the items whose vectors have the length of `q`'s.
+fn nearest_by(
     cache: &VectorCache,
     searcher: &Searcher,
     filter: &dyn Query,
@@ -433,7 +568,7 @@ fn nearest_first(
         let rank = segment.fast_fields().u64("ref_rank").ok();
         let segment_ord = ord as SegmentOrdinal;
         for (_, o, doc) in passed {
-            let cos = vectors.cosine_of(o, q);
+            let cos = q.calibration.apply(vectors.cosine_of(o, q));
             if cos >= floor {
                 let r = rank.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
                 all.push((cos, r, DocAddress::new(segment_ord, doc)));
@@ -452,8 +587,13 @@ pub(crate) fn cosine(
     addr: DocAddress,
     q: &QueryMeaning,
 ) -> Result<Option<f32>> {
-    let segments = cache.of(searcher, q.values.len())?;
-    Ok(segments.get(addr.segment_ord as usize).and_then(|v| v.cosine(addr.doc_id, q)))
+    for q in q.each() {
+        let segments = cache.of(searcher, q.values.len())?;
+        if let Some(cos) = segments.get(addr.segment_ord as usize).and_then(|v| v.cosine(addr.doc_id, q)) {
+            return Ok(Some(q.calibration.apply(cos)));
+        }
+    }
+    Ok(None)
 }
 
 /// The cosine of one document's vector with `q`, read from its segment's column alone
@@ -467,10 +607,11 @@ pub(crate) fn cosine_alone(searcher: &Searcher, addr: DocAddress, q: &QueryMeani
     if !column.ord_to_bytes(ord, &mut bytes).map_err(|e| super::tantivy_err(e.into()))? {
         return Ok(None);
     }
-    let dim = q.values.len();
-    Ok(crate::semantic::Quantized::from_bytes(&bytes, dim)
-        .filter(|v| v.scale > 0.0)
-        .map(|v| crate::semantic::dot_i8(&v.values, &q.values) as f32 * v.scale * q.scale))
+    Ok(q.each().find_map(|q| {
+        crate::semantic::Quantized::from_bytes(&bytes, q.values.len())
+            .filter(|v| v.scale > 0.0)
+            .map(|v| q.calibration.apply(crate::semantic::dot_i8(&v.values, &q.values) as f32 * v.scale * q.scale))
+    }))
 }
 
 /// How many live items the index holds, and how many of them have a vector.

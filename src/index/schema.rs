@@ -61,9 +61,9 @@ pub struct Fields {
     /// The issues an item is about (`IndexDoc::issues`), each a raw term: `#123`,
     /// `owner/repo#12`, `PROJ-7`.
     pub issue: Field,
-    /// The model that makes the vectors a sync writes (none: words only). Not part of the
-    /// schema: a sync sets it from the config.
-    pub model: Option<&'static crate::semantic::Model>,
+    /// What makes the vectors a sync writes (none: words only). Not part of the schema: a
+    /// sync sets it from the config.
+    pub model: Option<super::meaning::Makers>,
 }
 
 impl Fields {

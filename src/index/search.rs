@@ -1305,7 +1305,7 @@ fn hit(searcher: &Searcher, f: &Fields, addr: DocAddress, score: f32) -> Result<
 /// the lexical tiers (docs/ranking.md#meaning): `0.8 × cosine + 0.2 × share`.
 const MEANING_WEIGHT: f32 = 0.8;
 /// The least cosine at which a result that holds none of the query's words is shown.
-pub(super) const MEANING_FLOOR: f32 = 0.35;
+const MEANING_FLOOR: f32 = 0.35;
 /// Candidates taken by words and by meaning, per result asked.
 const MEANING_CANDIDATES: usize = 3;
 /// The least cosine at which a result that holds none of the words of a query of keywords
@@ -1446,18 +1446,19 @@ impl Index {
         let mut clauses = filters(f, req)?;
         clauses.push((Occur::Must, Box::new(AllQuery)));
         clauses.push((Occur::MustNot, hidden(f, req)));
+        // Memories are asked about in questions; a document search's words decide.
+        let question = req.ranking.is_some() && q.question;
+        // A result that holds none of a question's words may answer it; one that holds none
+        // of a few keywords is shown after every one that does, and must be closer.
+        let floor = if question { MEANING_FLOOR } else { KEYWORDS_MEANING_FLOOR };
         let near = super::meaning::nearest(
             &self.vectors,
             searcher,
             &BooleanQuery::new(clauses),
             &q,
-            MEANING_FLOOR,
+            floor,
             limit * MEANING_CANDIDATES,
         )?;
-        // Memories are asked about in questions; a document search's words decide.
-        let question = req.ranking.is_some() && q.question;
-        let floor = if question { MEANING_FLOOR } else { KEYWORDS_MEANING_FLOOR };
-        let near: Vec<(f32, DocAddress)> = near.into_iter().filter(|(cos, _)| *cos >= floor).collect();
         if !question {
             // Keywords: the words decide, as they did; what only the meaning finds comes after.
             let known: std::collections::HashSet<DocAddress> = lexical.iter().map(|(_, _, a)| *a).collect();

@@ -42,12 +42,44 @@ pub struct ModelStatus {
     pub vectors: u64,
     /// Whether the index's vectors are this model's: when not, the next sync makes them.
     pub current: bool,
+    /// The encoder that gives memories their vectors (`[semantic] memories`), when one is
+    /// named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memories: Option<EncoderStatus>,
+}
+
+/// What `tmws model` shows of the memories' encoder.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EncoderStatus {
+    /// The folder, as `[semantic] memories` says.
+    pub folder: String,
+    /// Whether it was read and runs: when not, memories take the model's vectors (the log
+    /// says why).
+    pub active: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dimensions: Option<usize>,
+    /// The longest input in tokens; the rest of a longer memory is not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
 }
 
 /// The status of `root`'s model and of `index`'s vectors.
 pub(crate) fn status(root: &Path, config: &Config, index: &Index) -> Result<ModelStatus> {
-    let model = meaning::model_for(root, config);
+    let makers = meaning::makers_for(root, config);
+    let model = makers.map(|m| m.model);
     let (indexed_by, items, vectors) = index.vectors()?;
+    let memories = config.semantic.encoder().map(|folder| {
+        let encoder = makers.and_then(|m| m.encoder);
+        EncoderStatus {
+            folder: folder.display().to_string(),
+            active: encoder.is_some(),
+            dimensions: encoder.map(|e| e.dim()),
+            max_tokens: encoder.map(|e| e.max_seq()),
+            fingerprint: encoder.map(|e| e.fingerprint().to_owned()),
+        }
+    });
     let builtin = config.semantic.choice() == ModelChoice::Builtin;
     Ok(ModelStatus {
         model: config.semantic.model.clone(),
@@ -67,6 +99,7 @@ pub(crate) fn status(root: &Path, config: &Config, index: &Index) -> Result<Mode
         sha256: (builtin && model.is_some()).then(|| BUILTIN_SHA256.split_whitespace().next().unwrap_or("").to_owned()),
         items,
         vectors,
-        current: indexed_by.as_deref() == model.map(|m| m.fingerprint()),
+        current: indexed_by == makers.map(|m| m.fingerprint()),
+        memories,
     })
 }

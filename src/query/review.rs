@@ -462,9 +462,9 @@ fn op_of(line: &[u8]) -> Option<Op> {
 /// holds a proposal). A failure to read the index gives none: the listing goes on.
 fn similar(engine: &Engine, id: &str, summary: &str, content: &str) -> Vec<(String, String)> {
     use crate::index::meaning;
-    let Some(model) = meaning::model_for(engine.root(), engine.config()) else { return Vec::new() };
+    let Some(makers) = meaning::makers_for(engine.root(), engine.config()) else { return Vec::new() };
     let started = std::time::Instant::now();
-    let Some(q) = meaning::text_meaning(model, &meaning::item_text(summary, "", content)) else { return Vec::new() };
+    let Some(q) = meaning::text_meaning(makers, &meaning::item_text(summary, "", content)) else { return Vec::new() };
     tracing::debug!(id, ms = started.elapsed().as_secs_f64() * 1e3, "review: meaning of a proposal");
     let similarity = engine.config().review.duplicate_similarity as f32;
     engine.as_indexed(|index| index.near_duplicates(&q, similarity, &[id])).unwrap_or_else(|e| {

@@ -22,6 +22,8 @@ pub mod cap {
     pub const CONFIG: u64 = 16 << 20;
     /// An embedding model of a `[semantic] model` folder.
     pub const MODEL: u64 = 64 << 20;
+    /// The weights of a `[semantic] memories` encoder (all-MiniLM-L6-v2's are 87 MiB).
+    pub const ENCODER: u64 = 1 << 30;
     /// A whole JSONL log (its lines are capped one by one as well).
     pub const LOG: u64 = 1 << 30;
 }

@@ -258,7 +258,8 @@ pub(super) fn to_document(f: &Fields, d: &IndexDoc) -> TantivyDocument {
     doc.add_text(f.path, &d.path);
     let body = markup::searchable(&d.body);
     if let Some(model) = f.model
-        && let Some(vector) = model.embed(&super::super::meaning::item_text(&d.name, &d.description, &body))
+        && let Some(vector) =
+            model.embed(&super::super::meaning::item_text(&d.name, &d.description, &body), d.memory.is_some())
     {
         doc.add_bytes(f.vector, &vector.quantize().to_bytes());
     }

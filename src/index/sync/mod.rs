@@ -181,7 +181,7 @@ impl Index {
             return Ok(report);
         };
         let includes = Includes::new(&config.index.include)?;
-        let model = super::meaning::model_for(&self.root, config);
+        let model = super::meaning::makers_for(&self.root, config);
         self.fields.model = model;
 
         // The writer keeps its manifest between syncs (no other process writes it while
@@ -193,7 +193,7 @@ impl Index {
         let mut proposals = payload.proposals.clone();
         // Vectors of another model (or none, or some where none are wanted) are replaced
         // by indexing everything again.
-        let fingerprint = model.map(|m| m.fingerprint().to_owned());
+        let fingerprint = model.map(|m| m.fingerprint());
         let full = full || payload.model != fingerprint;
         let targets = if full { None } else { targets };
         if full {

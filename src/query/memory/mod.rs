@@ -317,7 +317,7 @@ pub(crate) fn add_entry(
     let meaning = if entry.session.is_some() {
         None
     } else {
-        crate::index::meaning::model_for(root, config).and_then(|m| {
+        crate::index::meaning::makers_for(root, config).and_then(|m| {
             let summary = entry.summary.as_deref().unwrap_or("");
             crate::index::meaning::text_meaning(m, &crate::index::meaning::item_text(summary, "", &content))
         })

@@ -173,6 +173,14 @@ pub(super) fn model(cli: &Cli, out: &mut impl Write) -> Result<u8, Failure> {
             }
         }
     }
+    if let Some(m) = &s.memories {
+        match (m.active, m.dimensions, m.max_tokens, &m.fingerprint) {
+            (true, Some(dim), Some(tokens), Some(fp)) => {
+                writeln!(out, "memories: encoder of {} ({dim} dimensions, the first {tokens} tokens, {fp})", m.folder)?
+            }
+            _ => writeln!(out, "memories: {} is not an encoder tmws runs (the log says why)", m.folder)?,
+        }
+    }
     let state = if s.current { "" } else { " (made by another model: the next sync makes them again)" };
     writeln!(out, "vectors: {} of {} items{state}", s.vectors, s.items)?;
     Ok(0)
