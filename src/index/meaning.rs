@@ -156,6 +156,24 @@ pub fn query_meaning(root: &Path, config: &Config, text: &str) -> Option<Arc<Que
     text_meaning(makers, text)
 }
 
+/// [`query_meaning`] by the built-in (or folder) model alone, for a process that must not
+/// wait for an encoder to load (a briefing hook): where memories carry an encoder's
+/// vectors they do not match it, and are weighed by their words.
+pub fn model_meaning(root: &Path, config: &Config, text: &str) -> Option<Arc<QueryMeaning>> {
+    let model = model_for(root, config)?;
+    if words_only(text, model) {
+        return None;
+    }
+    text_meaning(Makers { model, encoder: None }, text)
+}
+
+/// Whether an index whose vectors `indexed_by` made ([`Makers::fingerprint`]) can be
+/// searched with `q`: made by the same makers, or `q` is by the model alone and the index's
+/// other items are that model's.
+pub fn matches(indexed_by: Option<&str>, q: &QueryMeaning) -> bool {
+    indexed_by.is_some_and(|by| by == q.model || by.split_once('+').is_some_and(|(model, _)| model == q.model))
+}
+
 /// The vector of `text` by each of `makers`, None when the model knows no word of it.
 pub fn text_meaning(makers: Makers, text: &str) -> Option<Arc<QueryMeaning>> {
     let q = makers.model.embed(text)?.quantize();
@@ -706,6 +724,34 @@ fn is_cjk(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_query_by_the_model_alone_matches_an_index_whose_memories_are_an_encoders() {
+        let q = |model: &str| QueryMeaning {
+            model: model.to_owned(),
+            question: false,
+            values: vec![1],
+            scale: 1.0,
+            memories: None,
+            calibration: Calibration::MODEL,
+        };
+        assert!(matches(Some("a1"), &q("a1")));
+        assert!(matches(Some("a1+enc-b2"), &q("a1+enc-b2")));
+        assert!(matches(Some("a1+enc-b2"), &q("a1")));
+        // Another model, no vectors, or an index not yet made by the encoder.
+        assert!(!matches(Some("a2+enc-b2"), &q("a1")));
+        assert!(!matches(None, &q("a1")));
+        assert!(!matches(Some("a1"), &q("a1+enc-b2")));
+        assert!(!matches(Some("a1+enc-b3"), &q("a1+enc-b2")));
+    }
+
+    #[test]
+    fn the_encoders_cosines_are_put_on_the_models_scale() {
+        let e = Calibration::ENCODER;
+        assert!((e.apply(0.15) - 0.35).abs() < 1e-6);
+        assert!((e.apply(1.0) - 1.0).abs() < 1e-6);
+        assert_eq!(Calibration::MODEL.apply(0.42), 0.42);
+    }
 
     #[test]
     fn identifiers_paths_commits_and_quotes_are_searched_by_words_only() {

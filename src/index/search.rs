@@ -1339,7 +1339,7 @@ impl Index {
         if q.values.is_empty() || query.contains('"') {
             return Ok(None);
         }
-        Ok((self.payload()?.model.as_deref() == Some(q.model.as_str())).then(|| q.clone()))
+        Ok((super::meaning::matches(self.payload()?.model.as_deref(), q)).then(|| q.clone()))
     }
 
     /// The fingerprint of the model that made the index's vectors (none: no vectors), how
@@ -1372,7 +1372,7 @@ impl Index {
         ref_ids: &[String],
     ) -> Result<std::collections::HashMap<String, f32>> {
         let mut out = std::collections::HashMap::new();
-        if self.payload()?.model.as_deref() != Some(q.model.as_str()) {
+        if !super::meaning::matches(self.payload()?.model.as_deref(), q) {
             return Ok(out);
         }
         let searcher = self.reader.searcher();
@@ -1396,7 +1396,7 @@ impl Index {
         similarity: f32,
         except: &[&str],
     ) -> Result<Vec<(String, String)>> {
-        if self.payload()?.model.as_deref() != Some(q.model.as_str()) {
+        if !super::meaning::matches(self.payload()?.model.as_deref(), q) {
             return Ok(Vec::new());
         }
         let f = &self.fields;

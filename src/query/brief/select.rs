@@ -350,7 +350,9 @@ fn found(
         return Ok(Vec::new());
     }
     // The model is read only when the words found something for it to weigh.
-    let meaning = if by_meaning { crate::index::meaning::query_meaning(root, config, text) } else { None };
+    // By the model alone: loading an encoder of `[semantic] memories` costs a hook more
+    // than it may take.
+    let meaning = if by_meaning { crate::index::meaning::model_meaning(root, config, text) } else { None };
     let cosines = match meaning {
         Some(q) => index.cosines(&q, &ids)?,
         None => Default::default(),
