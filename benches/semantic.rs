@@ -6,6 +6,11 @@
 //! - `embed_100k_body`: `embed` of a 100 KB body, read only up to its first 512 tokens.
 //! - `dot_i8_100k`: `dot_i8` of a query against 100,000 stored int8 vectors of 256 values,
 //!   the scan of one query (budget: 1 ms).
+//! - `encoder_question`, `encoder_memory`, `encoder_paragraph`: the transformer tier's
+//!   encoder (`[semantic] memories`, from the folder `TMWS_ENCODER` names) on a 10-token
+//!   question, a 40-token memory and the 2 KB paragraph (cut at 256 tokens); what a
+//!   question to memories and a memory's write cost more with it. Without `TMWS_ENCODER`
+//!   they measure nothing and say so.
 //!
 //! Run with `cargo bench --bench semantic`.
 
@@ -86,4 +91,53 @@ fn dot_i8_100k(bencher: Bencher) {
         }
         best
     });
+}
+
+/// The encoder of `TMWS_ENCODER`, read once.
+fn encoder() -> Option<&'static tmws::semantic::encoder::Encoder> {
+    use tmws::semantic::encoder::{Encoder, EncoderFiles};
+    static ENCODER: std::sync::OnceLock<Option<Encoder>> = std::sync::OnceLock::new();
+    ENCODER
+        .get_or_init(|| {
+            let dir = std::path::PathBuf::from(std::env::var_os("TMWS_ENCODER")?);
+            let read = |name: &str| std::fs::read(dir.join(name)).ok();
+            let files = EncoderFiles {
+                weights: read("model.safetensors")?,
+                vocab: read("vocab.txt")?,
+                config: read("config.json")?,
+                sentence_config: read("sentence_bert_config.json"),
+            };
+            Some(Encoder::parse(&files).expect("TMWS_ENCODER holds an encoder"))
+        })
+        .as_ref()
+}
+
+fn encode(bencher: Bencher, text: &str) {
+    let Some(encoder) = encoder() else {
+        #[allow(clippy::print_stderr, reason = "a bench without its input says why")]
+        {
+            eprintln!("TMWS_ENCODER is not set: the encoder benches measure nothing");
+        }
+        return;
+    };
+    bencher.bench(|| encoder.embed(black_box(text)));
+}
+
+#[divan::bench]
+fn encoder_question(bencher: Bencher) {
+    encode(bencher, "when do credentials for the test db change?");
+}
+
+#[divan::bench]
+fn encoder_memory(bencher: Bencher) {
+    encode(
+        bencher,
+        "Credentials for the staging database rotate every Monday morning; the new password is \
+         written to the team vault, and the deploy pipeline reads it from there, so nobody copies it.",
+    );
+}
+
+#[divan::bench]
+fn encoder_paragraph(bencher: Bencher) {
+    encode(bencher, PARAGRAPH);
 }

@@ -133,9 +133,13 @@ fn memory_sets_report(misses: Option<&str>) {
     println!();
     println!("| set | run | tool | questions | MRR@10 | R@5 | p50 ms |");
     println!("|---|---|---|---|---|---|---|");
-    let mut runs = vec![("lexical", memory_sets::lexical_config())];
+    let mut runs = vec![("lexical", memory_sets::lexical_config().to_owned())];
     if memory_sets::has_model() {
-        runs.push(("fused", ""));
+        runs.push(("fused", String::new()));
+    }
+    let encoder = memory_sets::encoder_source();
+    if encoder.is_some() {
+        runs.push(("encoder", String::new()));
     }
     let mut corpora = memory_sets::corpora();
     corpora.push(memory_sets::everything());
@@ -144,6 +148,10 @@ fn memory_sets_report(misses: Option<&str>) {
             let mut corpus = corpus.clone();
             let dir = std::env::temp_dir().join(format!("tmws-memories-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
+            let config = &match (run, &encoder) {
+                (&"encoder", Some(source)) => memory_sets::encoder_config(&dir, source),
+                _ => config.clone(),
+            };
             // `everything` is about recall over every kind: memory_search sees memories only.
             let (engine, ids, tools) = if corpus.name == "everything" {
                 std::fs::create_dir_all(&dir).unwrap();
@@ -175,7 +183,7 @@ fn memory_sets_report(misses: Option<&str>) {
         }
     }
     for (run, config) in &runs {
-        mixed_report(run, config);
+        mixed_report(run, config, if *run == "encoder" { encoder.as_deref() } else { None });
     }
 }
 
@@ -185,10 +193,14 @@ fn memory_sets_report(misses: Option<&str>) {
 /// description words, body words) of the records and the runbooks, and prints MRR@10 and
 /// R@5 of each, so that the weights of the kinds (docs/ranking.md#recall) can be measured
 /// against each other.
-fn mixed_report(run: &str, config: &str) {
+fn mixed_report(run: &str, config: &str, encoder: Option<&Path>) {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = std::env::temp_dir().join(format!("tmws-mixed-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    let config = &match encoder {
+        Some(source) => memory_sets::encoder_config(&dir, source),
+        None => config.to_owned(),
+    };
     let mut corpus = memory_sets::notes();
     let talks = memory_sets::conversations();
     let offset = corpus.memories.len();

