@@ -200,67 +200,70 @@ pub fn text_meaning(makers: Makers, text: &str) -> Option<Arc<QueryMeaning>> {
     }))
 }
 
-type Loaded<T> = Vec<(PathBuf, Option<store::FileStamp>, Option<&'static T>)>;
+type Loaded<T> = Mutex<Vec<(PathBuf, Option<store::FileStamp>, Option<&'static T>)>>;
 
-/// The encoder of a `[semantic] memories` folder, read once per process and weights file
-/// (it lives as long as the process); one that cannot be read or run is logged once, and
-/// memories then take the model's vectors.
-fn encoder_for(root: &Path, folder: &Path) -> Option<&'static Encoder> {
-    use crate::semantic::encoder::{CONFIG_FILE, EncoderFiles, SENTENCE_CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE};
-    static LOADED: OnceLock<Mutex<Loaded<Encoder>>> = OnceLock::new();
-    let path = root.join(folder).join(WEIGHTS_FILE);
+/// What `load` gives for the file `path`, made once per process and state of the file (it
+/// lives as long as the process), failures included.
+fn once_per_file<T>(
+    loaded: &'static OnceLock<Loaded<T>>,
+    path: PathBuf,
+    load: impl FnOnce() -> Option<T>,
+) -> Option<&'static T> {
     let stamp = store::FileStamp::of(&path);
-    let mut loaded = LOADED.get_or_init(Mutex::default).lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, _, encoder)) = loaded.iter().find(|(p, s, _)| *p == path && *s == stamp) {
-        return *encoder;
+    let mut loaded = loaded.get_or_init(Mutex::default).lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, _, value)) = loaded.iter().find(|(p, s, _)| *p == path && *s == stamp) {
+        return *value;
     }
-    let read = |name: &str, cap: u64| {
-        store::read(root, &root.join(folder).join(name), cap)
-            .map_err(|e| format!("cannot read {}: {}", folder.join(name).display(), e.chain()))
-    };
-    let files = (|| {
-        Ok::<_, String>(EncoderFiles {
-            weights: read(WEIGHTS_FILE, store::cap::ENCODER)?,
-            vocab: read(VOCAB_FILE, store::cap::CONFIG)?,
-            config: read(CONFIG_FILE, store::cap::CONFIG)?,
-            sentence_config: read(SENTENCE_CONFIG_FILE, store::cap::CONFIG).ok(),
-        })
-    })();
-    let encoder = match files.and_then(|f| Encoder::parse(&f).map_err(|e| format!("{}: {e}", folder.display()))) {
-        Ok(encoder) => Some(&*Box::leak(Box::new(encoder))),
-        Err(e) => {
-            tracing::warn!("{e}; memories are recalled with the model's vectors");
-            None
-        }
-    };
-    loaded.push((path, stamp, encoder));
-    encoder
+    let value = load().map(|v| &*Box::leak(Box::new(v)));
+    loaded.push((path, stamp, value));
+    value
 }
 
+/// The encoder of a `[semantic] memories` folder, read once per process and weights file;
+/// one that cannot be read or run is logged once, and memories then take the model's
+/// vectors.
+fn encoder_for(root: &Path, folder: &Path) -> Option<&'static Encoder> {
+    use crate::semantic::encoder::{CONFIG_FILE, EncoderFiles, SENTENCE_CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE};
+    static LOADED: OnceLock<Loaded<Encoder>> = OnceLock::new();
+    once_per_file(&LOADED, root.join(folder).join(WEIGHTS_FILE), || {
+        let read = |name: &str, cap: u64| {
+            store::read(root, &root.join(folder).join(name), cap)
+                .map_err(|e| format!("cannot read {}: {}", folder.join(name).display(), e.chain()))
+        };
+        let files = (|| {
+            Ok::<_, String>(EncoderFiles {
+                weights: read(WEIGHTS_FILE, store::cap::ENCODER)?,
+                vocab: read(VOCAB_FILE, store::cap::CONFIG)?,
+                config: read(CONFIG_FILE, store::cap::CONFIG)?,
+                sentence_config: read(SENTENCE_CONFIG_FILE, store::cap::CONFIG).ok(),
+            })
+        })();
+        files
+            .and_then(|f| Encoder::parse(&f).map_err(|e| format!("{}: {e}", folder.display())))
+            .map_err(|e| tracing::warn!("{e}; memories are recalled with the model's vectors"))
+            .ok()
+    })
+}
+
+/// The model of a `[semantic] model` folder, read once per process and file; one that
+/// cannot be read or is not a model is logged once and leaves recall to words.
 fn folder_model(root: &Path, folder: &Path) -> Option<&'static Model> {
-    static LOADED: OnceLock<Mutex<Loaded<Model>>> = OnceLock::new();
+    static LOADED: OnceLock<Loaded<Model>> = OnceLock::new();
     let path = root.join(folder).join(MODEL_FILE);
-    let stamp = store::FileStamp::of(&path);
-    let mut loaded = LOADED.get_or_init(Mutex::default).lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, _, model)) = loaded.iter().find(|(p, s, _)| *p == path && *s == stamp) {
-        return *model;
-    }
-    let rel = folder.join(MODEL_FILE);
-    let model = match store::read(root, &path, store::cap::MODEL) {
-        Ok(bytes) => match Model::parse(bytes) {
-            Ok(model) => Some(&*Box::leak(Box::new(model))),
+    once_per_file(&LOADED, path.clone(), || {
+        let rel = folder.join(MODEL_FILE);
+        match store::read(root, &path, store::cap::MODEL) {
+            Ok(bytes) => Model::parse(bytes)
+                .map_err(|e| {
+                    tracing::warn!("{}: not a model tmws reads ({e}); recall is by words only", rel.display());
+                })
+                .ok(),
             Err(e) => {
-                tracing::warn!("{}: not a model tmws reads ({e}); recall is by words only", rel.display());
+                tracing::warn!("cannot read the model {}: {}; recall is by words only", rel.display(), e.chain());
                 None
             }
-        },
-        Err(e) => {
-            tracing::warn!("cannot read the model {}: {}; recall is by words only", rel.display(), e.chain());
-            None
         }
-    };
-    loaded.push((path, stamp, model));
-    model
+    })
 }
 
 /// The values of a vector a first pass scores every item by. The model's dimensions are

@@ -111,20 +111,7 @@ struct Tensors<'a> {
 
 impl<'a> Tensors<'a> {
     fn parse(bytes: &'a [u8]) -> Result<Tensors<'a>, ModelError> {
-        let Some((len, rest)) = bytes.split_first_chunk::<8>() else {
-            return Err(ModelError::NotSafetensors(format!("{} bytes, shorter than a header", bytes.len())));
-        };
-        let header_len = u64::from_le_bytes(*len);
-        if header_len > super::MAX_HEADER {
-            return Err(ModelError::HeaderTooLarge(header_len));
-        }
-        let header_len = header_len as usize;
-        if rest.len() < header_len {
-            return Err(ModelError::Truncated { header: header_len, available: rest.len() });
-        }
-        let (header, body) = rest.split_at(header_len);
-        let header: Map<String, Value> = serde_json::from_slice(header)
-            .map_err(|e| ModelError::NotSafetensors(format!("the header is not a JSON object ({e})")))?;
+        let (header, body) = super::file::split(bytes)?;
         Ok(Tensors { header, body })
     }
 

@@ -35,8 +35,8 @@ pub struct Layout {
     pub max_tokens: usize,
 }
 
-/// Reads the header of a model file and checks every tensor against the others.
-pub fn layout(bytes: &[u8]) -> Result<Layout, ModelError> {
+/// A safetensors file's JSON header and the bytes after it (the tensors' data).
+pub fn split(bytes: &[u8]) -> Result<(Map<String, Value>, &[u8]), ModelError> {
     let Some((len, rest)) = bytes.split_first_chunk::<8>() else {
         return Err(ModelError::NotSafetensors(format!("{} bytes, shorter than a header", bytes.len())));
     };
@@ -52,7 +52,13 @@ pub fn layout(bytes: &[u8]) -> Result<Layout, ModelError> {
     let (header, body) = rest.split_at(header_len);
     let header: Map<String, Value> = serde_json::from_slice(header)
         .map_err(|e| ModelError::NotSafetensors(format!("the header is not a JSON object ({e})")))?;
-    let start = 8 + header_len;
+    Ok((header, body))
+}
+
+/// Reads the header of a model file and checks every tensor against the others.
+pub fn layout(bytes: &[u8]) -> Result<Layout, ModelError> {
+    let (header, body) = split(bytes)?;
+    let start = bytes.len() - body.len();
 
     let meta = match header.get("__metadata__") {
         Some(Value::Object(m)) => m,
