@@ -53,7 +53,9 @@ impl Typed for ToolSearch {
     fn run(&self, cx: &Cx<'_>, req: &ToolSearchRequest) -> Result<Reply<ToolResults>> {
         let engine = cx.engine;
         let max = req.validate(engine.config())?;
-        let meaning = crate::index::meaning::query_meaning(engine.root(), engine.config(), &req.query);
+        // Tools carry the model's vectors only: an encoder of memories would cost a query
+        // milliseconds for nothing.
+        let meaning = crate::index::meaning::model_meaning(engine.root(), engine.config(), &req.query);
         let ((mut answer, current), stale) = engine.searched(
             |m| &m.tool_search,
             |index| {
