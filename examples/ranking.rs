@@ -11,9 +11,10 @@
 //! ```
 //!
 //! For each corpus: copies its Markdown into a temporary root as an `index.include` folder,
-//! indexes it, and prints per query kind MRR@10, recall@1 and the queries' median latency.
+//! indexes it, and prints per query kind MRR@10, recall@1 and the queries' median latency,
+//! twice: lexical only (`[semantic] model = "off"`) and fused (the built-in model).
 //! `--per-kind N` (default 200) caps each kind; `--misses KIND` lists the queries of a kind
-//! whose document was not first.
+//! whose document was not first in the fused run.
 //!
 //! `--memories` then runs the memory sets of `tools/model/eval/` (`tests/it/memory_sets.rs`):
 //! writes each note or conversation turn as a memory through `memory_add`, asks each
@@ -53,73 +54,83 @@ fn main() {
         }
     }
     if !corpora.is_empty() {
-        println!("| corpus | kind | queries | MRR@10 | recall@1 | p50 ms |");
-        println!("|---|---|---|---|---|---|");
+        println!("| corpus | run | kind | queries | MRR@10 | recall@1 | p50 ms |");
+        println!("|---|---|---|---|---|---|---|");
+    }
+    let mut runs = vec![("lexical", memory_sets::lexical_config())];
+    if memory_sets::has_model() {
+        runs.push(("fused", ""));
     }
     for corpus in corpora {
-        let dir = std::env::temp_dir().join(format!("tmws-ranking-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join(".tmws")).unwrap();
-        std::fs::write(dir.join(".tmws/config.toml"), "[index]\ninclude = [\"corpus\"]\n").unwrap();
-        copy(Path::new(&corpus), &dir.join("corpus"));
-        let engine = Engine::open(&dir).unwrap();
-        engine.sync(&SyncOptions::default()).unwrap();
-        let docs = eval_sets::read_docs(Path::new(&corpus), "corpus");
-        let mut cases = eval_sets::cases(&docs, SEED, per_kind);
-        let name = Path::new(&corpus).file_name().map_or(corpus.clone(), |n| n.to_string_lossy().into_owned());
-        let paraphrases = eval_sets::paraphrases(&name, "corpus");
-        for c in &paraphrases {
-            // A paraphrase that shares a word with its title is no paraphrase.
-            if let Some(d) = docs.iter().find(|d| d.rel == c.want) {
-                let shared = eval_sets::shared_with_head(&c.query, d);
-                if !shared.is_empty() {
-                    println!("paraphrase {:?} shares {shared:?} with the title or description of {}", c.query, c.want);
+        for (run, semantic) in &runs {
+            let dir = std::env::temp_dir().join(format!("tmws-ranking-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(dir.join(".tmws")).unwrap();
+            std::fs::write(dir.join(".tmws/config.toml"), format!("[index]\ninclude = [\"corpus\"]\n{semantic}"))
+                .unwrap();
+            copy(Path::new(&corpus), &dir.join("corpus"));
+            let engine = Engine::open(&dir).unwrap();
+            engine.sync(&SyncOptions::default()).unwrap();
+            let docs = eval_sets::read_docs(Path::new(&corpus), "corpus");
+            let mut cases = eval_sets::cases(&docs, SEED, per_kind);
+            let name = Path::new(&corpus).file_name().map_or(corpus.clone(), |n| n.to_string_lossy().into_owned());
+            let paraphrases = eval_sets::paraphrases(&name, "corpus");
+            for c in &paraphrases {
+                // A paraphrase that shares a word with its title is no paraphrase.
+                if let Some(d) = docs.iter().find(|d| d.rel == c.want) {
+                    let shared = eval_sets::shared_with_head(&c.query, d);
+                    if !shared.is_empty() {
+                        println!(
+                            "paraphrase {:?} shares {shared:?} with the title or description of {}",
+                            c.query, c.want
+                        );
+                    }
                 }
             }
+            cases.extend(paraphrases);
+            for kind in eval_sets::Kind::ALL {
+                let of_kind: Vec<&eval_sets::Case> = cases.iter().filter(|c| c.kind == kind).collect();
+                if of_kind.is_empty() {
+                    continue;
+                }
+                let mut times = Vec::new();
+                let mut missed = Vec::new();
+                let owned: Vec<eval_sets::Case> = of_kind
+                    .iter()
+                    .map(|c| eval_sets::Case { kind: c.kind, query: c.query.clone(), want: c.want.clone() })
+                    .collect();
+                let scores = eval_sets::score(&owned, |c| {
+                    let started = Instant::now();
+                    let hits = engine
+                        .ask(&tmws::query::catalog::Search, &SearchRequest::new(c.query.clone()))
+                        .map(|r| r.answer.results);
+                    times.push(started.elapsed().as_secs_f64() * 1000.0);
+                    let hits = hits.unwrap_or_default();
+                    let at = hits.iter().position(|h| h.ref_id == c.want);
+                    if at != Some(0) {
+                        missed.push(format!(
+                            "  {:?} → want {} at {:?}; first {}",
+                            c.query,
+                            c.want,
+                            at,
+                            hits.first().map_or("-", |h| h.ref_id.as_str())
+                        ));
+                    }
+                    at
+                });
+                times.sort_by(f64::total_cmp);
+                let p50 = times.get(times.len() / 2).copied().unwrap_or(0.0);
+                for (k, mrr, r1, n) in scores {
+                    println!("| {name} | {run} | {} | {n} | {mrr:.3} | {r1:.3} | {p50:.2} |", k.name());
+                }
+                if misses.as_deref() == Some(kind.name()) && Some(run) == runs.last().map(|r| &r.0) {
+                    for m in missed {
+                        println!("{m}");
+                    }
+                }
+            }
+            let _ = std::fs::remove_dir_all(&dir);
         }
-        cases.extend(paraphrases);
-        for kind in eval_sets::Kind::ALL {
-            let of_kind: Vec<&eval_sets::Case> = cases.iter().filter(|c| c.kind == kind).collect();
-            if of_kind.is_empty() {
-                continue;
-            }
-            let mut times = Vec::new();
-            let mut missed = Vec::new();
-            let owned: Vec<eval_sets::Case> = of_kind
-                .iter()
-                .map(|c| eval_sets::Case { kind: c.kind, query: c.query.clone(), want: c.want.clone() })
-                .collect();
-            let scores = eval_sets::score(&owned, |c| {
-                let started = Instant::now();
-                let hits = engine
-                    .ask(&tmws::query::catalog::Search, &SearchRequest::new(c.query.clone()))
-                    .map(|r| r.answer.results);
-                times.push(started.elapsed().as_secs_f64() * 1000.0);
-                let hits = hits.unwrap_or_default();
-                let at = hits.iter().position(|h| h.ref_id == c.want);
-                if at != Some(0) {
-                    missed.push(format!(
-                        "  {:?} → want {} at {:?}; first {}",
-                        c.query,
-                        c.want,
-                        at,
-                        hits.first().map_or("-", |h| h.ref_id.as_str())
-                    ));
-                }
-                at
-            });
-            times.sort_by(f64::total_cmp);
-            let p50 = times.get(times.len() / 2).copied().unwrap_or(0.0);
-            for (k, mrr, r1, n) in scores {
-                println!("| {name} | {} | {n} | {mrr:.3} | {r1:.3} | {p50:.2} |", k.name());
-            }
-            if misses.as_deref() == Some(kind.name()) {
-                for m in missed {
-                    println!("{m}");
-                }
-            }
-        }
-        let _ = std::fs::remove_dir_all(&dir);
     }
     if memories {
         memory_sets_report(misses.as_deref());
