@@ -271,8 +271,13 @@ fn folder_model(root: &Path, folder: &Path) -> Option<&'static Model> {
 /// cosine says at a quarter of the bytes to read; the items that pass are scored whole.
 const HEAD: usize = 64;
 
-/// How many items of a segment the first pass keeps for the whole cosine, at least.
+/// How many items the first pass keeps for the whole cosine, at most (per segment when
+/// every document a filter leaves is looked at).
 const HEAD_KEEPS: usize = 512;
+
+/// How many vectors the first pass over every segment keeps to check against a search's
+/// filters.
+const FIRST_KEEPS: usize = 2048;
 
 /// The vectors of one segment: each distinct vector once (the column's dictionary, in
 /// ordinal order), its first [`HEAD`] values apart from the rest, and each document's
@@ -285,6 +290,10 @@ pub(crate) struct SegmentVectors {
     /// Each document's vector ordinal, [`NONE`] for one without: looked up for every
     /// document a search's filters leave, so read out of the column once.
     doc_ord: Vec<u32>,
+    /// The documents of each ordinal: those of ordinal `o` are
+    /// `ord_docs[ord_starts[o]..ord_starts[o + 1]]`, in order.
+    ord_starts: Vec<u32>,
+    ord_docs: Vec<DocId>,
 }
 
 /// The ordinal of a document without a vector.
@@ -292,7 +301,15 @@ const NONE: u32 = u32::MAX;
 
 impl SegmentVectors {
     fn read(segment: &SegmentReader, dim: usize) -> Result<SegmentVectors> {
-        let empty = SegmentVectors { dim, head: Vec::new(), tail: Vec::new(), scales: Vec::new(), doc_ord: Vec::new() };
+        let empty = SegmentVectors {
+            dim,
+            head: Vec::new(),
+            tail: Vec::new(),
+            scales: Vec::new(),
+            doc_ord: Vec::new(),
+            ord_starts: vec![0],
+            ord_docs: Vec::new(),
+        };
         let Some(column) = segment.fast_fields().bytes("vector").map_err(tantivy_err)? else { return Ok(empty) };
         let split = HEAD.min(dim);
         let mut head = Vec::with_capacity(column.num_terms() * split);
@@ -316,7 +333,7 @@ impl SegmentVectors {
             }
         }
         let ords = column.ords();
-        let doc_ord = (0..segment.max_doc())
+        let doc_ord: Vec<u32> = (0..segment.max_doc())
             .map(|doc| {
                 ords.first(doc)
                     .and_then(|o| u32::try_from(o).ok())
@@ -324,7 +341,33 @@ impl SegmentVectors {
                     .unwrap_or(NONE)
             })
             .collect();
-        Ok(SegmentVectors { dim, head, tail, scales, doc_ord })
+        // Counting sort of the documents by ordinal.
+        let mut ord_starts = vec![0u32; scales.len() + 1];
+        for &o in doc_ord.iter().filter(|o| **o != NONE) {
+            ord_starts[o as usize + 1] += 1;
+        }
+        for i in 1..ord_starts.len() {
+            ord_starts[i] += ord_starts[i - 1];
+        }
+        let mut next = ord_starts.clone();
+        let mut ord_docs = vec![0; ord_starts.last().copied().unwrap_or(0) as usize];
+        for (doc, &o) in doc_ord.iter().enumerate().filter(|(_, o)| **o != NONE) {
+            ord_docs[next[o as usize] as usize] = doc as DocId;
+            next[o as usize] += 1;
+        }
+        Ok(SegmentVectors { dim, head, tail, scales, doc_ord, ord_starts, ord_docs })
+    }
+
+    /// How many first values the first pass reads (None for a segment without vectors).
+    fn split(&self) -> Option<usize> {
+        let split = HEAD.min(self.dim);
+        (split > 0 && !self.scales.is_empty()).then_some(split)
+    }
+
+    /// The documents whose vector is that of ordinal `ord`, in order.
+    fn docs_of(&self, ord: usize) -> &[DocId] {
+        let (Some(&from), Some(&to)) = (self.ord_starts.get(ord), self.ord_starts.get(ord + 1)) else { return &[] };
+        self.ord_docs.get(from as usize..to as usize).unwrap_or_default()
     }
 
     /// The ordinal of document `doc`'s vector (None when it has none).
@@ -535,8 +578,11 @@ fn nearest_by(
 
 /// The documents closest by their first values, checked against `filter` afterwards: a
 /// filter visits every document it leaves, which cost more than the cosines when it leaves
-/// most of them. None when fewer than `n` of the closest pass it in a segment that has
-/// more: then every document the filter leaves is looked at ([`ByMeaning`]).
+/// most of them. One pass over every segment's rows keeps the [`FIRST_KEEPS`] best by
+/// their first values; their documents are checked against `filter`, and the best
+/// [`HEAD_KEEPS`] that pass get their whole cosine. None when fewer than `n` pass while
+/// more vectors were left out: then every document the filter leaves is looked at
+/// ([`ByMeaning`]).
 fn nearest_first(
     segments: &[Arc<SegmentVectors>],
     searcher: &Searcher,
@@ -547,74 +593,104 @@ fn nearest_first(
 ) -> Result<Option<Vec<(f32, DocAddress)>>> {
     use tantivy::DocSet;
     use tantivy::query::EnableScoring;
-    let weight = filter.weight(EnableScoring::disabled_from_searcher(searcher)).map_err(tantivy_err)?;
-    let mut all: Vec<(f32, u64, DocAddress)> = Vec::new();
-    for (ord, (segment, vectors)) in searcher.segment_readers().iter().zip(segments).enumerate() {
-        let head = vectors.head_scores(q);
-        let alive = segment.alive_bitset();
-        let mut best: Vec<(f32, DocId, usize)> = Vec::new();
-        let mut least = f32::NEG_INFINITY;
-        let keep = 4 * HEAD_KEEPS;
-        for (doc, &o) in vectors.doc_ord.iter().enumerate() {
-            let doc = doc as DocId;
-            if o == NONE || alive.is_some_and(|a| !a.is_alive(doc)) {
-                continue;
-            }
-            let score = head.get(o as usize).copied().unwrap_or(f32::NEG_INFINITY);
-            if score >= least {
-                best.push((score, doc, o as usize));
-                if best.len() >= 2 * keep {
-                    best.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
-                    best.truncate(keep);
-                    least = best.iter().map(|b| b.0).fold(f32::INFINITY, f32::min);
+    // Each candidate: its first-pass score, its segment, its vector's ordinal.
+    let mut best: Vec<(f32, u32, u32)> = Vec::with_capacity(2 * FIRST_KEEPS);
+    let mut least = f32::NEG_INFINITY;
+    let mut vectors_seen = 0usize;
+    for (ord, vectors) in segments.iter().enumerate() {
+        let Some(split) = vectors.split() else { continue };
+        let qh = &q.values[..split.min(q.values.len())];
+        vectors_seen += vectors.scales.len();
+        for (o, (row, scale)) in vectors.head.chunks_exact(split).zip(&vectors.scales).enumerate() {
+            let score = dot_i8(row, qh) as f32 * scale;
+            if score >= least && *scale > 0.0 {
+                best.push((score, ord as u32, o as u32));
+                if best.len() >= 2 * FIRST_KEEPS {
+                    least = keep_best(&mut best, FIRST_KEEPS);
                 }
             }
         }
-        let with_vectors = vectors.doc_ord.iter().filter(|o| **o != NONE).count();
-        best.sort_by_key(|b| b.1);
-        let mut scorer = weight.scorer(segment, 1.0).map_err(tantivy_err)?;
-        let mut passed: Vec<(f32, usize, DocId)> = Vec::new();
-        for (score, doc, o) in best {
-            let at = if scorer.doc() < doc { scorer.seek(doc) } else { scorer.doc() };
-            if at == doc {
-                passed.push((score, o, doc));
-            }
-        }
-        // Too few of the closest pass the filter to be sure of the best: look at all.
-        if passed.len() < n && with_vectors > keep {
-            return Ok(None);
-        }
-        passed.sort_by(|a, b| b.0.total_cmp(&a.0));
-        passed.truncate(HEAD_KEEPS);
-        let rank = segment.fast_fields().u64("ref_rank").ok();
-        let segment_ord = ord as SegmentOrdinal;
-        for (_, o, doc) in passed {
-            let cos = q.calibration.apply(vectors.cosine_of(o, q));
-            if cos >= floor {
-                let r = rank.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
-                all.push((cos, r, DocAddress::new(segment_ord, doc)));
+    }
+    keep_best(&mut best, FIRST_KEEPS);
+    // The documents of those vectors, by segment and document, for the filter.
+    let mut docs: Vec<(u32, DocId, f32, u32)> = Vec::with_capacity(best.len());
+    for &(score, seg, o) in &best {
+        let vectors = &segments[seg as usize];
+        let alive = searcher.segment_reader(seg).alive_bitset();
+        for &doc in vectors.docs_of(o as usize) {
+            if alive.is_none_or(|a| a.is_alive(doc)) {
+                docs.push((seg, doc, score, o));
             }
         }
     }
-    all.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    docs.sort_unstable_by_key(|d| (d.0, d.1));
+    let weight = filter.weight(EnableScoring::disabled_from_searcher(searcher)).map_err(tantivy_err)?;
+    let mut passed: Vec<(f32, u32, DocId, u32)> = Vec::new();
+    for group in docs.chunk_by(|a, b| a.0 == b.0) {
+        let seg = group[0].0;
+        let mut scorer = weight.scorer(searcher.segment_reader(seg), 1.0).map_err(tantivy_err)?;
+        for &(_, doc, score, o) in group {
+            let at = if scorer.doc() < doc { scorer.seek(doc) } else { scorer.doc() };
+            if at == doc {
+                passed.push((score, seg, doc, o));
+            }
+        }
+    }
+    // Too few of the closest pass the filter to be sure of the best: look at all.
+    if passed.len() < n && vectors_seen > best.len() {
+        return Ok(None);
+    }
+    if passed.len() > HEAD_KEEPS {
+        passed.select_nth_unstable_by(HEAD_KEEPS - 1, |a, b| b.0.total_cmp(&a.0));
+        passed.truncate(HEAD_KEEPS);
+    }
+    let mut ranks: FxHashMap<u32, Option<Column<u64>>> = FxHashMap::default();
+    let mut all: Vec<(f32, u64, DocAddress)> = Vec::new();
+    for (_, seg, doc, o) in passed {
+        let cos = q.calibration.apply(segments[seg as usize].cosine_of(o as usize, q));
+        if cos >= floor {
+            let rank =
+                ranks.entry(seg).or_insert_with(|| searcher.segment_reader(seg).fast_fields().u64("ref_rank").ok());
+            let r = rank.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
+            all.push((cos, r, DocAddress::new(seg, doc)));
+        }
+    }
+    all.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)).then_with(|| a.2.cmp(&b.2)));
     all.truncate(n);
     Ok(Some(all.into_iter().map(|(cos, _, addr)| (cos, addr)).collect()))
 }
 
-/// The cosine of one document with `q` (None when it has no vector).
-pub(crate) fn cosine(
+/// Cuts `best` to its `keep` highest first-pass scores; the least score kept (or minus
+/// infinity while fewer are held).
+fn keep_best(best: &mut Vec<(f32, u32, u32)>, keep: usize) -> f32 {
+    if best.len() <= keep {
+        return f32::NEG_INFINITY;
+    }
+    best.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0).then_with(|| (a.1, a.2).cmp(&(b.1, b.2))));
+    best.truncate(keep);
+    best.iter().map(|b| b.0).fold(f32::INFINITY, f32::min)
+}
+
+/// The cosine of each of `addrs` with `q` (None for one without a vector).
+pub(crate) fn cosines(
     cache: &VectorCache,
     searcher: &Searcher,
-    addr: DocAddress,
+    addrs: &[DocAddress],
     q: &QueryMeaning,
-) -> Result<Option<f32>> {
+) -> Result<Vec<Option<f32>>> {
+    let mut out = vec![None; addrs.len()];
     for q in q.each() {
         let segments = cache.of(searcher, q.values.len())?;
-        if let Some(cos) = segments.get(addr.segment_ord as usize).and_then(|v| v.cosine(addr.doc_id, q)) {
-            return Ok(Some(q.calibration.apply(cos)));
+        for (addr, cos) in addrs.iter().zip(&mut out) {
+            if cos.is_none() {
+                *cos = segments
+                    .get(addr.segment_ord as usize)
+                    .and_then(|v| v.cosine(addr.doc_id, q))
+                    .map(|c| q.calibration.apply(c));
+            }
         }
     }
-    Ok(None)
+    Ok(out)
 }
 
 /// The cosine of one document's vector with `q`, read from its segment's column alone
@@ -746,6 +822,96 @@ mod tests {
         assert!(!matches(None, &q("a1")));
         assert!(!matches(Some("a1"), &q("a1+enc-b2")));
         assert!(!matches(Some("a1+enc-b3"), &q("a1+enc-b2")));
+    }
+
+    /// A live document's id, vector values and scale.
+    type Stored = (u64, Vec<i8>, f32);
+
+    /// A tantivy index of `segments` segments of `per` documents each, with vectors of
+    /// 256 values whose spread falls with the dimension as the model's principal
+    /// components do, every seventh document deleted and every 500th tagged `rare`.
+    fn vectors_index(segments: usize, per: usize) -> (tantivy::Index, tantivy::schema::Field, Vec<Stored>) {
+        use tantivy::schema::{FAST, INDEXED, STRING, Schema};
+        let mut b = Schema::builder();
+        let vector = b.add_bytes_field("vector", FAST);
+        let rank = b.add_u64_field("ref_rank", FAST | INDEXED);
+        let tag = b.add_text_field("tag", STRING);
+        let index = tantivy::Index::create_in_ram(b.build());
+        let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f32 / (1u64 << 53) as f32 - 0.5
+        };
+        let mut live = Vec::new();
+        for s in 0..segments {
+            for i in 0..per {
+                let id = (s * per + i) as u64;
+                let v: Vec<f32> = (0..256).map(|d| next() * 0.985f32.powi(d)).collect();
+                let q = crate::semantic::Embedding(v).quantize();
+                let t = if id % 500 == 3 { "rare" } else { "common" };
+                writer.add_document(tantivy::doc!(vector => q.to_bytes(), rank => id, tag => t)).unwrap();
+                if !id.is_multiple_of(7) {
+                    live.push((id, q.values, q.scale));
+                }
+            }
+            writer.commit().unwrap();
+        }
+        for id in (0..(segments * per) as u64).filter(|id| id.is_multiple_of(7)) {
+            writer.delete_term(tantivy::Term::from_field_u64(rank, id));
+        }
+        writer.commit().unwrap();
+        (index, tag, live)
+    }
+
+    #[test]
+    fn the_first_pass_over_every_segment_finds_what_every_cosine_finds() {
+        use tantivy::query::{AllQuery, TermQuery};
+        let (index, tag, live) = vectors_index(4, 1_500);
+        let searcher = index.reader().unwrap().searcher();
+        assert_eq!(searcher.segment_readers().len(), 4);
+        let rank_of = |addr: DocAddress| {
+            searcher.segment_reader(addr.segment_ord).fast_fields().u64("ref_rank").unwrap().first(addr.doc_id).unwrap()
+        };
+        let cache = VectorCache::default();
+        for (k, (_, target, _)) in live.iter().step_by(997).enumerate() {
+            // A question close to one stored vector, and as far from the rest as chance puts it.
+            let values: Vec<i8> =
+                target.iter().enumerate().map(|(d, v)| v.saturating_add(((d * 7 + k) % 5) as i8 - 2)).collect();
+            let q = Arc::new(QueryMeaning {
+                model: String::new(),
+                question: true,
+                scale: 1.0 / (values.iter().map(|v| f32::from(*v).powi(2)).sum::<f32>().sqrt()),
+                values,
+                memories: None,
+                calibration: Calibration::MODEL,
+            });
+            let exact = |keep: &dyn Fn(u64) -> bool, n: usize| -> Vec<u64> {
+                let mut all: Vec<(f32, u64)> = live
+                    .iter()
+                    .filter(|(id, _, _)| keep(*id))
+                    .map(|(id, v, scale)| (dot_i8(v, &q.values) as f32 * scale * q.scale, *id))
+                    .collect();
+                all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                all.into_iter().take(n).map(|(_, id)| id).collect()
+            };
+            // Every document: the first pass over all segments at once.
+            let found = nearest(&cache, &searcher, &AllQuery, &q, -1.0, 10).unwrap();
+            let found: Vec<u64> = found.into_iter().map(|(_, a)| rank_of(a)).collect();
+            assert_eq!(found, exact(&|_| true, 10), "question {k}");
+            // A filter that leaves a few: fewer than asked pass the first pass, so every
+            // document the filter leaves is scored.
+            let rare =
+                TermQuery::new(tantivy::Term::from_field_text(tag, "rare"), tantivy::schema::IndexRecordOption::Basic);
+            let found = nearest(&cache, &searcher, &rare, &q, -1.0, 10).unwrap();
+            let found: Vec<u64> = found.into_iter().map(|(_, a)| rank_of(a)).collect();
+            let want = exact(&|id| id % 500 == 3, 10);
+            assert_eq!(found, want, "question {k}, rare");
+            assert_eq!(want.len(), 10);
+        }
     }
 
     #[test]
