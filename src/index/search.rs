@@ -1452,11 +1452,15 @@ impl Index {
         clauses.push((Occur::MustNot, hidden(f, req)));
         // Memories are asked about in questions; a document search's words decide.
         let question = req.ranking.is_some() && q.question;
-        // A document search's keywords that no result holds all of: the words alone did
-        // not settle it, so meaning weighs as much as their score. (`recall` merges the
-        // searches of several kinds, each of which would judge this apart.)
-        let unsettled =
-            req.ranking.is_none() && !lexical.is_empty() && lexical.iter().all(|(t, _, _)| *t >= Tier::SomeTerms);
+        // A document search's keywords, three or more, that no result holds all of: the
+        // words alone did not settle it, so meaning weighs as much as their score. A word
+        // or two says too little of what is meant. (`recall` merges the searches of
+        // several kinds, each of which would judge this apart.)
+        let words = query_words(query);
+        let unsettled = req.ranking.is_none()
+            && words.len() >= 3
+            && !lexical.is_empty()
+            && lexical.iter().all(|(t, _, _)| *t >= Tier::SomeTerms);
         // A result that holds none of a question's words may answer it; one that holds none
         // of a few keywords is shown after every one that does, and must be closer.
         let floor = if question || unsettled { MEANING_FLOOR } else { KEYWORDS_MEANING_FLOOR };
@@ -1493,7 +1497,6 @@ impl Index {
         let by_meaning: std::collections::HashSet<DocAddress> =
             near.iter().map(|(_, a)| *a).filter(|a| !known.contains(a)).collect();
         candidates.extend(near.iter().filter(|(_, a)| by_meaning.contains(a)).map(|(_, a)| (Tier::SomeTerms, 0.0, *a)));
-        let words = query_words(query);
         let addrs: Vec<DocAddress> = candidates.iter().map(|(_, _, a)| *a).collect();
         let held = held_words(searcher, f, &words, &addrs)?;
         let mut best_of_tier: std::collections::BTreeMap<Tier, f32> = Default::default();
