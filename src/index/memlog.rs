@@ -165,6 +165,14 @@ fn text(field: &Option<String>) -> Option<String> {
     field.as_deref().filter(|s| !s.trim().is_empty()).map(str::to_owned)
 }
 
+/// The text a new entry's vector of meaning is made from once the index takes it in, made
+/// from its item as a sync makes it (so that an encoder, which remembers its last texts,
+/// embeds it once); None for a proposal, which the index leaves out.
+pub(crate) fn meaning_text(entry: &Op) -> Option<String> {
+    let d = memory_doc("", "", &Record { add: entry.clone(), updated_at: None })?;
+    Some(super::meaning::item_text(&d.name, &d.description, &super::markup::searchable(&d.body)))
+}
+
 /// The item of one entry: its `add` with any updates folded into it. None for a proposal
 /// no one approved yet: recall, search and briefings leave it out (docs/review.md).
 fn memory_doc(rel: &str, namespace: &str, record: &Record) -> Option<IndexDoc> {

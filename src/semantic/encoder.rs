@@ -12,6 +12,9 @@
 //! memory of 60 tokens takes milliseconds, where the static model takes microseconds: the
 //! reason this tier is for memories only, and off unless asked for.
 
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
 use serde_json::{Map, Value};
 
 use super::tokenize::{self, Wordpiece};
@@ -86,7 +89,14 @@ pub struct Encoder {
     embed_norm: Norm,
     layers: Vec<Layer>,
     fingerprint: String,
+    /// The last texts embedded, by their token ids: a memory is embedded as it is written
+    /// (to find what it repeats) and again as the sync indexes it, tens of milliseconds
+    /// each.
+    recent: Mutex<VecDeque<(Vec<u32>, Option<Embedding>)>>,
 }
+
+/// How many embeddings an encoder remembers.
+const RECENT: usize = 8;
 
 impl std::fmt::Debug for Encoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -277,6 +287,7 @@ impl Encoder {
             embed_norm,
             layers,
             fingerprint: format!("enc-{fingerprint}"),
+            recent: Mutex::default(),
         })
     }
 
@@ -318,10 +329,25 @@ impl Encoder {
     /// no token.
     pub fn embed(&self, text: &str) -> Option<Embedding> {
         let ids = self.tokens(text);
+        let recent = || self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, v)) = recent().iter().find(|(seen, _)| *seen == ids) {
+            return v.clone();
+        }
+        let v = self.embed_ids(&ids);
+        tracing::debug!(tokens = ids.len(), "the encoder ran over a text");
+        let mut recent = recent();
+        if recent.len() == RECENT {
+            recent.pop_front();
+        }
+        recent.push_back((ids, v.clone()));
+        v
+    }
+
+    fn embed_ids(&self, ids: &[u32]) -> Option<Embedding> {
         if ids.len() <= 2 {
             return None;
         }
-        let states = self.forward(&ids);
+        let states = self.forward(ids);
         let h = self.hidden;
         let n = ids.len();
         let mut mean = vec![0f32; h];

@@ -148,3 +148,64 @@ fn a_folder_that_holds_no_encoder_leaves_memories_to_the_built_in_model() {
     assert_eq!(found["results"][0]["id"], added["id"], "{found:#?}");
     assert_eq!(found["results"][0]["why"], "meaning");
 }
+
+/// The encoder runs once for a memory `memory_add` writes: `memory_add` embeds it to find
+/// what it repeats, and the server's sync that indexes it takes the same vector rather than
+/// running the network again (tens of milliseconds a memory). Counted by the encoder's
+/// debug log line. A search of documents alone does not run it at all.
+#[test]
+fn a_server_runs_the_encoder_once_for_a_new_memory() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let Some(dir) = source() else { return };
+    let root = TestRoot::new();
+    root.write(".tmws/config.toml", memory_sets::encoder_config(root.path(), &dir));
+    let log = root.path().join("stderr.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
+        .env("TMWS_CONFIG_HOME", super::util::user_config())
+        .env("TMWS_LOG", "tmws=debug")
+        .arg("mcp")
+        .current_dir(root.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut ask = |id: u64, method: &str, params: Value| -> Value {
+        let req = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{req}").unwrap();
+        if id == 0 {
+            writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+        }
+        stdin.flush().unwrap();
+        serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap()
+    };
+    let init = serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}});
+    ask(0, "initialize", init);
+    let call = |name: &str, args: Value| serde_json::json!({"name": name, "arguments": args});
+    let added =
+        ask(1, "tools/call", call("memory_add", serde_json::json!({"content": NOTES[0], "namespace": "long-term"})));
+    let id = added["result"]["structuredContent"]["id"].as_str().unwrap_or_else(|| panic!("{added:#}")).to_owned();
+    // Asked until an answer made after the sync holds the new memory, found by meaning.
+    let question = serde_json::json!({"query": "when do credentials for the test db change?"});
+    let mut n = 2;
+    super::util::eventually("the new memory, indexed", || {
+        n += 1;
+        let found = ask(n, "tools/call", call("memory_search", question.clone()));
+        let s = &found["result"]["structuredContent"];
+        if s["results"][0]["id"] == id.as_str() && s["stale"] != true { Ok(()) } else { Err(found) }
+    });
+    // A search that leaves memories out needs no encoder's vector of its query.
+    let docs = serde_json::json!({"query": "how do we roll back a release?", "kinds": ["doc"]});
+    let found = ask(n + 1, "tools/call", call("workspace_search", docs));
+    assert_eq!(found["result"]["isError"], false, "{found:#}");
+    // Counted before the session ends: its record is a memory of its own.
+    let logged = std::fs::read_to_string(&log).unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    // The new memory once, the question once (asked again, it is remembered).
+    assert_eq!(logged.matches("the encoder ran over a text").count(), 2, "{logged}");
+}

@@ -145,17 +145,25 @@ impl Typed for Search {
         let engine = cx.engine;
         let max = req.validate(engine.config())?;
         let (issues, only_refs) = req.issue_terms()?;
+        let kinds = DocKind::parse_all(&req.kinds)?;
+        // Memories may carry an encoder's vectors; a search that leaves them out does not
+        // run the encoder over its query.
+        let meaning = if kinds.is_empty() || kinds.contains(&DocKind::Memory) {
+            crate::index::meaning::query_meaning(engine.root(), engine.config(), &req.query)
+        } else {
+            crate::index::meaning::model_meaning(engine.root(), engine.config(), &req.query)
+        };
         let query = TextQuery {
             // A query of issue references alone lists the issues' items.
             query: if only_refs { String::new() } else { req.query.clone() },
             issues,
             scope: req.scope.clone(),
             topics: req.topics.clone(),
-            kinds: DocKind::parse_all(&req.kinds)?,
+            kinds,
             status: req.filter_status.clone(),
             tags: req.filter_tags.clone(),
             limit: req.limit as usize,
-            meaning: crate::index::meaning::query_meaning(engine.root(), engine.config(), &req.query),
+            meaning,
             ..TextQuery::default()
         };
         let (mut answer, stale) = engine.searched(

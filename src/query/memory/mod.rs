@@ -312,17 +312,21 @@ pub(crate) fn add_entry(
     redacted += count;
     entry.hash = Some(blake3::hash(content.as_bytes()).to_hex().to_string());
     let content_length = content.chars().count();
+    entry.content = Some(content);
     // What a new memory may repeat is looked for by `memory_add`; a session's record
-    // (written as a server stops, within the moments a client gives it) needs none.
+    // (written as a server stops, within the moments a client gives it) needs none. The
+    // text is the one the index embeds, so that an encoder's work is done once.
     let meaning = if entry.session.is_some() {
         None
     } else {
         crate::index::meaning::makers_for(root, config).and_then(|m| {
-            let summary = entry.summary.as_deref().unwrap_or("");
-            crate::index::meaning::text_meaning(m, &crate::index::meaning::item_text(summary, "", &content))
+            let text = crate::index::memlog::meaning_text(&entry).unwrap_or_else(|| {
+                let summary = entry.summary.as_deref().unwrap_or("");
+                crate::index::meaning::item_text(summary, "", entry.content.as_deref().unwrap_or(""))
+            });
+            crate::index::meaning::text_meaning(m, &text)
         })
     };
-    entry.content = Some(content);
     let (summary, expires_at) =
         (entry.summary.clone().unwrap_or_default(), entry.expires_at.clone().unwrap_or_default());
     ops.push(entry);
