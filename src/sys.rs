@@ -1,4 +1,5 @@
-//! What tmws asks of its memory allocator beyond allocating.
+//! What tmws asks of its memory allocator beyond allocating, and of the kernel for the
+//! pages of index files it has read once.
 //!
 //! The binary allocates through mimalloc (declared in `main.rs`: a full index build spends
 //! most of its time creating and dropping small strings and vectors on several threads, and
@@ -56,12 +57,59 @@ pub fn release_free_memory() {
     }
 }
 
+/// Asks the kernel to take back the pages that hold `bytes` and that no other process maps
+/// (`MADV_PAGEOUT`): for a part of a memory-mapped index file that has been read once and
+/// copied out, whose pages would otherwise stay resident as long as the file is mapped.
+/// The contents are kept either way: a file's pages are read again from the file if they
+/// are touched later, and anonymous memory is only ever swapped out, never dropped. Only
+/// whole pages inside `bytes` are named; a kernel without the advice (before Linux 5.4)
+/// answers EINVAL, which is ignored, and other systems do nothing.
+#[allow(unsafe_code)]
+pub fn page_out(bytes: &[u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = (bytes.as_ptr() as usize).next_multiple_of(PAGE);
+        let end = (bytes.as_ptr() as usize + bytes.len()) / PAGE * PAGE;
+        if end > start {
+            // SAFETY: the range lies inside `bytes`, memory this process has mapped, and
+            // MADV_PAGEOUT never changes what it reads back (see above); the call takes
+            // no other pointer and its failure changes nothing.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_PAGEOUT);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = bytes;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[global_allocator]
     static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+    #[test]
+    fn paged_out_bytes_read_back_the_same_from_a_mapped_file_and_from_the_heap() {
+        use tantivy::directory::{Directory, MmapDirectory};
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..5 * 4096 + 123).map(|i: u32| (i * 7 % 251) as u8).collect();
+        std::fs::write(dir.path().join("f"), &data).unwrap();
+        let mapped = MmapDirectory::open(dir.path()).unwrap();
+        let bytes = mapped.open_read(std::path::Path::new("f")).unwrap().read_bytes().unwrap();
+        assert_eq!(bytes.as_slice(), &data[..]);
+        // Twice, and from an offset that is not a page's: what is read back never changes.
+        for from in [0, 100] {
+            page_out(&bytes.as_slice()[from..]);
+            assert_eq!(bytes.as_slice(), &data[..]);
+        }
+        let heap = data.clone();
+        page_out(&heap);
+        page_out(&heap[..10]);
+        assert_eq!(heap, data);
+    }
 
     #[test]
     #[allow(unsafe_code)]
