@@ -929,7 +929,7 @@ impl Index {
         if tiered.len() >= limit {
             return Ok(SearchResults {
                 corrected,
-                ..self.finish(req, query_text, &searcher, tiered, &Default::default())?
+                ..self.finish(req, &query_words(query_text), &searcher, tiered, &Default::default())?
             });
         }
         let seen: std::collections::HashSet<DocAddress> = tiered.iter().map(|(_, _, a)| *a).collect();
@@ -1074,20 +1074,20 @@ impl Index {
     /// Turns the top documents into hits, by tier then score, with scores relative to the
     /// best (never above the one before: a lower tier may score higher by BM25).
     ///
-    /// Each says which of the words of `query` (the text searched) it holds; one that holds
-    /// none of them (a match of a term that is no word of the query's own) is left out.
+    /// Each says which of `words` (those of the text searched, [`query_words`]) it holds;
+    /// one that holds none of them (a match of a term that is no word of the query's own)
+    /// is left out.
     fn finish(
         &self,
         req: &TextQuery,
-        query: &str,
+        words: &[(String, Vec<String>)],
         searcher: &Searcher,
         top: Vec<(Tier, f32, DocAddress)>,
         by_meaning: &std::collections::HashSet<DocAddress>,
     ) -> Result<SearchResults> {
         let f = &self.fields;
-        let words = query_words(query);
         let addrs: Vec<DocAddress> = top.iter().map(|(_, _, a)| *a).collect();
-        let held = held_words(searcher, f, &words, &addrs)?;
+        let held = held_words(searcher, f, words, &addrs)?;
         let mut hits = Vec::with_capacity(top.len());
         for ((tier, score, addr), matched) in top.into_iter().zip(held) {
             let meant = matched.is_empty() && by_meaning.contains(&addr);
@@ -1097,7 +1097,7 @@ impl Index {
             let (mut h, list) = hit(searcher, f, addr, score)?;
             // A page that is mostly links to others, matched through its links, counts less
             // than the pages they lead to (see [`LINK_LIST_WEIGHT`]).
-            if list && tier >= Tier::AllTerms && req.ranking.is_none() && !head_holds(&h, &words) {
+            if list && tier >= Tier::AllTerms && req.ranking.is_none() && !head_holds(&h, words) {
                 h.raw_score *= LINK_LIST_WEIGHT;
             }
             h.matched = matched;
@@ -1440,11 +1440,12 @@ impl Index {
         meaning: Option<std::sync::Arc<super::meaning::QueryMeaning>>,
         limit: usize,
     ) -> Result<SearchResults> {
+        let words = query_words(query);
         let Some(q) = meaning else {
             let mut lexical = lexical;
             by_tier_score_and_rank(searcher, &mut lexical);
             lexical.truncate(limit);
-            return self.finish(req, query, searcher, lexical, &Default::default());
+            return self.finish(req, &words, searcher, lexical, &Default::default());
         };
         let f = &self.fields;
         let mut clauses = filters(f, req)?;
@@ -1456,7 +1457,6 @@ impl Index {
         // words alone did not settle it, so meaning weighs as much as their score. A word
         // or two says too little of what is meant. (`recall` merges the searches of
         // several kinds, each of which would judge this apart.)
-        let words = query_words(query);
         let unsettled = req.ranking.is_none()
             && words.len() >= 3
             && !lexical.is_empty()
@@ -1489,7 +1489,7 @@ impl Index {
                 // Below the weakest match of a word, in the order of their cosines.
                 ranked.push((Tier::Meaning, best * cos * MEANING_BELOW, *addr));
             }
-            return self.finish(req, query, searcher, ranked, &by_meaning);
+            return self.finish(req, &words, searcher, ranked, &by_meaning);
         }
         let mut candidates: Vec<(Tier, f32, DocAddress)> = lexical;
         let mut cosines: std::collections::HashMap<DocAddress, f32> = near.iter().map(|(c, a)| (*a, *c)).collect();
@@ -1549,7 +1549,7 @@ impl Index {
         }
         by_tier_score_and_rank(searcher, &mut scored);
         scored.truncate(limit);
-        self.finish(req, query, searcher, scored, &by_meaning)
+        self.finish(req, &words, searcher, scored, &by_meaning)
     }
 }
 

@@ -153,3 +153,57 @@ fn a_document_and_a_tool_are_found_in_other_words() {
     let first = &found["results"][0];
     assert_eq!(first["why"], Value::Null, "the sample has a page holding these words: {found:#?}");
 }
+
+/// Keywords (three or more) that no page holds all of: a page that holds none of them but
+/// says what they mean ranks above a page that holds one of them in passing; the page
+/// that holds one of them most strongly stays first.
+#[test]
+fn keywords_no_page_holds_all_of_let_meaning_rank_the_partial_matches() {
+    let root = TestRoot::new()
+        .file(".tmws/config.toml", "")
+        .file(
+            "resources/workspaces/ops/_runbooks/staging.md",
+            "---\nname: Staging area for office furniture\n---\nDesks and chairs wait in the staging area of \
+             the ground floor. The staging area is cleaned on Fridays.\n",
+        )
+        .file(
+            "resources/workspaces/ops/_runbooks/credentials.md",
+            "---\nname: Credentials of the test db\n---\nSecrets of the sql servers used by tests are renewed \
+             weekly; credentials older than seven days stop working.\n",
+        )
+        .file(
+            "resources/workspaces/ops/_runbooks/lunch.md",
+            "---\n\
+             name: Team lunch\n\
+             ---\n\
+             Lunch is on Thursdays at noon in the canteen on the second floor. Bring your own cup; the\n\
+             canteen has plates, forks and knives. Vegetarian dishes are marked in green on the menu,\n\
+             and the menu of the week is pinned by the elevator. Guests are welcome when announced a day\n\
+             before; the kitchen closes at two. Tables by the window are kept for the visitors of the\n\
+             day. Birthdays are celebrated on the last Thursday of the month with a cake from the bakery\n\
+             across the street, and the team that organises it changes every quarter. Dishes go back to\n\
+             the trolley by the door; the trolley is emptied at three. Fruit is free all week, coffee\n\
+             too, and tea is in the cupboard left of the sink. Ask the front desk for the wifi password.\n",
+        );
+    let found = json_of(&root.run(&["--json", "search", "rotate staging database password"]));
+    let got: Vec<(&str, &Value, &Value)> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["refId"].as_str().unwrap(), &r["why"], &r["matched"]))
+        .collect();
+    let runbook = |name: &str| format!("resources/workspaces/ops/_runbooks/{name}.md");
+    let (staging, credentials, lunch) = (runbook("staging"), runbook("credentials"), runbook("lunch"));
+    assert_eq!(
+        got,
+        vec![
+            (staging.as_str(), &Value::Null, &serde_json::json!(["staging"])),
+            (credentials.as_str(), &Value::from("meaning"), &serde_json::json!([])),
+            (lunch.as_str(), &Value::Null, &serde_json::json!(["password"])),
+        ],
+        "{found:#?}"
+    );
+    // Two keywords say too little: the page holding one of them comes first.
+    let found = json_of(&root.run(&["--json", "search", "database password"]));
+    assert_eq!(found["results"][0]["refId"], lunch.as_str(), "{found:#?}");
+}
