@@ -68,9 +68,13 @@ pub fn release_free_memory() {
 pub fn page_out(bytes: &[u8]) {
     #[cfg(target_os = "linux")]
     {
-        const PAGE: usize = 4096;
-        let start = (bytes.as_ptr() as usize).next_multiple_of(PAGE);
-        let end = (bytes.as_ptr() as usize + bytes.len()) / PAGE * PAGE;
+        // SAFETY: sysconf takes an integer and returns one.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(0);
+        if page == 0 {
+            return;
+        }
+        let start = (bytes.as_ptr() as usize).next_multiple_of(page);
+        let end = (bytes.as_ptr() as usize + bytes.len()) / page * page;
         if end > start {
             // SAFETY: the range lies inside `bytes`, memory this process has mapped, and
             // MADV_PAGEOUT never changes what it reads back (see above); the call takes
