@@ -69,6 +69,39 @@ fn full_build_win32_48k_words_only(bencher: Bencher) {
         .bench(|| Engine::open(&root).unwrap().sync(&SyncOptions { rebuild: true, ..SyncOptions::default() }).unwrap());
 }
 
+/// The floor [`full_build_win32_48k_words_only`] is judged against: a plain tantivy
+/// program over the same pages, with none of tmws' work. Each file is read and its whole
+/// text indexed in one field by tantivy's default tokenizer (no stemming, no identifier
+/// splitting), two indexing threads, 64 MB, into a new folder; committed, merges waited.
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn tantivy_floor_win32_48k(bencher: Bencher) {
+    use tantivy::schema::{Schema, TEXT};
+    let (root, n) = support::cached_win32(48_212);
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("desktop-src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() { dirs.push(path) } else { files.push(path) }
+        }
+    }
+    files.sort();
+    assert_eq!(files.len(), n);
+    bencher.counter(ItemsCount::new(n)).bench(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut schema = Schema::builder();
+        let body = schema.add_text_field("body", TEXT);
+        let index = tantivy::Index::create_in_dir(dir.path(), schema.build()).unwrap();
+        let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(2, 64 << 20).unwrap();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            writer.add_document(tantivy::doc!(body => text)).unwrap();
+        }
+        writer.commit().unwrap();
+        writer.wait_merging_threads().unwrap();
+    });
+}
+
 /// [`full_build_100k`] by words only.
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn full_build_100k_words_only(bencher: Bencher) {
