@@ -159,7 +159,9 @@ fn a_server_runs_the_encoder_once_for_a_new_memory() {
     use std::process::{Command, Stdio};
     let Some(dir) = source() else { return };
     let root = TestRoot::new();
-    root.write(".tmws/config.toml", memory_sets::encoder_config(root.path(), &dir));
+    // No session record at the end: it is a memory of its own.
+    let config = format!("{}[sessions]\nauto = false\n", memory_sets::encoder_config(root.path(), &dir));
+    root.write(".tmws/config.toml", config);
     let log = root.path().join("stderr.log");
     let mut child = Command::new(env!("CARGO_BIN_EXE_tmws"))
         .env("TMWS_CONFIG_HOME", super::util::user_config())
@@ -202,10 +204,11 @@ fn a_server_runs_the_encoder_once_for_a_new_memory() {
     let docs = serde_json::json!({"query": "how do we roll back a release?", "kinds": ["doc"]});
     let found = ask(n + 1, "tools/call", call("workspace_search", docs));
     assert_eq!(found["result"]["isError"], false, "{found:#}");
-    // Counted before the session ends: its record is a memory of its own.
-    let logged = std::fs::read_to_string(&log).unwrap();
     drop(stdin);
     assert!(child.wait().unwrap().success());
+    // Read once the server has exited: a server's log lines are written by a thread of
+    // their own, which it waits for before it exits.
+    let logged = std::fs::read_to_string(&log).unwrap();
     // The new memory once, the question once (asked again, it is remembered).
     assert_eq!(logged.matches("the encoder ran over a text").count(), 2, "{logged}");
 }
