@@ -272,8 +272,12 @@ fn folder_model(root: &Path, folder: &Path) -> Option<&'static Model> {
 const HEAD: usize = 64;
 
 /// How many items the first pass keeps for the whole cosine, at most (per segment when
-/// every document a filter leaves is looked at).
-const HEAD_KEEPS: usize = 512;
+/// every document a filter leaves is looked at). As many as [`FIRST_KEEPS`]: every kept
+/// vector that passes the filters is scored whole, so an index of up to that many vectors
+/// is searched exactly, and a larger one finds more of its true nearest (of the exact 30
+/// best over 48k pages, 99.7 % against 95.6 % with 512 scored whole) for about 0.6 ms more
+/// at 100k memories.
+const HEAD_KEEPS: usize = 2048;
 
 /// How many vectors the first pass over every segment keeps to check against a search's
 /// filters.
@@ -836,6 +840,16 @@ mod tests {
     /// 256 values whose spread falls with the dimension as the model's principal
     /// components do, every seventh document deleted and every 500th tagged `rare`.
     fn vectors_index(segments: usize, per: usize) -> (tantivy::Index, tantivy::schema::Field, Vec<Stored>) {
+        vectors_index_of(segments, per, |_, next| (0..256).map(|d| next() * 0.985f32.powi(d)).collect())
+    }
+
+    /// [`vectors_index`] with the vectors `make` makes, from the document's number and
+    /// a generator of values in ±0.5.
+    fn vectors_index_of(
+        segments: usize,
+        per: usize,
+        mut make: impl FnMut(u64, &mut dyn FnMut() -> f32) -> Vec<f32>,
+    ) -> (tantivy::Index, tantivy::schema::Field, Vec<Stored>) {
         use tantivy::schema::{FAST, INDEXED, STRING, Schema};
         let mut b = Schema::builder();
         let vector = b.add_bytes_field("vector", FAST);
@@ -855,7 +869,7 @@ mod tests {
         for s in 0..segments {
             for i in 0..per {
                 let id = (s * per + i) as u64;
-                let v: Vec<f32> = (0..256).map(|d| next() * 0.985f32.powi(d)).collect();
+                let v = make(id, &mut next);
                 let q = crate::semantic::Embedding(v).quantize();
                 let t = if id % 500 == 3 { "rare" } else { "common" };
                 writer.add_document(tantivy::doc!(vector => q.to_bytes(), rank => id, tag => t)).unwrap();
@@ -916,6 +930,41 @@ mod tests {
             let want = exact(&|id| id % 500 == 3, 10);
             assert_eq!(found, want, "question {k}, rare");
             assert_eq!(want.len(), 10);
+        }
+    }
+
+    #[test]
+    fn up_to_first_keeps_vectors_are_searched_exactly_however_alike_their_first_values() {
+        use tantivy::query::AllQuery;
+        // First values all but equal, so the first pass cannot tell the vectors apart: what
+        // sets them apart is in the rest. 1,800 vectors, fewer than the first pass keeps.
+        let (index, _, live) = vectors_index_of(2, 900, |_, next| {
+            (0..256).map(|d| if d < HEAD { 0.4 + next() * 0.01 } else { next() }).collect()
+        });
+        assert!(2 * 900 <= FIRST_KEEPS);
+        let searcher = index.reader().unwrap().searcher();
+        let rank_of = |addr: DocAddress| {
+            searcher.segment_reader(addr.segment_ord).fast_fields().u64("ref_rank").unwrap().first(addr.doc_id).unwrap()
+        };
+        let cache = VectorCache::default();
+        for (k, (_, target, _)) in live.iter().step_by(301).enumerate() {
+            let values: Vec<i8> =
+                target.iter().enumerate().map(|(d, v)| v.saturating_add(((d * 3 + k) % 7) as i8 - 3)).collect();
+            let q = Arc::new(QueryMeaning {
+                model: String::new(),
+                question: true,
+                scale: 1.0 / (values.iter().map(|v| f32::from(*v).powi(2)).sum::<f32>().sqrt()),
+                values,
+                memories: None,
+                calibration: Calibration::MODEL,
+            });
+            let mut all: Vec<(f32, u64)> =
+                live.iter().map(|(id, v, scale)| (dot_i8(v, &q.values) as f32 * scale * q.scale, *id)).collect();
+            all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let exact: Vec<u64> = all.into_iter().take(30).map(|(_, id)| id).collect();
+            let found = nearest(&cache, &searcher, &AllQuery, &q, -1.0, 30).unwrap();
+            let found: Vec<u64> = found.into_iter().map(|(_, a)| rank_of(a)).collect();
+            assert_eq!(found, exact, "question {k}");
         }
     }
 
