@@ -886,6 +886,19 @@ mod tests {
         (index, tag, live)
     }
 
+    /// A question by the model: the stored vector `target` moved by `shift` of each value.
+    fn question_near(target: &[i8], shift: impl Fn(usize) -> i8) -> Arc<QueryMeaning> {
+        let values: Vec<i8> = target.iter().enumerate().map(|(d, v)| v.saturating_add(shift(d))).collect();
+        Arc::new(QueryMeaning {
+            model: String::new(),
+            question: true,
+            scale: 1.0 / (values.iter().map(|v| f32::from(*v).powi(2)).sum::<f32>().sqrt()),
+            values,
+            memories: None,
+            calibration: Calibration::MODEL,
+        })
+    }
+
     #[test]
     fn the_first_pass_over_every_segment_finds_what_every_cosine_finds() {
         use tantivy::query::{AllQuery, TermQuery};
@@ -898,16 +911,7 @@ mod tests {
         let cache = VectorCache::default();
         for (k, (_, target, _)) in live.iter().step_by(997).enumerate() {
             // A question close to one stored vector, and as far from the rest as chance puts it.
-            let values: Vec<i8> =
-                target.iter().enumerate().map(|(d, v)| v.saturating_add(((d * 7 + k) % 5) as i8 - 2)).collect();
-            let q = Arc::new(QueryMeaning {
-                model: String::new(),
-                question: true,
-                scale: 1.0 / (values.iter().map(|v| f32::from(*v).powi(2)).sum::<f32>().sqrt()),
-                values,
-                memories: None,
-                calibration: Calibration::MODEL,
-            });
+            let q = question_near(target, |d| ((d * 7 + k) % 5) as i8 - 2);
             let exact = |keep: &dyn Fn(u64) -> bool, n: usize| -> Vec<u64> {
                 let mut all: Vec<(f32, u64)> = live
                     .iter()
@@ -941,23 +945,14 @@ mod tests {
         let (index, _, live) = vectors_index_of(2, 900, |_, next| {
             (0..256).map(|d| if d < HEAD { 0.4 + next() * 0.01 } else { next() }).collect()
         });
-        assert!(2 * 900 <= FIRST_KEEPS);
+        const { assert!(2 * 900 <= FIRST_KEEPS) };
         let searcher = index.reader().unwrap().searcher();
         let rank_of = |addr: DocAddress| {
             searcher.segment_reader(addr.segment_ord).fast_fields().u64("ref_rank").unwrap().first(addr.doc_id).unwrap()
         };
         let cache = VectorCache::default();
         for (k, (_, target, _)) in live.iter().step_by(301).enumerate() {
-            let values: Vec<i8> =
-                target.iter().enumerate().map(|(d, v)| v.saturating_add(((d * 3 + k) % 7) as i8 - 3)).collect();
-            let q = Arc::new(QueryMeaning {
-                model: String::new(),
-                question: true,
-                scale: 1.0 / (values.iter().map(|v| f32::from(*v).powi(2)).sum::<f32>().sqrt()),
-                values,
-                memories: None,
-                calibration: Calibration::MODEL,
-            });
+            let q = question_near(target, |d| ((d * 3 + k) % 7) as i8 - 3);
             let mut all: Vec<(f32, u64)> =
                 live.iter().map(|(id, v, scale)| (dot_i8(v, &q.values) as f32 * scale * q.scale, *id)).collect();
             all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
