@@ -840,15 +840,14 @@ mod tests {
     /// 256 values whose spread falls with the dimension as the model's principal
     /// components do, every seventh document deleted and every 500th tagged `rare`.
     fn vectors_index(segments: usize, per: usize) -> (tantivy::Index, tantivy::schema::Field, Vec<Stored>) {
-        vectors_index_of(segments, per, |_, next| (0..256).map(|d| next() * 0.985f32.powi(d)).collect())
+        vectors_index_of(segments, per, |next| (0..256).map(|d| next() * 0.985f32.powi(d)).collect())
     }
 
-    /// [`vectors_index`] with the vectors `make` makes, from the document's number and
-    /// a generator of values in ±0.5.
+    /// [`vectors_index`] with the vectors `make` makes from a generator of values in ±0.5.
     fn vectors_index_of(
         segments: usize,
         per: usize,
-        mut make: impl FnMut(u64, &mut dyn FnMut() -> f32) -> Vec<f32>,
+        mut make: impl FnMut(&mut dyn FnMut() -> f32) -> Vec<f32>,
     ) -> (tantivy::Index, tantivy::schema::Field, Vec<Stored>) {
         use tantivy::schema::{FAST, INDEXED, STRING, Schema};
         let mut b = Schema::builder();
@@ -869,7 +868,7 @@ mod tests {
         for s in 0..segments {
             for i in 0..per {
                 let id = (s * per + i) as u64;
-                let v = make(id, &mut next);
+                let v = make(&mut next);
                 let q = crate::semantic::Embedding(v).quantize();
                 let t = if id % 500 == 3 { "rare" } else { "common" };
                 writer.add_document(tantivy::doc!(vector => q.to_bytes(), rank => id, tag => t)).unwrap();
@@ -942,7 +941,7 @@ mod tests {
         use tantivy::query::AllQuery;
         // First values all but equal, so the first pass cannot tell the vectors apart: what
         // sets them apart is in the rest. 1,800 vectors, fewer than the first pass keeps.
-        let (index, _, live) = vectors_index_of(2, 900, |_, next| {
+        let (index, _, live) = vectors_index_of(2, 900, |next| {
             (0..256).map(|d| if d < HEAD { 0.4 + next() * 0.01 } else { next() }).collect()
         });
         const { assert!(2 * 900 <= FIRST_KEEPS) };
